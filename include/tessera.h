@@ -1,0 +1,282 @@
+/*
+ * tessera.h — the one public header of Tessera, an entity component system
+ * for C11.
+ *
+ * Everything hangs off a world (tes_world_t); there is no global mutable
+ * state. Handles are plain 64-bit integers: an entity is a 32-bit index plus
+ * a 32-bit generation, so zero-initialised memory holds TES_NULL and a handle
+ * to a destroyed entity is detected, never confused with a newer one.
+ *
+ * Error model: calls that can fail return an int status (TES_OK = 0, negative
+ * on error). Calls that return a pointer or a handle return NULL / 0 on
+ * failure, and tes_last_error() tells why. A failed call leaves the world
+ * exactly as it was. No call aborts on bad input or on out-of-memory.
+ */
+#ifndef TESSERA_H
+#define TESSERA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TES_VERSION_MAJOR 0
+#define TES_VERSION_MINOR 1
+#define TES_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------------ */
+/* Status codes                                                              */
+/* ------------------------------------------------------------------------ */
+
+enum {
+    TES_OK = 0,
+    TES_ERR_STALE = -1,   /* entity/instance not alive: destroyed, null, never issued */
+    TES_ERR_NOMEM = -2,   /* the allocator returned NULL; nothing was changed */
+    TES_ERR_INVALID = -3, /* bad argument or descriptor */
+    TES_ERR_FULL = -4,    /* id space exhausted (entity_limit reached) */
+    TES_ERR_OWNED = -5,   /* destroying a member of an instance in a strict world */
+    TES_ERR_FORMAT = -6,  /* malformed serialized data */
+    TES_ERR_IO = -7,      /* an I/O operation failed */
+    TES_ERR_BUSY = -8     /* a structural change was requested from inside a hook */
+};
+
+/* A static, human-readable description of a status code ("unknown status"
+ * for values that are not one of the codes above). Never returns NULL. */
+const char *tes_strerror(int status);
+
+/* ------------------------------------------------------------------------ */
+/* Handles                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef uint64_t tes_entity_t;   /* low 32 bits index, high 32 bits generation */
+typedef uint32_t tes_comp_t;     /* component id; 0 is invalid */
+typedef uint64_t tes_instance_t; /* prefab instance id; 0 is invalid */
+
+#define TES_NULL ((tes_entity_t)0)
+/* Reserved index value: no entity ever has this index. */
+#define TES_NULL_INDEX UINT32_C(0xFFFFFFFF)
+/* Reserved generation value: no live entity ever has this generation. */
+#define TES_TOMBSTONE UINT32_C(0xFFFFFFFF)
+/* The largest generation a slot can reach before it is retired. */
+#define TES_MAX_GENERATION UINT32_C(0xFFFFFFFE)
+
+static inline uint32_t tes_entity_index(tes_entity_t e) { return (uint32_t)e; }
+static inline uint32_t tes_entity_generation(tes_entity_t e) { return (uint32_t)(e >> 32); }
+static inline tes_entity_t tes_entity_make(uint32_t index, uint32_t generation)
+{
+    return ((tes_entity_t)generation << 32) | (tes_entity_t)index;
+}
+
+/* Built-in tags that exist in every world. */
+#define TES_DISABLED ((tes_comp_t)1) /* hides an entity from queries by default */
+#define TES_PREFAB ((tes_comp_t)2)   /* marks prefab entities */
+
+/* ------------------------------------------------------------------------ */
+/* World                                                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct tes_world tes_world_t;
+
+/* The world's allocator. Every byte Tessera allocates goes through it. A
+ * zeroed allocator means libc (malloc/realloc/free). Returned memory must be
+ * aligned to at least 16 bytes (as malloc is on 64-bit platforms), because
+ * component columns are carved from it. `realloc` may return NULL, in which
+ * case the old block must be left untouched. `free` receives the size that
+ * was requested for the block. */
+typedef struct tes_allocator_t {
+    void *(*alloc)(size_t size, void *user);
+    void *(*realloc)(void *ptr, size_t old_size, size_t new_size, void *user);
+    void (*free)(void *ptr, size_t size, void *user);
+    void *user;
+} tes_allocator_t;
+
+typedef struct tes_world_desc_t {
+    tes_allocator_t allocator; /* zeroed = libc */
+    /* Highest generation a slot may reach; a slot that would pass it is
+     * retired for good. 0 = TES_MAX_GENERATION. */
+    uint32_t generation_limit;
+    /* Maximum number of entity slots (indices). Past it tes_spawn fails with
+     * TES_ERR_FULL. 0 = 2^32 - 1 (every index but the reserved null index). */
+    uint32_t entity_limit;
+    /* When set, tes_destroy refuses members of a prefab instance
+     * (TES_ERR_OWNED). */
+    bool strict_lifecycle;
+} tes_world_desc_t;
+
+typedef struct tes_world_stats_t {
+    uint32_t entities_alive;   /* live entities */
+    uint32_t entity_slots;     /* slots ever created (high-water mark of indices) */
+    uint32_t entities_retired; /* slots whose generation ran out; never reused */
+    uint32_t entities_free;    /* slots waiting on the free list for reuse */
+    uint32_t components;       /* registered components, built-ins included */
+    uint32_t tables;           /* archetype tables, the root table included */
+    uint64_t bytes_allocated;  /* live bytes obtained through the allocator */
+    uint64_t allocations;      /* allocator calls made so far (alloc + realloc) */
+} tes_world_stats_t;
+
+/* Creates a world. NULL desc = all defaults. Returns NULL if the allocator
+ * fails or the desc is invalid (a desc with only one of alloc/realloc/free
+ * set is invalid). */
+tes_world_t *tes_world_new(const tes_world_desc_t *desc);
+
+/* Destroys the world: runs the destructor of every live component exactly
+ * once (no on_remove hooks fire), then releases every byte. NULL is a no-op. */
+void tes_world_free(tes_world_t *w);
+
+/* Fills *out. Returns TES_ERR_INVALID if w or out is NULL. */
+int tes_world_stats(const tes_world_t *w, tes_world_stats_t *out);
+
+/* The status of the last failed call on this world (TES_OK if none failed
+ * yet). Successful calls do not reset it. */
+int tes_last_error(const tes_world_t *w);
+
+/* ------------------------------------------------------------------------ */
+/* Components                                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef enum tes_storage_t {
+    TES_STORAGE_TABLE = 0, /* archetype table: fastest iteration (default) */
+    TES_STORAGE_SPARSE = 1 /* sparse set: cheap add/remove, never moves the entity */
+} tes_storage_t;
+
+/* Lifecycle hooks. Any may be NULL.
+ * - ctor: turns raw memory into `count` values (default: zero-fill).
+ * - dtor: ends `count` values (default: nothing).
+ * - copy: assigns src values into constructed dst values (default: memcpy).
+ * - move: relocates src values into raw dst memory and leaves src as raw
+ *   memory, with no dtor for it (default: memcpy).
+ * So every value is constructed once and destroyed once.
+ * - on_add: after a component was added and constructed.
+ * - on_set: after a value was written by tes_set.
+ * - on_remove: before a component is destroyed (remove, clear, destroy).
+ *   tes_world_free fires no on_remove.
+ * Observers (on_add/on_set/on_remove) may read the world (tes_get, tes_has,
+ * tes_alive, ...) and write through tes_get_mut, but structural changes
+ * (spawn, destroy, add, remove, set, clear, clone) made from inside any hook
+ * are refused with TES_ERR_BUSY. */
+typedef struct tes_hooks_t {
+    void (*ctor)(void *ptr, int32_t count, void *ctx);
+    void (*dtor)(void *ptr, int32_t count, void *ctx);
+    void (*copy)(void *dst, const void *src, int32_t count, void *ctx);
+    void (*move)(void *dst, void *src, int32_t count, void *ctx);
+    void (*on_add)(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx);
+    void (*on_set)(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx);
+    void (*on_remove)(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx);
+    void *ctx;
+} tes_hooks_t;
+
+#define TES_MAX_ENTITY_FIELDS 8
+
+typedef struct tes_component_desc_t {
+    const char *name;     /* required, unique; copied */
+    size_t size;          /* 0 = tag (no data) */
+    size_t align;         /* 0 = natural for the size (largest power of two
+                             dividing it, at most 16); else a power of two
+                             <= 16 that divides size */
+    tes_storage_t storage;
+    bool stable;          /* sparse storage with in-place deletion: the
+                             component's address never changes until it is
+                             removed. Implies TES_STORAGE_SPARSE. */
+    tes_hooks_t hooks;
+    size_t entity_fields[TES_MAX_ENTITY_FIELDS]; /* byte offsets of tes_entity_t members */
+    int32_t entity_field_count;
+} tes_component_desc_t;
+
+/* Registers a component and returns its id. Registering the same name with
+ * the same layout (size, align, storage, stability) returns the same id and
+ * keeps the first registration's hooks. Fails with 0 and TES_ERR_INVALID for
+ * a NULL/empty name, a name already used with another layout, a bad align, a
+ * size that is not a multiple of align, or entity_fields that do not fit in
+ * the component; TES_ERR_NOMEM if the allocator fails. */
+tes_comp_t tes_component(tes_world_t *w, const tes_component_desc_t *desc);
+
+/* The id registered under `name`, or 0 (TES_ERR_INVALID) if there is none. */
+tes_comp_t tes_component_lookup(const tes_world_t *w, const char *name);
+
+/* Registers a C type under its own name: TES_COMPONENT(w, Position) or
+ * TES_COMPONENT(w, Position, .storage = TES_STORAGE_SPARSE). */
+#define TES_COMPONENT(w, ...) \
+    tes_component((w), &(tes_component_desc_t){TES__COMPONENT_FIELDS(__VA_ARGS__, )})
+#define TES__COMPONENT_FIELDS(T, ...) \
+    .name = #T, .size = sizeof(T), .align = _Alignof(T), __VA_ARGS__
+
+/* ------------------------------------------------------------------------ */
+/* Entities                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Creates an empty entity. Returns TES_NULL with TES_ERR_FULL when the index
+ * space is exhausted, TES_ERR_NOMEM when the allocator fails. The most
+ * recently destroyed index is reused first, with a newer generation. */
+tes_entity_t tes_spawn(tes_world_t *w);
+
+/* Creates n entities at once, each carrying the ncomps components in comps
+ * (constructed or zero-filled; on_add fires for each), straight into their
+ * final table. Writes the handles to out (which must hold n). Either all n
+ * are created or none: TES_ERR_FULL, TES_ERR_NOMEM, TES_ERR_INVALID (n < 0,
+ * out NULL, an unknown or repeated component, ncomps < 0). */
+int tes_spawn_n(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncomps,
+                tes_entity_t *out);
+
+/* Destroys an entity: fires on_remove for each component, runs destructors,
+ * frees the slot. TES_ERR_STALE if e is not alive. */
+int tes_destroy(tes_world_t *w, tes_entity_t e);
+
+bool tes_alive(const tes_world_t *w, tes_entity_t e);
+int32_t tes_entity_count(const tes_world_t *w);
+
+/* Adds component c (constructed, or zero-filled without a ctor); on_add
+ * fires. Adding a component the entity already has does nothing and returns
+ * TES_OK. TES_ERR_STALE, TES_ERR_INVALID (unknown c), TES_ERR_NOMEM. */
+int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c);
+
+/* Adds c if missing (as tes_add), copies *value into it (copy hook or
+ * memcpy), then fires on_set. value must not be NULL for a data component;
+ * it is ignored for a tag. */
+int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value);
+
+/* A pointer to e's c, adding it first if missing. NULL on failure (see
+ * tes_last_error) and for tags (with TES_ERR_INVALID, as tags have no data). */
+void *tes_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c);
+
+/* Removes c (on_remove, then dtor). Removing a component the entity does not
+ * have does nothing and returns TES_OK. */
+int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c);
+
+bool tes_has(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
+
+/* A pointer to e's c, or NULL if e is not alive, lacks c, or c is a tag.
+ * A pointer into table storage is valid until the next structural change;
+ * a pointer to a non-stable sparse component until the next add/remove of
+ * that component on any entity; a pointer to a stable component until that
+ * component is removed from that entity. */
+const void *tes_get(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
+void *tes_get_mut(tes_world_t *w, tes_entity_t e, tes_comp_t c);
+
+/* Removes every component of e (on_remove, then dtor for each); e stays
+ * alive and empty. */
+int tes_clear(tes_world_t *w, tes_entity_t e);
+
+/* A new entity with a copy of every component of e (constructed, then
+ * assigned with the copy hook or memcpy; on_add fires for each). TES_NULL on
+ * failure (stale e, no memory, full). */
+tes_entity_t tes_clone(tes_world_t *w, tes_entity_t e);
+
+/* Writes up to cap of e's component ids to out in ascending order and
+ * returns how many e has (which may exceed cap). -1 if e is not alive
+ * (TES_ERR_STALE) or out is NULL with cap > 0 (TES_ERR_INVALID). */
+int32_t tes_components_of(const tes_world_t *w, tes_entity_t e, tes_comp_t *out, int32_t cap);
+
+/* Adds / removes the TES_DISABLED tag. */
+int tes_disable(tes_world_t *w, tes_entity_t e);
+int tes_enable(tes_world_t *w, tes_entity_t e);
+/* True if e is alive and not disabled. */
+bool tes_enabled(const tes_world_t *w, tes_entity_t e);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TESSERA_H */

@@ -1,0 +1,44 @@
+/*
+ * The world's allocator. Every byte Tessera allocates passes through one
+ * tes__alloc_t, which forwards to the user's tes_allocator_t (or libc) and
+ * keeps the count of live bytes that tes_world_stats reports. Sizes are
+ * always passed back on free and realloc, so custom allocators can be
+ * simple arenas or counting wrappers.
+ *
+ * Growth helpers never change the caller's block or capacity when the
+ * allocator fails: callers reserve first and commit after, which is how a
+ * failed call leaves the world as it was.
+ */
+#ifndef TES_CORE_ALLOC_H
+#define TES_CORE_ALLOC_H
+
+#include "tessera.h"
+
+typedef struct tes__alloc {
+    tes_allocator_t fn;
+    uint64_t bytes;       /* live bytes */
+    uint64_t allocations; /* calls to alloc and realloc */
+} tes__alloc_t;
+
+/* Fills in libc defaults when `fn` is all zero. Returns TES_ERR_INVALID if
+ * only some of alloc/realloc/free are set. */
+int tes__alloc_init(tes__alloc_t *a, const tes_allocator_t *fn);
+
+/* NULL on failure (or for size 0). */
+void *tes__malloc(tes__alloc_t *a, size_t size);
+/* Like tes__malloc, then zero-filled. */
+void *tes__calloc(tes__alloc_t *a, size_t size);
+/* NULL on failure, leaving ptr untouched. ptr may be NULL (old_size 0). */
+void *tes__realloc(tes__alloc_t *a, void *ptr, size_t old_size, size_t new_size);
+void tes__free(tes__alloc_t *a, void *ptr, size_t size);
+
+/* Makes room for at least `need` elements of `elem_size` bytes in *array,
+ * whose capacity is *cap; grows geometrically (x2, at least `min_cap`).
+ * Returns TES_OK or TES_ERR_NOMEM (nothing changed). */
+int tes__grow(tes__alloc_t *a, void **array, uint32_t *cap, uint64_t need, size_t elem_size,
+              uint32_t min_cap);
+
+/* Copies a NUL-terminated string through the allocator; NULL on failure. */
+char *tes__strdup(tes__alloc_t *a, const char *s, size_t *out_size);
+
+#endif

@@ -1,0 +1,30 @@
+/*
+ * Internal invariant checks. tes__assert guards conditions that only a bug
+ * inside Tessera can break; it is compiled out when NDEBUG is defined (the
+ * Release build), so it must never guard user input: bad input is reported
+ * with a status code instead.
+ */
+#ifndef TES_CORE_ASSERT_H
+#define TES_CORE_ASSERT_H
+
+#ifdef NDEBUG
+#define tes__assert(cond) ((void)0)
+#else
+#include <stdio.h>
+#include <stdlib.h>
+#define tes__assert(cond)                                                             \
+    ((cond) ? (void)0                                                                 \
+            : (fprintf(stderr, "tessera: invariant failed: %s (%s:%d)\n", #cond,       \
+                       __FILE__, __LINE__),                                           \
+               abort()))
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define tes__likely(x) __builtin_expect(!!(x), 1)
+#define tes__unlikely(x) __builtin_expect(!!(x), 0)
+#else
+#define tes__likely(x) (x)
+#define tes__unlikely(x) (x)
+#endif
+
+#endif
