@@ -1,0 +1,40 @@
+/*
+ * Entity index growth and lifetime; the per-entity operations are inline in
+ * entity_index.h. The slot array grows by doubling through the world's
+ * allocator; a reserve is the only place that can fail.
+ */
+#include "entity/entity_index.h"
+
+#include <string.h>
+
+void tes__entity_index_init(tes__entity_index_t *ei, uint32_t generation_limit,
+                            uint32_t entity_limit)
+{
+    memset(ei, 0, sizeof *ei);
+    ei->next = TES_NULL_INDEX;
+    ei->generation_limit = generation_limit ? generation_limit : TES_MAX_GENERATION;
+    if (ei->generation_limit > TES_MAX_GENERATION)
+        ei->generation_limit = TES_MAX_GENERATION;
+    /* Index TES_NULL_INDEX is reserved, so at most 2^32 - 1 slots. */
+    ei->entity_limit = entity_limit ? entity_limit : TES_NULL_INDEX;
+}
+
+void tes__entity_index_fini(tes__entity_index_t *ei, tes__alloc_t *a)
+{
+    tes__free(a, ei->slots, (size_t)ei->cap * sizeof *ei->slots);
+    ei->slots = NULL;
+    ei->cap = ei->count = 0;
+}
+
+int tes__entity_reserve(tes__entity_index_t *ei, tes__alloc_t *a, uint32_t n)
+{
+    if (n <= ei->available)
+        return TES_OK;
+    uint64_t fresh = (uint64_t)n - ei->available;
+    uint64_t need = (uint64_t)ei->count + fresh;
+    if (need > ei->entity_limit)
+        return TES_ERR_FULL;
+    if (need <= ei->cap)
+        return TES_OK;
+    return tes__grow(a, (void **)&ei->slots, &ei->cap, need, sizeof *ei->slots, 1024);
+}

@@ -1,0 +1,109 @@
+/*
+ * The entity index: one 16-byte slot per entity index, as seeds 000 and 003
+ * describe. A live slot holds the entity's generation and location (table,
+ * row) plus the prefab instance it belongs to. Free slots form an implicit
+ * LIFO list threaded through the slot array itself: `next` is the head, each
+ * free slot's `row` field holds the next free index, `available` counts them.
+ * Create pops the head, destroy pushes the slot, so the most recently
+ * destroyed index is reused first and recycling never allocates.
+ *
+ * Destroy bumps the slot's generation, so old handles no longer match. A
+ * slot whose generation would pass the world's generation_limit is retired
+ * for good (never put back on the list), so no 64-bit handle is ever issued
+ * twice. Alive checks are two loads and two compares; they are inline
+ * because every world call starts with one.
+ */
+#ifndef TES_ENTITY_INDEX_H
+#define TES_ENTITY_INDEX_H
+
+#include "core/alloc.h"
+#include "core/assert.h"
+
+/* `table` value of a free or retired slot. */
+#define TES__SLOT_FREE UINT32_C(0xFFFFFFFF)
+/* Bit set in `table` when the entity may own sparse components (a hint that
+ * lets destroy skip the sparse stores for table-only entities). */
+#define TES__SLOT_SPARSE UINT32_C(0x80000000)
+#define TES__SLOT_TABLE_MASK UINT32_C(0x7FFFFFFF)
+
+typedef struct tes__slot {
+    uint32_t generation; /* live: the entity's; free: the next one to issue;
+                            retired: TES_TOMBSTONE */
+    uint32_t table;      /* table id | TES__SLOT_SPARSE, or TES__SLOT_FREE */
+    uint32_t row;        /* live: row in the table; free: next free index */
+    uint32_t instance;   /* index of the prefab instance, 0 = none */
+} tes__slot_t;
+
+typedef struct tes__entity_index {
+    tes__slot_t *slots;
+    uint32_t count;     /* slots ever created */
+    uint32_t cap;
+    uint32_t next;      /* head of the free list, TES_NULL_INDEX if empty */
+    uint32_t available; /* free slots on the list */
+    uint32_t alive;
+    uint32_t retired;
+    uint32_t generation_limit;
+    uint32_t entity_limit; /* maximum slot count */
+} tes__entity_index_t;
+
+void tes__entity_index_init(tes__entity_index_t *ei, uint32_t generation_limit,
+                            uint32_t entity_limit);
+void tes__entity_index_fini(tes__entity_index_t *ei, tes__alloc_t *a);
+
+/* Guarantees that the next n creates succeed without allocating. Returns
+ * TES_ERR_FULL when the index space cannot hold them, TES_ERR_NOMEM when
+ * the slot array cannot grow; nothing changes on failure. */
+int tes__entity_reserve(tes__entity_index_t *ei, tes__alloc_t *a, uint32_t n);
+
+/* Issues a handle; requires a prior successful reserve. The slot's location
+ * is left for the caller to fill in. */
+static inline tes_entity_t tes__entity_create(tes__entity_index_t *ei)
+{
+    uint32_t index;
+    if (ei->available) {
+        index = ei->next;
+        ei->next = ei->slots[index].row;
+        ei->available--;
+    } else {
+        tes__assert(ei->count < ei->cap);
+        index = ei->count++;
+        ei->slots[index].generation = 1;
+        ei->slots[index].instance = 0;
+    }
+    ei->alive++;
+    return tes_entity_make(index, ei->slots[index].generation);
+}
+
+/* The slot of a live entity, or NULL if e is null, stale or never issued. */
+static inline tes__slot_t *tes__entity_slot(const tes__entity_index_t *ei, tes_entity_t e)
+{
+    uint32_t index = tes_entity_index(e);
+    if (index >= ei->count)
+        return NULL;
+    tes__slot_t *s = &ei->slots[index];
+    if (s->generation != tes_entity_generation(e) || s->table == TES__SLOT_FREE)
+        return NULL;
+    return s;
+}
+
+/* Frees the slot of a live entity: bumps its generation and pushes it on the
+ * free list, or retires it when the generation limit is reached. */
+static inline void tes__entity_free(tes__entity_index_t *ei, tes_entity_t e)
+{
+    uint32_t index = tes_entity_index(e);
+    tes__slot_t *s = &ei->slots[index];
+    s->table = TES__SLOT_FREE;
+    s->instance = 0;
+    ei->alive--;
+    if (s->generation >= ei->generation_limit) {
+        s->generation = TES_TOMBSTONE;
+        ei->retired++;
+        return;
+    }
+    s->generation++;
+    s->row = ei->next;
+    ei->next = index;
+    ei->available++;
+}
+
+#endif

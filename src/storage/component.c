@@ -1,0 +1,153 @@
+/*
+ * Component registration: validation, layout normalisation (natural
+ * alignment, stable implies sparse), and the all-or-nothing insertion into
+ * the id array, the name map and the list of sparse ids.
+ */
+#include "storage/component.h"
+
+#include <string.h>
+
+void tes__registry_init(tes__registry_t *r) { memset(r, 0, sizeof *r); }
+
+void tes__registry_fini(tes__registry_t *r, tes__alloc_t *a)
+{
+    for (uint32_t i = 1; i < r->count; i++) {
+        tes__component_t *c = r->items[i];
+        tes__sparse_store_fini(&c->store, a);
+        tes__free(a, c->name, c->name_size);
+        tes__free(a, c, sizeof *c);
+    }
+    tes__free(a, r->items, (size_t)r->cap * sizeof *r->items);
+    tes__free(a, r->sparse, (size_t)r->sparse_cap * sizeof *r->sparse);
+    tes__map_fini(&r->by_name, a);
+    tes__registry_init(r);
+}
+
+tes_comp_t tes__registry_lookup(const tes__registry_t *r, const char *name)
+{
+    uint64_t key = tes__hash_bytes(name, strlen(name));
+    uint32_t cursor = 0;
+    uint64_t id;
+    while (tes__map_next(&r->by_name, key, &cursor, &id))
+        if (strcmp(r->items[id]->name, name) == 0)
+            return (tes_comp_t)id;
+    return 0;
+}
+
+static bool is_pow2(size_t x) { return x && !(x & (x - 1)); }
+
+/* Fills *out with the normalised layout of d, or returns TES_ERR_INVALID. */
+static int normalise(const tes_component_desc_t *d, tes__component_t *out)
+{
+    if (!d->name || !d->name[0])
+        return TES_ERR_INVALID;
+    if (d->size > UINT32_MAX / 2)
+        return TES_ERR_INVALID;
+    if (d->storage != TES_STORAGE_TABLE && d->storage != TES_STORAGE_SPARSE)
+        return TES_ERR_INVALID;
+    size_t align = d->align;
+    if (d->size == 0) {
+        align = 0; /* tags have no layout */
+        if (d->entity_field_count)
+            return TES_ERR_INVALID;
+    } else if (align == 0) {
+        align = 1;
+        while (align < 16 && d->size % (align * 2) == 0)
+            align *= 2;
+    } else if (!is_pow2(align) || align > 16 || d->size % align) {
+        return TES_ERR_INVALID;
+    }
+    if (d->entity_field_count < 0 || d->entity_field_count > TES_MAX_ENTITY_FIELDS)
+        return TES_ERR_INVALID;
+    for (int32_t i = 0; i < d->entity_field_count; i++)
+        if (d->entity_fields[i] > d->size || d->size - d->entity_fields[i] < sizeof(tes_entity_t))
+            return TES_ERR_INVALID;
+    memset(out, 0, sizeof *out);
+    out->size = (uint32_t)d->size;
+    out->align = (uint32_t)align;
+    out->stable = d->stable;
+    out->storage = d->stable ? TES_STORAGE_SPARSE : d->storage;
+    out->hooks = d->hooks;
+    out->entity_field_count = d->entity_field_count;
+    memcpy(out->entity_fields, d->entity_fields, sizeof out->entity_fields);
+    return TES_OK;
+}
+
+tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_component_desc_t *d,
+                             int *status)
+{
+    tes__component_t layout;
+    *status = d ? normalise(d, &layout) : TES_ERR_INVALID;
+    if (*status)
+        return 0;
+    tes_comp_t existing = tes__registry_lookup(r, d->name);
+    if (existing) {
+        const tes__component_t *c = r->items[existing];
+        if (c->size == layout.size && c->align == layout.align &&
+            c->storage == layout.storage && c->stable == layout.stable)
+            return existing;
+        *status = TES_ERR_INVALID;
+        return 0;
+    }
+    /* Reserve everything, then commit: nothing changes on failure. */
+    uint32_t id = r->count ? r->count : 1;
+    *status = TES_ERR_NOMEM;
+    if (tes__grow(a, (void **)&r->items, &r->cap, (uint64_t)id + 1, sizeof *r->items, 64))
+        return 0;
+    if (layout.storage == TES_STORAGE_SPARSE &&
+        tes__grow(a, (void **)&r->sparse, &r->sparse_cap, (uint64_t)r->sparse_count + 1,
+                  sizeof *r->sparse, 16))
+        return 0;
+    if (tes__map_reserve(&r->by_name, a, 1))
+        return 0;
+    tes__component_t *c = tes__malloc(a, sizeof *c);
+    if (!c)
+        return 0;
+    *c = layout;
+    c->name = tes__strdup(a, d->name, &c->name_size);
+    if (!c->name) {
+        tes__free(a, c, sizeof *c);
+        return 0;
+    }
+    *status = TES_OK;
+    c->id = id;
+    tes__sparse_store_init(&c->store, c->size, c->stable);
+    if (r->count == 0)
+        r->items[0] = NULL;
+    r->items[id] = c;
+    r->count = id + 1;
+    tes__map_insert(&r->by_name, tes__hash_bytes(d->name, strlen(d->name)), id);
+    if (c->storage == TES_STORAGE_SPARSE)
+        r->sparse[r->sparse_count++] = id;
+    return id;
+}
+
+void tes__component_construct(const tes__component_t *c, void *ptr, uint32_t n)
+{
+    if (c->hooks.ctor)
+        c->hooks.ctor(ptr, (int32_t)n, c->hooks.ctx);
+    else
+        memset(ptr, 0, (size_t)n * c->size);
+}
+
+void tes__component_copy(const tes__component_t *c, void *dst, const void *src, uint32_t n)
+{
+    if (c->hooks.copy)
+        c->hooks.copy(dst, src, (int32_t)n, c->hooks.ctx);
+    else
+        memcpy(dst, src, (size_t)n * c->size);
+}
+
+void tes__component_move(const tes__component_t *c, void *dst, void *src, uint32_t n)
+{
+    if (c->hooks.move)
+        c->hooks.move(dst, src, (int32_t)n, c->hooks.ctx);
+    else
+        memcpy(dst, src, (size_t)n * c->size);
+}
+
+void tes__component_destruct(const tes__component_t *c, void *ptr, uint32_t n)
+{
+    if (c->hooks.dtor)
+        c->hooks.dtor(ptr, (int32_t)n, c->hooks.ctx);
+}

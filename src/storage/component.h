@@ -1,0 +1,70 @@
+/*
+ * The component registry: what the world knows about each component id
+ * (name, size, alignment, storage kind, hooks, entity fields). Records are
+ * allocated one by one and never freed before the world, so a pointer to a
+ * record is stable: tables keep them in their columns. A sparse component's
+ * store lives inside its record.
+ *
+ * Ids are dense, starting at 1 (TES_DISABLED) and 2 (TES_PREFAB), so the
+ * lookup by id is one array index; the lookup by name goes through a hash
+ * map and is meant for setup code, not for loops.
+ */
+#ifndef TES_STORAGE_COMPONENT_H
+#define TES_STORAGE_COMPONENT_H
+
+#include "core/hash.h"
+#include "storage/sparse_store.h"
+
+typedef struct tes__component {
+    tes_comp_t id;
+    uint32_t size;  /* 0 = tag */
+    uint32_t align;
+    tes_storage_t storage;
+    bool stable;
+    tes_hooks_t hooks;
+    size_t entity_fields[TES_MAX_ENTITY_FIELDS];
+    int32_t entity_field_count;
+    char *name;
+    size_t name_size;
+    tes__sparse_store_t store; /* used when storage == TES_STORAGE_SPARSE */
+} tes__component_t;
+
+typedef struct tes__registry {
+    tes__component_t **items; /* items[id]; items[0] is NULL */
+    uint32_t count;           /* ids issued + 1 */
+    uint32_t cap;
+    tes__map_t by_name;       /* name hash -> id */
+    tes_comp_t *sparse;       /* ids of sparse components, ascending */
+    uint32_t sparse_count;
+    uint32_t sparse_cap;
+} tes__registry_t;
+
+void tes__registry_init(tes__registry_t *r);
+/* Frees records and sparse store memory; runs no hooks. */
+void tes__registry_fini(tes__registry_t *r, tes__alloc_t *a);
+
+/* The record of id c, or NULL if c was never issued. */
+static inline tes__component_t *tes__registry_get(const tes__registry_t *r, tes_comp_t c)
+{
+    return c < r->count ? r->items[c] : NULL;
+}
+
+tes_comp_t tes__registry_lookup(const tes__registry_t *r, const char *name);
+
+/* Validates desc and registers it (or returns the id already registered
+ * under that name with the same layout). Returns 0 and sets *status to
+ * TES_ERR_INVALID or TES_ERR_NOMEM on failure, changing nothing. */
+tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_component_desc_t *d,
+                             int *status);
+
+
+
+/* Turns n raw values into constructed ones (ctor hook, or zero-fill). */
+void tes__component_construct(const tes__component_t *c, void *ptr, uint32_t n);
+/* Assigns n values into constructed ones (copy hook, or memcpy). */
+void tes__component_copy(const tes__component_t *c, void *dst, const void *src, uint32_t n);
+/* Relocates n values into raw memory (move hook, or memcpy). */
+void tes__component_move(const tes__component_t *c, void *dst, void *src, uint32_t n);
+/* Ends n values (dtor hook, or nothing). */
+void tes__component_destruct(const tes__component_t *c, void *ptr, uint32_t n);
+#endif

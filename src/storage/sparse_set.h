@@ -1,0 +1,116 @@
+/*
+ * A paged sparse set of entities, as seed 001 describes.
+ *
+ * The sparse array maps an entity index to a 64-bit entry holding the
+ * entity's packed position (low 32 bits) AND its generation (high 32 bits).
+ * An empty entry holds the null index with the tombstone generation (all
+ * ones). Membership is then one page check plus one branch-free XOR and
+ * compare: (generation bits of e) ^ entry is below TES_NULL_INDEX only when
+ * the generations match and the position is not null. A stale handle, a
+ * never-added entity and an empty entry all fail the same compare.
+ *
+ * The sparse array is paged (4096 entries, 32 KiB a page) and pages are
+ * allocated on first touch, so a set holding a few entities with large
+ * indices stays small. The packed array holds full entity handles.
+ *
+ * Two deletion policies:
+ * - swap-and-pop keeps the packed array dense (the last entity moves into
+ *   the hole; its data must move too);
+ * - in-place deletion writes a tombstone into the packed slot (generation
+ *   TES_TOMBSTONE, index = next free packed slot), threading the holes into
+ *   an implicit free list that the next insert reuses. Nothing else moves,
+ *   which is what gives stable components their fixed addresses. Iteration
+ *   skips tombstones; tes__sparse_set_compact squeezes them out on request.
+ */
+#ifndef TES_STORAGE_SPARSE_SET_H
+#define TES_STORAGE_SPARSE_SET_H
+
+#include "core/alloc.h"
+#include "core/assert.h"
+
+#define TES__SPARSE_PAGE_BITS 12
+#define TES__SPARSE_PAGE_SIZE (UINT32_C(1) << TES__SPARSE_PAGE_BITS)
+#define TES__SPARSE_PAGE_MASK (TES__SPARSE_PAGE_SIZE - 1)
+/* An empty sparse entry: null position, tombstone generation. */
+#define TES__SPARSE_EMPTY UINT64_MAX
+
+typedef struct tes__sparse_set {
+    uint64_t **pages;      /* sparse pages, NULL until first touched */
+    uint32_t page_count;   /* length of `pages` */
+    uint32_t count;        /* packed slots in use, tombstones included */
+    uint32_t cap;          /* packed capacity */
+    uint32_t live;         /* live entities (count minus tombstones) */
+    uint32_t free_head;    /* first tombstoned packed slot, or TES_NULL_INDEX */
+    tes_entity_t *packed;
+} tes__sparse_set_t;
+
+void tes__sparse_set_init(tes__sparse_set_t *s);
+void tes__sparse_set_fini(tes__sparse_set_t *s, tes__alloc_t *a);
+
+static inline bool tes__sparse_is_tombstone(tes_entity_t packed_entry)
+{
+    return tes_entity_generation(packed_entry) == TES_TOMBSTONE;
+}
+
+/* The entry for an index, TES__SPARSE_EMPTY when its page is absent. */
+static inline uint64_t tes__sparse_entry(const tes__sparse_set_t *s, uint32_t index)
+{
+    uint32_t page = index >> TES__SPARSE_PAGE_BITS;
+    if (page >= s->page_count || !s->pages[page])
+        return TES__SPARSE_EMPTY;
+    return s->pages[page][index & TES__SPARSE_PAGE_MASK];
+}
+
+/* Seed 001's contains: presence and generation in one compare. */
+static inline bool tes__sparse_set_contains(const tes__sparse_set_t *s, tes_entity_t e)
+{
+    uint64_t entry = tes__sparse_entry(s, tes_entity_index(e));
+    return ((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) < TES_NULL_INDEX;
+}
+
+/* Packed position of e, or TES_NULL_INDEX if e is not in the set. */
+static inline uint32_t tes__sparse_set_find(const tes__sparse_set_t *s, tes_entity_t e)
+{
+    uint64_t entry = tes__sparse_entry(s, tes_entity_index(e));
+    return ((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) < TES_NULL_INDEX ? (uint32_t)entry
+                                                                        : TES_NULL_INDEX;
+}
+
+/* The packed position the next insert will use. */
+static inline uint32_t tes__sparse_set_next_pos(const tes__sparse_set_t *s, bool reuse_holes)
+{
+    return reuse_holes && s->free_head != TES_NULL_INDEX ? s->free_head : s->count;
+}
+
+/* Makes sure the sparse page for `index` exists. TES_OK or TES_ERR_NOMEM. */
+int tes__sparse_set_reserve_index(tes__sparse_set_t *s, tes__alloc_t *a, uint32_t index);
+/* Makes room for `extra` more packed slots. TES_OK or TES_ERR_NOMEM. */
+int tes__sparse_set_reserve_packed(tes__sparse_set_t *s, tes__alloc_t *a, uint32_t extra);
+
+/* Inserts e (which must not be present) into reserved room and returns its
+ * packed position. With reuse_holes the tombstone free list is used first. */
+uint32_t tes__sparse_set_insert(tes__sparse_set_t *s, tes_entity_t e, bool reuse_holes);
+
+/* Swap-and-pop: removes e (which must be present) and returns its old
+ * position. If that was not the last slot, the last entity now sits there
+ * (its data must be moved from position s->count to the returned one). */
+uint32_t tes__sparse_set_swap_remove(tes__sparse_set_t *s, tes_entity_t e);
+
+/* In-place: tombstones e's packed slot and returns its position. */
+uint32_t tes__sparse_set_tomb_remove(tes__sparse_set_t *s, tes_entity_t e);
+
+/* First live packed position at or after pos (s->count when none). */
+static inline uint32_t tes__sparse_set_next_live(const tes__sparse_set_t *s, uint32_t pos)
+{
+    while (pos < s->count && tes__sparse_is_tombstone(s->packed[pos]))
+        pos++;
+    return pos;
+}
+
+/* Moves live entities into the tombstoned holes so the packed array becomes
+ * dense, calling move(ctx, from, to) for each relocated position so the
+ * owner can move its data. Returns how many entities moved. */
+uint32_t tes__sparse_set_compact(tes__sparse_set_t *s,
+                                 void (*move)(void *ctx, uint32_t from, uint32_t to), void *ctx);
+
+#endif

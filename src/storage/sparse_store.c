@@ -1,0 +1,123 @@
+/*
+ * Paged component data beside a sparse set. Page size targets 16 KiB with a
+ * power-of-two component count so that position -> address is a shift and a
+ * mask. Pages are only added, never moved or freed before the store dies.
+ */
+#include "storage/sparse_store.h"
+
+#include <string.h>
+
+void tes__sparse_store_init(tes__sparse_store_t *st, uint32_t size, bool stable)
+{
+    memset(st, 0, sizeof *st);
+    tes__sparse_set_init(&st->set);
+    st->size = size;
+    st->stable = stable;
+    uint32_t per_page = 1;
+    while (size && (uint64_t)per_page * 2 * size <= TES__STORE_PAGE_BYTES)
+        per_page *= 2;
+    while ((UINT32_C(1) << st->page_shift) < per_page)
+        st->page_shift++;
+}
+
+static size_t page_bytes(const tes__sparse_store_t *st)
+{
+    return ((size_t)1 << st->page_shift) * st->size;
+}
+
+void tes__sparse_store_fini(tes__sparse_store_t *st, tes__alloc_t *a)
+{
+    for (uint32_t i = 0; i < st->page_count; i++)
+        tes__free(a, st->pages[i], page_bytes(st));
+    tes__free(a, st->pages, (size_t)st->page_cap * sizeof *st->pages);
+    tes__sparse_set_fini(&st->set, a);
+    uint32_t size = st->size;
+    bool stable = st->stable;
+    tes__sparse_store_init(st, size, stable);
+}
+
+/* Makes sure data pages cover positions [0, count). */
+static int reserve_data(tes__sparse_store_t *st, tes__alloc_t *a, uint64_t count)
+{
+    if (!st->size || !count)
+        return TES_OK;
+    uint64_t need = ((count - 1) >> st->page_shift) + 1;
+    if (need <= st->page_count)
+        return TES_OK;
+    int rc = tes__grow(a, (void **)&st->pages, &st->page_cap, need, sizeof *st->pages, 8);
+    if (rc)
+        return rc;
+    while (st->page_count < need) {
+        uint8_t *page = tes__malloc(a, page_bytes(st));
+        if (!page)
+            return TES_ERR_NOMEM; /* pages already added stay: they are free room */
+        st->pages[st->page_count++] = page;
+    }
+    return TES_OK;
+}
+
+int tes__sparse_store_reserve(tes__sparse_store_t *st, tes__alloc_t *a, uint32_t n,
+                              uint32_t index, uint32_t (*next_index)(void *ctx), void *ctx)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t idx = next_index ? next_index(ctx) : index;
+        int rc = tes__sparse_set_reserve_index(&st->set, a, idx);
+        if (rc)
+            return rc;
+    }
+    /* Stable stores refill holes first, so only the rest needs fresh room. */
+    uint32_t holes = 0;
+    if (st->stable)
+        holes = st->set.live < st->set.count ? st->set.count - st->set.live : 0;
+    uint32_t fresh = n > holes ? n - holes : 0;
+    int rc = tes__sparse_set_reserve_packed(&st->set, a, fresh);
+    if (rc)
+        return rc;
+    return reserve_data(st, a, (uint64_t)st->set.count + fresh);
+}
+
+void *tes__sparse_store_insert(tes__sparse_store_t *st, tes_entity_t e)
+{
+    uint32_t pos = tes__sparse_set_insert(&st->set, e, st->stable);
+    return st->size ? tes__sparse_store_at(st, pos) : NULL;
+}
+
+static void move_values(const tes_hooks_t *hooks, void *dst, void *src, uint32_t size)
+{
+    if (hooks && hooks->move)
+        hooks->move(dst, src, 1, hooks->ctx);
+    else
+        memcpy(dst, src, size);
+}
+
+void tes__sparse_store_remove(tes__sparse_store_t *st, tes_entity_t e, const tes_hooks_t *hooks)
+{
+    if (st->stable) {
+        tes__sparse_set_tomb_remove(&st->set, e);
+        return;
+    }
+    uint32_t pos = tes__sparse_set_swap_remove(&st->set, e);
+    uint32_t last = st->set.count; /* the old last position */
+    if (st->size && pos != last)
+        move_values(hooks, tes__sparse_store_at(st, pos), tes__sparse_store_at(st, last),
+                    st->size);
+}
+
+typedef struct compact_ctx {
+    tes__sparse_store_t *st;
+    const tes_hooks_t *hooks;
+} compact_ctx_t;
+
+static void compact_move(void *ctx, uint32_t from, uint32_t to)
+{
+    compact_ctx_t *c = ctx;
+    if (c->st->size)
+        move_values(c->hooks, tes__sparse_store_at(c->st, to), tes__sparse_store_at(c->st, from),
+                    c->st->size);
+}
+
+uint32_t tes__sparse_store_compact(tes__sparse_store_t *st, const tes_hooks_t *hooks)
+{
+    compact_ctx_t ctx = {st, hooks};
+    return tes__sparse_set_compact(&st->set, compact_move, &ctx);
+}

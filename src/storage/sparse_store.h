@@ -1,0 +1,73 @@
+/*
+ * A sparse component store: a sparse set plus the component data, kept in
+ * fixed-size pages indexed by packed position. Growing the store adds pages
+ * and never moves a component, so the only thing that moves data is the
+ * deletion policy:
+ * - stable components delete in place (tombstones, reused by later inserts):
+ *   a component's address is fixed from add to remove;
+ * - other components swap-and-pop: the last component moves into the hole
+ *   (with the move hook), so a pointer to it becomes invalid.
+ * Tags (size 0) store no data at all: the store is then just the set.
+ *
+ * Tuned for cheap add/remove and O(1) random access by entity: a lookup is
+ * the set's branch-free contains plus one page index.
+ */
+#ifndef TES_STORAGE_SPARSE_STORE_H
+#define TES_STORAGE_SPARSE_STORE_H
+
+#include "storage/sparse_set.h"
+
+/* Target size of one data page. */
+#define TES__STORE_PAGE_BYTES 16384u
+
+typedef struct tes__sparse_store {
+    tes__sparse_set_t set;
+    uint8_t **pages;     /* data pages, allocated as positions reach them */
+    uint32_t page_count;
+    uint32_t page_cap;
+    uint32_t size;       /* bytes per component, 0 for tags */
+    uint32_t page_shift; /* log2 of components per page */
+    bool stable;         /* in-place deletion */
+} tes__sparse_store_t;
+
+void tes__sparse_store_init(tes__sparse_store_t *st, uint32_t size, bool stable);
+/* Releases memory; runs no destructors (the caller does that first). */
+void tes__sparse_store_fini(tes__sparse_store_t *st, tes__alloc_t *a);
+
+/* Data of the component at packed position pos. */
+static inline void *tes__sparse_store_at(const tes__sparse_store_t *st, uint32_t pos)
+{
+    return st->pages[pos >> st->page_shift] +
+           (size_t)(pos & ((UINT32_C(1) << st->page_shift) - 1)) * st->size;
+}
+
+/* e's component data, NULL if e has none (or the component is a tag). */
+static inline void *tes__sparse_store_get(const tes__sparse_store_t *st, tes_entity_t e)
+{
+    uint32_t pos = tes__sparse_set_find(&st->set, e);
+    if (pos == TES_NULL_INDEX || !st->size)
+        return NULL;
+    return tes__sparse_store_at(st, pos);
+}
+
+/* Makes the next `n` inserts succeed for entities whose indices are
+ * produced by next_index(ctx) (called n times; NULL means a single index
+ * given in `index`). TES_OK or TES_ERR_NOMEM, with nothing observable
+ * changed. */
+int tes__sparse_store_reserve(tes__sparse_store_t *st, tes__alloc_t *a, uint32_t n,
+                              uint32_t index, uint32_t (*next_index)(void *ctx), void *ctx);
+
+/* Inserts e into reserved room; returns its raw (unconstructed) data, or
+ * NULL for a tag. */
+void *tes__sparse_store_insert(tes__sparse_store_t *st, tes_entity_t e);
+
+/* Removes e, whose component the caller has already destroyed. With swap-
+ * and-pop the last component is relocated with `move` (memcpy if NULL). */
+void tes__sparse_store_remove(tes__sparse_store_t *st, tes_entity_t e, const tes_hooks_t *hooks);
+
+/* Squeezes tombstones out of a stable store (moving data with the move
+ * hook). Invalidates the addresses of moved components: an explicit call,
+ * never done implicitly. Returns how many components moved. */
+uint32_t tes__sparse_store_compact(tes__sparse_store_t *st, const tes_hooks_t *hooks);
+
+#endif

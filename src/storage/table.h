@@ -1,0 +1,91 @@
+/*
+ * An archetype table (seed 002): every entity whose table-stored components
+ * are exactly `type` lives in one row here. The entity column and one column
+ * per data component share one count and capacity; tags are part of the
+ * type but own no column. Rows are swap-removed, so a table stays dense and
+ * a query visits it as plain arrays.
+ *
+ * All columns live in one block: the entity column first, then each column
+ * at an offset aligned for its component (the allocator's blocks are 16-byte
+ * aligned, the largest alignment a component may ask for). Growing a table
+ * allocates a new block and relocates each column with the move hook (or
+ * memcpy), so it is one allocation that either happens or does not.
+ *
+ * Tuned for iteration and for moving single rows between tables; a table
+ * never shrinks (emptied tables keep their block for the next arrivals).
+ */
+#ifndef TES_STORAGE_TABLE_H
+#define TES_STORAGE_TABLE_H
+
+#include "core/hash.h"
+#include "storage/component.h"
+
+typedef struct tes__column {
+    uint8_t *data;
+    const tes__component_t *info;
+    uint32_t size;
+} tes__column_t;
+
+typedef struct tes__table {
+    uint32_t id;
+    uint32_t type_count;
+    tes_comp_t *type;        /* sorted ascending, tags included */
+    uint32_t column_count;
+    tes__column_t *columns;  /* data components, ascending by id */
+    tes_entity_t *entities;  /* the entity column */
+    uint32_t count;
+    uint32_t cap;
+    void *block;             /* holds all columns */
+    size_t block_size;
+    uint64_t hash;           /* of the type */
+    tes__map_t edges;        /* cached graph edges: key -> table id */
+} tes__table_t;
+
+/* A table for `type` (sorted, unique ids of table components), or NULL on
+ * TES_ERR_NOMEM. The table starts empty, with no block. */
+tes__table_t *tes__table_new(tes__alloc_t *a, const tes__registry_t *r, uint32_t id,
+                             const tes_comp_t *type, uint32_t type_count);
+/* Frees the table's memory; runs no destructors. */
+void tes__table_free(tes__table_t *t, tes__alloc_t *a);
+
+uint64_t tes__type_hash(const tes_comp_t *type, uint32_t count);
+
+/* Position of c in the type, or -1. */
+int32_t tes__table_type_index(const tes__table_t *t, tes_comp_t c);
+/* Position of c's column, or -1 (absent or tag). */
+int32_t tes__table_column_index(const tes__table_t *t, tes_comp_t c);
+
+static inline void *tes__table_cell(const tes__table_t *t, uint32_t column, uint32_t row)
+{
+    return t->columns[column].data + (size_t)row * t->columns[column].size;
+}
+
+/* Room for `extra` more rows. TES_OK or TES_ERR_NOMEM (unchanged). */
+int tes__table_reserve(tes__table_t *t, tes__alloc_t *a, uint32_t extra);
+
+/* Appends e into reserved room; returns the row. Column cells are raw. */
+static inline uint32_t tes__table_push(tes__table_t *t, tes_entity_t e)
+{
+    tes__assert(t->count < t->cap);
+    t->entities[t->count] = e;
+    return t->count++;
+}
+
+/* Constructs n cells of a column from row on (ctor, or zero-fill). */
+void tes__table_construct(tes__table_t *t, uint32_t column, uint32_t row, uint32_t n);
+/* Destroys the cells of every column at row (dtor hooks). */
+void tes__table_destruct_row(tes__table_t *t, uint32_t row);
+
+/* Removes row, whose cells are already destroyed or moved out: the last row
+ * is relocated into it. Returns the entity now at `row`, or TES_NULL if the
+ * removed row was the last one. */
+tes_entity_t tes__table_remove_row(tes__table_t *t, uint32_t row);
+
+/* Moves the entity at src_row into dst (which must have room): shared
+ * columns are relocated, columns only dst has are constructed, columns
+ * only src has are destroyed, then src_row is removed. Returns the new row
+ * in dst; *moved receives the entity relocated within src (or TES_NULL). */
+uint32_t tes__table_move_row(tes__table_t *dst, tes__table_t *src, uint32_t src_row,
+                             tes_entity_t *moved);
+
+#endif

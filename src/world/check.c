@@ -1,0 +1,162 @@
+/*
+ * The invariant check behind tes__world_check. It re-derives every count
+ * and back-pointer from scratch and compares: entity index against tables,
+ * tables against the entity index, sparse sets against themselves and the
+ * entity index. Slow on purpose; only tests call it.
+ */
+#include "world/check.h"
+
+#include <stdio.h>
+
+#include "world/world.h"
+
+#define CHECK(cond, ...)                                                                  \
+    do {                                                                                  \
+        if (!(cond)) {                                                                    \
+            fprintf(stderr, "tes__world_check: " __VA_ARGS__);                            \
+            fputc('\n', stderr);                                                          \
+            return TES_ERR_INVALID;                                                       \
+        }                                                                                 \
+    } while (0)
+
+static int check_entities(const tes_world_t *w)
+{
+    const tes__entity_index_t *ei = &w->entities;
+    CHECK(ei->count <= ei->cap, "slot count %u exceeds capacity %u", ei->count, ei->cap);
+    uint32_t alive = 0, retired = 0, free_slots = 0;
+    for (uint32_t i = 0; i < ei->count; i++) {
+        const tes__slot_t *s = &ei->slots[i];
+        if (s->table == TES__SLOT_FREE) {
+            if (s->generation == TES_TOMBSTONE)
+                retired++;
+            else
+                free_slots++;
+            continue;
+        }
+        alive++;
+        uint32_t t = s->table & TES__SLOT_TABLE_MASK;
+        CHECK(s->generation >= 1 && s->generation <= ei->generation_limit,
+              "slot %u has generation %u", i, s->generation);
+        CHECK(t < w->tables.count, "slot %u points at table %u of %u", i, t, w->tables.count);
+        const tes__table_t *table = w->tables.tables[t];
+        CHECK(s->row < table->count, "slot %u row %u past table %u count %u", i, s->row, t,
+              table->count);
+        CHECK(table->entities[s->row] == tes_entity_make(i, s->generation),
+              "slot %u: table %u row %u holds another entity", i, t, s->row);
+    }
+    CHECK(alive == ei->alive, "alive count %u, slots say %u", ei->alive, alive);
+    CHECK(retired == ei->retired, "retired count %u, slots say %u", ei->retired, retired);
+    CHECK(free_slots == ei->available, "available %u, free slots %u", ei->available, free_slots);
+    /* The free list reaches exactly the free slots, each once. */
+    uint32_t walked = 0;
+    for (uint32_t i = ei->next; i != TES_NULL_INDEX; i = ei->slots[i].row) {
+        CHECK(i < ei->count, "free list reaches index %u past %u", i, ei->count);
+        CHECK(ei->slots[i].table == TES__SLOT_FREE && ei->slots[i].generation != TES_TOMBSTONE,
+              "free list reaches a non-free slot %u", i);
+        CHECK(++walked <= ei->available, "free list longer than available (%u)", ei->available);
+    }
+    CHECK(walked == ei->available, "free list has %u entries, available says %u", walked,
+          ei->available);
+    return TES_OK;
+}
+
+static int check_tables(const tes_world_t *w)
+{
+    uint64_t rows = 0;
+    for (uint32_t t = 0; t < w->tables.count; t++) {
+        const tes__table_t *table = w->tables.tables[t];
+        CHECK(table->id == t, "table %u has id %u", t, table->id);
+        CHECK(table->count <= table->cap, "table %u count %u > cap %u", t, table->count,
+              table->cap);
+        uint32_t columns = 0;
+        for (uint32_t i = 0; i < table->type_count; i++) {
+            const tes__component_t *info = tes__registry_get(&w->components, table->type[i]);
+            CHECK(info && info->storage == TES_STORAGE_TABLE, "table %u holds bad component %u",
+                  t, table->type[i]);
+            CHECK(!i || table->type[i - 1] < table->type[i], "table %u type not sorted", t);
+            if (info->size) {
+                CHECK(columns < table->column_count && table->columns[columns].info == info,
+                      "table %u column %u does not match its type", t, columns);
+                CHECK(((uintptr_t)table->columns[columns].data & (info->align - 1)) == 0 ||
+                          !table->cap,
+                      "table %u column %u misaligned", t, columns);
+                columns++;
+            }
+        }
+        CHECK(columns == table->column_count, "table %u has %u columns, type says %u", t,
+              table->column_count, columns);
+        for (uint32_t r = 0; r < table->count; r++) {
+            tes_entity_t e = table->entities[r];
+            const tes__slot_t *s = tes__entity_slot(&w->entities, e);
+            CHECK(s, "table %u row %u holds a dead entity", t, r);
+            CHECK((s->table & TES__SLOT_TABLE_MASK) == t && s->row == r,
+                  "table %u row %u: entity's location disagrees", t, r);
+        }
+        rows += table->count;
+    }
+    CHECK(rows == w->entities.alive, "tables hold %llu rows for %u live entities",
+          (unsigned long long)rows, w->entities.alive);
+    return TES_OK;
+}
+
+static int check_sparse(const tes_world_t *w)
+{
+    const tes__registry_t *reg = &w->components;
+    for (uint32_t k = 0; k < reg->sparse_count; k++) {
+        const tes__component_t *info = reg->items[reg->sparse[k]];
+        const tes__sparse_set_t *s = &info->store.set;
+        CHECK(info->storage == TES_STORAGE_SPARSE, "component %u listed as sparse", info->id);
+        uint32_t live = 0;
+        for (uint32_t pos = 0; pos < s->count; pos++) {
+            tes_entity_t e = s->packed[pos];
+            if (tes__sparse_is_tombstone(e))
+                continue;
+            live++;
+            CHECK(tes__sparse_set_find(s, e) == pos, "store %u: entry of packed %u disagrees",
+                  info->id, pos);
+            const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+            CHECK(slot, "store %u holds a dead entity at %u", info->id, pos);
+            CHECK(slot->table & TES__SLOT_SPARSE, "store %u: entity without sparse hint",
+                  info->id);
+        }
+        CHECK(live == s->live, "store %u: live %u, packed says %u", info->id, s->live, live);
+        uint32_t holes = 0;
+        for (uint32_t pos = s->free_head; pos != TES_NULL_INDEX;
+             pos = tes_entity_index(s->packed[pos])) {
+            CHECK(pos < s->count && tes__sparse_is_tombstone(s->packed[pos]),
+                  "store %u: free list reaches a live slot", info->id);
+            CHECK(++holes <= s->count, "store %u: free list loops", info->id);
+        }
+        CHECK(holes + live == s->count, "store %u: %u holes + %u live != %u", info->id, holes,
+              live, s->count);
+        CHECK(info->stable || !holes, "store %u: swap-pop store has tombstones", info->id);
+        /* Every sparse entry points back at a packed slot holding it. */
+        for (uint32_t p = 0; p < s->page_count; p++) {
+            if (!s->pages[p])
+                continue;
+            for (uint32_t i = 0; i < TES__SPARSE_PAGE_SIZE; i++) {
+                uint64_t entry = s->pages[p][i];
+                if (entry == TES__SPARSE_EMPTY)
+                    continue;
+                uint32_t pos = (uint32_t)entry;
+                uint32_t index = (p << TES__SPARSE_PAGE_BITS) | i;
+                CHECK(pos < s->count &&
+                          s->packed[pos] == tes_entity_make(index, (uint32_t)(entry >> 32)),
+                      "store %u: sparse entry %u points at a wrong slot", info->id, index);
+            }
+        }
+    }
+    return TES_OK;
+}
+
+int tes__world_check(const tes_world_t *w)
+{
+    if (!w)
+        return TES_ERR_INVALID;
+    int rc = check_entities(w);
+    if (!rc)
+        rc = check_tables(w);
+    if (!rc)
+        rc = check_sparse(w);
+    return rc;
+}

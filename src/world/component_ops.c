@@ -1,0 +1,258 @@
+/*
+ * Component operations on one entity. Each public call resolves the
+ * component's storage kind once and then takes one of two paths: a sparse
+ * store insert/erase (the entity never moves), or a table move along a
+ * cached graph edge. Both paths reserve before they commit and fire
+ * observers last, so hooks see a consistent world and a failed call
+ * changes nothing.
+ */
+#include "world/world.h"
+
+#include <string.h>
+
+tes_comp_t tes_component(tes_world_t *w, const tes_component_desc_t *desc)
+{
+    if (!w)
+        return 0;
+    int status;
+    tes_comp_t id = tes__registry_add(&w->components, &w->alloc, desc, &status);
+    if (!id)
+        tes__fail(w, status);
+    return id;
+}
+
+tes_comp_t tes_component_lookup(const tes_world_t *w, const char *name)
+{
+    if (!w || !name)
+        return 0;
+    return tes__registry_lookup(&w->components, name);
+}
+
+/* Resolves a component id for a structural call on a live entity. */
+static int enter_component(tes_world_t *w, tes_entity_t e, tes_comp_t c, tes__slot_t **slot,
+                           tes__component_t **info)
+{
+    int rc = tes__world_enter(w, e, slot);
+    if (rc)
+        return rc;
+    *info = tes__registry_get(&w->components, c);
+    return *info ? TES_OK : tes__fail(w, TES_ERR_INVALID);
+}
+
+/* Moves the entity in `slot` to table dst (which has room). */
+static void move_to(tes_world_t *w, tes__slot_t *slot, tes__table_t *dst)
+{
+    tes__table_t *src = tes__slot_table(w, slot);
+    tes_entity_t moved;
+    uint32_t row = tes__table_move_row(dst, src, slot->row, &moved);
+    if (moved != TES_NULL)
+        tes__entity_slot(&w->entities, moved)->row = slot->row;
+    tes__slot_set_table(slot, dst->id, row);
+}
+
+/* Adds info to e if missing. *ptr receives the component's data (NULL for
+ * tags), *added whether it was added now. TES_OK or TES_ERR_NOMEM. */
+static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
+                         tes__component_t *info, void **ptr, bool *added)
+{
+    *added = false;
+    if (info->storage == TES_STORAGE_SPARSE) {
+        tes__sparse_store_t *st = &info->store;
+        if (tes__sparse_set_contains(&st->set, e)) {
+            *ptr = tes__sparse_store_get(st, e);
+            return TES_OK;
+        }
+        if (tes__sparse_store_reserve(st, &w->alloc, 1, tes_entity_index(e), NULL, NULL))
+            return TES_ERR_NOMEM;
+        *ptr = tes__sparse_store_insert(st, e);
+        if (*ptr)
+            tes__component_construct(info, *ptr, 1);
+        slot->table |= TES__SLOT_SPARSE;
+        *added = true;
+        return TES_OK;
+    }
+    tes__table_t *src = tes__slot_table(w, slot);
+    tes__table_t *dst = tes__graph_step(&w->tables, &w->alloc, &w->components, src, info->id, true);
+    if (!dst || tes__table_reserve(dst, &w->alloc, 1))
+        return TES_ERR_NOMEM;
+    if (dst != src) {
+        move_to(w, slot, dst);
+        *added = true;
+    }
+    int32_t col = tes__table_column_index(dst, info->id);
+    *ptr = col >= 0 ? tes__table_cell(dst, (uint32_t)col, slot->row) : NULL;
+    return TES_OK;
+}
+
+int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    tes__slot_t *slot;
+    tes__component_t *info;
+    int rc = enter_component(w, e, c, &slot, &info);
+    if (rc)
+        return rc;
+    void *ptr;
+    bool added;
+    rc = add_component(w, e, slot, info, &ptr, &added);
+    if (rc)
+        return tes__fail(w, rc);
+    if (added)
+        tes__fire(w, info->hooks.on_add, info, e, ptr);
+    return TES_OK;
+}
+
+int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
+{
+    tes__slot_t *slot;
+    tes__component_t *info;
+    int rc = enter_component(w, e, c, &slot, &info);
+    if (rc)
+        return rc;
+    if (info->size && !value)
+        return tes__fail(w, TES_ERR_INVALID);
+    void *ptr;
+    bool added;
+    rc = add_component(w, e, slot, info, &ptr, &added);
+    if (rc)
+        return tes__fail(w, rc);
+    if (added)
+        tes__fire(w, info->hooks.on_add, info, e, ptr);
+    if (ptr)
+        tes__component_copy(info, ptr, value, 1);
+    tes__fire(w, info->hooks.on_set, info, e, ptr);
+    return TES_OK;
+}
+
+void *tes_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    tes__slot_t *slot;
+    tes__component_t *info;
+    if (enter_component(w, e, c, &slot, &info))
+        return NULL;
+    if (!info->size) {
+        tes__fail(w, TES_ERR_INVALID);
+        return NULL;
+    }
+    void *ptr;
+    bool added;
+    int rc = add_component(w, e, slot, info, &ptr, &added);
+    if (rc) {
+        tes__fail(w, rc);
+        return NULL;
+    }
+    if (added)
+        tes__fire(w, info->hooks.on_add, info, e, ptr);
+    return ptr;
+}
+
+int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    tes__slot_t *slot;
+    tes__component_t *info;
+    int rc = enter_component(w, e, c, &slot, &info);
+    if (rc)
+        return rc;
+    if (info->storage == TES_STORAGE_SPARSE) {
+        tes__sparse_store_t *st = &info->store;
+        void *ptr = tes__sparse_store_get(st, e);
+        if (!tes__sparse_set_contains(&st->set, e))
+            return TES_OK;
+        tes__fire(w, info->hooks.on_remove, info, e, ptr);
+        if (ptr)
+            tes__component_destruct(info, ptr, 1);
+        tes__sparse_store_remove(st, e, &info->hooks);
+        return TES_OK;
+    }
+    tes__table_t *src = tes__slot_table(w, slot);
+    int32_t col = tes__table_column_index(src, c);
+    if (col < 0 && tes__table_type_index(src, c) < 0)
+        return TES_OK;
+    tes__table_t *dst = tes__graph_step(&w->tables, &w->alloc, &w->components, src, c, false);
+    if (!dst || tes__table_reserve(dst, &w->alloc, 1))
+        return tes__fail(w, TES_ERR_NOMEM);
+    void *ptr = col >= 0 ? tes__table_cell(src, (uint32_t)col, slot->row) : NULL;
+    tes__fire(w, info->hooks.on_remove, info, e, ptr);
+    w->hook_depth++; /* the destructor runs inside the move */
+    move_to(w, slot, dst);
+    w->hook_depth--;
+    return TES_OK;
+}
+
+bool tes_has(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    if (!w)
+        return false;
+    const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+    const tes__component_t *info = tes__registry_get(&w->components, c);
+    if (!slot || !info)
+        return false;
+    if (info->storage == TES_STORAGE_SPARSE)
+        return tes__sparse_set_contains(&info->store.set, e);
+    return tes__table_type_index(tes__slot_table(w, slot), c) >= 0;
+}
+
+/* The address of e's c; shared by tes_get and tes_get_mut. Reading the
+ * address does not change the world, hence the const world. */
+static void *component_ptr(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    if (!w)
+        return NULL;
+    const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+    const tes__component_t *info = tes__registry_get(&w->components, c);
+    if (!slot || !info)
+        return NULL;
+    if (info->storage == TES_STORAGE_SPARSE)
+        return tes__sparse_store_get(&info->store, e);
+    const tes__table_t *table = tes__slot_table(w, slot);
+    int32_t col = tes__table_column_index(table, c);
+    return col >= 0 ? tes__table_cell(table, (uint32_t)col, slot->row) : NULL;
+}
+
+void *tes_get_mut(tes_world_t *w, tes_entity_t e, tes_comp_t c) { return component_ptr(w, e, c); }
+
+const void *tes_get(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    return component_ptr(w, e, c);
+}
+
+int32_t tes_components_of(const tes_world_t *w, tes_entity_t e, tes_comp_t *out, int32_t cap)
+{
+    if (!w)
+        return -1;
+    const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+    if (!slot || cap < 0 || (cap > 0 && !out))
+        return -1;
+    const tes__table_t *table = tes__slot_table(w, slot);
+    const tes__registry_t *reg = &w->components;
+    /* Merge the table type and the sparse ids, both ascending. */
+    int32_t n = 0;
+    uint32_t i = 0, j = 0;
+    bool sparse = (slot->table & TES__SLOT_SPARSE) != 0;
+    uint32_t sparse_count = sparse ? reg->sparse_count : 0;
+    for (;;) {
+        while (j < sparse_count &&
+               !tes__sparse_set_contains(&reg->items[reg->sparse[j]]->store.set, e))
+            j++;
+        tes_comp_t a = i < table->type_count ? table->type[i] : 0;
+        tes_comp_t b = j < sparse_count ? reg->sparse[j] : 0;
+        if (!a && !b)
+            break;
+        tes_comp_t next;
+        if (a && (!b || a < b))
+            next = a, i++;
+        else
+            next = b, j++;
+        if (n < cap)
+            out[n] = next;
+        n++;
+    }
+    return n;
+}
+
+int tes_disable(tes_world_t *w, tes_entity_t e) { return tes_add(w, e, TES_DISABLED); }
+int tes_enable(tes_world_t *w, tes_entity_t e) { return tes_remove(w, e, TES_DISABLED); }
+
+bool tes_enabled(const tes_world_t *w, tes_entity_t e)
+{
+    return tes_alive(w, e) && !tes_has(w, e, TES_DISABLED);
+}

@@ -1,0 +1,267 @@
+/*
+ * Entity-level operations: spawn (one, or a batch straight into its final
+ * table), destroy, clear and clone. Spawning an empty entity is the hottest
+ * path in most games' setup code, so tes_spawn checks for spare room inline
+ * and only calls the growth functions when a buffer is full.
+ */
+#include "world/world.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool tes_alive(const tes_world_t *w, tes_entity_t e)
+{
+    return w && tes__entity_slot(&w->entities, e) != NULL;
+}
+
+int32_t tes_entity_count(const tes_world_t *w)
+{
+    if (!w)
+        return 0;
+    return w->entities.alive > INT32_MAX ? INT32_MAX : (int32_t)w->entities.alive;
+}
+
+/* The index the next tes__entity_create will hand out. */
+static uint32_t peek_next_index(const tes__entity_index_t *ei)
+{
+    return ei->available ? ei->next : ei->count;
+}
+
+tes_entity_t tes_spawn(tes_world_t *w)
+{
+    if (!w)
+        return TES_NULL;
+    if (w->hook_depth) {
+        tes__fail(w, TES_ERR_BUSY);
+        return TES_NULL;
+    }
+    tes__entity_index_t *ei = &w->entities;
+    tes__table_t *root = w->tables.tables[0];
+    if (tes__unlikely(!ei->available && ei->count >= ei->cap)) {
+        int rc = tes__entity_reserve(ei, &w->alloc, 1);
+        if (rc) {
+            tes__fail(w, rc);
+            return TES_NULL;
+        }
+    }
+    if (tes__unlikely(root->count >= root->cap) && tes__table_reserve(root, &w->alloc, 1)) {
+        tes__fail(w, TES_ERR_NOMEM);
+        return TES_NULL;
+    }
+    tes_entity_t e = tes__entity_create(ei);
+    tes__slot_t *slot = &ei->slots[tes_entity_index(e)];
+    slot->table = 0;
+    slot->row = tes__table_push(root, e);
+    return e;
+}
+
+/* Walks the indices the next creates will use: the free list, then fresh. */
+typedef struct index_walk {
+    const tes__entity_index_t *ei;
+    uint32_t next;
+    uint32_t free_left;
+    uint32_t fresh;
+} index_walk_t;
+
+static index_walk_t index_walk_start(const tes__entity_index_t *ei)
+{
+    return (index_walk_t){ei, ei->next, ei->available, ei->count};
+}
+
+static uint32_t index_walk_next(void *ctx)
+{
+    index_walk_t *it = ctx;
+    if (it->free_left) {
+        uint32_t index = it->next;
+        it->next = it->ei->slots[index].row;
+        it->free_left--;
+        return index;
+    }
+    return it->fresh++;
+}
+
+static int compare_ids(const void *a, const void *b)
+{
+    tes_comp_t x = *(const tes_comp_t *)a, y = *(const tes_comp_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts comps into `sorted` and splits them into table and sparse ids.
+ * TES_ERR_INVALID for unknown or repeated ids. */
+static int split_components(const tes_world_t *w, const tes_comp_t *comps, uint32_t n,
+                            tes_comp_t *sorted, tes_comp_t *table_ids, uint32_t *table_count,
+                            tes_comp_t *sparse_ids, uint32_t *sparse_count)
+{
+    memcpy(sorted, comps, (size_t)n * sizeof *comps);
+    qsort(sorted, n, sizeof *sorted, compare_ids);
+    *table_count = *sparse_count = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const tes__component_t *info = tes__registry_get(&w->components, sorted[i]);
+        if (!info || (i && sorted[i] == sorted[i - 1]))
+            return TES_ERR_INVALID;
+        if (info->storage == TES_STORAGE_SPARSE)
+            sparse_ids[(*sparse_count)++] = sorted[i];
+        else
+            table_ids[(*table_count)++] = sorted[i];
+    }
+    return TES_OK;
+}
+
+static int spawn_batch(tes_world_t *w, uint32_t n, const tes_comp_t *table_ids, uint32_t tn,
+                       const tes_comp_t *sparse_ids, uint32_t sn, const tes_comp_t *sorted,
+                       tes_entity_t *out)
+{
+    tes__alloc_t *a = &w->alloc;
+    tes__table_t *table = tes__graph_ensure(&w->tables, a, &w->components, table_ids, tn);
+    if (!table || tes__table_reserve(table, a, n))
+        return TES_ERR_NOMEM;
+    int rc = tes__entity_reserve(&w->entities, a, n);
+    if (rc)
+        return rc;
+    for (uint32_t i = 0; i < sn; i++) {
+        index_walk_t walk = index_walk_start(&w->entities);
+        tes__component_t *info = tes__registry_get(&w->components, sparse_ids[i]);
+        if (tes__sparse_store_reserve(&info->store, a, n, 0, index_walk_next, &walk))
+            return TES_ERR_NOMEM;
+    }
+    /* Commit: nothing below can fail. */
+    uint32_t first_row = table->count;
+    uint32_t sparse_bit = sn ? TES__SLOT_SPARSE : 0;
+    for (uint32_t i = 0; i < n; i++) {
+        tes_entity_t e = tes__entity_create(&w->entities);
+        tes__slot_t *slot = &w->entities.slots[tes_entity_index(e)];
+        slot->table = table->id | sparse_bit;
+        slot->row = tes__table_push(table, e);
+        out[i] = e;
+    }
+    for (uint32_t c = 0; c < table->column_count; c++)
+        tes__table_construct(table, c, first_row, n);
+    for (uint32_t s = 0; s < sn; s++) {
+        tes__component_t *info = tes__registry_get(&w->components, sparse_ids[s]);
+        for (uint32_t i = 0; i < n; i++) {
+            void *ptr = tes__sparse_store_insert(&info->store, out[i]);
+            if (ptr)
+                tes__component_construct(info, ptr, 1);
+        }
+    }
+    /* Observers last, once every entity of the batch is complete. */
+    for (uint32_t k = 0; k < tn + sn; k++) {
+        const tes__component_t *info = tes__registry_get(&w->components, sorted[k]);
+        if (!info->hooks.on_add)
+            continue;
+        for (uint32_t i = 0; i < n; i++)
+            tes__fire(w, info->hooks.on_add, info, out[i],
+                      tes_get_mut(w, out[i], info->id));
+    }
+    return TES_OK;
+}
+
+int tes_spawn_n(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncomps,
+                tes_entity_t *out)
+{
+    if (!w)
+        return TES_ERR_INVALID;
+    if (w->hook_depth)
+        return tes__fail(w, TES_ERR_BUSY);
+    if (n < 0 || ncomps < 0 || (n && !out) || (ncomps && !comps))
+        return tes__fail(w, TES_ERR_INVALID);
+    if (n == 0)
+        return TES_OK;
+    uint32_t nc = (uint32_t)ncomps;
+    tes_comp_t small[3][32];
+    tes_comp_t *buf = small[0];
+    if (nc > 32) {
+        buf = tes__malloc(&w->alloc, (size_t)nc * 3 * sizeof *buf);
+        if (!buf)
+            return tes__fail(w, TES_ERR_NOMEM);
+    }
+    tes_comp_t *sorted = buf, *table_ids = nc > 32 ? buf + nc : small[1];
+    tes_comp_t *sparse_ids = nc > 32 ? buf + 2 * nc : small[2];
+    uint32_t tn, sn;
+    int rc = split_components(w, comps, nc, sorted, table_ids, &tn, sparse_ids, &sn);
+    if (rc == TES_OK)
+        rc = spawn_batch(w, (uint32_t)n, table_ids, tn, sparse_ids, sn, sorted, out);
+    if (nc > 32)
+        tes__free(&w->alloc, buf, (size_t)nc * 3 * sizeof *buf);
+    return rc ? tes__fail(w, rc) : TES_OK;
+}
+
+int tes_destroy(tes_world_t *w, tes_entity_t e)
+{
+    tes__slot_t *slot;
+    int rc = tes__world_enter(w, e, &slot);
+    if (rc)
+        return rc;
+    if (w->strict_lifecycle && slot->instance)
+        return tes__fail(w, TES_ERR_OWNED);
+    tes__world_strip(w, e, slot);
+    tes__entity_free(&w->entities, e);
+    return TES_OK;
+}
+
+int tes_clear(tes_world_t *w, tes_entity_t e)
+{
+    tes__slot_t *slot;
+    int rc = tes__world_enter(w, e, &slot);
+    if (rc)
+        return rc;
+    tes__table_t *root = w->tables.tables[0];
+    if (tes__table_reserve(root, &w->alloc, 1))
+        return tes__fail(w, TES_ERR_NOMEM);
+    tes__world_strip(w, e, slot);
+    tes__slot_set_table(slot, 0, tes__table_push(root, e));
+    return TES_OK;
+}
+
+/* Constructs dst and assigns src into it: the value a clone starts with. */
+static void clone_value(const tes__component_t *info, void *dst, const void *src)
+{
+    tes__component_construct(info, dst, 1);
+    tes__component_copy(info, dst, src, 1);
+}
+
+tes_entity_t tes_clone(tes_world_t *w, tes_entity_t e)
+{
+    tes__slot_t *slot;
+    if (tes__world_enter(w, e, &slot))
+        return TES_NULL;
+    tes__alloc_t *a = &w->alloc;
+    tes__table_t *table = tes__slot_table(w, slot);
+    bool sparse = (slot->table & TES__SLOT_SPARSE) != 0;
+    int rc = tes__entity_reserve(&w->entities, a, 1);
+    if (!rc && tes__table_reserve(table, a, 1))
+        rc = TES_ERR_NOMEM;
+    /* The slot array may have moved: look e up again. */
+    slot = tes__entity_slot(&w->entities, e);
+    uint32_t index = peek_next_index(&w->entities);
+    const tes__registry_t *reg = &w->components;
+    for (uint32_t i = 0; sparse && !rc && i < reg->sparse_count; i++) {
+        tes__component_t *info = reg->items[reg->sparse[i]];
+        if (tes__sparse_set_contains(&info->store.set, e) &&
+            tes__sparse_store_reserve(&info->store, a, 1, index, NULL, NULL))
+            rc = TES_ERR_NOMEM;
+    }
+    if (rc) {
+        tes__fail(w, rc);
+        return TES_NULL;
+    }
+    tes_entity_t copy = tes__entity_create(&w->entities);
+    tes__slot_t *copy_slot = &w->entities.slots[tes_entity_index(copy)];
+    uint32_t src_row = slot->row;
+    copy_slot->table = slot->table;
+    copy_slot->row = tes__table_push(table, copy);
+    for (uint32_t c = 0; c < table->column_count; c++)
+        clone_value(table->columns[c].info, tes__table_cell(table, c, copy_slot->row),
+                    tes__table_cell(table, c, src_row));
+    for (uint32_t i = 0; sparse && i < reg->sparse_count; i++) {
+        tes__component_t *info = reg->items[reg->sparse[i]];
+        if (!tes__sparse_set_contains(&info->store.set, e))
+            continue;
+        void *dst = tes__sparse_store_insert(&info->store, copy);
+        if (dst)
+            clone_value(info, dst, tes__sparse_store_get(&info->store, e));
+    }
+    /* Observers see the finished copy. */
+    tes__world_each(w, copy, copy_slot, tes__fire_on_add);
+    return copy;
+}

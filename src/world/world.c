@@ -1,0 +1,190 @@
+/*
+ * World lifetime, statistics, status strings and the helpers every
+ * structural operation shares (the entry guard, hook firing, stripping an
+ * entity of all its components).
+ */
+#include "world/world.h"
+
+#include <string.h>
+
+const char *tes_strerror(int status)
+{
+    switch (status) {
+    case TES_OK: return "ok";
+    case TES_ERR_STALE: return "entity or instance is not alive (destroyed, null or never issued)";
+    case TES_ERR_NOMEM: return "out of memory";
+    case TES_ERR_INVALID: return "invalid argument";
+    case TES_ERR_FULL: return "id space exhausted";
+    case TES_ERR_OWNED: return "entity belongs to an instance and the world is strict";
+    case TES_ERR_FORMAT: return "malformed data";
+    case TES_ERR_IO: return "i/o error";
+    case TES_ERR_BUSY: return "structural change refused inside a hook";
+    default: return "unknown status";
+    }
+}
+
+static tes_comp_t register_builtin(tes_world_t *w, const char *name)
+{
+    int status;
+    tes_component_desc_t d = {.name = name};
+    return tes__registry_add(&w->components, &w->alloc, &d, &status);
+}
+
+tes_world_t *tes_world_new(const tes_world_desc_t *desc)
+{
+    tes_world_desc_t defaults = {0};
+    if (!desc)
+        desc = &defaults;
+    tes__alloc_t alloc;
+    if (tes__alloc_init(&alloc, &desc->allocator))
+        return NULL;
+    tes_world_t *w = tes__calloc(&alloc, sizeof *w);
+    if (!w)
+        return NULL;
+    w->alloc = alloc;
+    w->strict_lifecycle = desc->strict_lifecycle;
+    tes__entity_index_init(&w->entities, desc->generation_limit, desc->entity_limit);
+    tes__registry_init(&w->components);
+    if (register_builtin(w, "tes.Disabled") != TES_DISABLED ||
+        register_builtin(w, "tes.Prefab") != TES_PREFAB ||
+        tes__graph_init(&w->tables, &w->alloc, &w->components)) {
+        tes_world_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* Runs the destructor of every live component, firing no observers. */
+static void destroy_all_values(tes_world_t *w)
+{
+    for (uint32_t t = 0; t < w->tables.count; t++) {
+        tes__table_t *table = w->tables.tables[t];
+        for (uint32_t i = 0; i < table->column_count && table->count; i++) {
+            const tes__component_t *info = table->columns[i].info;
+            if (info->hooks.dtor)
+                info->hooks.dtor(table->columns[i].data, (int32_t)table->count, info->hooks.ctx);
+        }
+    }
+    for (uint32_t i = 0; i < w->components.sparse_count; i++) {
+        tes__component_t *info = w->components.items[w->components.sparse[i]];
+        tes__sparse_store_t *st = &info->store;
+        if (!info->hooks.dtor || !st->size)
+            continue;
+        for (uint32_t pos = tes__sparse_set_next_live(&st->set, 0); pos < st->set.count;
+             pos = tes__sparse_set_next_live(&st->set, pos + 1))
+            info->hooks.dtor(tes__sparse_store_at(st, pos), 1, info->hooks.ctx);
+    }
+}
+
+void tes_world_free(tes_world_t *w)
+{
+    if (!w)
+        return;
+    w->hook_depth++; /* destructors may not change the world */
+    destroy_all_values(w);
+    tes__graph_fini(&w->tables, &w->alloc);
+    tes__registry_fini(&w->components, &w->alloc);
+    tes__entity_index_fini(&w->entities, &w->alloc);
+    tes__alloc_t alloc = w->alloc;
+    tes__free(&alloc, w, sizeof *w);
+}
+
+int tes_world_stats(const tes_world_t *w, tes_world_stats_t *out)
+{
+    if (!w || !out)
+        return TES_ERR_INVALID;
+    memset(out, 0, sizeof *out);
+    out->entities_alive = w->entities.alive;
+    out->entity_slots = w->entities.count;
+    out->entities_retired = w->entities.retired;
+    out->entities_free = w->entities.available;
+    out->components = w->components.count ? w->components.count - 1 : 0;
+    out->tables = w->tables.count;
+    out->bytes_allocated = w->alloc.bytes;
+    out->allocations = w->alloc.allocations;
+    return TES_OK;
+}
+
+int tes_last_error(const tes_world_t *w) { return w ? w->last_error : TES_ERR_INVALID; }
+
+int tes__world_enter(tes_world_t *w, tes_entity_t e, tes__slot_t **slot)
+{
+    if (!w)
+        return TES_ERR_INVALID;
+    if (w->hook_depth)
+        return tes__fail(w, TES_ERR_BUSY);
+    *slot = tes__entity_slot(&w->entities, e);
+    return *slot ? TES_OK : tes__fail(w, TES_ERR_STALE);
+}
+
+void tes__fire(tes_world_t *w, tes__observer_fn fn, const tes__component_t *info, tes_entity_t e,
+               void *ptr)
+{
+    if (!fn)
+        return;
+    w->hook_depth++;
+    fn(w, e, ptr, info->hooks.ctx);
+    w->hook_depth--;
+}
+
+/* Calls visit(w, info, e, ptr) for each sparse component e has. */
+static void each_sparse(tes_world_t *w, tes_entity_t e, tes__visit_fn visit)
+{
+    for (uint32_t i = 0; i < w->components.sparse_count; i++) {
+        tes__component_t *info = w->components.items[w->components.sparse[i]];
+        if (!info->store.set.live || !tes__sparse_set_contains(&info->store.set, e))
+            continue;
+        visit(w, info, e, tes__sparse_store_get(&info->store, e));
+    }
+}
+
+void tes__world_each(tes_world_t *w, tes_entity_t e, const tes__slot_t *slot, tes__visit_fn visit)
+{
+    tes__table_t *table = tes__slot_table(w, slot);
+    uint32_t col = 0;
+    for (uint32_t i = 0; i < table->type_count; i++) {
+        tes__component_t *info = tes__registry_get(&w->components, table->type[i]);
+        void *ptr = NULL;
+        if (info->size)
+            ptr = tes__table_cell(table, col++, slot->row);
+        visit(w, info, e, ptr);
+    }
+    if (slot->table & TES__SLOT_SPARSE)
+        each_sparse(w, e, visit);
+}
+
+void tes__fire_on_add(tes_world_t *w, tes__component_t *info, tes_entity_t e, void *ptr)
+{
+    tes__fire(w, info->hooks.on_add, info, e, ptr);
+}
+
+static void fire_remove(tes_world_t *w, tes__component_t *info, tes_entity_t e, void *ptr)
+{
+    tes__fire(w, info->hooks.on_remove, info, e, ptr);
+}
+
+static void drop_sparse(tes_world_t *w, tes__component_t *info, tes_entity_t e, void *ptr)
+{
+    if (ptr && info->hooks.dtor)
+        info->hooks.dtor(ptr, 1, info->hooks.ctx);
+    tes__sparse_store_remove(&info->store, e, &info->hooks);
+    (void)w;
+}
+
+void tes__world_strip(tes_world_t *w, tes_entity_t e, tes__slot_t *slot)
+{
+    tes__table_t *table = tes__slot_table(w, slot);
+    bool sparse = (slot->table & TES__SLOT_SPARSE) != 0;
+    /* Observers first, while the entity is still whole. */
+    tes__world_each(w, e, slot, fire_remove);
+    /* Then destructors. */
+    w->hook_depth++;
+    tes__table_destruct_row(table, slot->row);
+    tes_entity_t moved = tes__table_remove_row(table, slot->row);
+    if (moved != TES_NULL)
+        tes__entity_slot(&w->entities, moved)->row = slot->row;
+    if (sparse)
+        each_sparse(w, e, drop_sparse);
+    w->hook_depth--;
+    slot->table &= ~TES__SLOT_SPARSE;
+}

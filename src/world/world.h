@@ -1,0 +1,69 @@
+/*
+ * The world: ties the entity index, the component registry and the table
+ * graph together. This header is internal; the public type is opaque.
+ *
+ * Structural operations live in entity_ops.c (spawn, destroy, clone, clear)
+ * and component_ops.c (add, set, remove, get, ...); both follow one
+ * discipline so that a failed call leaves the world as it was: validate,
+ * reserve every allocation the call may need, then commit with code that
+ * cannot fail, then fire hooks.
+ */
+#ifndef TES_WORLD_WORLD_H
+#define TES_WORLD_WORLD_H
+
+#include "entity/entity_index.h"
+#include "storage/table_graph.h"
+
+typedef void (*tes__observer_fn)(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx);
+
+struct tes_world {
+    tes__alloc_t alloc;
+    tes__entity_index_t entities;
+    tes__registry_t components;
+    tes__table_graph_t tables;
+    int last_error;
+    int32_t hook_depth; /* > 0 while a user hook runs: structural calls are refused */
+    bool strict_lifecycle;
+};
+
+/* Records a failure and returns it, so `return tes__fail(w, rc);` works. */
+static inline int tes__fail(tes_world_t *w, int status)
+{
+    w->last_error = status;
+    return status;
+}
+
+/* The table a live slot points to. */
+static inline tes__table_t *tes__slot_table(const tes_world_t *w, const tes__slot_t *s)
+{
+    return w->tables.tables[s->table & TES__SLOT_TABLE_MASK];
+}
+
+/* Sets a live slot's table, keeping its sparse hint bit. */
+static inline void tes__slot_set_table(tes__slot_t *s, uint32_t table, uint32_t row)
+{
+    s->table = (s->table & TES__SLOT_SPARSE) | table;
+    s->row = row;
+}
+
+/* Structural-call guard: validates w and e and refuses calls from hooks.
+ * Returns TES_OK with *slot set, or a status already recorded in w. */
+int tes__world_enter(tes_world_t *w, tes_entity_t e, tes__slot_t **slot);
+
+/* Fires a component's on_add / on_set / on_remove hook, if any. */
+void tes__fire(tes_world_t *w, tes__observer_fn fn, const tes__component_t *info,
+               tes_entity_t e, void *ptr);
+
+typedef void (*tes__visit_fn)(tes_world_t *w, tes__component_t *info, tes_entity_t e, void *ptr);
+
+/* Calls visit for each component of a live entity: table components in type
+ * order (ptr NULL for tags), then sparse ones by ascending id. */
+void tes__world_each(tes_world_t *w, tes_entity_t e, const tes__slot_t *slot, tes__visit_fn visit);
+/* A tes__visit_fn that fires on_add. */
+void tes__fire_on_add(tes_world_t *w, tes__component_t *info, tes_entity_t e, void *ptr);
+
+/* Runs on_remove for every component of e, then destroys them all and
+ * leaves e in no table row (the caller frees the slot or re-homes it). */
+void tes__world_strip(tes_world_t *w, tes_entity_t e, tes__slot_t *slot);
+
+#endif
