@@ -23,7 +23,7 @@ void tes__entity_index_fini(tes__entity_index_t *ei, tes__alloc_t *a)
 {
     tes__free(a, ei->slots, (size_t)ei->cap * sizeof *ei->slots);
     ei->slots = NULL;
-    ei->cap = ei->count = 0;
+    ei->cap = ei->room = ei->count = 0;
 }
 
 int tes__entity_reserve(tes__entity_index_t *ei, tes__alloc_t *a, uint32_t n)
@@ -34,7 +34,11 @@ int tes__entity_reserve(tes__entity_index_t *ei, tes__alloc_t *a, uint32_t n)
     uint64_t need = (uint64_t)ei->count + fresh;
     if (need > ei->entity_limit)
         return TES_ERR_FULL;
-    if (need <= ei->cap)
+    if (need <= ei->room)
         return TES_OK;
-    return tes__grow(a, (void **)&ei->slots, &ei->cap, need, sizeof *ei->slots, 1024);
+    int rc = tes__grow(a, (void **)&ei->slots, &ei->cap, need, sizeof *ei->slots, 1024);
+    if (rc)
+        return rc;
+    ei->room = ei->cap < ei->entity_limit ? ei->cap : ei->entity_limit;
+    return TES_OK;
 }

@@ -38,6 +38,7 @@ typedef struct tes__entity_index {
     tes__slot_t *slots;
     uint32_t count;     /* slots ever created */
     uint32_t cap;
+    uint32_t room;      /* slots creatable without a reserve: min(cap, entity_limit) */
     uint32_t next;      /* head of the free list, TES_NULL_INDEX if empty */
     uint32_t available; /* free slots on the list */
     uint32_t alive;
@@ -65,7 +66,7 @@ static inline tes_entity_t tes__entity_create(tes__entity_index_t *ei)
         ei->next = ei->slots[index].row;
         ei->available--;
     } else {
-        tes__assert(ei->count < ei->cap);
+        tes__assert(ei->count < ei->room);
         index = ei->count++;
         ei->slots[index].generation = 1;
         ei->slots[index].instance = 0;

@@ -37,7 +37,7 @@ tes_entity_t tes_spawn(tes_world_t *w)
     }
     tes__entity_index_t *ei = &w->entities;
     tes__table_t *root = w->tables.tables[0];
-    if (tes__unlikely(!ei->available && ei->count >= ei->cap)) {
+    if (tes__unlikely(!ei->available && ei->count >= ei->room)) {
         int rc = tes__entity_reserve(ei, &w->alloc, 1);
         if (rc) {
             tes__fail(w, rc);

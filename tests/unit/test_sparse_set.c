@@ -1,0 +1,254 @@
+/*
+ * Sparse set and sparse store tests (internal API): the generation-aware
+ * contains of seed 001, both deletion policies, tombstone reuse through the
+ * implicit free list, compaction, paging of the sparse array, and pointer
+ * stability of a stable store.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "storage/sparse_store.h"
+
+static tes__alloc_t alloc;
+
+static int setup(void **state)
+{
+    (void)state;
+    return tes__alloc_init(&alloc, NULL);
+}
+
+static void insert(tes__sparse_set_t *s, tes_entity_t e, bool reuse)
+{
+    assert_int_equal(tes__sparse_set_reserve_index(s, &alloc, tes_entity_index(e)), TES_OK);
+    assert_int_equal(tes__sparse_set_reserve_packed(s, &alloc, 1), TES_OK);
+    tes__sparse_set_insert(s, e, reuse);
+}
+
+static void test_contains_checks_generation(void **state)
+{
+    (void)state;
+    tes__sparse_set_t s;
+    tes__sparse_set_init(&s);
+    tes_entity_t e = tes_entity_make(5, 3);
+    assert_false(tes__sparse_set_contains(&s, e)); /* no page yet */
+    insert(&s, e, false);
+    assert_true(tes__sparse_set_contains(&s, e));
+    assert_int_equal(tes__sparse_set_find(&s, e), 0);
+    /* Same index, other generations: absent, with no separate branch. */
+    assert_false(tes__sparse_set_contains(&s, tes_entity_make(5, 2)));
+    assert_false(tes__sparse_set_contains(&s, tes_entity_make(5, 4)));
+    assert_false(tes__sparse_set_contains(&s, tes_entity_make(5, TES_TOMBSTONE)));
+    /* Neighbours on the same page hold the empty entry. */
+    assert_false(tes__sparse_set_contains(&s, tes_entity_make(4, 1)));
+    assert_false(tes__sparse_set_contains(&s, tes_entity_make(6, 3)));
+    assert_true(tes__sparse_entry(&s, 6) == TES__SPARSE_EMPTY);
+    /* Out of range. */
+    assert_false(tes__sparse_set_contains(&s, tes_entity_make(1u << 30, 3)));
+    assert_int_equal(tes__sparse_set_find(&s, tes_entity_make(5, 2)), TES_NULL_INDEX);
+    tes__sparse_set_fini(&s, &alloc);
+    assert_int_equal(alloc.bytes, 0);
+}
+
+static void test_pages_on_first_touch(void **state)
+{
+    (void)state;
+    tes__sparse_set_t s;
+    tes__sparse_set_init(&s);
+    tes_entity_t far = tes_entity_make(3u * TES__SPARSE_PAGE_SIZE + 17, 1);
+    insert(&s, far, false);
+    assert_int_equal(s.page_count, 4);
+    assert_null(s.pages[0]);
+    assert_null(s.pages[1]);
+    assert_non_null(s.pages[3]);
+    assert_true(tes__sparse_set_contains(&s, far));
+    assert_false(tes__sparse_set_contains(&s, tes_entity_make(17, 1)));
+    tes__sparse_set_fini(&s, &alloc);
+    assert_int_equal(alloc.bytes, 0);
+}
+
+static void test_swap_remove(void **state)
+{
+    (void)state;
+    tes__sparse_set_t s;
+    tes__sparse_set_init(&s);
+    for (uint32_t i = 0; i < 5; i++)
+        insert(&s, tes_entity_make(i * 10, 1), false);
+    uint32_t pos = tes__sparse_set_swap_remove(&s, tes_entity_make(10, 1));
+    assert_int_equal(pos, 1);
+    assert_int_equal(s.count, 4);
+    /* The last entity (40) moved into the hole. */
+    assert_true(s.packed[1] == tes_entity_make(40, 1));
+    assert_int_equal(tes__sparse_set_find(&s, tes_entity_make(40, 1)), 1);
+    assert_false(tes__sparse_set_contains(&s, tes_entity_make(10, 1)));
+    /* Removing the last one moves nothing. */
+    pos = tes__sparse_set_swap_remove(&s, tes_entity_make(30, 1));
+    assert_int_equal(pos, 3);
+    assert_int_equal(s.count, 3);
+    assert_int_equal(s.live, 3);
+    tes__sparse_set_fini(&s, &alloc);
+}
+
+static void test_tombstones_and_reuse(void **state)
+{
+    (void)state;
+    tes__sparse_set_t s;
+    tes__sparse_set_init(&s);
+    for (uint32_t i = 0; i < 6; i++)
+        insert(&s, tes_entity_make(i, 1), true);
+    tes__sparse_set_tomb_remove(&s, tes_entity_make(1, 1));
+    tes__sparse_set_tomb_remove(&s, tes_entity_make(4, 1));
+    assert_int_equal(s.count, 6);
+    assert_int_equal(s.live, 4);
+    assert_true(tes__sparse_is_tombstone(s.packed[1]));
+    assert_true(tes__sparse_is_tombstone(s.packed[4]));
+    /* Nothing else moved. */
+    assert_int_equal(tes__sparse_set_find(&s, tes_entity_make(5, 1)), 5);
+    /* Iteration skips tombstones. */
+    uint32_t seen = 0;
+    for (uint32_t p = tes__sparse_set_next_live(&s, 0); p < s.count;
+         p = tes__sparse_set_next_live(&s, p + 1))
+        seen++;
+    assert_int_equal(seen, 4);
+    /* The implicit free list is LIFO: 4 is reused first, then 1. */
+    assert_int_equal(tes__sparse_set_next_pos(&s, true), 4);
+    insert(&s, tes_entity_make(100, 1), true);
+    assert_int_equal(tes__sparse_set_find(&s, tes_entity_make(100, 1)), 4);
+    insert(&s, tes_entity_make(101, 1), true);
+    assert_int_equal(tes__sparse_set_find(&s, tes_entity_make(101, 1)), 1);
+    assert_int_equal(s.count, 6);
+    insert(&s, tes_entity_make(102, 1), true);
+    assert_int_equal(tes__sparse_set_find(&s, tes_entity_make(102, 1)), 6);
+    tes__sparse_set_fini(&s, &alloc);
+}
+
+typedef struct moves {
+    uint32_t from[16], to[16];
+    int n;
+} moves_t;
+
+static void record_move(void *ctx, uint32_t from, uint32_t to)
+{
+    moves_t *m = ctx;
+    m->from[m->n] = from;
+    m->to[m->n] = to;
+    m->n++;
+}
+
+static void test_compaction(void **state)
+{
+    (void)state;
+    tes__sparse_set_t s;
+    tes__sparse_set_init(&s);
+    for (uint32_t i = 0; i < 8; i++)
+        insert(&s, tes_entity_make(i, 2), true);
+    tes__sparse_set_tomb_remove(&s, tes_entity_make(0, 2));
+    tes__sparse_set_tomb_remove(&s, tes_entity_make(3, 2));
+    tes__sparse_set_tomb_remove(&s, tes_entity_make(7, 2));
+    moves_t m = {0};
+    uint32_t moved = tes__sparse_set_compact(&s, record_move, &m);
+    assert_int_equal(s.count, 5);
+    assert_int_equal(s.live, 5);
+    assert_int_equal(s.free_head, TES_NULL_INDEX);
+    assert_int_equal(moved, (uint32_t)m.n);
+    assert_int_equal(m.n, 2); /* 6 -> 0, 5 -> 3 */
+    assert_int_equal(m.from[0], 6);
+    assert_int_equal(m.to[0], 0);
+    assert_int_equal(m.from[1], 5);
+    assert_int_equal(m.to[1], 3);
+    for (uint32_t i = 0; i < 8; i++) {
+        bool present = i != 0 && i != 3 && i != 7;
+        assert_int_equal(tes__sparse_set_contains(&s, tes_entity_make(i, 2)), present);
+        if (present)
+            assert_true(s.packed[tes__sparse_set_find(&s, tes_entity_make(i, 2))] ==
+                        tes_entity_make(i, 2));
+    }
+    tes__sparse_set_fini(&s, &alloc);
+}
+
+static void store_insert(tes__sparse_store_t *st, tes_entity_t e, int value)
+{
+    assert_int_equal(tes__sparse_store_reserve(st, &alloc, 1, tes_entity_index(e), NULL, NULL),
+                     TES_OK);
+    int *p = tes__sparse_store_insert(st, e);
+    *p = value;
+}
+
+static void test_stable_store_addresses(void **state)
+{
+    (void)state;
+    tes__sparse_store_t st;
+    tes__sparse_store_init(&st, sizeof(int), true);
+    store_insert(&st, tes_entity_make(0, 1), 42);
+    int *held = tes__sparse_store_get(&st, tes_entity_make(0, 1));
+    /* Churn other entities through the store: 100k inserts and removes. */
+    for (uint32_t round = 0; round < 100; round++) {
+        for (uint32_t i = 1; i <= 1000; i++)
+            store_insert(&st, tes_entity_make(i, round + 1), (int)i);
+        for (uint32_t i = 1; i <= 1000; i++)
+            tes__sparse_store_remove(&st, tes_entity_make(i, round + 1), NULL);
+    }
+    assert_ptr_equal(tes__sparse_store_get(&st, tes_entity_make(0, 1)), held);
+    assert_int_equal(*held, 42);
+    /* Holes were reused: the packed array never grew past 1001. */
+    assert_true(st.set.count <= 1001);
+    tes__sparse_store_fini(&st, &alloc);
+    assert_int_equal(alloc.bytes, 0);
+}
+
+static void test_swap_store_values(void **state)
+{
+    (void)state;
+    tes__sparse_store_t st;
+    tes__sparse_store_init(&st, sizeof(int), false);
+    enum { N = 5000 };
+    for (uint32_t i = 0; i < N; i++)
+        store_insert(&st, tes_entity_make(i, 1), (int)i * 3);
+    /* Remove every third entity; the others keep their values. */
+    for (uint32_t i = 0; i < N; i += 3)
+        tes__sparse_store_remove(&st, tes_entity_make(i, 1), NULL);
+    for (uint32_t i = 0; i < N; i++) {
+        int *p = tes__sparse_store_get(&st, tes_entity_make(i, 1));
+        if (i % 3 == 0)
+            assert_null(p);
+        else
+            assert_int_equal(*p, (int)i * 3);
+    }
+    assert_int_equal(st.set.count, N - (N + 2) / 3);
+    tes__sparse_store_fini(&st, &alloc);
+}
+
+static void test_store_compaction_keeps_values(void **state)
+{
+    (void)state;
+    tes__sparse_store_t st;
+    tes__sparse_store_init(&st, sizeof(int), true);
+    for (uint32_t i = 0; i < 3000; i++)
+        store_insert(&st, tes_entity_make(i, 1), (int)i + 7);
+    for (uint32_t i = 0; i < 3000; i += 2)
+        tes__sparse_store_remove(&st, tes_entity_make(i, 1), NULL);
+    tes__sparse_store_compact(&st, NULL);
+    assert_int_equal(st.set.count, 1500);
+    for (uint32_t i = 1; i < 3000; i += 2)
+        assert_int_equal(*(int *)tes__sparse_store_get(&st, tes_entity_make(i, 1)), (int)i + 7);
+    tes__sparse_store_fini(&st, &alloc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_contains_checks_generation),
+        cmocka_unit_test(test_pages_on_first_touch),
+        cmocka_unit_test(test_swap_remove),
+        cmocka_unit_test(test_tombstones_and_reuse),
+        cmocka_unit_test(test_compaction),
+        cmocka_unit_test(test_stable_store_addresses),
+        cmocka_unit_test(test_swap_store_values),
+        cmocka_unit_test(test_store_compaction_keeps_values),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
