@@ -126,7 +126,8 @@ int tes__table_reserve(tes__table_t *t, tes__alloc_t *a, uint32_t extra)
     int rc = TES_ERR_NOMEM;
     if (block) {
         rc = TES_OK;
-        memcpy(block, t->entities, (size_t)t->count * sizeof *t->entities);
+        if (t->count)
+            memcpy(block, t->entities, (size_t)t->count * sizeof *t->entities);
         for (uint32_t i = 0; i < t->column_count; i++) {
             tes__column_t *col = &t->columns[i];
             uint8_t *data = block + offsets[i];

@@ -92,9 +92,11 @@ static int split_components(const tes_world_t *w, const tes_comp_t *comps, uint3
                             tes_comp_t *sorted, tes_comp_t *table_ids, uint32_t *table_count,
                             tes_comp_t *sparse_ids, uint32_t *sparse_count)
 {
+    *table_count = *sparse_count = 0;
+    if (!n)
+        return TES_OK;
     memcpy(sorted, comps, (size_t)n * sizeof *comps);
     qsort(sorted, n, sizeof *sorted, compare_ids);
-    *table_count = *sparse_count = 0;
     for (uint32_t i = 0; i < n; i++) {
         const tes__component_t *info = tes__registry_get(&w->components, sorted[i]);
         if (!info || (i && sorted[i] == sorted[i - 1]))
