@@ -1,0 +1,147 @@
+/*
+ * destroy.c — destroy N empty entities one at a time, in spawn order.
+ *
+ * Tessera: a fresh world populated with tes_spawn_n (untimed), then
+ * tes_destroy on every handle. Baseline: the plain-array entity list a
+ * hand-written ECS keeps: per slot a generation and a free-list link;
+ * destroy checks the handle's generation, bumps it and pushes the slot on
+ * an intrusive LIFO free list. The checksum counts successful destroys.
+ */
+#include "bench.h"
+
+typedef struct {
+    uint32_t n;
+    tes_world_t *w;
+    tes_entity_t *h;
+} tes_state_t;
+
+static void *tes_init(const bench_cfg_t *cfg)
+{
+    tes_state_t *s = (tes_state_t *)calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->n = bench_u32(cfg->n);
+    s->h = (tes_entity_t *)bench_alloc((size_t)s->n * sizeof *s->h);
+    return s;
+}
+
+static void tes_before(void *p)
+{
+    tes_state_t *s = (tes_state_t *)p;
+    s->w = bench_world_new();
+    if (!s->w)
+        return;
+    int rc = tes_spawn_n(s->w, (int32_t)s->n, NULL, 0, s->h);
+    if (rc != TES_OK)
+        bench_fail("tes_spawn_n: %s", tes_strerror(rc));
+}
+
+static uint64_t tes_run(void *p)
+{
+    tes_state_t *s = (tes_state_t *)p;
+    tes_world_t *w = s->w;
+    uint64_t ok = 0;
+    for (uint32_t i = 0; i < s->n; i++)
+        ok += tes_destroy(w, s->h[i]) == TES_OK;
+    return ok;
+}
+
+static void tes_after(void *p)
+{
+    tes_state_t *s = (tes_state_t *)p;
+    if (s->w && tes_entity_count(s->w) != 0)
+        bench_fail("%d entities alive after destroying all", tes_entity_count(s->w));
+    tes_world_free(s->w);
+    s->w = NULL;
+}
+
+static void tes_fini(void *p)
+{
+    tes_state_t *s = (tes_state_t *)p;
+    tes_world_free(s->w);
+    free(s->h);
+    free(s);
+}
+
+typedef struct {
+    uint32_t generation;
+    uint32_t next; /* free-list link */
+} base_slot_t;
+
+typedef struct {
+    uint32_t n, count, head, alive;
+    base_slot_t *slots;
+    tes_entity_t *h;
+} base_state_t;
+
+static void *base_init(const bench_cfg_t *cfg)
+{
+    base_state_t *s = (base_state_t *)calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->n = bench_u32(cfg->n);
+    s->h = (tes_entity_t *)bench_alloc((size_t)s->n * sizeof *s->h);
+    return s;
+}
+
+static void base_before(void *p)
+{
+    base_state_t *s = (base_state_t *)p;
+    s->slots = (base_slot_t *)bench_alloc((size_t)s->n * sizeof *s->slots);
+    if (!s->slots)
+        return;
+    for (uint32_t i = 0; i < s->n; i++) {
+        s->slots[i].generation = 1;
+        s->slots[i].next = BENCH_NONE;
+        s->h[i] = tes_entity_make(i, 1);
+    }
+    s->count = s->alive = s->n;
+    s->head = BENCH_NONE;
+}
+
+static uint64_t base_run(void *p)
+{
+    base_state_t *s = (base_state_t *)p;
+    base_slot_t *slots = s->slots;
+    uint32_t head = s->head, count = s->count;
+    uint64_t ok = 0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        tes_entity_t e = s->h[i];
+        uint32_t index = tes_entity_index(e);
+        if (index < count && slots[index].generation == tes_entity_generation(e)) {
+            slots[index].generation++;
+            slots[index].next = head;
+            head = index;
+            ok++;
+        }
+    }
+    s->head = head;
+    s->alive -= (uint32_t)ok;
+    return ok;
+}
+
+static void base_after(void *p)
+{
+    base_state_t *s = (base_state_t *)p;
+    free(s->slots);
+    s->slots = NULL;
+}
+
+static void base_fini(void *p)
+{
+    base_state_t *s = (base_state_t *)p;
+    free(s->slots);
+    free(s->h);
+    free(s);
+}
+
+static int64_t ops(const bench_cfg_t *cfg) { return cfg->n; }
+
+const bench_workload_t bench_destroy = {
+    "entity: destroy 1-by-1",
+    "entity",
+    ops,
+    true,
+    {tes_init, tes_before, tes_run, tes_after, tes_fini},
+    {base_init, base_before, base_run, base_after, base_fini},
+};

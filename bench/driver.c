@@ -1,0 +1,263 @@
+/*
+ * driver.c — main() of tessera_bench.
+ *
+ * Runs every workload (bench.h) in one process: per workload, both the
+ * Tessera implementation and the plain-array baseline get one cold run
+ * (timed but left out of the statistics and shown as "cold") and then
+ * `--runs` warm runs, Tessera and baseline alternating. Only `run` is timed,
+ * with CLOCK_MONOTONIC; world creation, population and teardown happen in
+ * the untimed before/after hooks. Memory stays in the process between runs:
+ * `make bench` sets MALLOC_MMAP_MAX_=0, MALLOC_TRIM_THRESHOLD_ and
+ * MALLOC_TOP_PAD_ so glibc keeps freed pages, and warm runs measure the
+ * library rather than page faults.
+ *
+ * Output: one aligned table of ns per op (median and min of the warm runs,
+ * the cold run, the baseline median and min, and the ratio of medians), then
+ * a memory section (bytes per entity from tes_world_stats), then the
+ * checksum sink that keeps every loop alive.
+ *
+ * Options: --filter SUBSTRING  only workloads whose name contains it
+ *          --runs N            warm runs per implementation (default 7)
+ *          --n N               population size (default 1000000; the
+ *                              add/remove workloads use N/100)
+ *          --seed N            RNG seed (default fixed)
+ *          --list              print workload names and exit
+ */
+#include "bench.h"
+
+#include <time.h>
+
+char bench_error[256];
+
+static volatile uint64_t bench_sink;
+
+static const bench_workload_t *const workloads[] = {
+    &bench_spawn,
+    &bench_spawn_n,
+    &bench_destroy,
+    &bench_churn,
+    &bench_table_spawn_set,
+    &bench_table_spawn_n,
+    &bench_table_destroy,
+    &bench_table_add_remove,
+    &bench_table_get,
+    &bench_sparse_add_remove,
+    &bench_sparse_get,
+    &bench_sparse_iter,
+};
+#define WORKLOAD_COUNT ((int)(sizeof workloads / sizeof workloads[0]))
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+/* One run: untimed before, timed run, untimed after. Returns the elapsed
+ * nanoseconds (or -1 on failure) and the checksum in *sum. */
+static double time_one(const bench_impl_t *impl, void *st, uint64_t *sum)
+{
+    if (impl->before)
+        impl->before(st);
+    if (bench_failed())
+        return -1.0;
+    uint64_t t0 = now_ns();
+    uint64_t c = impl->run(st);
+    uint64_t t1 = now_ns();
+    if (impl->after)
+        impl->after(st);
+    *sum = c;
+    bench_sink = bench_sink * UINT64_C(0x100000001B3) ^ c;
+    return bench_failed() ? -1.0 : (double)(t1 - t0);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double minimum(const double *v, int n)
+{
+    double m = v[0];
+    for (int i = 1; i < n; i++)
+        if (v[i] < m)
+            m = v[i];
+    return m;
+}
+
+#define NAME_W 34
+
+static void print_header(void)
+{
+    printf("%-*s %-6s %10s %10s %10s %10s %10s %7s\n", NAME_W, "workload", "per",
+           "tes med", "tes min", "tes cold", "base med", "base min", "ratio");
+    printf("%-*s %-6s %10s %10s %10s %10s %10s %7s\n", NAME_W, "", "", "ns", "ns", "ns",
+           "ns", "ns", "med/med");
+    for (int i = 0; i < NAME_W + 7 + 5 * 11 + 8; i++)
+        putchar('-');
+    putchar('\n');
+}
+
+static void run_workload(const bench_workload_t *wl, const bench_cfg_t *cfg)
+{
+    bench_error[0] = 0;
+    int64_t op_count = wl->ops(cfg);
+    double ops = (double)op_count;
+    int runs = cfg->runs;
+    double *tt = (double *)bench_alloc((size_t)runs * sizeof *tt);
+    double *bt = (double *)bench_alloc((size_t)runs * sizeof *bt);
+    void *ts = NULL, *bs = NULL;
+    double tcold = 0;
+    if (!bench_failed() && !(ts = wl->tes.init(cfg)))
+        bench_fail("tessera init failed");
+    if (!bench_failed() && !(bs = wl->base.init(cfg)))
+        bench_fail("baseline init failed");
+    for (int r = -1; r < runs && !bench_failed(); r++) {
+        uint64_t ct = 0, cb = 0;
+        double t = time_one(&wl->tes, ts, &ct);
+        if (bench_failed())
+            break;
+        double b = time_one(&wl->base, bs, &cb);
+        if (bench_failed())
+            break;
+        if (wl->same_checksum && ct != cb) {
+            bench_fail("checksum mismatch: tessera %016llx, baseline %016llx",
+                       (unsigned long long)ct, (unsigned long long)cb);
+            break;
+        }
+        if (r < 0) {
+            tcold = t;
+        } else {
+            tt[r] = t;
+            bt[r] = b;
+        }
+    }
+    /* fini must tolerate a NULL state from a failed init. */
+    if (ts)
+        wl->tes.fini(ts);
+    if (bs)
+        wl->base.fini(bs);
+    if (bench_failed()) {
+        printf("%-*s %-6s FAILED: %s\n", NAME_W, wl->name, wl->unit, bench_error);
+    } else {
+        double tmin = minimum(tt, runs), bmin = minimum(bt, runs);
+        double tmed = median(tt, runs), bmed = median(bt, runs);
+        printf("%-*s %-6s %10.2f %10.2f %10.2f %10.2f %10.2f %7.2f\n", NAME_W, wl->name,
+               wl->unit, tmed / ops, tmin / ops, tcold / ops, bmed / ops, bmin / ops,
+               bmed > 0 ? tmed / bmed : 0.0);
+    }
+    fflush(stdout);
+    free(tt);
+    free(bt);
+}
+
+static void run_memory(const bench_cfg_t *cfg, const char *filter)
+{
+    bool any = false;
+    for (int i = 0; i < bench_memory_probe_count; i++) {
+        const bench_memory_t *m = &bench_memory_probes[i];
+        if (filter && !strstr(m->name, filter))
+            continue;
+        if (!any) {
+            printf("\nmemory (tes_world_stats().bytes_allocated / live entities)\n");
+            printf("%-*s %12s %12s %12s %12s %12s\n", NAME_W, "probe", "entities", "bytes",
+                   "B/entity", "payload B/e", "base B/e");
+            for (int k = 0; k < NAME_W + 5 * 13; k++)
+                putchar('-');
+            putchar('\n');
+            any = true;
+        }
+        bench_error[0] = 0;
+        uint64_t bytes = 0, entities = 0;
+        if (!m->measure(cfg, &bytes, &entities) || entities == 0) {
+            printf("%-*s FAILED: %s\n", NAME_W, m->name,
+                   bench_failed() ? bench_error : "no entities");
+            continue;
+        }
+        printf("%-*s %12llu %12llu %12.2f %12.2f %12.2f\n", NAME_W, m->name,
+               (unsigned long long)entities, (unsigned long long)bytes,
+               (double)bytes / (double)entities, m->payload, m->baseline);
+        fflush(stdout);
+    }
+}
+
+static void usage(const char *argv0)
+{
+    fprintf(stderr,
+            "usage: %s [--filter SUBSTRING] [--runs N] [--n N] [--seed N] [--list]\n",
+            argv0);
+}
+
+static bool parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || v < lo || v > hi)
+        return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    bench_cfg_t cfg = {1000000, 10000, 7, UINT64_C(0x7E55E4A)};
+    const char *filter = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int64_t v;
+        if (!strcmp(a, "--list")) {
+            for (int k = 0; k < WORKLOAD_COUNT; k++)
+                printf("%s\n", workloads[k]->name);
+            for (int k = 0; k < bench_memory_probe_count; k++)
+                printf("%s\n", bench_memory_probes[k].name);
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            usage(argv[0]);
+            return 2;
+        }
+        const char *val = argv[++i];
+        if (!strcmp(a, "--filter")) {
+            filter = val;
+        } else if (!strcmp(a, "--runs") && parse_i64(val, 1, 1000, &v)) {
+            cfg.runs = (int)v;
+        } else if (!strcmp(a, "--n") && parse_i64(val, 100, 100000000, &v)) {
+            cfg.n = v;
+        } else if (!strcmp(a, "--seed") && parse_i64(val, 0, INT64_MAX, &v)) {
+            cfg.seed = (uint64_t)v;
+        } else {
+            usage(argv[0]);
+            return 2;
+        }
+    }
+    cfg.small_n = cfg.n / 100 > 0 ? cfg.n / 100 : 1;
+
+    printf("tessera_bench: N = %lld (add/remove on %lld), %d warm runs + 1 cold, "
+           "ns per op; ratio = tessera median / plain-array median\n",
+           (long long)cfg.n, (long long)cfg.small_n, cfg.runs);
+    if (!getenv("MALLOC_TOP_PAD_"))
+        printf("note: MALLOC_TOP_PAD_ is not set; run through `make bench` so warm runs "
+               "reuse pages\n");
+    printf("\n");
+
+    bool any = false;
+    for (int k = 0; k < WORKLOAD_COUNT; k++) {
+        if (filter && !strstr(workloads[k]->name, filter))
+            continue;
+        if (!any)
+            print_header();
+        any = true;
+        run_workload(workloads[k], &cfg);
+    }
+    run_memory(&cfg, filter);
+    printf("\nchecksum sink: %016llx\n", (unsigned long long)bench_sink);
+    return 0;
+}
