@@ -36,6 +36,9 @@ void tes__map_insert(tes__map_t *m, uint64_t key, uint64_t value);
  * returns false. */
 bool tes__map_next(const tes__map_t *m, uint64_t key, uint32_t *cursor, uint64_t *value);
 
+/* The value of a key stored once (edges, ids): the common lookup, inline. */
+static inline bool tes__map_get(const tes__map_t *m, uint64_t key, uint64_t *value);
+
 /* Hashes; never return 0, so the result can be used as a map key directly. */
 uint64_t tes__hash_bytes(const void *data, size_t size);
 static inline uint64_t tes__hash_u64(uint64_t x)
@@ -46,6 +49,22 @@ static inline uint64_t tes__hash_u64(uint64_t x)
     x *= UINT64_C(0xc4ceb9fe1a85ec53);
     x ^= x >> 33;
     return x ? x : 1;
+}
+
+static inline bool tes__map_get(const tes__map_t *m, uint64_t key, uint64_t *value)
+{
+    if (!m->cap)
+        return false;
+    uint32_t mask = m->cap - 1;
+    for (uint32_t i = (uint32_t)tes__hash_u64(key) & mask;; i = (i + 1) & mask) {
+        const tes__map_entry_t *e = &m->entries[i];
+        if (e->key == key) {
+            *value = e->value;
+            return true;
+        }
+        if (!e->key)
+            return false;
+    }
 }
 
 #endif

@@ -12,6 +12,8 @@
 #ifndef TES_STORAGE_COMPONENT_H
 #define TES_STORAGE_COMPONENT_H
 
+#include <string.h>
+
 #include "core/hash.h"
 #include "storage/sparse_store.h"
 
@@ -58,6 +60,28 @@ tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_comp
                              int *status);
 
 
+
+/* Copies size bytes; inline for the small sizes components usually have,
+ * where a call into libc's memcpy would cost more than the copy. */
+static inline void tes__copy_bytes(void *dst, const void *src, size_t size)
+{
+    switch (size) {
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    case 12: memcpy(dst, src, 12); break;
+    case 16: memcpy(dst, src, 16); break;
+    default: memcpy(dst, src, size); break;
+    }
+}
+
+/* Relocates one value (move hook, or an inline copy). */
+static inline void tes__component_move1(const tes__component_t *c, void *dst, void *src)
+{
+    if (c->hooks.move)
+        c->hooks.move(dst, src, 1, c->hooks.ctx);
+    else
+        tes__copy_bytes(dst, src, c->size);
+}
 
 /* Turns n raw values into constructed ones (ctor hook, or zero-fill). */
 void tes__component_construct(const tes__component_t *c, void *ptr, uint32_t n);

@@ -77,10 +77,9 @@ uint32_t tes__sparse_set_insert(tes__sparse_set_t *s, tes_entity_t e, bool reuse
     return pos;
 }
 
-uint32_t tes__sparse_set_swap_remove(tes__sparse_set_t *s, tes_entity_t e)
+void tes__sparse_set_swap_remove(tes__sparse_set_t *s, tes_entity_t e, uint32_t pos)
 {
-    uint32_t pos = tes__sparse_set_find(s, e);
-    tes__assert(pos != TES_NULL_INDEX);
+    tes__assert(pos == tes__sparse_set_find(s, e));
     tes__assert(s->free_head == TES_NULL_INDEX); /* swap-pop sets hold no tombstones */
     uint32_t last = --s->count;
     if (pos != last) {
@@ -90,18 +89,15 @@ uint32_t tes__sparse_set_swap_remove(tes__sparse_set_t *s, tes_entity_t e)
     }
     set_entry(s, tes_entity_index(e), TES__SPARSE_EMPTY);
     s->live--;
-    return pos;
 }
 
-uint32_t tes__sparse_set_tomb_remove(tes__sparse_set_t *s, tes_entity_t e)
+void tes__sparse_set_tomb_remove(tes__sparse_set_t *s, tes_entity_t e, uint32_t pos)
 {
-    uint32_t pos = tes__sparse_set_find(s, e);
-    tes__assert(pos != TES_NULL_INDEX);
+    tes__assert(pos == tes__sparse_set_find(s, e));
     s->packed[pos] = tes_entity_make(s->free_head, TES_TOMBSTONE);
     s->free_head = pos;
     set_entry(s, tes_entity_index(e), TES__SPARSE_EMPTY);
     s->live--;
-    return pos;
 }
 
 uint32_t tes__sparse_set_compact(tes__sparse_set_t *s,

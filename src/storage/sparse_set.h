@@ -91,13 +91,13 @@ int tes__sparse_set_reserve_packed(tes__sparse_set_t *s, tes__alloc_t *a, uint32
  * packed position. With reuse_holes the tombstone free list is used first. */
 uint32_t tes__sparse_set_insert(tes__sparse_set_t *s, tes_entity_t e, bool reuse_holes);
 
-/* Swap-and-pop: removes e (which must be present) and returns its old
- * position. If that was not the last slot, the last entity now sits there
- * (its data must be moved from position s->count to the returned one). */
-uint32_t tes__sparse_set_swap_remove(tes__sparse_set_t *s, tes_entity_t e);
+/* Swap-and-pop: removes e, which sits at packed position pos. If pos was
+ * not the last slot, the last entity now sits there (its data must be moved
+ * from position s->count to pos). */
+void tes__sparse_set_swap_remove(tes__sparse_set_t *s, tes_entity_t e, uint32_t pos);
 
-/* In-place: tombstones e's packed slot and returns its position. */
-uint32_t tes__sparse_set_tomb_remove(tes__sparse_set_t *s, tes_entity_t e);
+/* In-place: tombstones e's packed slot pos, threading it into the free list. */
+void tes__sparse_set_tomb_remove(tes__sparse_set_t *s, tes_entity_t e, uint32_t pos);
 
 /* First live packed position at or after pos (s->count when none). */
 static inline uint32_t tes__sparse_set_next_live(const tes__sparse_set_t *s, uint32_t pos)

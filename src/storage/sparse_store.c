@@ -90,13 +90,14 @@ static void move_values(const tes_hooks_t *hooks, void *dst, void *src, uint32_t
         memcpy(dst, src, size);
 }
 
-void tes__sparse_store_remove(tes__sparse_store_t *st, tes_entity_t e, const tes_hooks_t *hooks)
+void tes__sparse_store_remove_at(tes__sparse_store_t *st, tes_entity_t e, uint32_t pos,
+                                 const tes_hooks_t *hooks)
 {
     if (st->stable) {
-        tes__sparse_set_tomb_remove(&st->set, e);
+        tes__sparse_set_tomb_remove(&st->set, e, pos);
         return;
     }
-    uint32_t pos = tes__sparse_set_swap_remove(&st->set, e);
+    tes__sparse_set_swap_remove(&st->set, e, pos);
     uint32_t last = st->set.count; /* the old last position */
     if (st->size && pos != last)
         move_values(hooks, tes__sparse_store_at(st, pos), tes__sparse_store_at(st, last),

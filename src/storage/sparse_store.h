@@ -61,9 +61,31 @@ int tes__sparse_store_reserve(tes__sparse_store_t *st, tes__alloc_t *a, uint32_t
  * NULL for a tag. */
 void *tes__sparse_store_insert(tes__sparse_store_t *st, tes_entity_t e);
 
-/* Removes e, whose component the caller has already destroyed. With swap-
- * and-pop the last component is relocated with `move` (memcpy if NULL). */
-void tes__sparse_store_remove(tes__sparse_store_t *st, tes_entity_t e, const tes_hooks_t *hooks);
+/* True when inserting an entity with this index needs no allocation (the
+ * common case, checked inline before calling tes__sparse_store_reserve). */
+static inline bool tes__sparse_store_has_room(const tes__sparse_store_t *st, uint32_t index)
+{
+    uint32_t page = index >> TES__SPARSE_PAGE_BITS;
+    if (page >= st->set.page_count || !st->set.pages[page])
+        return false;
+    uint32_t pos = tes__sparse_set_next_pos(&st->set, st->stable);
+    if (pos == st->set.count && st->set.count >= st->set.cap)
+        return false;
+    return !st->size || (pos >> st->page_shift) < st->page_count;
+}
+
+/* Removes e, which sits at packed position pos and whose component the
+ * caller has already destroyed. With swap-and-pop the last component is
+ * relocated with the move hook (memcpy without one). */
+void tes__sparse_store_remove_at(tes__sparse_store_t *st, tes_entity_t e, uint32_t pos,
+                                 const tes_hooks_t *hooks);
+
+/* Removes e (which must be present); see tes__sparse_store_remove_at. */
+static inline void tes__sparse_store_remove(tes__sparse_store_t *st, tes_entity_t e,
+                                            const tes_hooks_t *hooks)
+{
+    tes__sparse_store_remove_at(st, e, tes__sparse_set_find(&st->set, e), hooks);
+}
 
 /* Squeezes tombstones out of a stable store (moving data with the move
  * hook). Invalidates the addresses of moved components: an explicit call,

@@ -22,9 +22,17 @@ tes__table_t *tes__table_new(tes__alloc_t *a, const tes__registry_t *r, uint32_t
     t->id = id;
     t->hash = tes__type_hash(type, type_count);
     uint32_t columns = 0;
-    for (uint32_t i = 0; i < type_count; i++)
-        if (tes__registry_get(r, type[i])->size)
-            columns++;
+    for (uint32_t i = 0; i < type_count; i++) {
+        const tes__component_t *info = tes__registry_get(r, type[i]);
+        columns += info->size ? 1 : 0;
+        t->flags |= (info->hooks.ctor ? TES__TABLE_HAS_CTOR : 0) |
+                    (info->hooks.dtor ? TES__TABLE_HAS_DTOR : 0) |
+                    (info->hooks.move ? TES__TABLE_HAS_MOVE : 0) |
+                    (info->hooks.on_add ? TES__TABLE_HAS_ON_ADD : 0) |
+                    (info->hooks.on_remove ? TES__TABLE_HAS_ON_REMOVE : 0) |
+                    (type[i] == TES_DISABLED ? TES__TABLE_DISABLED : 0) |
+                    (type[i] == TES_PREFAB ? TES__TABLE_PREFAB : 0);
+    }
     if (type_count) {
         t->type = tes__malloc(a, (size_t)type_count * sizeof *t->type);
         if (!t->type)
@@ -42,6 +50,7 @@ tes__table_t *tes__table_new(tes__alloc_t *a, const tes__registry_t *r, uint32_t
             const tes__component_t *info = tes__registry_get(r, type[i]);
             if (info->size) {
                 t->columns[col].info = info;
+                t->columns[col].id = info->id;
                 t->columns[col].size = info->size;
                 col++;
             }
@@ -77,17 +86,6 @@ int32_t tes__table_type_index(const tes__table_t *t, tes_comp_t c)
     return lo < t->type_count && t->type[lo] == c ? (int32_t)lo : -1;
 }
 
-int32_t tes__table_column_index(const tes__table_t *t, tes_comp_t c)
-{
-    /* Types are short: a linear scan beats a binary search here. */
-    for (uint32_t i = 0; i < t->column_count; i++) {
-        tes_comp_t id = t->columns[i].info->id;
-        if (id >= c)
-            return id == c ? (int32_t)i : -1;
-    }
-    return -1;
-}
-
 static size_t align_up(size_t x, size_t align) { return (x + align - 1) & ~(align - 1); }
 
 /* Lays the columns out in a block for `cap` rows; returns the block size and
@@ -103,7 +101,19 @@ static size_t block_layout(const tes__table_t *t, uint32_t cap, size_t *offsets)
     return size;
 }
 
-int tes__table_reserve(tes__table_t *t, tes__alloc_t *a, uint32_t extra)
+/* Points the table at a new block laid out by `offsets` for cap rows. */
+static void adopt_block(tes__table_t *t, uint8_t *block, size_t size, const size_t *offsets,
+                        uint64_t cap)
+{
+    for (uint32_t i = 0; i < t->column_count; i++)
+        t->columns[i].data = block + offsets[i];
+    t->block = block;
+    t->block_size = size;
+    t->entities = (tes_entity_t *)(void *)block;
+    t->cap = (uint32_t)cap;
+}
+
+int tes__table_reserve_slow(tes__table_t *t, tes__alloc_t *a, uint32_t extra)
 {
     uint64_t need = (uint64_t)t->count + extra;
     if (need <= t->cap)
@@ -113,36 +123,43 @@ int tes__table_reserve(tes__table_t *t, tes__alloc_t *a, uint32_t extra)
     uint64_t cap = t->cap ? (uint64_t)t->cap * 2 : 16;
     if (cap < need)
         cap = need;
-    /* Offsets live on the stack for the common case, else in a temporary. */
-    size_t small[16];
+    /* Old and new column offsets: on the stack for the common case. */
+    size_t small[32];
     size_t *offsets = small;
-    if (t->column_count > 16) {
-        offsets = tes__malloc(a, (size_t)t->column_count * sizeof *offsets);
-        if (!offsets)
-            return TES_ERR_NOMEM;
-    }
+    size_t scratch = (size_t)t->column_count * 2 * sizeof *offsets;
+    if (t->column_count > 16 && !(offsets = tes__malloc(a, scratch)))
+        return TES_ERR_NOMEM;
+    size_t *old = offsets + t->column_count;
+    for (uint32_t i = 0; i < t->column_count; i++)
+        old[i] = t->block ? (size_t)(t->columns[i].data - (uint8_t *)t->block) : 0;
     size_t size = block_layout(t, (uint32_t)cap, offsets);
-    uint8_t *block = tes__malloc(a, size);
     int rc = TES_ERR_NOMEM;
-    if (block) {
-        rc = TES_OK;
-        if (t->count)
+    uint8_t *block;
+    if (!(t->flags & TES__TABLE_HAS_MOVE)) {
+        /* Plain bytes: grow in place when the allocator can, then slide the
+         * columns up to their new offsets, last column first (new offsets
+         * are never below old ones, so nothing is overwritten early). */
+        if ((block = tes__realloc(a, t->block, t->block_size, size)) != NULL) {
+            for (uint32_t i = t->column_count; i-- > 0 && t->count;)
+                memmove(block + offsets[i], block + old[i],
+                        (size_t)t->count * t->columns[i].size);
+            adopt_block(t, block, size, offsets, cap);
+            rc = TES_OK;
+        }
+    } else if ((block = tes__malloc(a, size)) != NULL) {
+        /* Move hooks relocate into fresh memory, never overlapping. */
+        if (t->count) {
             memcpy(block, t->entities, (size_t)t->count * sizeof *t->entities);
-        for (uint32_t i = 0; i < t->column_count; i++) {
-            tes__column_t *col = &t->columns[i];
-            uint8_t *data = block + offsets[i];
-            if (t->count)
-                tes__component_move(col->info, data, col->data, t->count);
-            col->data = data;
+            for (uint32_t i = 0; i < t->column_count; i++)
+                tes__component_move(t->columns[i].info, block + offsets[i], t->columns[i].data,
+                                    t->count);
         }
         tes__free(a, t->block, t->block_size);
-        t->block = block;
-        t->block_size = size;
-        t->entities = (tes_entity_t *)(void *)block;
-        t->cap = (uint32_t)cap;
+        adopt_block(t, block, size, offsets, cap);
+        rc = TES_OK;
     }
     if (offsets != small)
-        tes__free(a, offsets, (size_t)t->column_count * sizeof *offsets);
+        tes__free(a, offsets, scratch);
     return rc;
 }
 
@@ -153,33 +170,38 @@ void tes__table_construct(tes__table_t *t, uint32_t column, uint32_t row, uint32
 
 void tes__table_destruct_row(tes__table_t *t, uint32_t row)
 {
+    if (!(t->flags & TES__TABLE_HAS_DTOR))
+        return;
     for (uint32_t i = 0; i < t->column_count; i++)
         tes__component_destruct(t->columns[i].info, tes__table_cell(t, i, row), 1);
 }
 
 tes_entity_t tes__table_remove_row(tes__table_t *t, uint32_t row)
 {
+    if (t->flags & TES__TABLE_VIRTUAL)
+        return TES_NULL;
     tes__assert(row < t->count);
     uint32_t last = --t->count;
     if (row == last)
         return TES_NULL;
     t->entities[row] = t->entities[last];
     for (uint32_t i = 0; i < t->column_count; i++)
-        tes__component_move(t->columns[i].info, tes__table_cell(t, i, row), tes__table_cell(t, i, last), 1);
+        tes__component_move1(t->columns[i].info, tes__table_cell(t, i, row),
+                             tes__table_cell(t, i, last));
     return t->entities[row];
 }
 
 uint32_t tes__table_move_row(tes__table_t *dst, tes__table_t *src, uint32_t src_row,
-                             tes_entity_t *moved)
+                             tes_entity_t e, tes_entity_t *moved)
 {
-    uint32_t dst_row = tes__table_push(dst, src->entities[src_row]);
+    uint32_t dst_row = tes__table_push(dst, e);
     uint32_t i = 0, j = 0; /* i walks dst columns, j walks src columns */
     while (i < dst->column_count || j < src->column_count) {
-        tes_comp_t di = i < dst->column_count ? dst->columns[i].info->id : UINT32_MAX;
-        tes_comp_t sj = j < src->column_count ? src->columns[j].info->id : UINT32_MAX;
+        tes_comp_t di = i < dst->column_count ? dst->columns[i].id : UINT32_MAX;
+        tes_comp_t sj = j < src->column_count ? src->columns[j].id : UINT32_MAX;
         if (di == sj) {
-            tes__component_move(dst->columns[i].info, tes__table_cell(dst, i, dst_row),
-                     tes__table_cell(src, j, src_row), 1);
+            tes__component_move1(dst->columns[i].info, tes__table_cell(dst, i, dst_row),
+                                 tes__table_cell(src, j, src_row));
             i++, j++;
         } else if (di < sj) {
             tes__table_construct(dst, i, dst_row, 1);

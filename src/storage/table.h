@@ -20,9 +20,26 @@
 #include "core/hash.h"
 #include "storage/component.h"
 
+/* Table flags, computed once from the type (hooks never change after a
+ * component is registered), so hot paths skip loops that would do nothing. */
+#define TES__TABLE_HAS_CTOR (1u << 0)      /* some column has a ctor */
+#define TES__TABLE_HAS_DTOR (1u << 1)      /* some column has a dtor */
+#define TES__TABLE_HAS_MOVE (1u << 2)      /* some column has a move hook */
+#define TES__TABLE_HAS_ON_ADD (1u << 3)    /* some type entry has on_add */
+#define TES__TABLE_HAS_ON_REMOVE (1u << 4) /* some type entry has on_remove */
+#define TES__TABLE_DISABLED (1u << 5)      /* the type holds TES_DISABLED */
+#define TES__TABLE_PREFAB (1u << 6)        /* the type holds TES_PREFAB */
+/* The root table is virtual: its entities (those with no table components)
+ * own no row, so spawning and destroying an empty entity touches only the
+ * entity index. push returns row 0 and stores nothing; remove_row does
+ * nothing; reserve never allocates. Queries that must see every entity
+ * enumerate root entities from the entity index instead. */
+#define TES__TABLE_VIRTUAL (1u << 7)
+
 typedef struct tes__column {
     uint8_t *data;
     const tes__component_t *info;
+    tes_comp_t id; /* info->id, kept here so lookups touch one cache line */
     uint32_t size;
 } tes__column_t;
 
@@ -38,6 +55,7 @@ typedef struct tes__table {
     void *block;             /* holds all columns */
     size_t block_size;
     uint64_t hash;           /* of the type */
+    uint32_t flags;          /* TES__TABLE_* */
     tes__map_t edges;        /* cached graph edges: key -> table id */
 } tes__table_t;
 
@@ -52,8 +70,17 @@ uint64_t tes__type_hash(const tes_comp_t *type, uint32_t count);
 
 /* Position of c in the type, or -1. */
 int32_t tes__table_type_index(const tes__table_t *t, tes_comp_t c);
-/* Position of c's column, or -1 (absent or tag). */
-int32_t tes__table_column_index(const tes__table_t *t, tes_comp_t c);
+/* Position of c's column, or -1 (absent or tag). Types are short, so a
+ * linear scan over the sorted ids beats a binary search. */
+static inline int32_t tes__table_column_index(const tes__table_t *t, tes_comp_t c)
+{
+    for (uint32_t i = 0; i < t->column_count; i++) {
+        tes_comp_t id = t->columns[i].id;
+        if (id >= c)
+            return id == c ? (int32_t)i : -1;
+    }
+    return -1;
+}
 
 static inline void *tes__table_cell(const tes__table_t *t, uint32_t column, uint32_t row)
 {
@@ -61,11 +88,19 @@ static inline void *tes__table_cell(const tes__table_t *t, uint32_t column, uint
 }
 
 /* Room for `extra` more rows. TES_OK or TES_ERR_NOMEM (unchanged). */
-int tes__table_reserve(tes__table_t *t, tes__alloc_t *a, uint32_t extra);
+int tes__table_reserve_slow(tes__table_t *t, tes__alloc_t *a, uint32_t extra);
+static inline int tes__table_reserve(tes__table_t *t, tes__alloc_t *a, uint32_t extra)
+{
+    if ((uint64_t)t->count + extra <= t->cap || (t->flags & TES__TABLE_VIRTUAL))
+        return TES_OK;
+    return tes__table_reserve_slow(t, a, extra);
+}
 
 /* Appends e into reserved room; returns the row. Column cells are raw. */
 static inline uint32_t tes__table_push(tes__table_t *t, tes_entity_t e)
 {
+    if (t->flags & TES__TABLE_VIRTUAL)
+        return 0;
     tes__assert(t->count < t->cap);
     t->entities[t->count] = e;
     return t->count++;
@@ -81,11 +116,11 @@ void tes__table_destruct_row(tes__table_t *t, uint32_t row);
  * removed row was the last one. */
 tes_entity_t tes__table_remove_row(tes__table_t *t, uint32_t row);
 
-/* Moves the entity at src_row into dst (which must have room): shared
+/* Moves entity e, at src_row, into dst (which must have room): shared
  * columns are relocated, columns only dst has are constructed, columns
  * only src has are destroyed, then src_row is removed. Returns the new row
  * in dst; *moved receives the entity relocated within src (or TES_NULL). */
 uint32_t tes__table_move_row(tes__table_t *dst, tes__table_t *src, uint32_t src_row,
-                             tes_entity_t *moved);
+                             tes_entity_t e, tes_entity_t *moved);
 
 #endif

@@ -1,8 +1,9 @@
 /*
  * Table lookup and creation, and the edge cache. Creation reserves the id
  * array and the type map before building the table, then commits, so an
- * allocation failure leaves the graph as it was. Edges are caches: failing
- * to record one only costs a later recomputation, never correctness.
+ * allocation failure leaves the graph as it was. Edges are caches, but room
+ * for one is reserved before the step, so a step either fully succeeds or
+ * fails with nothing observable changed.
  */
 #include "storage/table_graph.h"
 
@@ -11,7 +12,11 @@
 int tes__graph_init(tes__table_graph_t *g, tes__alloc_t *a, const tes__registry_t *r)
 {
     memset(g, 0, sizeof *g);
-    return tes__graph_ensure(g, a, r, NULL, 0) ? TES_OK : TES_ERR_NOMEM;
+    tes__table_t *root = tes__graph_ensure(g, a, r, NULL, 0);
+    if (!root)
+        return TES_ERR_NOMEM;
+    root->flags |= TES__TABLE_VIRTUAL;
+    return TES_OK;
 }
 
 void tes__graph_fini(tes__table_graph_t *g, tes__alloc_t *a)
@@ -65,13 +70,16 @@ tes__table_t *tes__graph_step(tes__table_graph_t *g, tes__alloc_t *a, const tes_
                               tes__table_t *t, tes_comp_t c, bool add)
 {
     uint64_t key = (uint64_t)c | ((uint64_t)add << 32);
-    uint32_t cursor = 0;
     uint64_t id;
-    if (tes__map_next(&t->edges, key, &cursor, &id))
+    if (tes__map_get(&t->edges, key, &id))
         return g->tables[id];
     int32_t at = tes__table_type_index(t, c);
     if ((at >= 0) == add)
         return t;
+    /* Room for the edge first, so that every allocation failure surfaces as
+     * a failed step rather than a silently missing cache entry. */
+    if (tes__map_reserve(&t->edges, a, 1))
+        return NULL;
     /* Build the neighbouring type: insert or drop c, keeping it sorted. */
     uint32_t n = add ? t->type_count + 1 : t->type_count - 1;
     tes_comp_t small[32];
@@ -96,7 +104,7 @@ tes__table_t *tes__graph_step(tes__table_graph_t *g, tes__alloc_t *a, const tes_
     tes__table_t *next = tes__graph_ensure(g, a, r, type, n);
     if (type != small)
         tes__free(a, type, (size_t)n * sizeof *type);
-    if (next && tes__map_reserve(&t->edges, a, 1) == TES_OK)
+    if (next)
         tes__map_insert(&t->edges, key, next->id);
     return next;
 }

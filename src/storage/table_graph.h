@@ -3,7 +3,8 @@
  * cached edges on each table ("this table + component c" and "this table -
  * component c"), so a repeated add or remove costs one small map lookup and
  * no type arithmetic. Table 0 is the root: the table of entities with no
- * table components.
+ * table components. It is virtual (TES__TABLE_VIRTUAL): its entities own no
+ * row, so empty entities cost only their entity slot.
  *
  * Tables and edges are never deleted, which keeps every edge valid forever.
  * Higher layers (queries) learn about new tables through listeners that

@@ -39,6 +39,10 @@ static int check_entities(const tes_world_t *w)
               "slot %u has generation %u", i, s->generation);
         CHECK(t < w->tables.count, "slot %u points at table %u of %u", i, t, w->tables.count);
         const tes__table_t *table = w->tables.tables[t];
+        if (table->flags & TES__TABLE_VIRTUAL) {
+            CHECK(s->row == 0, "slot %u in the virtual root has row %u", i, s->row);
+            continue;
+        }
         CHECK(s->row < table->count, "slot %u row %u past table %u count %u", i, s->row, t,
               table->count);
         CHECK(table->entities[s->row] == tes_entity_make(i, s->generation),
@@ -62,7 +66,14 @@ static int check_entities(const tes_world_t *w)
 
 static int check_tables(const tes_world_t *w)
 {
+    /* Entities in the virtual root own no row; count them from the index. */
     uint64_t rows = 0;
+    for (uint32_t i = 0; i < w->entities.count; i++)
+        rows += w->entities.slots[i].table != TES__SLOT_FREE &&
+                (w->entities.slots[i].table & TES__SLOT_TABLE_MASK) == 0;
+    CHECK(w->tables.count && (w->tables.tables[0]->flags & TES__TABLE_VIRTUAL) &&
+              w->tables.tables[0]->count == 0 && w->tables.tables[0]->type_count == 0,
+          "table 0 is not the empty virtual root");
     for (uint32_t t = 0; t < w->tables.count; t++) {
         const tes__table_t *table = w->tables.tables[t];
         CHECK(table->id == t, "table %u has id %u", t, table->id);

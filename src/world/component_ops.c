@@ -39,14 +39,14 @@ static int enter_component(tes_world_t *w, tes_entity_t e, tes_comp_t c, tes__sl
     return *info ? TES_OK : tes__fail(w, TES_ERR_INVALID);
 }
 
-/* Moves the entity in `slot` to table dst (which has room). */
-static void move_to(tes_world_t *w, tes__slot_t *slot, tes__table_t *dst)
+/* Moves entity e, whose slot is `slot`, to table dst (which has room). */
+static void move_to(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, tes__table_t *dst)
 {
     tes__table_t *src = tes__slot_table(w, slot);
     tes_entity_t moved;
-    uint32_t row = tes__table_move_row(dst, src, slot->row, &moved);
+    uint32_t row = tes__table_move_row(dst, src, slot->row, e, &moved);
     if (moved != TES_NULL)
-        tes__entity_slot(&w->entities, moved)->row = slot->row;
+        w->entities.slots[tes_entity_index(moved)].row = slot->row;
     tes__slot_set_table(slot, dst->id, row);
 }
 
@@ -62,7 +62,8 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
             *ptr = tes__sparse_store_get(st, e);
             return TES_OK;
         }
-        if (tes__sparse_store_reserve(st, &w->alloc, 1, tes_entity_index(e), NULL, NULL))
+        if (!tes__sparse_store_has_room(st, tes_entity_index(e)) &&
+            tes__sparse_store_reserve(st, &w->alloc, 1, tes_entity_index(e), NULL, NULL))
             return TES_ERR_NOMEM;
         *ptr = tes__sparse_store_insert(st, e);
         if (*ptr)
@@ -76,7 +77,7 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
     if (!dst || tes__table_reserve(dst, &w->alloc, 1))
         return TES_ERR_NOMEM;
     if (dst != src) {
-        move_to(w, slot, dst);
+        move_to(w, e, slot, dst);
         *added = true;
     }
     int32_t col = tes__table_column_index(dst, info->id);
@@ -154,13 +155,14 @@ int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
         return rc;
     if (info->storage == TES_STORAGE_SPARSE) {
         tes__sparse_store_t *st = &info->store;
-        void *ptr = tes__sparse_store_get(st, e);
-        if (!tes__sparse_set_contains(&st->set, e))
+        uint32_t pos = tes__sparse_set_find(&st->set, e);
+        if (pos == TES_NULL_INDEX)
             return TES_OK;
+        void *ptr = st->size ? tes__sparse_store_at(st, pos) : NULL;
         tes__fire(w, info->hooks.on_remove, info, e, ptr);
         if (ptr)
             tes__component_destruct(info, ptr, 1);
-        tes__sparse_store_remove(st, e, &info->hooks);
+        tes__sparse_store_remove_at(st, e, pos, &info->hooks);
         return TES_OK;
     }
     tes__table_t *src = tes__slot_table(w, slot);
@@ -173,7 +175,7 @@ int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     void *ptr = col >= 0 ? tes__table_cell(src, (uint32_t)col, slot->row) : NULL;
     tes__fire(w, info->hooks.on_remove, info, e, ptr);
     w->hook_depth++; /* the destructor runs inside the move */
-    move_to(w, slot, dst);
+    move_to(w, e, slot, dst);
     w->hook_depth--;
     return TES_OK;
 }
@@ -182,12 +184,14 @@ bool tes_has(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
     if (!w)
         return false;
-    const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
     const tes__component_t *info = tes__registry_get(&w->components, c);
-    if (!slot || !info)
+    if (!info)
         return false;
     if (info->storage == TES_STORAGE_SPARSE)
-        return tes__sparse_set_contains(&info->store.set, e);
+        return tes__sparse_set_contains(&info->store.set, e); /* see component_ptr */
+    const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+    if (!slot)
+        return false;
     return tes__table_type_index(tes__slot_table(w, slot), c) >= 0;
 }
 
@@ -197,12 +201,16 @@ static void *component_ptr(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
     if (!w)
         return NULL;
-    const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
     const tes__component_t *info = tes__registry_get(&w->components, c);
-    if (!slot || !info)
+    if (!info)
         return NULL;
+    /* A sparse entry carries the generation and is erased before its entity
+     * dies, so it answers for liveness by itself: no entity slot read. */
     if (info->storage == TES_STORAGE_SPARSE)
         return tes__sparse_store_get(&info->store, e);
+    const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+    if (!slot)
+        return NULL;
     const tes__table_t *table = tes__slot_table(w, slot);
     int32_t col = tes__table_column_index(table, c);
     return col >= 0 ? tes__table_cell(table, (uint32_t)col, slot->row) : NULL;

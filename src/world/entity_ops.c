@@ -36,7 +36,6 @@ tes_entity_t tes_spawn(tes_world_t *w)
         return TES_NULL;
     }
     tes__entity_index_t *ei = &w->entities;
-    tes__table_t *root = w->tables.tables[0];
     if (tes__unlikely(!ei->available && ei->count >= ei->room)) {
         int rc = tes__entity_reserve(ei, &w->alloc, 1);
         if (rc) {
@@ -44,14 +43,11 @@ tes_entity_t tes_spawn(tes_world_t *w)
             return TES_NULL;
         }
     }
-    if (tes__unlikely(root->count >= root->cap) && tes__table_reserve(root, &w->alloc, 1)) {
-        tes__fail(w, TES_ERR_NOMEM);
-        return TES_NULL;
-    }
+    /* The root table is virtual: an empty entity is just its slot. */
     tes_entity_t e = tes__entity_create(ei);
     tes__slot_t *slot = &ei->slots[tes_entity_index(e)];
     slot->table = 0;
-    slot->row = tes__table_push(root, e);
+    slot->row = 0;
     return e;
 }
 
@@ -93,8 +89,6 @@ static int split_components(const tes_world_t *w, const tes_comp_t *comps, uint3
                             tes_comp_t *sparse_ids, uint32_t *sparse_count)
 {
     *table_count = *sparse_count = 0;
-    if (!n)
-        return TES_OK;
     memcpy(sorted, comps, (size_t)n * sizeof *comps);
     qsort(sorted, n, sizeof *sorted, compare_ids);
     for (uint32_t i = 0; i < n; i++) {
@@ -167,23 +161,26 @@ int tes_spawn_n(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncom
         return tes__fail(w, TES_ERR_BUSY);
     if (n < 0 || ncomps < 0 || (n && !out) || (ncomps && !comps))
         return tes__fail(w, TES_ERR_INVALID);
-    if (n == 0)
-        return TES_OK;
+    if (ncomps == 0) {
+        if (n == 0)
+            return TES_OK;
+        int rc = spawn_batch(w, (uint32_t)n, NULL, 0, NULL, 0, NULL, out);
+        return rc ? tes__fail(w, rc) : TES_OK;
+    }
+    /* Three arrays of ncomps ids: sorted, table ids, sparse ids. */
     uint32_t nc = (uint32_t)ncomps;
-    tes_comp_t small[3][32];
-    tes_comp_t *buf = small[0];
+    tes_comp_t small[3 * 32];
+    tes_comp_t *buf = small;
     if (nc > 32) {
         buf = tes__malloc(&w->alloc, (size_t)nc * 3 * sizeof *buf);
         if (!buf)
             return tes__fail(w, TES_ERR_NOMEM);
     }
-    tes_comp_t *sorted = buf, *table_ids = nc > 32 ? buf + nc : small[1];
-    tes_comp_t *sparse_ids = nc > 32 ? buf + 2 * nc : small[2];
     uint32_t tn, sn;
-    int rc = split_components(w, comps, nc, sorted, table_ids, &tn, sparse_ids, &sn);
-    if (rc == TES_OK)
-        rc = spawn_batch(w, (uint32_t)n, table_ids, tn, sparse_ids, sn, sorted, out);
-    if (nc > 32)
+    int rc = split_components(w, comps, nc, buf, buf + nc, &tn, buf + 2 * nc, &sn);
+    if (rc == TES_OK && n > 0)
+        rc = spawn_batch(w, (uint32_t)n, buf + nc, tn, buf + 2 * nc, sn, buf, out);
+    if (buf != small)
         tes__free(&w->alloc, buf, (size_t)nc * 3 * sizeof *buf);
     return rc ? tes__fail(w, rc) : TES_OK;
 }

@@ -107,16 +107,6 @@ int tes_world_stats(const tes_world_t *w, tes_world_stats_t *out)
 
 int tes_last_error(const tes_world_t *w) { return w ? w->last_error : TES_ERR_INVALID; }
 
-int tes__world_enter(tes_world_t *w, tes_entity_t e, tes__slot_t **slot)
-{
-    if (!w)
-        return TES_ERR_INVALID;
-    if (w->hook_depth)
-        return tes__fail(w, TES_ERR_BUSY);
-    *slot = tes__entity_slot(&w->entities, e);
-    return *slot ? TES_OK : tes__fail(w, TES_ERR_STALE);
-}
-
 void tes__fire(tes_world_t *w, tes__observer_fn fn, const tes__component_t *info, tes_entity_t e,
                void *ptr)
 {
@@ -176,13 +166,14 @@ void tes__world_strip(tes_world_t *w, tes_entity_t e, tes__slot_t *slot)
     tes__table_t *table = tes__slot_table(w, slot);
     bool sparse = (slot->table & TES__SLOT_SPARSE) != 0;
     /* Observers first, while the entity is still whole. */
-    tes__world_each(w, e, slot, fire_remove);
+    if ((table->flags & TES__TABLE_HAS_ON_REMOVE) || sparse)
+        tes__world_each(w, e, slot, fire_remove);
     /* Then destructors. */
     w->hook_depth++;
     tes__table_destruct_row(table, slot->row);
     tes_entity_t moved = tes__table_remove_row(table, slot->row);
     if (moved != TES_NULL)
-        tes__entity_slot(&w->entities, moved)->row = slot->row;
+        w->entities.slots[tes_entity_index(moved)].row = slot->row;
     if (sparse)
         each_sparse(w, e, drop_sparse);
     w->hook_depth--;

@@ -48,7 +48,15 @@ static inline void tes__slot_set_table(tes__slot_t *s, uint32_t table, uint32_t 
 
 /* Structural-call guard: validates w and e and refuses calls from hooks.
  * Returns TES_OK with *slot set, or a status already recorded in w. */
-int tes__world_enter(tes_world_t *w, tes_entity_t e, tes__slot_t **slot);
+static inline int tes__world_enter(tes_world_t *w, tes_entity_t e, tes__slot_t **slot)
+{
+    if (!w)
+        return TES_ERR_INVALID;
+    if (w->hook_depth)
+        return tes__fail(w, TES_ERR_BUSY);
+    *slot = tes__entity_slot(&w->entities, e);
+    return *slot ? TES_OK : tes__fail(w, TES_ERR_STALE);
+}
 
 /* Fires a component's on_add / on_set / on_remove hook, if any. */
 void tes__fire(tes_world_t *w, tes__observer_fn fn, const tes__component_t *info,

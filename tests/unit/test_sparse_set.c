@@ -29,6 +29,18 @@ static void insert(tes__sparse_set_t *s, tes_entity_t e, bool reuse)
     tes__sparse_set_insert(s, e, reuse);
 }
 
+/* Removes e from the set with the given policy; returns its old position. */
+static uint32_t remove_entity(tes__sparse_set_t *s, tes_entity_t e, bool in_place)
+{
+    uint32_t pos = tes__sparse_set_find(s, e);
+    assert_int_not_equal(pos, TES_NULL_INDEX);
+    if (in_place)
+        tes__sparse_set_tomb_remove(s, e, pos);
+    else
+        tes__sparse_set_swap_remove(s, e, pos);
+    return pos;
+}
+
 static void test_contains_checks_generation(void **state)
 {
     (void)state;
@@ -78,7 +90,7 @@ static void test_swap_remove(void **state)
     tes__sparse_set_init(&s);
     for (uint32_t i = 0; i < 5; i++)
         insert(&s, tes_entity_make(i * 10, 1), false);
-    uint32_t pos = tes__sparse_set_swap_remove(&s, tes_entity_make(10, 1));
+    uint32_t pos = remove_entity(&s, tes_entity_make(10, 1), false);
     assert_int_equal(pos, 1);
     assert_int_equal(s.count, 4);
     /* The last entity (40) moved into the hole. */
@@ -86,7 +98,7 @@ static void test_swap_remove(void **state)
     assert_int_equal(tes__sparse_set_find(&s, tes_entity_make(40, 1)), 1);
     assert_false(tes__sparse_set_contains(&s, tes_entity_make(10, 1)));
     /* Removing the last one moves nothing. */
-    pos = tes__sparse_set_swap_remove(&s, tes_entity_make(30, 1));
+    pos = remove_entity(&s, tes_entity_make(30, 1), false);
     assert_int_equal(pos, 3);
     assert_int_equal(s.count, 3);
     assert_int_equal(s.live, 3);
@@ -100,8 +112,8 @@ static void test_tombstones_and_reuse(void **state)
     tes__sparse_set_init(&s);
     for (uint32_t i = 0; i < 6; i++)
         insert(&s, tes_entity_make(i, 1), true);
-    tes__sparse_set_tomb_remove(&s, tes_entity_make(1, 1));
-    tes__sparse_set_tomb_remove(&s, tes_entity_make(4, 1));
+    remove_entity(&s, tes_entity_make(1, 1), true);
+    remove_entity(&s, tes_entity_make(4, 1), true);
     assert_int_equal(s.count, 6);
     assert_int_equal(s.live, 4);
     assert_true(tes__sparse_is_tombstone(s.packed[1]));
@@ -146,9 +158,9 @@ static void test_compaction(void **state)
     tes__sparse_set_init(&s);
     for (uint32_t i = 0; i < 8; i++)
         insert(&s, tes_entity_make(i, 2), true);
-    tes__sparse_set_tomb_remove(&s, tes_entity_make(0, 2));
-    tes__sparse_set_tomb_remove(&s, tes_entity_make(3, 2));
-    tes__sparse_set_tomb_remove(&s, tes_entity_make(7, 2));
+    remove_entity(&s, tes_entity_make(0, 2), true);
+    remove_entity(&s, tes_entity_make(3, 2), true);
+    remove_entity(&s, tes_entity_make(7, 2), true);
     moves_t m = {0};
     uint32_t moved = tes__sparse_set_compact(&s, record_move, &m);
     assert_int_equal(s.count, 5);
