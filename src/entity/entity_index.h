@@ -75,6 +75,12 @@ static inline tes_entity_t tes__entity_create(tes__entity_index_t *ei)
     return tes_entity_make(index, ei->slots[index].generation);
 }
 
+/* Issues n handles at once (reserved beforehand) into out and places them:
+ * slot table `table`, rows first_row, first_row + row_step, ... Free slots
+ * are taken first, in LIFO order, then fresh ones in a tight loop. */
+void tes__entity_create_n(tes__entity_index_t *ei, uint32_t n, uint32_t table, uint32_t first_row,
+                          uint32_t row_step, tes_entity_t *out);
+
 /* The slot of a live entity, or NULL if e is null, stale or never issued. */
 static inline tes__slot_t *tes__entity_slot(const tes__entity_index_t *ei, tes_entity_t e)
 {

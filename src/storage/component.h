@@ -74,6 +74,36 @@ static inline void tes__copy_bytes(void *dst, const void *src, size_t size)
     }
 }
 
+/* Zeroes size bytes; inline for small sizes, like tes__copy_bytes. */
+static inline void tes__zero_bytes(void *dst, size_t size)
+{
+    switch (size) {
+    case 4: memset(dst, 0, 4); break;
+    case 8: memset(dst, 0, 8); break;
+    case 12: memset(dst, 0, 12); break;
+    case 16: memset(dst, 0, 16); break;
+    default: memset(dst, 0, size); break;
+    }
+}
+
+/* Constructs one value (ctor hook, or inline zero-fill). */
+static inline void tes__component_construct1(const tes__component_t *c, void *ptr)
+{
+    if (c->hooks.ctor)
+        c->hooks.ctor(ptr, 1, c->hooks.ctx);
+    else
+        tes__zero_bytes(ptr, c->size);
+}
+
+/* Assigns one value (copy hook, or an inline copy). */
+static inline void tes__component_copy1(const tes__component_t *c, void *dst, const void *src)
+{
+    if (c->hooks.copy)
+        c->hooks.copy(dst, src, 1, c->hooks.ctx);
+    else
+        tes__copy_bytes(dst, src, c->size);
+}
+
 /* Relocates one value (move hook, or an inline copy). */
 static inline void tes__component_move1(const tes__component_t *c, void *dst, void *src)
 {

@@ -204,7 +204,7 @@ uint32_t tes__table_move_row(tes__table_t *dst, tes__table_t *src, uint32_t src_
                                  tes__table_cell(src, j, src_row));
             i++, j++;
         } else if (di < sj) {
-            tes__table_construct(dst, i, dst_row, 1);
+            tes__component_construct1(dst->columns[i].info, tes__table_cell(dst, i, dst_row));
             i++;
         } else {
             tes__component_destruct(src->columns[j].info, tes__table_cell(src, j, src_row), 1);

@@ -67,7 +67,7 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
             return TES_ERR_NOMEM;
         *ptr = tes__sparse_store_insert(st, e);
         if (*ptr)
-            tes__component_construct(info, *ptr, 1);
+            tes__component_construct1(info, *ptr);
         slot->table |= TES__SLOT_SPARSE;
         *added = true;
         return TES_OK;
@@ -119,7 +119,7 @@ int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
     if (added)
         tes__fire(w, info->hooks.on_add, info, e, ptr);
     if (ptr)
-        tes__component_copy(info, ptr, value, 1);
+        tes__component_copy1(info, ptr, value);
     tes__fire(w, info->hooks.on_set, info, e, ptr);
     return TES_OK;
 }

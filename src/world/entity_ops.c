@@ -121,14 +121,13 @@ static int spawn_batch(tes_world_t *w, uint32_t n, const tes_comp_t *table_ids, 
             return TES_ERR_NOMEM;
     }
     /* Commit: nothing below can fail. */
+    bool is_virtual = (table->flags & TES__TABLE_VIRTUAL) != 0;
     uint32_t first_row = table->count;
-    uint32_t sparse_bit = sn ? TES__SLOT_SPARSE : 0;
-    for (uint32_t i = 0; i < n; i++) {
-        tes_entity_t e = tes__entity_create(&w->entities);
-        tes__slot_t *slot = &w->entities.slots[tes_entity_index(e)];
-        slot->table = table->id | sparse_bit;
-        slot->row = tes__table_push(table, e);
-        out[i] = e;
+    tes__entity_create_n(&w->entities, n, table->id | (sn ? TES__SLOT_SPARSE : 0),
+                         is_virtual ? 0 : first_row, is_virtual ? 0 : 1, out);
+    if (!is_virtual) {
+        memcpy(table->entities + first_row, out, (size_t)n * sizeof *out);
+        table->count += n;
     }
     for (uint32_t c = 0; c < table->column_count; c++)
         tes__table_construct(table, c, first_row, n);
@@ -193,7 +192,8 @@ int tes_destroy(tes_world_t *w, tes_entity_t e)
         return rc;
     if (w->strict_lifecycle && slot->instance)
         return tes__fail(w, TES_ERR_OWNED);
-    tes__world_strip(w, e, slot);
+    if (slot->table != 0) /* an entity in the virtual root has nothing to strip */
+        tes__world_strip(w, e, slot);
     tes__entity_free(&w->entities, e);
     return TES_OK;
 }

@@ -107,16 +107,6 @@ int tes_world_stats(const tes_world_t *w, tes_world_stats_t *out)
 
 int tes_last_error(const tes_world_t *w) { return w ? w->last_error : TES_ERR_INVALID; }
 
-void tes__fire(tes_world_t *w, tes__observer_fn fn, const tes__component_t *info, tes_entity_t e,
-               void *ptr)
-{
-    if (!fn)
-        return;
-    w->hook_depth++;
-    fn(w, e, ptr, info->hooks.ctx);
-    w->hook_depth--;
-}
-
 /* Calls visit(w, info, e, ptr) for each sparse component e has. */
 static void each_sparse(tes_world_t *w, tes_entity_t e, tes__visit_fn visit)
 {

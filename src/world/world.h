@@ -58,9 +58,17 @@ static inline int tes__world_enter(tes_world_t *w, tes_entity_t e, tes__slot_t *
     return *slot ? TES_OK : tes__fail(w, TES_ERR_STALE);
 }
 
-/* Fires a component's on_add / on_set / on_remove hook, if any. */
-void tes__fire(tes_world_t *w, tes__observer_fn fn, const tes__component_t *info,
-               tes_entity_t e, void *ptr);
+/* Fires a component's on_add / on_set / on_remove hook, if any; structural
+ * calls made by the hook are refused while it runs. */
+static inline void tes__fire(tes_world_t *w, tes__observer_fn fn, const tes__component_t *info,
+                             tes_entity_t e, void *ptr)
+{
+    if (!fn)
+        return;
+    w->hook_depth++;
+    fn(w, e, ptr, info->hooks.ctx);
+    w->hook_depth--;
+}
 
 typedef void (*tes__visit_fn)(tes_world_t *w, tes__component_t *info, tes_entity_t e, void *ptr);
 
