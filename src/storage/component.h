@@ -12,8 +12,7 @@
 #ifndef TES_STORAGE_COMPONENT_H
 #define TES_STORAGE_COMPONENT_H
 
-#include <string.h>
-
+#include "core/bytes.h"
 #include "core/hash.h"
 #include "storage/sparse_store.h"
 
@@ -60,31 +59,6 @@ tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_comp
                              int *status);
 
 
-
-/* Copies size bytes; inline for the small sizes components usually have,
- * where a call into libc's memcpy would cost more than the copy. */
-static inline void tes__copy_bytes(void *dst, const void *src, size_t size)
-{
-    switch (size) {
-    case 4: memcpy(dst, src, 4); break;
-    case 8: memcpy(dst, src, 8); break;
-    case 12: memcpy(dst, src, 12); break;
-    case 16: memcpy(dst, src, 16); break;
-    default: memcpy(dst, src, size); break;
-    }
-}
-
-/* Zeroes size bytes; inline for small sizes, like tes__copy_bytes. */
-static inline void tes__zero_bytes(void *dst, size_t size)
-{
-    switch (size) {
-    case 4: memset(dst, 0, 4); break;
-    case 8: memset(dst, 0, 8); break;
-    case 12: memset(dst, 0, 12); break;
-    case 16: memset(dst, 0, 16); break;
-    default: memset(dst, 0, size); break;
-    }
-}
 
 /* Constructs one value (ctor hook, or inline zero-fill). */
 static inline void tes__component_construct1(const tes__component_t *c, void *ptr)

@@ -22,12 +22,6 @@ void tes__sparse_set_fini(tes__sparse_set_t *s, tes__alloc_t *a)
     tes__sparse_set_init(s);
 }
 
-static void set_entry(tes__sparse_set_t *s, uint32_t index, uint64_t entry)
-{
-    uint64_t *page = s->pages[index >> TES__SPARSE_PAGE_BITS];
-    tes__assert(page);
-    page[index & TES__SPARSE_PAGE_MASK] = entry;
-}
 
 int tes__sparse_set_reserve_index(tes__sparse_set_t *s, tes__alloc_t *a, uint32_t index)
 {
@@ -60,43 +54,14 @@ int tes__sparse_set_reserve_packed(tes__sparse_set_t *s, tes__alloc_t *a, uint32
                      sizeof *s->packed, 64);
 }
 
-uint32_t tes__sparse_set_insert(tes__sparse_set_t *s, tes_entity_t e, bool reuse_holes)
-{
-    tes__assert(!tes__sparse_set_contains(s, e));
-    uint32_t pos;
-    if (reuse_holes && s->free_head != TES_NULL_INDEX) {
-        pos = s->free_head;
-        s->free_head = tes_entity_index(s->packed[pos]);
-    } else {
-        tes__assert(s->count < s->cap);
-        pos = s->count++;
-    }
-    s->packed[pos] = e;
-    s->live++;
-    set_entry(s, tes_entity_index(e), (e & ~(uint64_t)TES_NULL_INDEX) | pos);
-    return pos;
-}
 
-void tes__sparse_set_swap_remove(tes__sparse_set_t *s, tes_entity_t e, uint32_t pos)
-{
-    tes__assert(pos == tes__sparse_set_find(s, e));
-    tes__assert(s->free_head == TES_NULL_INDEX); /* swap-pop sets hold no tombstones */
-    uint32_t last = --s->count;
-    if (pos != last) {
-        tes_entity_t moved = s->packed[last];
-        s->packed[pos] = moved;
-        set_entry(s, tes_entity_index(moved), (moved & ~(uint64_t)TES_NULL_INDEX) | pos);
-    }
-    set_entry(s, tes_entity_index(e), TES__SPARSE_EMPTY);
-    s->live--;
-}
 
 void tes__sparse_set_tomb_remove(tes__sparse_set_t *s, tes_entity_t e, uint32_t pos)
 {
     tes__assert(pos == tes__sparse_set_find(s, e));
     s->packed[pos] = tes_entity_make(s->free_head, TES_TOMBSTONE);
     s->free_head = pos;
-    set_entry(s, tes_entity_index(e), TES__SPARSE_EMPTY);
+    tes__sparse_set_entry_write(s, tes_entity_index(e), TES__SPARSE_EMPTY);
     s->live--;
 }
 
@@ -118,7 +83,7 @@ uint32_t tes__sparse_set_compact(tes__sparse_set_t *s,
         uint32_t from = end - 1;
         tes_entity_t e = s->packed[from];
         s->packed[hole] = e;
-        set_entry(s, tes_entity_index(e), (e & ~(uint64_t)TES_NULL_INDEX) | hole);
+        tes__sparse_set_entry_write(s, tes_entity_index(e), (e & ~(uint64_t)TES_NULL_INDEX) | hole);
         if (move)
             move(ctx, from, hole);
         moved++;

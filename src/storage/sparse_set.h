@@ -87,14 +87,49 @@ int tes__sparse_set_reserve_index(tes__sparse_set_t *s, tes__alloc_t *a, uint32_
 /* Makes room for `extra` more packed slots. TES_OK or TES_ERR_NOMEM. */
 int tes__sparse_set_reserve_packed(tes__sparse_set_t *s, tes__alloc_t *a, uint32_t extra);
 
+/* Writes the sparse entry of an index whose page exists. */
+static inline void tes__sparse_set_entry_write(tes__sparse_set_t *s, uint32_t index, uint64_t entry)
+{
+    uint64_t *page = s->pages[index >> TES__SPARSE_PAGE_BITS];
+    tes__assert(page);
+    page[index & TES__SPARSE_PAGE_MASK] = entry;
+}
+
 /* Inserts e (which must not be present) into reserved room and returns its
  * packed position. With reuse_holes the tombstone free list is used first. */
-uint32_t tes__sparse_set_insert(tes__sparse_set_t *s, tes_entity_t e, bool reuse_holes);
+static inline uint32_t tes__sparse_set_insert(tes__sparse_set_t *s, tes_entity_t e, bool reuse_holes)
+{
+    tes__assert(!tes__sparse_set_contains(s, e));
+    uint32_t pos;
+    if (reuse_holes && s->free_head != TES_NULL_INDEX) {
+        pos = s->free_head;
+        s->free_head = tes_entity_index(s->packed[pos]);
+    } else {
+        tes__assert(s->count < s->cap);
+        pos = s->count++;
+    }
+    s->packed[pos] = e;
+    s->live++;
+    tes__sparse_set_entry_write(s, tes_entity_index(e), (e & ~(uint64_t)TES_NULL_INDEX) | pos);
+    return pos;
+}
 
 /* Swap-and-pop: removes e, which sits at packed position pos. If pos was
  * not the last slot, the last entity now sits there (its data must be moved
  * from position s->count to pos). */
-void tes__sparse_set_swap_remove(tes__sparse_set_t *s, tes_entity_t e, uint32_t pos);
+static inline void tes__sparse_set_swap_remove(tes__sparse_set_t *s, tes_entity_t e, uint32_t pos)
+{
+    tes__assert(pos == tes__sparse_set_find(s, e));
+    tes__assert(s->free_head == TES_NULL_INDEX); /* swap-pop sets hold no tombstones */
+    uint32_t last = --s->count;
+    if (pos != last) {
+        tes_entity_t moved = s->packed[last];
+        s->packed[pos] = moved;
+        tes__sparse_set_entry_write(s, tes_entity_index(moved), (moved & ~(uint64_t)TES_NULL_INDEX) | pos);
+    }
+    tes__sparse_set_entry_write(s, tes_entity_index(e), TES__SPARSE_EMPTY);
+    s->live--;
+}
 
 /* In-place: tombstones e's packed slot pos, threading it into the free list. */
 void tes__sparse_set_tomb_remove(tes__sparse_set_t *s, tes_entity_t e, uint32_t pos);

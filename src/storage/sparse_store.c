@@ -76,33 +76,8 @@ int tes__sparse_store_reserve(tes__sparse_store_t *st, tes__alloc_t *a, uint32_t
     return reserve_data(st, a, (uint64_t)st->set.count + fresh);
 }
 
-void *tes__sparse_store_insert(tes__sparse_store_t *st, tes_entity_t e)
-{
-    uint32_t pos = tes__sparse_set_insert(&st->set, e, st->stable);
-    return st->size ? tes__sparse_store_at(st, pos) : NULL;
-}
 
-static void move_values(const tes_hooks_t *hooks, void *dst, void *src, uint32_t size)
-{
-    if (hooks && hooks->move)
-        hooks->move(dst, src, 1, hooks->ctx);
-    else
-        memcpy(dst, src, size);
-}
 
-void tes__sparse_store_remove_at(tes__sparse_store_t *st, tes_entity_t e, uint32_t pos,
-                                 const tes_hooks_t *hooks)
-{
-    if (st->stable) {
-        tes__sparse_set_tomb_remove(&st->set, e, pos);
-        return;
-    }
-    tes__sparse_set_swap_remove(&st->set, e, pos);
-    uint32_t last = st->set.count; /* the old last position */
-    if (st->size && pos != last)
-        move_values(hooks, tes__sparse_store_at(st, pos), tes__sparse_store_at(st, last),
-                    st->size);
-}
 
 typedef struct compact_ctx {
     tes__sparse_store_t *st;
@@ -113,7 +88,7 @@ static void compact_move(void *ctx, uint32_t from, uint32_t to)
 {
     compact_ctx_t *c = ctx;
     if (c->st->size)
-        move_values(c->hooks, tes__sparse_store_at(c->st, to), tes__sparse_store_at(c->st, from),
+        tes__sparse_store_move_value(c->hooks, tes__sparse_store_at(c->st, to), tes__sparse_store_at(c->st, from),
                     c->st->size);
 }
 

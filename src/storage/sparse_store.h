@@ -15,6 +15,7 @@
 #ifndef TES_STORAGE_SPARSE_STORE_H
 #define TES_STORAGE_SPARSE_STORE_H
 
+#include "core/bytes.h"
 #include "storage/sparse_set.h"
 
 /* Target size of one data page. */
@@ -59,7 +60,12 @@ int tes__sparse_store_reserve(tes__sparse_store_t *st, tes__alloc_t *a, uint32_t
 
 /* Inserts e into reserved room; returns its raw (unconstructed) data, or
  * NULL for a tag. */
-void *tes__sparse_store_insert(tes__sparse_store_t *st, tes_entity_t e);
+static inline void *tes__sparse_store_insert(tes__sparse_store_t *st, tes_entity_t e)
+{
+    uint32_t pos = tes__sparse_set_insert(&st->set, e, st->stable);
+    return st->size ? tes__sparse_store_at(st, pos) : NULL;
+}
+
 
 /* True when inserting an entity with this index needs no allocation (the
  * common case, checked inline before calling tes__sparse_store_reserve). */
@@ -77,8 +83,29 @@ static inline bool tes__sparse_store_has_room(const tes__sparse_store_t *st, uin
 /* Removes e, which sits at packed position pos and whose component the
  * caller has already destroyed. With swap-and-pop the last component is
  * relocated with the move hook (memcpy without one). */
-void tes__sparse_store_remove_at(tes__sparse_store_t *st, tes_entity_t e, uint32_t pos,
-                                 const tes_hooks_t *hooks);
+/* Relocates one value with the move hook, or an inline copy. */
+static inline void tes__sparse_store_move_value(const tes_hooks_t *hooks, void *dst, void *src, uint32_t size)
+{
+    if (hooks && hooks->move)
+        hooks->move(dst, src, 1, hooks->ctx);
+    else
+        tes__copy_bytes(dst, src, size);
+}
+
+static inline void tes__sparse_store_remove_at(tes__sparse_store_t *st, tes_entity_t e, uint32_t pos,
+                                 const tes_hooks_t *hooks)
+{
+    if (st->stable) {
+        tes__sparse_set_tomb_remove(&st->set, e, pos);
+        return;
+    }
+    tes__sparse_set_swap_remove(&st->set, e, pos);
+    uint32_t last = st->set.count; /* the old last position */
+    if (st->size && pos != last)
+        tes__sparse_store_move_value(hooks, tes__sparse_store_at(st, pos), tes__sparse_store_at(st, last),
+                    st->size);
+}
+
 
 /* Removes e (which must be present); see tes__sparse_store_remove_at. */
 static inline void tes__sparse_store_remove(tes__sparse_store_t *st, tes_entity_t e,
