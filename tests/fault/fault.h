@@ -1,0 +1,155 @@
+/*
+ * The allocation-failure sweep's runner, shared by the scenarios
+ * (scenarios.c) and the driver (fault_sweep.c).
+ *
+ * A scenario is straight-line code: a sequence of library calls, each
+ * wrapped in FS_STEP. The sweep runs a scenario once with no failure to
+ * count its allocations K (and to record, per step, how many allocations
+ * had happened by its end and the final state), then once for every k in
+ * 1..K with the k-th allocation failing. FS_STEP knows from that record
+ * which step will meet the failure, snapshots the whole observable state
+ * just before it, and after the call checks: the status is TES_ERR_NOMEM
+ * (tes_last_error too), tes__world_check passes, the state equals the
+ * snapshot, hook counters show no phantom events and ctor - dtor still
+ * equals the live values. Then it retries the same call, which must now
+ * succeed, so the scenario continues and ends in the same final state as
+ * the reference run.
+ */
+#ifndef TES_FAULT_FAULT_H
+#define TES_FAULT_FAULT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fault/counting_alloc.h"
+#include "tessera.h"
+
+/* The sweep's component set; index 0 is the built-in TES_DISABLED. */
+enum {
+    FS_C_DISABLED = 0,
+    FS_C_T4,   /* table, 4 bytes */
+    FS_C_T24,  /* table, 24 bytes, align 8, hooks */
+    FS_C_TTAG, /* table tag */
+    FS_C_S8,   /* sparse, 8 bytes, hooks */
+    FS_C_SST,  /* stable sparse, 16 bytes, hooks */
+    FS_C_STAG, /* sparse tag */
+    FS_C_T16,  /* table, 16 bytes, align 16 */
+    FS_C_S4,   /* sparse, 4 bytes */
+    FS_NBASE
+};
+
+/* Base components plus extras that a scenario may register. */
+#define FS_MAX_COMPS 96
+#define FS_MAX_ID 256
+
+typedef struct fs_hook_counts {
+    uint64_t ctor, dtor, on_add, on_set, on_remove;
+} fs_hook_counts_t;
+
+struct fs_run;
+typedef struct fs_hook_ctx {
+    struct fs_run *r;
+    int k;
+    uint32_t size;
+} fs_hook_ctx_t;
+
+/* A serialized snapshot of the observable state (see fs_snapshot). */
+typedef struct fs_snap {
+    uint8_t *bytes;
+    size_t len, cap;
+    size_t *ent_off; /* where each tracked entity's record starts */
+    uint32_t nents;
+} fs_snap_t;
+
+typedef struct fs_ref {
+    uint64_t *step_end; /* allocation calls made by the end of each step */
+    uint32_t nsteps, cap;
+    fs_snap_t final;
+} fs_ref_t;
+
+typedef struct fs_run {
+    ca_state_t ca;
+    uint64_t calls_at_world; /* allocator calls before the world that lived */
+    tes_world_t *w;
+    const char *scenario;
+    bool reference;        /* the counting run: no failure injected */
+    fs_ref_t *ref;
+    /* Components: id per index, size per id. */
+    tes_comp_t ids[FS_MAX_COMPS];
+    int ncomps;
+    uint32_t size_of[FS_MAX_ID];
+    fs_hook_counts_t counts[FS_MAX_COMPS];
+    fs_hook_ctx_t ctx[FS_MAX_COMPS];
+    /* Every entity the scenario created, alive or not. */
+    tes_entity_t *ents;
+    uint32_t nents, ents_cap;
+    /* Step bookkeeping. */
+    uint32_t step;
+    uint64_t failures_before;
+    bool have_snap;
+    fs_snap_t snap;
+    bool dead;             /* a problem stopped the scenario */
+    int problems;
+    uint64_t injected;
+    uint64_t absorbed;     /* injected failures the call survived (caches) */
+    uint64_t in_world_new; /* injected failures that hit tes_world_new */
+} fs_run_t;
+
+void fs_problem(fs_run_t *r, const char *fmt, ...);
+
+/* Before a call: false if the scenario was stopped. */
+bool fs_before(fs_run_t *r);
+/* After a call returning rc: true if the call failed from the injected
+ * failure and must be retried. */
+bool fs_after(fs_run_t *r, int rc, const char *what);
+
+/* Runs `expr` (an int status), checking it and retrying once after an
+ * injected failure. */
+#define FS_STEP(r, expr)                        \
+    do {                                        \
+        for (int fs_try_ = 0; fs_try_ < 2; fs_try_++) { \
+            if (!fs_before(r))                  \
+                break;                          \
+            int fs_rc_ = (expr);                \
+            if (!fs_after(r, fs_rc_, #expr))    \
+                break;                          \
+        }                                       \
+    } while (0)
+
+/* Status adapters for calls that return a handle, pointer or id. */
+int fs_ent(fs_run_t *r, tes_entity_t *out, tes_entity_t e);
+int fs_ptr(fs_run_t *r, void **out, void *p);
+int fs_comp(fs_run_t *r, tes_comp_t *out, tes_comp_t c);
+
+/* Creates the world through the counting allocator (retrying after an
+ * injected failure, which must leak nothing). */
+bool fs_world_new(fs_run_t *r, const tes_world_desc_t *desc);
+/* Registers the base components, one step each. */
+void fs_register_base(fs_run_t *r);
+/* Registers one more component; returns its index or -1. */
+int fs_register(fs_run_t *r, const char *name, uint32_t size, uint32_t align,
+                tes_storage_t storage, bool stable, bool hooks);
+/* Remembers an entity so snapshots cover it. */
+void fs_track(fs_run_t *r, tes_entity_t e);
+
+/* Convenience steps (each one FS_STEP). */
+tes_entity_t fs_spawn(fs_run_t *r);
+void fs_spawn_n(fs_run_t *r, int32_t n, const int *ks, int32_t nk);
+void fs_add(fs_run_t *r, tes_entity_t e, int k);
+void fs_set(fs_run_t *r, tes_entity_t e, int k, uint32_t seed);
+void fs_ensure(fs_run_t *r, tes_entity_t e, int k, uint32_t seed);
+void fs_remove(fs_run_t *r, tes_entity_t e, int k);
+tes_entity_t fs_clone(fs_run_t *r, tes_entity_t e);
+void fs_destroy(fs_run_t *r, tes_entity_t e);
+void fs_clear(fs_run_t *r, tes_entity_t e);
+void fs_disable(fs_run_t *r, tes_entity_t e, bool disable);
+
+typedef struct fs_scenario {
+    const char *name;
+    void (*run)(fs_run_t *r);
+} fs_scenario_t;
+
+extern const fs_scenario_t fs_scenarios[];
+extern const int fs_nscenarios;
+
+#endif

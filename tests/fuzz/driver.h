@@ -1,0 +1,61 @@
+/*
+ * The differential fuzzer's op loop, shared by fuzz_runner (PRNG seeds) and
+ * fuzz_libfuzzer (raw bytes). Both front ends go through one entropy source,
+ * so a byte stream and a seed drive exactly the same code: every decision
+ * the driver makes is one fz_draw call.
+ *
+ * A run creates a world with a config (generation and entity limits small or
+ * default), registers the fuzzer's component set, then performs ops, each
+ * compared with the reference model (fuzz/model.h) right away; every
+ * check_every ops and at the end it compares the whole state and calls
+ * tes__world_check. The first divergence stops the run and is reported with
+ * its step number.
+ */
+#ifndef TES_FUZZ_DRIVER_H
+#define TES_FUZZ_DRIVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct fz_source {
+    const uint8_t *data; /* byte mode when non-NULL */
+    size_t size;
+    size_t pos;
+    uint64_t state;      /* PRNG mode state */
+    bool exhausted;      /* byte mode ran out of input */
+} fz_source_t;
+
+void fz_source_seed(fz_source_t *s, uint64_t seed);
+void fz_source_bytes(fz_source_t *s, const uint8_t *data, size_t size);
+/* A number in [0, bound) (bound >= 1). In byte mode, once the input is used
+ * up it returns 0 and sets `exhausted`, which ends the run after this op. */
+uint32_t fz_draw(fz_source_t *s, uint32_t bound);
+
+typedef struct fz_config {
+    const char *name;
+    uint32_t generation_limit; /* 0 = default */
+    uint32_t entity_limit;     /* 0 = default */
+    uint32_t pop_target;       /* live entities the op mix steers towards */
+    uint32_t check_every;      /* full-state comparison period, in ops */
+} fz_config_t;
+
+/* The fixed configurations; a seed or the first input byte picks one. */
+#define FZ_VARIANTS 4
+void fz_config_variant(uint32_t variant, fz_config_t *cfg);
+
+typedef struct fz_result {
+    uint64_t ops;      /* ops performed */
+    bool diverged;
+    uint64_t step;     /* the failing op (0-based), when diverged */
+    char msg[1024];
+    /* The run's shape, for --verbose: final population, slots, retired
+     * slots, spawns refused with TES_ERR_FULL, tracked values constructed. */
+    uint32_t alive, slots, retired;
+    uint64_t full, hooks;
+} fz_result_t;
+
+/* Runs up to max_ops ops (fewer if a byte source runs out). */
+void fz_run(const fz_config_t *cfg, fz_source_t *src, uint64_t max_ops, fz_result_t *res);
+
+#endif

@@ -1,0 +1,180 @@
+/*
+ * Reference model implementation: see model.h. Every operation is a direct
+ * transcription of the header's contract (include/tessera.h) with no
+ * optimisation, so it can be checked by reading. Arrays grow with realloc;
+ * the model never shrinks anything.
+ */
+#include "fuzz/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const fz_comp_info_t fz_comps[FZ_NCOMP] = {
+    [FZ_C_DISABLED] = {"TES_DISABLED", 0, 0, TES_STORAGE_TABLE, false, false, false},
+    [FZ_C_T4] = {"fz_t4", 4, 4, TES_STORAGE_TABLE, false, false, false},
+    [FZ_C_T12] = {"fz_t12", 12, 4, TES_STORAGE_TABLE, false, false, false},
+    [FZ_C_T24] = {"fz_t24", 24, 8, TES_STORAGE_TABLE, false, true, false},
+    [FZ_C_T16A] = {"fz_t16a", 16, 16, TES_STORAGE_TABLE, false, false, false},
+    [FZ_C_TTAG] = {"fz_ttag", 0, 0, TES_STORAGE_TABLE, false, false, false},
+    [FZ_C_TTAG2] = {"fz_ttag2", 0, 0, TES_STORAGE_TABLE, false, false, true},
+    [FZ_C_S4] = {"fz_s4", 4, 4, TES_STORAGE_SPARSE, false, false, false},
+    [FZ_C_S16] = {"fz_s16", 16, 8, TES_STORAGE_SPARSE, false, true, false},
+    [FZ_C_SST] = {"fz_sst", 24, 8, TES_STORAGE_SPARSE, true, true, false},
+    [FZ_C_STAG] = {"fz_stag", 0, 0, TES_STORAGE_SPARSE, false, false, true},
+    [FZ_C_SST8] = {"fz_sst8", 8, 8, TES_STORAGE_SPARSE, true, false, false},
+};
+
+void fz_default_value(int k, uint8_t out[FZ_MAXSIZE])
+{
+    memset(out, 0, FZ_MAXSIZE);
+    if (fz_comps[k].tracked)
+        for (uint32_t i = FZ_TRACK_HDR; i < fz_comps[k].size; i++)
+            out[i] = (uint8_t)(0x40u + (uint32_t)k * 8u + i);
+}
+
+/* Grows *arr (of *cap elements) to hold at least need elements. */
+static bool grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    uint32_t n = *cap ? *cap * 2 : 64;
+    while (n < need)
+        n *= 2;
+    void *p = realloc(*arr, (size_t)n * elem);
+    if (!p)
+        return false;
+    *arr = p;
+    *cap = n;
+    return true;
+}
+
+bool fz_model_init(fz_model_t *m, uint32_t generation_limit, uint32_t entity_limit)
+{
+    memset(m, 0, sizeof *m);
+    /* The header: 0 means TES_MAX_GENERATION / 2^32 - 1 slots. */
+    m->generation_limit = generation_limit ? generation_limit : TES_MAX_GENERATION;
+    if (m->generation_limit > TES_MAX_GENERATION)
+        m->generation_limit = TES_MAX_GENERATION;
+    m->entity_limit = entity_limit ? entity_limit : TES_NULL_INDEX;
+    return true;
+}
+
+void fz_model_fini(fz_model_t *m)
+{
+    free(m->slots);
+    free(m->free_stack);
+    free(m->live);
+    memset(m, 0, sizeof *m);
+}
+
+fz_mslot_t *fz_model_get(const fz_model_t *m, tes_entity_t e)
+{
+    uint32_t index = tes_entity_index(e);
+    if (index >= m->nslots)
+        return NULL;
+    fz_mslot_t *s = &m->slots[index];
+    if (!s->alive || s->gen != tes_entity_generation(e))
+        return NULL;
+    return s;
+}
+
+bool fz_model_can_spawn(const fz_model_t *m, uint32_t n)
+{
+    if (n <= m->nfree)
+        return true;
+    uint64_t fresh = (uint64_t)n - m->nfree;
+    return (uint64_t)m->nslots + fresh <= m->entity_limit;
+}
+
+tes_entity_t fz_model_peek_spawn(const fz_model_t *m)
+{
+    if (m->nfree) {
+        uint32_t index = m->free_stack[m->nfree - 1];
+        return tes_entity_make(index, m->slots[index].gen);
+    }
+    return tes_entity_make(m->nslots, 1);
+}
+
+tes_entity_t fz_model_spawn(fz_model_t *m)
+{
+    if (!grow((void **)&m->live, &m->live_cap, m->nlive + 1, sizeof *m->live))
+        return TES_NULL;
+    uint32_t index;
+    if (m->nfree) {
+        index = m->free_stack[--m->nfree];
+    } else {
+        if (!grow((void **)&m->slots, &m->slots_cap, m->nslots + 1, sizeof *m->slots) ||
+            !grow((void **)&m->free_stack, &m->free_cap, m->nslots + 1, sizeof *m->free_stack))
+            return TES_NULL;
+        index = m->nslots++;
+        memset(&m->slots[index], 0, sizeof m->slots[index]);
+        m->slots[index].gen = 1; /* generations start at 1: TES_NULL is never alive */
+    }
+    fz_mslot_t *s = &m->slots[index];
+    s->alive = true;
+    s->mask = 0;
+    memset(s->stable_ptr, 0, sizeof s->stable_ptr);
+    s->live_pos = m->nlive;
+    m->live[m->nlive++] = index;
+    return tes_entity_make(index, s->gen);
+}
+
+void fz_model_destroy(fz_model_t *m, uint32_t index)
+{
+    fz_mslot_t *s = &m->slots[index];
+    fz_model_clear(m, index);
+    s->alive = false;
+    /* Swap-remove from the live list. */
+    uint32_t last = m->live[--m->nlive];
+    m->live[s->live_pos] = last;
+    m->slots[last].live_pos = s->live_pos;
+    if (s->gen >= m->generation_limit) {
+        s->retired = true; /* retired for good: never on the free stack again */
+        m->retired++;
+        return;
+    }
+    s->gen++;
+    m->free_stack[m->nfree++] = index; /* free_cap >= nslots, so it fits */
+}
+
+bool fz_model_has(const fz_model_t *m, uint32_t index, int k)
+{
+    return (m->slots[index].mask >> k) & 1u;
+}
+
+bool fz_model_add(fz_model_t *m, uint32_t index, int k)
+{
+    fz_mslot_t *s = &m->slots[index];
+    if (fz_model_has(m, index, k))
+        return false;
+    s->mask |= 1u << k;
+    fz_default_value(k, s->val[k]);
+    s->stable_ptr[k] = NULL;
+    m->values[k]++;
+    m->expect[k].on_add++;
+    return true;
+}
+
+bool fz_model_remove(fz_model_t *m, uint32_t index, int k)
+{
+    fz_mslot_t *s = &m->slots[index];
+    if (!fz_model_has(m, index, k))
+        return false;
+    s->mask &= ~(1u << k);
+    s->stable_ptr[k] = NULL;
+    m->values[k]--;
+    m->expect[k].on_remove++;
+    return true;
+}
+
+void fz_model_clear(fz_model_t *m, uint32_t index)
+{
+    for (int k = 0; k < FZ_NCOMP; k++)
+        fz_model_remove(m, index, k);
+}
+
+void fz_model_write(fz_model_t *m, uint32_t index, int k, const uint8_t *value)
+{
+    uint32_t off = fz_payload_offset(k);
+    memcpy(m->slots[index].val[k] + off, value + off, fz_comps[k].size - off);
+}

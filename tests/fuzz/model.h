@@ -1,0 +1,130 @@
+/*
+ * The reference model for the differential fuzzer: the simplest thing that
+ * can be obviously right, so that any disagreement with the library points at
+ * the library. Entities are a plain array of slots (alive flag + generation),
+ * the free list is an explicit LIFO stack of indices, and each slot stores a
+ * presence bitmask plus a fixed byte array per component. Nothing here is
+ * fast or clever on purpose.
+ *
+ * The model also knows the fuzzer's fixed component set (fz_comps) and keeps
+ * the hook-call counts the library must produce (on_add, on_set, on_remove,
+ * copy) and the number of live values per component (which ctor - dtor must
+ * equal).
+ */
+#ifndef TES_FUZZ_MODEL_H
+#define TES_FUZZ_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tessera.h"
+
+/* Component k of the model; k = 0 is the built-in TES_DISABLED. */
+enum {
+    FZ_C_DISABLED = 0,
+    FZ_C_T4,    /* table, 4 bytes */
+    FZ_C_T12,   /* table, 12 bytes, align 4 */
+    FZ_C_T24,   /* table, 24 bytes, align 8, tracked hooks */
+    FZ_C_T16A,  /* table, 16 bytes, align 16 */
+    FZ_C_TTAG,  /* table tag */
+    FZ_C_TTAG2, /* table tag with observer hooks */
+    FZ_C_S4,    /* sparse, 4 bytes */
+    FZ_C_S16,   /* sparse, 16 bytes, align 8, tracked hooks */
+    FZ_C_SST,   /* stable sparse, 24 bytes, align 8, tracked hooks */
+    FZ_C_STAG,  /* sparse tag with observer hooks */
+    FZ_C_SST8,  /* stable sparse, 8 bytes, no hooks */
+    FZ_NCOMP
+};
+
+/* Largest component size in the set. */
+#define FZ_MAXSIZE 24
+/* Tracked components keep a 64-bit serial at offset 0 (see driver_hooks.c);
+ * only the bytes after it are the user-visible payload the model compares. */
+#define FZ_TRACK_HDR 8
+
+typedef struct fz_comp_info {
+    const char *name;
+    uint32_t size;
+    uint32_t align;
+    tes_storage_t storage;
+    bool stable;
+    bool tracked;   /* ctor/dtor/copy/move + observers, checked by serial */
+    bool observed;  /* observers only (tags) */
+} fz_comp_info_t;
+
+extern const fz_comp_info_t fz_comps[FZ_NCOMP];
+
+/* First byte of the payload the model compares for component k. */
+static inline uint32_t fz_payload_offset(int k) { return fz_comps[k].tracked ? FZ_TRACK_HDR : 0; }
+
+/* The value a freshly added component holds: zero, or the pattern the
+ * tracked ctor writes (so a library that zero-fills instead of calling the
+ * ctor shows up as a value mismatch). */
+void fz_default_value(int k, uint8_t out[FZ_MAXSIZE]);
+
+typedef struct fz_mslot {
+    uint32_t gen;     /* live: its generation; free: the next one to issue */
+    bool alive;
+    bool retired;
+    uint32_t live_pos; /* position in fz_model_t.live while alive */
+    uint32_t mask;    /* bit k set = has component k */
+    uint8_t val[FZ_NCOMP][FZ_MAXSIZE];
+    /* Address first seen for a stable component; it must never change until
+     * the component is removed. NULL = not observed yet. */
+    const void *stable_ptr[FZ_NCOMP];
+} fz_mslot_t;
+
+typedef struct fz_hook_expect {
+    uint64_t on_add, on_set, on_remove, copy;
+} fz_hook_expect_t;
+
+typedef struct fz_model {
+    uint32_t generation_limit; /* normalised: never 0 */
+    uint32_t entity_limit;     /* normalised: never 0 */
+    fz_mslot_t *slots;
+    uint32_t nslots, slots_cap;
+    uint32_t *free_stack; /* LIFO: top = most recently destroyed */
+    uint32_t nfree, free_cap;
+    uint32_t *live;       /* indices of live slots, any order (for random picks) */
+    uint32_t nlive, live_cap;
+    uint32_t retired;
+    uint32_t values[FZ_NCOMP]; /* entities holding component k */
+    fz_hook_expect_t expect[FZ_NCOMP];
+} fz_model_t;
+
+/* Returns false if out of memory (the harness then gives up). */
+bool fz_model_init(fz_model_t *m, uint32_t generation_limit, uint32_t entity_limit);
+void fz_model_fini(fz_model_t *m);
+
+/* The live slot of e, or NULL. */
+fz_mslot_t *fz_model_get(const fz_model_t *m, tes_entity_t e);
+static inline bool fz_model_alive(const fz_model_t *m, tes_entity_t e) { return fz_model_get(m, e) != NULL; }
+static inline tes_entity_t fz_model_handle(const fz_model_t *m, uint32_t index)
+{
+    return tes_entity_make(index, m->slots[index].gen);
+}
+
+/* Whether n more entities fit (free slots first, then new slots). */
+bool fz_model_can_spawn(const fz_model_t *m, uint32_t n);
+/* The handle the next spawn will issue (requires can_spawn(1)). */
+tes_entity_t fz_model_peek_spawn(const fz_model_t *m);
+/* Spawns an empty entity (requires can_spawn(1)). Returns its handle, or
+ * TES_NULL if the model itself ran out of memory. */
+tes_entity_t fz_model_spawn(fz_model_t *m);
+/* Removes every component (counting on_remove) and frees the slot: bumps its
+ * generation and pushes it, or retires it at the generation limit. */
+void fz_model_destroy(fz_model_t *m, uint32_t index);
+
+bool fz_model_has(const fz_model_t *m, uint32_t index, int k);
+/* Adds k with its default value if missing (counting on_add); returns true
+ * if it was added. */
+bool fz_model_add(fz_model_t *m, uint32_t index, int k);
+/* Removes k if present (counting on_remove); returns true if it was. */
+bool fz_model_remove(fz_model_t *m, uint32_t index, int k);
+void fz_model_clear(fz_model_t *m, uint32_t index);
+/* Stores the payload bytes of a value (the bytes before the payload offset
+ * are ignored). */
+void fz_model_write(fz_model_t *m, uint32_t index, int k, const uint8_t *value);
+
+#endif
