@@ -275,6 +275,117 @@ int tes_enable(tes_world_t *w, tes_entity_t e);
 /* True if e is alive and not disabled. */
 bool tes_enabled(const tes_world_t *w, tes_entity_t e);
 
+
+/* ------------------------------------------------------------------------ */
+/* Queries                                                                   */
+/* ------------------------------------------------------------------------ */
+
+#define TES_MAX_TERMS 16
+
+typedef enum tes_oper_t {
+    TES_AND = 0,     /* the entity must have the component */
+    TES_NOT = 1,     /* the entity must not have it */
+    TES_OPTIONAL = 2 /* field is the component if present, else NULL */
+} tes_oper_t;
+
+/* How a term's field is used; recorded for a future scheduler. */
+typedef enum tes_access_t {
+    TES_INOUT = 0,
+    TES_IN = 1,
+    TES_OUT = 2,
+    TES_NOACCESS = 3
+} tes_access_t;
+
+typedef struct tes_term_t {
+    tes_comp_t comp; /* 0 ends the term list */
+    tes_oper_t oper;
+    tes_access_t access;
+} tes_term_t;
+
+enum {
+    TES_QUERY_INCLUDE_DISABLED = 1 << 0, /* also match entities with TES_DISABLED */
+    TES_QUERY_INCLUDE_PREFAB = 1 << 1,   /* also match entities with TES_PREFAB */
+    /* Keep a sparse set of the matching entities up to date on every change
+     * (seed 002 b): iteration walks exactly the matches. */
+    TES_QUERY_NONOWNING_GROUP = 1 << 2,
+    /* Keep the matching entities packed at the front of every AND term's
+     * sparse store, in the same order (seed 002 c): every chunk is fully
+     * contiguous. Every AND term must be a non-stable sparse component not
+     * owned by another group; otherwise tes_query_new fails with
+     * TES_ERR_INVALID. */
+    TES_QUERY_OWNING_GROUP = 1 << 3
+};
+
+typedef struct tes_query_desc_t {
+    tes_term_t terms[TES_MAX_TERMS]; /* end at the first comp == 0 */
+    uint32_t flags;
+} tes_query_desc_t;
+
+typedef struct tes_query tes_query_t;
+
+/* An iteration over a query, in chunks. Only `count`, `entities` and
+ * `world` are public; the other fields belong to the iterator. */
+#define TES_ITER_SCRATCH 32
+
+typedef struct tes_iter_t {
+    int32_t count;                 /* entities in this chunk */
+    const tes_entity_t *entities;  /* count entities */
+    tes_world_t *world;
+    /* Private: the iterator's own state. */
+    void *priv_fields[TES_MAX_TERMS];
+    tes_query_t *priv_query;
+    uint32_t priv_phase;           /* which walk is running */
+    uint32_t priv_cursor;          /* table index / packed position / slot */
+    uint32_t priv_row;             /* row within the current table */
+    int32_t priv_driver;           /* driving term of a sparse walk */
+    uint32_t priv_done;            /* nonzero once finished */
+    tes_entity_t priv_scratch[TES_ITER_SCRATCH]; /* handles of root chunks */
+} tes_iter_t;
+
+/* Creates a query. Fails with NULL and TES_ERR_INVALID for no terms, an
+ * unknown component, a term repeated, an unknown oper/access/flag, only NOT
+ * terms with a group flag, both group flags, or an owning group over a
+ * stable store, a table component or a store another group owns;
+ * TES_ERR_NOMEM if the allocator fails. */
+tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc);
+void tes_query_free(tes_query_t *q);
+
+/* The number of entities the query matches now. */
+int32_t tes_query_count(tes_query_t *q);
+
+/* Starts an iteration. While any iterator is live, structural changes are
+ * deferred (see tes_defer_begin). Call tes_iter_next until it returns
+ * false; leaving the loop early requires tes_iter_fini. */
+tes_iter_t tes_query_iter(tes_query_t *q);
+/* Advances to the next non-empty chunk; false when done (the iterator is
+ * then finished and deferred changes may have been applied). */
+bool tes_iter_next(tes_iter_t *it);
+/* The field of term `term` for this chunk: an array of it->count values
+ * aligned with it->entities. NULL for NOT terms, tags, an OPTIONAL term the
+ * chunk's entities lack, and out-of-range terms. */
+void *tes_field(const tes_iter_t *it, int32_t term);
+/* Ends an iteration early (idempotent; harmless after tes_iter_next
+ * returned false). */
+void tes_iter_fini(tes_iter_t *it);
+
+/* ------------------------------------------------------------------------ */
+/* Deferred changes                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Between tes_defer_begin and the matching tes_defer_end (they nest, and a
+ * live iterator counts as one level), spawn, spawn_n, destroy, add, set,
+ * ensure (of a missing component), remove, clear, clone, disable and enable
+ * are queued and applied in call order when the outermost level ends.
+ * tes_spawn and tes_clone still return a live handle at once (its components
+ * arrive at the flush). Reads (tes_get, tes_has, tes_alive, ...) see the
+ * current state, before the queued changes. Queued operations on entities
+ * that died before the flush are dropped (their staged values destroyed).
+ * tes_defer_end returns the first error met while applying (the rest is
+ * still applied), or TES_ERR_INVALID when no level is open. */
+int tes_defer_begin(tes_world_t *w);
+int tes_defer_end(tes_world_t *w);
+bool tes_is_deferred(const tes_world_t *w);
+
 #ifdef __cplusplus
 }
 #endif

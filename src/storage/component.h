@@ -28,6 +28,7 @@ typedef struct tes__component {
     char *name;
     size_t name_size;
     tes__sparse_store_t store; /* used when storage == TES_STORAGE_SPARSE */
+    void *owner;               /* the owning group that orders this store, if any */
 } tes__component_t;
 
 typedef struct tes__registry {

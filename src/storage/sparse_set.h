@@ -134,6 +134,16 @@ static inline void tes__sparse_set_swap_remove(tes__sparse_set_t *s, tes_entity_
 /* In-place: tombstones e's packed slot pos, threading it into the free list. */
 void tes__sparse_set_tomb_remove(tes__sparse_set_t *s, tes_entity_t e, uint32_t pos);
 
+/* Exchanges the entities at packed positions a and b (both live). */
+static inline void tes__sparse_set_swap(tes__sparse_set_t *s, uint32_t a, uint32_t b)
+{
+    tes_entity_t ea = s->packed[a], eb = s->packed[b];
+    s->packed[a] = eb;
+    s->packed[b] = ea;
+    tes__sparse_set_entry_write(s, tes_entity_index(ea), (ea & ~(uint64_t)TES_NULL_INDEX) | b);
+    tes__sparse_set_entry_write(s, tes_entity_index(eb), (eb & ~(uint64_t)TES_NULL_INDEX) | a);
+}
+
 /* First live packed position at or after pos (s->count when none). */
 static inline uint32_t tes__sparse_set_next_live(const tes__sparse_set_t *s, uint32_t pos)
 {

@@ -114,6 +114,22 @@ static inline void tes__sparse_store_remove(tes__sparse_store_t *st, tes_entity_
     tes__sparse_store_remove_at(st, e, tes__sparse_set_find(&st->set, e), hooks);
 }
 
+/* Exchanges the components (and entities) at positions a and b, relocating
+ * data through `scratch` (room for one component) with the move hook. */
+static inline void tes__sparse_store_swap(tes__sparse_store_t *st, uint32_t a, uint32_t b,
+                                          const tes_hooks_t *hooks, void *scratch)
+{
+    if (a == b)
+        return;
+    tes__sparse_set_swap(&st->set, a, b);
+    if (!st->size)
+        return;
+    void *pa = tes__sparse_store_at(st, a), *pb = tes__sparse_store_at(st, b);
+    tes__sparse_store_move_value(hooks, scratch, pa, st->size);
+    tes__sparse_store_move_value(hooks, pa, pb, st->size);
+    tes__sparse_store_move_value(hooks, pb, scratch, st->size);
+}
+
 /* Squeezes tombstones out of a stable store (moving data with the move
  * hook). Invalidates the addresses of moved components: an explicit call,
  * never done implicitly. Returns how many components moved. */

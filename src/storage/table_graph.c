@@ -59,10 +59,16 @@ tes__table_t *tes__graph_ensure(tes__table_graph_t *g, tes__alloc_t *a, const te
     t = tes__table_new(a, r, g->count, type, type_count);
     if (!t)
         return NULL;
+    for (uint32_t i = 0; i < g->listener_count; i++) {
+        if (g->listeners[i].fn(g->listeners[i].ctx, t, false)) {
+            tes__table_free(t, a);
+            return NULL;
+        }
+    }
     g->tables[g->count++] = t;
     tes__map_insert(&g->by_type, hash, t->id);
     for (uint32_t i = 0; i < g->listener_count; i++)
-        g->listeners[i].fn(g->listeners[i].ctx, t);
+        g->listeners[i].fn(g->listeners[i].ctx, t, true);
     return t;
 }
 
@@ -117,4 +123,14 @@ int tes__graph_listen(tes__table_graph_t *g, tes__alloc_t *a, tes__table_listene
         return TES_ERR_NOMEM;
     g->listeners[g->listener_count++] = (tes__table_listener_t){fn, ctx};
     return TES_OK;
+}
+
+void tes__graph_unlisten(tes__table_graph_t *g, void *ctx)
+{
+    for (uint32_t i = 0; i < g->listener_count; i++) {
+        if (g->listeners[i].ctx == ctx) {
+            g->listeners[i] = g->listeners[--g->listener_count];
+            return;
+        }
+    }
 }

@@ -18,7 +18,11 @@
 /* Table ids must fit below the slot flag bit of the entity index. */
 #define TES__TABLE_ID_LIMIT UINT32_C(0x7FFFFFFF)
 
-typedef void (*tes__table_listener_fn)(void *ctx, tes__table_t *table);
+/* Called twice for every new table: first with commit = false, before the
+ * table joins the graph, to reserve what the listener will need (returning
+ * TES_ERR_NOMEM abandons the table's creation); then with commit = true,
+ * when it must not fail. */
+typedef int (*tes__table_listener_fn)(void *ctx, tes__table_t *table, bool commit);
 
 typedef struct tes__table_listener {
     tes__table_listener_fn fn;
@@ -54,5 +58,7 @@ tes__table_t *tes__graph_step(tes__table_graph_t *g, tes__alloc_t *a, const tes_
 /* Registers fn to be called for every table created from now on. */
 int tes__graph_listen(tes__table_graph_t *g, tes__alloc_t *a, tes__table_listener_fn fn,
                       void *ctx);
+/* Removes the listener registered with ctx. */
+void tes__graph_unlisten(tes__table_graph_t *g, void *ctx);
 
 #endif

@@ -65,11 +65,15 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
         if (!tes__sparse_store_has_room(st, tes_entity_index(e)) &&
             tes__sparse_store_reserve(st, &w->alloc, 1, tes_entity_index(e), NULL, NULL))
             return TES_ERR_NOMEM;
+        if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
+            return TES_ERR_NOMEM;
+        tes__watch_before(w, e, info->id);
         *ptr = tes__sparse_store_insert(st, e);
         if (*ptr)
             tes__component_construct1(info, *ptr);
         slot->table |= TES__SLOT_SPARSE;
         *added = true;
+        tes__watch_after(w, e, info->id);
         return TES_OK;
     }
     tes__table_t *src = tes__slot_table(w, slot);
@@ -77,11 +81,24 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
     if (!dst || tes__table_reserve(dst, &w->alloc, 1))
         return TES_ERR_NOMEM;
     if (dst != src) {
+        if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
+            return TES_ERR_NOMEM;
+        tes__watch_before(w, e, info->id);
         move_to(w, e, slot, dst);
         *added = true;
+        tes__watch_after(w, e, info->id);
     }
     int32_t col = tes__table_column_index(dst, info->id);
     *ptr = col >= 0 ? tes__table_cell(dst, (uint32_t)col, slot->row) : NULL;
+    return TES_OK;
+}
+
+/* Queues a command for e and c. TES_OK or TES_ERR_NOMEM (recorded). */
+static int defer_op(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_comp_t c)
+{
+    if (tes__defer_reserve(w, 1))
+        return tes__fail(w, TES_ERR_NOMEM);
+    tes__defer_push(w, kind, e, c, TES_NULL, NULL);
     return TES_OK;
 }
 
@@ -92,6 +109,8 @@ int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     int rc = enter_component(w, e, c, &slot, &info);
     if (rc)
         return rc;
+    if (w->defer.depth > 0)
+        return defer_op(w, TES__OP_ADD, e, c);
     void *ptr;
     bool added;
     rc = add_component(w, e, slot, info, &ptr, &added);
@@ -111,6 +130,11 @@ int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
         return rc;
     if (info->size && !value)
         return tes__fail(w, TES_ERR_INVALID);
+    if (w->defer.depth > 0) {
+        void *staged;
+        rc = tes__defer_set(w, e, c, value, &staged);
+        return rc ? tes__fail(w, rc) : TES_OK;
+    }
     void *ptr;
     bool added;
     rc = add_component(w, e, slot, info, &ptr, &added);
@@ -134,6 +158,19 @@ void *tes_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c)
         tes__fail(w, TES_ERR_INVALID);
         return NULL;
     }
+    if (w->defer.depth > 0) {
+        /* Present now: its current address. Missing: a staged value that
+         * the flush assigns (the same one for repeated calls). */
+        void *now = tes_get_mut(w, e, c);
+        if (now)
+            return now;
+        void *staged = tes__defer_find_staged(w, e, c);
+        if (!staged && tes__defer_set(w, e, c, NULL, &staged)) {
+            tes__fail(w, TES_ERR_NOMEM);
+            return NULL;
+        }
+        return staged;
+    }
     void *ptr;
     bool added;
     int rc = add_component(w, e, slot, info, &ptr, &added);
@@ -153,6 +190,8 @@ int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     int rc = enter_component(w, e, c, &slot, &info);
     if (rc)
         return rc;
+    if (w->defer.depth > 0)
+        return defer_op(w, TES__OP_REMOVE, e, c);
     if (info->storage == TES_STORAGE_SPARSE) {
         tes__sparse_store_t *st = &info->store;
         uint32_t pos = tes__sparse_set_find(&st->set, e);
@@ -160,9 +199,16 @@ int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
             return TES_OK;
         void *ptr = st->size ? tes__sparse_store_at(st, pos) : NULL;
         tes__fire(w, info->hooks.on_remove, info, e, ptr);
-        if (ptr)
+        tes__watch_before(w, e, c);
+        ptr = tes__sparse_store_get(st, e); /* watchers may have moved it */
+        if (ptr) {
+            w->hook_depth++;
             tes__component_destruct(info, ptr, 1);
-        tes__sparse_store_remove_at(st, e, pos, &info->hooks);
+            w->hook_depth--;
+        }
+        /* The group watchers may have moved e within the store. */
+        tes__sparse_store_remove(st, e, &info->hooks);
+        tes__watch_after(w, e, c);
         return TES_OK;
     }
     tes__table_t *src = tes__slot_table(w, slot);
@@ -172,11 +218,15 @@ int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     tes__table_t *dst = tes__graph_step(&w->tables, &w->alloc, &w->components, src, c, false);
     if (!dst || tes__table_reserve(dst, &w->alloc, 1))
         return tes__fail(w, TES_ERR_NOMEM);
+    if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
+        return tes__fail(w, TES_ERR_NOMEM);
     void *ptr = col >= 0 ? tes__table_cell(src, (uint32_t)col, slot->row) : NULL;
     tes__fire(w, info->hooks.on_remove, info, e, ptr);
+    tes__watch_before(w, e, c);
     w->hook_depth++; /* the destructor runs inside the move */
     move_to(w, e, slot, dst);
     w->hook_depth--;
+    tes__watch_after(w, e, c);
     return TES_OK;
 }
 

@@ -43,11 +43,26 @@ tes_entity_t tes_spawn(tes_world_t *w)
             return TES_NULL;
         }
     }
+    if (tes__unlikely(w->defer.depth > 0) && tes__defer_reserve(w, 1)) {
+        tes__fail(w, TES_ERR_NOMEM);
+        return TES_NULL;
+    }
+    if (tes__unlikely(w->watcher_count) && tes__watch_reserve(w, peek_next_index(ei), 1)) {
+        tes__fail(w, TES_ERR_NOMEM);
+        return TES_NULL;
+    }
     /* The root table is virtual: an empty entity is just its slot. */
     tes_entity_t e = tes__entity_create(ei);
     tes__slot_t *slot = &ei->slots[tes_entity_index(e)];
     slot->table = 0;
     slot->row = 0;
+    if (tes__unlikely(w->defer.depth > 0)) {
+        /* Alive at once, hidden from root scans until the flush. */
+        slot->row = TES__ROW_PENDING;
+        tes__defer_push(w, TES__OP_MATERIALIZE, e, 0, TES_NULL, NULL);
+    } else if (tes__unlikely(w->watcher_count)) {
+        tes__watch_after(w, e, 0);
+    }
     return e;
 }
 
@@ -120,6 +135,12 @@ static int spawn_batch(tes_world_t *w, uint32_t n, const tes_comp_t *table_ids, 
         if (tes__sparse_store_reserve(&info->store, a, n, 0, index_walk_next, &walk))
             return TES_ERR_NOMEM;
     }
+    if (w->watcher_count) {
+        index_walk_t walk = index_walk_start(&w->entities);
+        for (uint32_t i = 0; i < n; i++)
+            if (tes__watch_reserve(w, index_walk_next(&walk), i ? 0 : n))
+                return TES_ERR_NOMEM;
+    }
     /* Commit: nothing below can fail. */
     bool is_virtual = (table->flags & TES__TABLE_VIRTUAL) != 0;
     uint32_t first_row = table->count;
@@ -136,9 +157,11 @@ static int spawn_batch(tes_world_t *w, uint32_t n, const tes_comp_t *table_ids, 
         for (uint32_t i = 0; i < n; i++) {
             void *ptr = tes__sparse_store_insert(&info->store, out[i]);
             if (ptr)
-                tes__component_construct(info, ptr, 1);
+                tes__component_construct1(info, ptr);
         }
     }
+    for (uint32_t i = 0; i < n && w->watcher_count; i++)
+        tes__watch_after(w, out[i], 0);
     /* Observers last, once every entity of the batch is complete. */
     for (uint32_t k = 0; k < tn + sn; k++) {
         const tes__component_t *info = tes__registry_get(&w->components, sorted[k]);
@@ -147,6 +170,31 @@ static int spawn_batch(tes_world_t *w, uint32_t n, const tes_comp_t *table_ids, 
         for (uint32_t i = 0; i < n; i++)
             tes__fire(w, info->hooks.on_add, info, out[i],
                       tes_get_mut(w, out[i], info->id));
+    }
+    return TES_OK;
+}
+
+/* Deferred batch: pending entities now, their components at the flush. */
+static int spawn_deferred(tes_world_t *w, uint32_t n, const tes_comp_t *comps, uint32_t nc,
+                          tes_entity_t *out)
+{
+    uint64_t ops = (uint64_t)n * (1 + nc);
+    if (ops > UINT32_MAX || tes__defer_reserve(w, (uint32_t)ops))
+        return TES_ERR_NOMEM;
+    int rc = tes__entity_reserve(&w->entities, &w->alloc, n);
+    if (rc)
+        return rc;
+    if (w->watcher_count) {
+        index_walk_t walk = index_walk_start(&w->entities);
+        for (uint32_t i = 0; i < n; i++)
+            if (tes__watch_reserve(w, index_walk_next(&walk), i ? 0 : n))
+                return TES_ERR_NOMEM;
+    }
+    tes__entity_create_n(&w->entities, n, 0, TES__ROW_PENDING, 0, out);
+    for (uint32_t i = 0; i < n; i++) {
+        tes__defer_push(w, TES__OP_MATERIALIZE, out[i], 0, TES_NULL, NULL);
+        for (uint32_t k = 0; k < nc; k++)
+            tes__defer_push(w, TES__OP_ADD, out[i], comps[k], TES_NULL, NULL);
     }
     return TES_OK;
 }
@@ -163,7 +211,8 @@ int tes_spawn_n(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncom
     if (ncomps == 0) {
         if (n == 0)
             return TES_OK;
-        int rc = spawn_batch(w, (uint32_t)n, NULL, 0, NULL, 0, NULL, out);
+        int rc = w->defer.depth > 0 ? spawn_deferred(w, (uint32_t)n, NULL, 0, out)
+                                    : spawn_batch(w, (uint32_t)n, NULL, 0, NULL, 0, NULL, out);
         return rc ? tes__fail(w, rc) : TES_OK;
     }
     /* Three arrays of ncomps ids: sorted, table ids, sparse ids. */
@@ -177,7 +226,9 @@ int tes_spawn_n(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncom
     }
     uint32_t tn, sn;
     int rc = split_components(w, comps, nc, buf, buf + nc, &tn, buf + 2 * nc, &sn);
-    if (rc == TES_OK && n > 0)
+    if (rc == TES_OK && n > 0 && w->defer.depth > 0)
+        rc = spawn_deferred(w, (uint32_t)n, buf, nc, out);
+    else if (rc == TES_OK && n > 0)
         rc = spawn_batch(w, (uint32_t)n, buf + nc, tn, buf + 2 * nc, sn, buf, out);
     if (buf != small)
         tes__free(&w->alloc, buf, (size_t)nc * 3 * sizeof *buf);
@@ -192,8 +243,16 @@ int tes_destroy(tes_world_t *w, tes_entity_t e)
         return rc;
     if (w->strict_lifecycle && slot->instance)
         return tes__fail(w, TES_ERR_OWNED);
+    if (w->defer.depth > 0) {
+        if (tes__defer_reserve(w, 1))
+            return tes__fail(w, TES_ERR_NOMEM);
+        tes__defer_push(w, TES__OP_DESTROY, e, 0, TES_NULL, NULL);
+        return TES_OK;
+    }
     if (slot->table != 0) /* an entity in the virtual root has nothing to strip */
         tes__world_strip(w, e, slot);
+    else if (w->watcher_count)
+        tes__watch_before(w, e, 0);
     tes__entity_free(&w->entities, e);
     return TES_OK;
 }
@@ -204,19 +263,83 @@ int tes_clear(tes_world_t *w, tes_entity_t e)
     int rc = tes__world_enter(w, e, &slot);
     if (rc)
         return rc;
-    tes__table_t *root = w->tables.tables[0];
-    if (tes__table_reserve(root, &w->alloc, 1))
+    if (w->defer.depth > 0) {
+        if (tes__defer_reserve(w, 1))
+            return tes__fail(w, TES_ERR_NOMEM);
+        tes__defer_push(w, TES__OP_CLEAR, e, 0, TES_NULL, NULL);
+        return TES_OK;
+    }
+    if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
         return tes__fail(w, TES_ERR_NOMEM);
-    tes__world_strip(w, e, slot);
-    tes__slot_set_table(slot, 0, tes__table_push(root, e));
+    tes__world_strip(w, e, slot); /* the root is virtual: nothing to reserve there */
+    tes__slot_set_table(slot, 0, 0);
+    tes__watch_after(w, e, 0);
     return TES_OK;
 }
 
 /* Constructs dst and assigns src into it: the value a clone starts with. */
 static void clone_value(const tes__component_t *info, void *dst, const void *src)
 {
-    tes__component_construct(info, dst, 1);
-    tes__component_copy(info, dst, src, 1);
+    tes__component_construct1(info, dst);
+    tes__component_copy1(info, dst, src);
+}
+
+/* Reserves what copying src's components to the entity with index `index`
+ * needs. TES_OK or TES_ERR_NOMEM, nothing observable changed. */
+static int clone_reserve(tes_world_t *w, tes_entity_t src, const tes__slot_t *slot, uint32_t index)
+{
+    tes__alloc_t *a = &w->alloc;
+    if (tes__table_reserve(tes__slot_table(w, slot), a, 1))
+        return TES_ERR_NOMEM;
+    const tes__registry_t *reg = &w->components;
+    for (uint32_t i = 0; (slot->table & TES__SLOT_SPARSE) && i < reg->sparse_count; i++) {
+        tes__component_t *info = reg->items[reg->sparse[i]];
+        if (tes__sparse_set_contains(&info->store.set, src) &&
+            tes__sparse_store_reserve(&info->store, a, 1, index, NULL, NULL))
+            return TES_ERR_NOMEM;
+    }
+    return w->watcher_count ? tes__watch_reserve(w, index, 1) : TES_OK;
+}
+
+/* Copies src's components into dst (in the root table, no components);
+ * everything was reserved. Fires watchers, then on_add for each copy. */
+static void clone_commit(tes_world_t *w, tes_entity_t dst, tes_entity_t src)
+{
+    const tes__slot_t *slot = tes__entity_slot(&w->entities, src);
+    tes__slot_t *copy_slot = tes__entity_slot(&w->entities, dst);
+    tes__table_t *table = tes__slot_table(w, slot);
+    uint32_t src_row = slot->row;
+    copy_slot->table = slot->table;
+    copy_slot->row = tes__table_push(table, dst);
+    for (uint32_t c = 0; c < table->column_count; c++)
+        clone_value(table->columns[c].info, tes__table_cell(table, c, copy_slot->row),
+                    tes__table_cell(table, c, src_row));
+    const tes__registry_t *reg = &w->components;
+    for (uint32_t i = 0; (slot->table & TES__SLOT_SPARSE) && i < reg->sparse_count; i++) {
+        tes__component_t *info = reg->items[reg->sparse[i]];
+        if (!tes__sparse_set_contains(&info->store.set, src))
+            continue;
+        void *value = tes__sparse_store_insert(&info->store, dst);
+        if (value)
+            clone_value(info, value, tes__sparse_store_get(&info->store, src));
+    }
+    tes__watch_after(w, dst, 0);
+    /* Observers see the finished copy. */
+    tes__world_each(w, dst, copy_slot, tes__fire_on_add);
+}
+
+int tes__clone_into(tes_world_t *w, tes_entity_t dst, tes_entity_t src)
+{
+    const tes__slot_t *slot = tes__entity_slot(&w->entities, src);
+    const tes__slot_t *dst_slot = tes__entity_slot(&w->entities, dst);
+    if (!slot || !dst_slot)
+        return TES_ERR_STALE;
+    tes__assert(dst_slot->table == 0);
+    int rc = clone_reserve(w, src, slot, tes_entity_index(dst));
+    if (rc)
+        return rc;
+    clone_commit(w, dst, src);
+    return TES_OK;
 }
 
 tes_entity_t tes_clone(tes_world_t *w, tes_entity_t e)
@@ -224,43 +347,31 @@ tes_entity_t tes_clone(tes_world_t *w, tes_entity_t e)
     tes__slot_t *slot;
     if (tes__world_enter(w, e, &slot))
         return TES_NULL;
-    tes__alloc_t *a = &w->alloc;
-    tes__table_t *table = tes__slot_table(w, slot);
-    bool sparse = (slot->table & TES__SLOT_SPARSE) != 0;
-    int rc = tes__entity_reserve(&w->entities, a, 1);
-    if (!rc && tes__table_reserve(table, a, 1))
-        rc = TES_ERR_NOMEM;
-    /* The slot array may have moved: look e up again. */
-    slot = tes__entity_slot(&w->entities, e);
+    bool deferred = w->defer.depth > 0;
+    int rc = tes__entity_reserve(&w->entities, &w->alloc, 1);
+    slot = tes__entity_slot(&w->entities, e); /* the slot array may have moved */
     uint32_t index = peek_next_index(&w->entities);
-    const tes__registry_t *reg = &w->components;
-    for (uint32_t i = 0; sparse && !rc && i < reg->sparse_count; i++) {
-        tes__component_t *info = reg->items[reg->sparse[i]];
-        if (tes__sparse_set_contains(&info->store.set, e) &&
-            tes__sparse_store_reserve(&info->store, a, 1, index, NULL, NULL))
-            rc = TES_ERR_NOMEM;
-    }
+    if (!rc && deferred && tes__defer_reserve(w, 2))
+        rc = TES_ERR_NOMEM;
+    if (!rc && deferred && w->watcher_count && tes__watch_reserve(w, index, 1))
+        rc = TES_ERR_NOMEM;
+    if (!rc && !deferred)
+        rc = clone_reserve(w, e, slot, index);
     if (rc) {
         tes__fail(w, rc);
         return TES_NULL;
     }
     tes_entity_t copy = tes__entity_create(&w->entities);
     tes__slot_t *copy_slot = &w->entities.slots[tes_entity_index(copy)];
-    uint32_t src_row = slot->row;
-    copy_slot->table = slot->table;
-    copy_slot->row = tes__table_push(table, copy);
-    for (uint32_t c = 0; c < table->column_count; c++)
-        clone_value(table->columns[c].info, tes__table_cell(table, c, copy_slot->row),
-                    tes__table_cell(table, c, src_row));
-    for (uint32_t i = 0; sparse && i < reg->sparse_count; i++) {
-        tes__component_t *info = reg->items[reg->sparse[i]];
-        if (!tes__sparse_set_contains(&info->store.set, e))
-            continue;
-        void *dst = tes__sparse_store_insert(&info->store, copy);
-        if (dst)
-            clone_value(info, dst, tes__sparse_store_get(&info->store, e));
+    copy_slot->table = 0;
+    copy_slot->row = 0;
+    if (deferred) {
+        /* The copy is taken at the flush, from e as it is then. */
+        copy_slot->row = TES__ROW_PENDING;
+        tes__defer_push(w, TES__OP_MATERIALIZE, copy, 0, TES_NULL, NULL);
+        tes__defer_push(w, TES__OP_CLONE, copy, 0, e, NULL);
+        return copy;
     }
-    /* Observers see the finished copy. */
-    tes__world_each(w, copy, copy_slot, tes__fire_on_add);
+    clone_commit(w, copy, e);
     return copy;
 }

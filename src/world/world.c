@@ -80,8 +80,16 @@ void tes_world_free(tes_world_t *w)
 {
     if (!w)
         return;
+    /* Dependents (queries) go first: they point into everything else. */
+    while (w->dependent_count) {
+        tes__dependent_t d = w->dependents[--w->dependent_count];
+        d.fini(d.ctx);
+    }
+    tes__free(&w->alloc, w->dependents, (size_t)w->dependent_cap * sizeof *w->dependents);
     w->hook_depth++; /* destructors may not change the world */
+    tes__defer_fini(w);
     destroy_all_values(w);
+    tes__free(&w->alloc, w->watchers, (size_t)w->watcher_cap * sizeof *w->watchers);
     tes__graph_fini(&w->tables, &w->alloc);
     tes__registry_fini(&w->components, &w->alloc);
     tes__entity_index_fini(&w->entities, &w->alloc);
@@ -106,6 +114,47 @@ int tes_world_stats(const tes_world_t *w, tes_world_stats_t *out)
 }
 
 int tes_last_error(const tes_world_t *w) { return w ? w->last_error : TES_ERR_INVALID; }
+
+int tes__world_watch(tes_world_t *w, const tes__watcher_t *watcher)
+{
+    if (tes__grow(&w->alloc, (void **)&w->watchers, &w->watcher_cap,
+                  (uint64_t)w->watcher_count + 1, sizeof *w->watchers, 4))
+        return TES_ERR_NOMEM;
+    w->watchers[w->watcher_count++] = *watcher;
+    return TES_OK;
+}
+
+int tes__world_depend(tes_world_t *w, void (*fini)(void *ctx), void *ctx)
+{
+    if (tes__grow(&w->alloc, (void **)&w->dependents, &w->dependent_cap,
+                  (uint64_t)w->dependent_count + 1, sizeof *w->dependents, 8))
+        return TES_ERR_NOMEM;
+    w->dependents[w->dependent_count++] = (tes__dependent_t){fini, ctx};
+    return TES_OK;
+}
+
+void tes__world_undepend(tes_world_t *w, void *ctx)
+{
+    for (uint32_t i = 0; i < w->dependent_count; i++) {
+        if (w->dependents[i].ctx == ctx) {
+            w->dependents[i] = w->dependents[--w->dependent_count];
+            return;
+        }
+    }
+}
+
+void tes__world_unwatch(tes_world_t *w, void *ctx)
+{
+    for (uint32_t i = 0; i < w->watcher_count; i++) {
+        if (w->watchers[i].ctx == ctx) {
+            /* Keep registration order: watchers run in it. */
+            for (uint32_t j = i + 1; j < w->watcher_count; j++)
+                w->watchers[j - 1] = w->watchers[j];
+            w->watcher_count--;
+            return;
+        }
+    }
+}
 
 /* Calls visit(w, info, e, ptr) for each sparse component e has. */
 static void each_sparse(tes_world_t *w, tes_entity_t e, tes__visit_fn visit)
@@ -155,9 +204,10 @@ void tes__world_strip(tes_world_t *w, tes_entity_t e, tes__slot_t *slot)
 {
     tes__table_t *table = tes__slot_table(w, slot);
     bool sparse = (slot->table & TES__SLOT_SPARSE) != 0;
-    /* Observers first, while the entity is still whole. */
+    /* Observers first, while the entity is still whole; then watchers. */
     if ((table->flags & TES__TABLE_HAS_ON_REMOVE) || sparse)
         tes__world_each(w, e, slot, fire_remove);
+    tes__watch_before(w, e, 0);
     /* Then destructors. */
     w->hook_depth++;
     tes__table_destruct_row(table, slot->row);

@@ -13,18 +13,83 @@
 
 #include "entity/entity_index.h"
 #include "storage/table_graph.h"
+#include "world/defer.h"
 
 typedef void (*tes__observer_fn)(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx);
+
+/* A watcher hears about every structural change to any entity: higher
+ * layers (groups) register one to keep their own structures up to date
+ * without the world knowing what they are. For each change the world calls
+ * reserve (before committing anything; may fail with TES_ERR_NOMEM, and the
+ * change is then abandoned), before (the entity is still as it was), and
+ * after (the change is done). `c` is the component added or removed, or 0
+ * when every component is affected (destroy, clear, spawn, clone); after is
+ * not called for a destroy. */
+typedef struct tes__watcher {
+    int (*reserve)(void *ctx, uint32_t entity_index, uint32_t extra);
+    void (*before)(void *ctx, tes_entity_t e, tes_comp_t c);
+    void (*after)(void *ctx, tes_entity_t e, tes_comp_t c);
+    void *ctx;
+} tes__watcher_t;
+
+/* Something built on the world (a query) that tes_world_free must finalise
+ * first if the user has not freed it. */
+typedef struct tes__dependent {
+    void (*fini)(void *ctx);
+    void *ctx;
+} tes__dependent_t;
 
 struct tes_world {
     tes__alloc_t alloc;
     tes__entity_index_t entities;
     tes__registry_t components;
     tes__table_graph_t tables;
+    tes__defer_t defer;
+    tes__watcher_t *watchers;
+    uint32_t watcher_count;
+    uint32_t watcher_cap;
+    tes__dependent_t *dependents;
+    uint32_t dependent_count;
+    uint32_t dependent_cap;
     int last_error;
     int32_t hook_depth; /* > 0 while a user hook runs: structural calls are refused */
     bool strict_lifecycle;
 };
+
+/* Registers / removes a dependent (removal matches on ctx). */
+int tes__world_depend(tes_world_t *w, void (*fini)(void *ctx), void *ctx);
+void tes__world_undepend(tes_world_t *w, void *ctx);
+
+/* Registers / removes a watcher (removal matches on ctx). */
+int tes__world_watch(tes_world_t *w, const tes__watcher_t *watcher);
+void tes__world_unwatch(tes_world_t *w, void *ctx);
+
+static inline int tes__watch_reserve(tes_world_t *w, uint32_t entity_index, uint32_t extra)
+{
+    for (uint32_t i = 0; i < w->watcher_count; i++) {
+        int rc = w->watchers[i].reserve(w->watchers[i].ctx, entity_index, extra);
+        if (rc)
+            return rc;
+    }
+    return TES_OK;
+}
+
+static inline void tes__watch_before(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    for (uint32_t i = 0; i < w->watcher_count; i++)
+        w->watchers[i].before(w->watchers[i].ctx, e, c);
+}
+
+static inline void tes__watch_after(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    for (uint32_t i = 0; i < w->watcher_count; i++)
+        w->watchers[i].after(w->watchers[i].ctx, e, c);
+}
+
+/* Copies every component of src into dst, an entity in the root table with
+ * no components (a deferred clone at its flush). TES_OK, TES_ERR_STALE (one
+ * of them died) or TES_ERR_NOMEM (nothing changed). */
+int tes__clone_into(tes_world_t *w, tes_entity_t dst, tes_entity_t src);
 
 /* Records a failure and returns it, so `return tes__fail(w, rc);` works. */
 static inline int tes__fail(tes_world_t *w, int status)

@@ -1,0 +1,255 @@
+/*
+ * Group maintenance and iteration. Membership is decided by the query's
+ * own per-entity test, so a group can never disagree with the query it
+ * belongs to. An owning group moves entities in and out of the prefix with
+ * swaps in every owned store (three moves through a scratch value), which
+ * keeps add/remove O(terms).
+ */
+#include "query/group.h"
+
+#include <string.h>
+
+static bool relevant(const tes__group_t *g, tes_comp_t c)
+{
+    if (c == 0 || c == TES_DISABLED || c == TES_PREFAB)
+        return true;
+    for (int32_t i = 0; i < g->q->term_count; i++)
+        if (g->q->terms[i].comp == c)
+            return true;
+    return false;
+}
+
+static bool is_member(const tes__group_t *g, tes_entity_t e)
+{
+    if (!g->owning)
+        return tes__sparse_set_contains(&g->members, e);
+    uint32_t pos = tes__sparse_set_find(&g->owned[0]->store.set, e);
+    return pos != TES_NULL_INDEX && pos < g->length;
+}
+
+/* Owning: swaps e into position `to` of every owned store. */
+static void place(tes__group_t *g, tes_entity_t e, uint32_t to)
+{
+    for (int32_t k = 0; k < g->owned_count; k++) {
+        tes__component_t *c = g->owned[k];
+        uint32_t pos = tes__sparse_set_find(&c->store.set, e);
+        tes__sparse_store_swap(&c->store, pos, to, &c->hooks, g->scratch);
+    }
+}
+
+static void join(tes__group_t *g, tes_entity_t e)
+{
+    if (g->owning) {
+        place(g, e, g->length);
+        g->length++;
+    } else {
+        tes__sparse_set_insert(&g->members, e, false);
+    }
+}
+
+static void leave(tes__group_t *g, tes_entity_t e)
+{
+    if (g->owning) {
+        g->length--;
+        place(g, e, g->length);
+    } else {
+        tes__sparse_set_swap_remove(&g->members, e, tes__sparse_set_find(&g->members, e));
+    }
+}
+
+static int watch_reserve(void *ctx, uint32_t index, uint32_t extra)
+{
+    tes__group_t *g = ctx;
+    if (g->owning)
+        return TES_OK;
+    tes__alloc_t *a = &g->q->w->alloc;
+    if (tes__sparse_set_reserve_index(&g->members, a, index))
+        return TES_ERR_NOMEM;
+    return tes__sparse_set_reserve_packed(&g->members, a, extra);
+}
+
+static void watch_before(void *ctx, tes_entity_t e, tes_comp_t c)
+{
+    tes__group_t *g = ctx;
+    if (relevant(g, c) && is_member(g, e))
+        leave(g, e);
+}
+
+static void watch_after(void *ctx, tes_entity_t e, tes_comp_t c)
+{
+    tes__group_t *g = ctx;
+    if (relevant(g, c) && !is_member(g, e) && tes__query_match_entity(g->q, e, NULL))
+        join(g, e);
+}
+
+/* Validates an owning group's terms and claims its stores. */
+static int claim_stores(tes__group_t *g)
+{
+    const tes_query_t *q = g->q;
+    size_t scratch = 0;
+    for (int32_t i = 0; i < q->term_count; i++) {
+        const tes__term_info_t *t = &q->terms[i];
+        if (t->oper == TES_OPTIONAL)
+            return TES_ERR_INVALID;
+        if (t->oper != TES_AND)
+            continue;
+        if (!t->sparse || t->info->stable || t->info->owner)
+            return TES_ERR_INVALID;
+        g->owned[g->owned_count++] = t->info;
+        if (t->info->size > scratch)
+            scratch = t->info->size;
+    }
+    if (scratch && !(g->scratch = tes__malloc(&q->w->alloc, scratch)))
+        return TES_ERR_NOMEM;
+    g->scratch_size = scratch;
+    return TES_OK;
+}
+
+/* Every entity the query matches now, into a temporary array. */
+static int collect(const tes_query_t *q, tes_entity_t **out, uint32_t *count, uint32_t *cap)
+{
+    tes__alloc_t *a = &q->w->alloc;
+    *out = NULL;
+    *count = *cap = 0;
+    /* Candidates: the smallest sparse AND pool, else the matching tables. */
+    const tes__sparse_set_t *pool = NULL;
+    for (int32_t i = 0; i < q->term_count; i++) {
+        const tes__term_info_t *t = &q->terms[i];
+        if (t->oper == TES_AND && t->sparse &&
+            (!pool || t->info->store.set.live < pool->live))
+            pool = &t->info->store.set;
+    }
+    if (pool) {
+        for (uint32_t p = tes__sparse_set_next_live(pool, 0); p < pool->count;
+             p = tes__sparse_set_next_live(pool, p + 1)) {
+            if (!tes__query_match_entity(q, pool->packed[p], NULL))
+                continue;
+            if (tes__grow(a, (void **)out, cap, (uint64_t)*count + 1, sizeof **out, 64))
+                return TES_ERR_NOMEM;
+            (*out)[(*count)++] = pool->packed[p];
+        }
+        return TES_OK;
+    }
+    for (uint32_t m = 0; m < q->match_count; m++) {
+        const tes__table_t *t = q->matches[m].table;
+        for (uint32_t r = 0; r < t->count; r++) {
+            if (!tes__query_match_entity(q, t->entities[r], NULL))
+                continue;
+            if (tes__grow(a, (void **)out, cap, (uint64_t)*count + 1, sizeof **out, 64))
+                return TES_ERR_NOMEM;
+            (*out)[(*count)++] = t->entities[r];
+        }
+    }
+    return TES_OK;
+}
+
+static void group_release(tes__group_t *g, tes__alloc_t *a)
+{
+    tes__sparse_set_fini(&g->members, a);
+    tes__free(a, g->scratch, g->scratch_size);
+    tes__free(a, g, sizeof *g);
+}
+
+int tes__group_new(tes_query_t *q)
+{
+    tes__alloc_t *a = &q->w->alloc;
+    tes__group_t *g = tes__calloc(a, sizeof *g);
+    if (!g)
+        return TES_ERR_NOMEM;
+    g->q = q;
+    g->owning = (q->flags & TES_QUERY_OWNING_GROUP) != 0;
+    tes__sparse_set_init(&g->members);
+    int rc = g->owning ? claim_stores(g) : TES_OK;
+    tes_entity_t *found = NULL;
+    uint32_t count = 0, cap = 0;
+    if (!rc)
+        rc = collect(q, &found, &count, &cap);
+    /* Non-owning: room for every member before anything is committed. */
+    for (uint32_t i = 0; !rc && !g->owning && i < count; i++)
+        rc = watch_reserve(g, tes_entity_index(found[i]), i ? 0 : count);
+    tes__watcher_t watcher = {watch_reserve, watch_before, watch_after, g};
+    if (!rc)
+        rc = tes__world_watch(q->w, &watcher);
+    if (rc) {
+        tes__free(a, found, (size_t)cap * sizeof *found);
+        group_release(g, a);
+        return rc;
+    }
+    for (uint32_t i = 0; i < count; i++)
+        join(g, found[i]);
+    tes__free(a, found, (size_t)cap * sizeof *found);
+    for (int32_t k = 0; k < g->owned_count; k++)
+        g->owned[k]->owner = g;
+    q->group = g;
+    return TES_OK;
+}
+
+void tes__group_free(tes_query_t *q)
+{
+    tes__group_t *g = q->group;
+    if (!g)
+        return;
+    tes__world_unwatch(q->w, g);
+    for (int32_t k = 0; k < g->owned_count; k++)
+        g->owned[k]->owner = NULL;
+    group_release(g, &q->w->alloc);
+    q->group = NULL;
+}
+
+/* Owning walk: slices of the prefix, cut at the stores' page boundaries. */
+static bool next_owned_chunk(tes_iter_t *it, const tes__group_t *g)
+{
+    const tes_query_t *q = g->q;
+    uint32_t pos = it->priv_cursor;
+    if (pos >= g->length)
+        return false;
+    uint32_t end = g->length;
+    for (int32_t k = 0; k < g->owned_count; k++) {
+        const tes__sparse_store_t *st = &g->owned[k]->store;
+        if (!st->size)
+            continue;
+        uint32_t page_end = ((pos >> st->page_shift) + 1) << st->page_shift;
+        if (page_end < end)
+            end = page_end;
+    }
+    void *ptrs[TES_MAX_TERMS] = {0};
+    for (int32_t i = 0; i < q->term_count; i++)
+        if (q->terms[i].oper == TES_AND && q->terms[i].data)
+            ptrs[i] = tes__sparse_store_at(&q->terms[i].info->store, pos);
+    memcpy(it->priv_fields, ptrs, sizeof ptrs);
+    it->count = (int32_t)(end - pos);
+    it->entities = g->owned[0]->store.set.packed + pos;
+    it->priv_cursor = end;
+    return true;
+}
+
+/* Non-owning walk: runs of members whose fields are contiguous. */
+static bool next_member_chunk(tes_iter_t *it, const tes__group_t *g)
+{
+    const tes_query_t *q = g->q;
+    const tes__sparse_set_t *set = &g->members;
+    uint32_t pos = it->priv_cursor;
+    if (pos >= set->count)
+        return false;
+    void *ptrs[TES_MAX_TERMS] = {0}, *prev[TES_MAX_TERMS], *next[TES_MAX_TERMS] = {0};
+    tes__query_match_entity(q, set->packed[pos], ptrs);
+    memcpy(prev, ptrs, sizeof prev);
+    uint32_t end = pos + 1;
+    for (; end < set->count; end++) {
+        tes__query_match_entity(q, set->packed[end], next);
+        if (!tes__query_contiguous(q, prev, next, false))
+            break;
+        memcpy(prev, next, sizeof prev);
+    }
+    memcpy(it->priv_fields, ptrs, sizeof ptrs);
+    it->count = (int32_t)(end - pos);
+    it->entities = set->packed + pos;
+    it->priv_cursor = end;
+    return true;
+}
+
+bool tes__group_next(tes_iter_t *it)
+{
+    const tes__group_t *g = it->priv_query->group;
+    return g->owning ? next_owned_chunk(it, g) : next_member_chunk(it, g);
+}

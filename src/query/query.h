@@ -1,0 +1,79 @@
+/*
+ * Queries: a validated list of terms, the cache of tables that match the
+ * table terms, and (optionally) a group. Internal layout shared by
+ * query.c (creation, matching, counting), iter.c (chunk iteration) and
+ * group.c (groups over sparse stores).
+ *
+ * A query runs in one of three modes, chosen once at creation:
+ * - TABLE: at least one AND term is a table component. The cache lists the
+ *   matching tables; a chunk is a whole table (or, when sparse terms are
+ *   present, a run of rows whose sparse fields are contiguous too).
+ * - DRIVEN: every AND term is sparse. The smallest AND pool drives (seed 002
+ *   a): its packed array is walked and the other terms are checked with the
+ *   sparse set's branch-free contains; table filters are a per-table byte.
+ * - ALL: no AND term at all. Every table that passes the filters, plus the
+ *   entities of the virtual root (read from the entity index).
+ * A group (TES_QUERY_NONOWNING_GROUP / TES_QUERY_OWNING_GROUP) replaces the
+ * mode's walk by a walk over the group's own list of matches.
+ */
+#ifndef TES_QUERY_QUERY_H
+#define TES_QUERY_QUERY_H
+
+#include "world/world.h"
+
+typedef enum tes__query_mode {
+    TES__QUERY_TABLE,
+    TES__QUERY_DRIVEN,
+    TES__QUERY_ALL
+} tes__query_mode_t;
+
+typedef struct tes__term_info {
+    tes_comp_t comp;
+    tes_oper_t oper;
+    tes_access_t access;
+    tes__component_t *info;
+    bool sparse; /* stored in a sparse store */
+    bool data;   /* has a field (size > 0 and not a NOT term) */
+} tes__term_info_t;
+
+/* One matching table and, per term, its column there (-1: no column). */
+typedef struct tes__query_match {
+    tes__table_t *table;
+    int16_t column[TES_MAX_TERMS];
+} tes__query_match_t;
+
+typedef struct tes__group tes__group_t;
+
+struct tes_query {
+    tes_world_t *w;
+    tes__term_info_t terms[TES_MAX_TERMS];
+    int32_t term_count;
+    uint32_t flags;
+    tes__query_mode_t mode;
+    bool has_sparse;      /* any term on a sparse component */
+    bool skip_disabled;   /* default filter active for TES_DISABLED */
+    bool skip_prefab;     /* default filter active for TES_PREFAB */
+    tes__query_match_t *matches;
+    uint32_t match_count;
+    uint32_t match_cap;
+    uint8_t *table_ok;    /* per table id: passes the table-level filters */
+    uint32_t table_ok_cap;
+    tes__group_t *group;
+};
+
+/* True when table t passes the filters that do not depend on AND terms:
+ * no table NOT term in its type, and the default filters. */
+bool tes__query_table_ok(const tes_query_t *q, const tes__table_t *t);
+
+/* True when live entity e satisfies every term (used by DRIVEN and ALL
+ * modes and by groups). Fills ptrs[term] with the field address of each
+ * data term (NULL for absent optional terms) when ptrs is not NULL. */
+bool tes__query_match_entity(const tes_query_t *q, tes_entity_t e, void **ptrs);
+
+/* True when the fields `next` continue a run whose last entity had fields
+ * `prev`: every data term (every sparse one, with sparse_only) is one value
+ * further, or absent in both. The test that cuts chunks in per-entity walks. */
+bool tes__query_contiguous(const tes_query_t *q, void *const *prev, void *const *next,
+                           bool sparse_only);
+
+#endif

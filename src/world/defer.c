@@ -1,0 +1,146 @@
+/*
+ * The command queue behind deferred mode; see defer.h. Applying a command
+ * goes through the same public calls as immediate mode, so deferred and
+ * immediate changes share every rule (hooks, ordering, validation). A
+ * command whose entity died earlier in the queue is dropped: the calls
+ * report TES_ERR_STALE and the flush ignores that status.
+ */
+#include "world/defer.h"
+
+#include "world/world.h"
+
+int tes__defer_reserve(tes_world_t *w, uint32_t n)
+{
+    tes__defer_t *d = &w->defer;
+    return tes__grow(&w->alloc, (void **)&d->ops, &d->cap, (uint64_t)d->count + n, sizeof *d->ops,
+                     64);
+}
+
+void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_comp_t comp,
+                     tes_entity_t src, void *value)
+{
+    tes__defer_t *d = &w->defer;
+    tes__assert(d->count < d->cap);
+    d->ops[d->count++] = (tes__op_t){kind, comp, e, src, value};
+}
+
+int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value, void **staged)
+{
+    const tes__component_t *info = tes__registry_get(&w->components, c);
+    *staged = NULL;
+    if (tes__defer_reserve(w, 1))
+        return TES_ERR_NOMEM;
+    if (info->size) {
+        *staged = tes__malloc(&w->alloc, info->size);
+        if (!*staged)
+            return TES_ERR_NOMEM;
+        tes__component_construct1(info, *staged);
+        if (value)
+            tes__component_copy1(info, *staged, value);
+    }
+    tes__defer_push(w, TES__OP_SET, e, c, TES_NULL, *staged);
+    return TES_OK;
+}
+
+void *tes__defer_find_staged(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    for (uint32_t i = w->defer.count; i-- > 0;) {
+        const tes__op_t *op = &w->defer.ops[i];
+        if (op->e != e)
+            continue;
+        if (op->kind == TES__OP_SET && op->comp == c)
+            return op->value;
+        /* A later remove, clear or destroy ends any earlier staged value's
+         * claim to be "the" component. */
+        if ((op->kind == TES__OP_REMOVE && op->comp == c) || op->kind == TES__OP_CLEAR ||
+            op->kind == TES__OP_DESTROY)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* Ends a staged value's life. */
+static void release_staged(tes_world_t *w, const tes__op_t *op)
+{
+    if (!op->value)
+        return;
+    const tes__component_t *info = tes__registry_get(&w->components, op->comp);
+    w->hook_depth++;
+    tes__component_destruct(info, op->value, 1);
+    w->hook_depth--;
+    tes__free(&w->alloc, op->value, info->size);
+}
+
+static int apply(tes_world_t *w, const tes__op_t *op)
+{
+    switch (op->kind) {
+    case TES__OP_MATERIALIZE: {
+        tes__slot_t *slot = tes__entity_slot(&w->entities, op->e);
+        if (slot && (slot->table & TES__SLOT_TABLE_MASK) == 0)
+            slot->row = 0;
+        return TES_OK;
+    }
+    case TES__OP_DESTROY: return tes_destroy(w, op->e);
+    case TES__OP_ADD: return tes_add(w, op->e, op->comp);
+    case TES__OP_REMOVE: return tes_remove(w, op->e, op->comp);
+    case TES__OP_CLEAR: return tes_clear(w, op->e);
+    case TES__OP_CLONE: return tes__clone_into(w, op->e, op->src);
+    case TES__OP_SET: {
+        int rc = tes_set(w, op->e, op->comp, op->value);
+        release_staged(w, op);
+        return rc;
+    }
+    }
+    return TES_ERR_INVALID;
+}
+
+int tes__defer_end(tes_world_t *w)
+{
+    tes__defer_t *d = &w->defer;
+    if (d->depth <= 0)
+        return tes__fail(w, TES_ERR_INVALID);
+    if (--d->depth > 0 || d->flushing)
+        return TES_OK;
+    /* Apply in order. Commands cannot be queued while flushing (depth is
+     * zero and hooks may not make structural changes), but an iterator
+     * opened by a hook could reopen a level: `flushing` keeps such a level
+     * from starting a nested flush. */
+    d->flushing = true;
+    int first_error = TES_OK;
+    for (uint32_t i = 0; i < d->count; i++) {
+        int rc = apply(w, &d->ops[i]);
+        if (rc && rc != TES_ERR_STALE && first_error == TES_OK)
+            first_error = rc;
+    }
+    d->count = 0;
+    d->flushing = false;
+    return first_error ? tes__fail(w, first_error) : TES_OK;
+}
+
+void tes__defer_fini(tes_world_t *w)
+{
+    tes__defer_t *d = &w->defer;
+    for (uint32_t i = 0; i < d->count; i++)
+        if (d->ops[i].kind == TES__OP_SET)
+            release_staged(w, &d->ops[i]);
+    tes__free(&w->alloc, d->ops, (size_t)d->cap * sizeof *d->ops);
+    d->ops = NULL;
+    d->count = d->cap = 0;
+}
+
+int tes_defer_begin(tes_world_t *w)
+{
+    if (!w)
+        return TES_ERR_INVALID;
+    w->defer.depth++;
+    return TES_OK;
+}
+
+int tes_defer_end(tes_world_t *w)
+{
+    if (!w)
+        return TES_ERR_INVALID;
+    return tes__defer_end(w);
+}
+
+bool tes_is_deferred(const tes_world_t *w) { return w && w->defer.depth > 0; }

@@ -1,0 +1,72 @@
+/*
+ * Deferred structural changes. While the world is deferred (tes_defer_begin,
+ * or any live query iterator), structural calls validate their arguments at
+ * once and then append a command to this queue instead of changing tables
+ * and stores that an iterator may be walking. The queue is applied in call
+ * order when the outermost level ends.
+ *
+ * Spawned and cloned entities get their handle at once: the slot is issued
+ * immediately, in the virtual root table (which owns no rows, so no table an
+ * iterator walks is touched), marked pending until the flush reaches its
+ * MATERIALIZE command. Values passed to a deferred tes_set (and values of a
+ * deferred tes_ensure) are staged in memory of their own: constructed and
+ * copied at queue time, assigned and destroyed at the flush, so ctor/dtor
+ * stay balanced even when the target entity dies before the flush.
+ *
+ * Tuned for the usual frame: a few hundred commands per iteration, applied
+ * once; the queue array keeps its capacity between flushes.
+ */
+#ifndef TES_WORLD_DEFER_H
+#define TES_WORLD_DEFER_H
+
+#include "tessera.h"
+
+typedef enum tes__op_kind {
+    TES__OP_MATERIALIZE, /* a deferred spawn/clone becomes visible */
+    TES__OP_DESTROY,
+    TES__OP_ADD,
+    TES__OP_REMOVE,
+    TES__OP_SET,         /* value: staged, constructed */
+    TES__OP_CLEAR,
+    TES__OP_CLONE        /* e receives copies of src's components */
+} tes__op_kind_t;
+
+typedef struct tes__op {
+    tes__op_kind_t kind;
+    tes_comp_t comp;
+    tes_entity_t e;
+    tes_entity_t src;
+    void *value;
+} tes__op_t;
+
+typedef struct tes__defer {
+    tes__op_t *ops;
+    uint32_t count;
+    uint32_t cap;
+    int32_t depth;
+    bool flushing;
+} tes__defer_t;
+
+/* Row value of an entity in the virtual root whose spawn is still queued. */
+#define TES__ROW_PENDING UINT32_C(1)
+
+/* Makes room for n more commands. TES_OK or TES_ERR_NOMEM. */
+int tes__defer_reserve(tes_world_t *w, uint32_t n);
+/* Appends a command into reserved room. */
+void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_comp_t comp,
+                     tes_entity_t src, void *value);
+/* Queues a set of c on e: stages a constructed copy of value (or a
+ * constructed default when value is NULL, for tes_ensure). Returns the
+ * staged value's address (NULL for a tag) through *staged. TES_OK or
+ * TES_ERR_NOMEM (nothing queued). */
+int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value, void **staged);
+/* The staged value of a queued set of c on e, or NULL. */
+void *tes__defer_find_staged(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
+
+/* Ends one level; at zero applies the queue. Returns the first error met
+ * while applying (the rest is still applied). */
+int tes__defer_end(tes_world_t *w);
+/* Releases the queue, destroying staged values (world teardown). */
+void tes__defer_fini(tes_world_t *w);
+
+#endif
