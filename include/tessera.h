@@ -234,7 +234,9 @@ int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c);
 
 /* Adds c if missing (as tes_add), copies *value into it (copy hook or
  * memcpy), then fires on_set. value must not be NULL for a data component;
- * it is ignored for a tag. */
+ * it is ignored for a tag. value may point into the world's own storage
+ * (for instance tes_get of another entity's component): when the add moves
+ * rows, the copy is made from a bitwise image taken before the move. */
 int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value);
 
 /* A pointer to e's c, adding it first if missing. NULL on failure (see
@@ -265,8 +267,9 @@ int tes_clear(tes_world_t *w, tes_entity_t e);
 tes_entity_t tes_clone(tes_world_t *w, tes_entity_t e);
 
 /* Writes up to cap of e's component ids to out in ascending order and
- * returns how many e has (which may exceed cap). -1 if e is not alive
- * (TES_ERR_STALE) or out is NULL with cap > 0 (TES_ERR_INVALID). */
+ * returns how many e has (which may exceed cap). -1 if e is not alive or out
+ * is NULL with cap > 0 (the world is const here, so tes_last_error is not
+ * updated). */
 int32_t tes_components_of(const tes_world_t *w, tes_entity_t e, tes_comp_t *out, int32_t cap);
 
 /* Adds / removes the TES_DISABLED tag. */

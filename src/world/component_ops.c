@@ -78,9 +78,11 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
     }
     tes__table_t *src = tes__slot_table(w, slot);
     tes__table_t *dst = tes__graph_step(&w->tables, &w->alloc, &w->components, src, info->id, true);
-    if (!dst || tes__table_reserve(dst, &w->alloc, 1))
+    if (!dst)
         return TES_ERR_NOMEM;
-    if (dst != src) {
+    if (dst != src) { /* an entity that has the component already stays put */
+        if (tes__table_reserve(dst, &w->alloc, 1))
+            return TES_ERR_NOMEM;
         if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
             return TES_ERR_NOMEM;
         tes__watch_before(w, e, info->id);
@@ -102,7 +104,7 @@ static int defer_op(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_com
     return TES_OK;
 }
 
-int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+static int add_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
     tes__slot_t *slot;
     tes__component_t *info;
@@ -121,7 +123,7 @@ int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     return TES_OK;
 }
 
-int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
+static int set_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
 {
     tes__slot_t *slot;
     tes__component_t *info;
@@ -134,6 +136,16 @@ int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
         void *staged;
         rc = tes__defer_set(w, e, c, value, &staged);
         return rc ? tes__fail(w, rc) : TES_OK;
+    }
+    /* Adding a table component moves rows and may grow a table, which can
+     * move the very value we were handed (say, another entity's component):
+     * keep a bitwise image of it in the world's scratch buffer. */
+    if (info->size && info->storage == TES_STORAGE_TABLE &&
+        tes__table_type_index(tes__slot_table(w, slot), c) < 0) {
+        if (tes__world_scratch(w, info->size))
+            return tes__fail(w, TES_ERR_NOMEM);
+        memcpy(w->scratch, value, info->size);
+        value = w->scratch;
     }
     void *ptr;
     bool added;
@@ -148,7 +160,7 @@ int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
     return TES_OK;
 }
 
-void *tes_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+static void *ensure_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
     tes__slot_t *slot;
     tes__component_t *info;
@@ -183,7 +195,7 @@ void *tes_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     return ptr;
 }
 
-int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+static int remove_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
     tes__slot_t *slot;
     tes__component_t *info;
@@ -201,11 +213,8 @@ int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
         tes__fire(w, info->hooks.on_remove, info, e, ptr);
         tes__watch_before(w, e, c);
         ptr = tes__sparse_store_get(st, e); /* watchers may have moved it */
-        if (ptr) {
-            w->hook_depth++;
+        if (ptr)
             tes__component_destruct(info, ptr, 1);
-            w->hook_depth--;
-        }
         /* The group watchers may have moved e within the store. */
         tes__sparse_store_remove(st, e, &info->hooks);
         tes__watch_after(w, e, c);
@@ -223,9 +232,7 @@ int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     void *ptr = col >= 0 ? tes__table_cell(src, (uint32_t)col, slot->row) : NULL;
     tes__fire(w, info->hooks.on_remove, info, e, ptr);
     tes__watch_before(w, e, c);
-    w->hook_depth++; /* the destructor runs inside the move */
-    move_to(w, e, slot, dst);
-    w->hook_depth--;
+    move_to(w, e, slot, dst); /* runs the destructor */
     tes__watch_after(w, e, c);
     return TES_OK;
 }
@@ -313,4 +320,44 @@ int tes_enable(tes_world_t *w, tes_entity_t e) { return tes_remove(w, e, TES_DIS
 bool tes_enabled(const tes_world_t *w, tes_entity_t e)
 {
     return tes_alive(w, e) && !tes_has(w, e, TES_DISABLED);
+}
+
+int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    int status = tes__world_begin(w);
+    if (status)
+        return status;
+    int result = add_impl(w, e, c);
+    tes__world_end(w);
+    return result;
+}
+
+int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
+{
+    int status = tes__world_begin(w);
+    if (status)
+        return status;
+    int result = set_impl(w, e, c, value);
+    tes__world_end(w);
+    return result;
+}
+
+void *tes_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    int status = tes__world_begin(w);
+    if (status)
+        return NULL;
+    void *result = ensure_impl(w, e, c);
+    tes__world_end(w);
+    return result;
+}
+
+int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    int status = tes__world_begin(w);
+    if (status)
+        return status;
+    int result = remove_impl(w, e, c);
+    tes__world_end(w);
+    return result;
 }

@@ -199,13 +199,9 @@ static int spawn_deferred(tes_world_t *w, uint32_t n, const tes_comp_t *comps, u
     return TES_OK;
 }
 
-int tes_spawn_n(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncomps,
+static int spawn_n_impl(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncomps,
                 tes_entity_t *out)
 {
-    if (!w)
-        return TES_ERR_INVALID;
-    if (w->hook_depth)
-        return tes__fail(w, TES_ERR_BUSY);
     if (n < 0 || ncomps < 0 || (n && !out) || (ncomps && !comps))
         return tes__fail(w, TES_ERR_INVALID);
     if (ncomps == 0) {
@@ -235,7 +231,7 @@ int tes_spawn_n(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncom
     return rc ? tes__fail(w, rc) : TES_OK;
 }
 
-int tes_destroy(tes_world_t *w, tes_entity_t e)
+static int destroy_impl(tes_world_t *w, tes_entity_t e)
 {
     tes__slot_t *slot;
     int rc = tes__world_enter(w, e, &slot);
@@ -257,7 +253,7 @@ int tes_destroy(tes_world_t *w, tes_entity_t e)
     return TES_OK;
 }
 
-int tes_clear(tes_world_t *w, tes_entity_t e)
+static int clear_impl(tes_world_t *w, tes_entity_t e)
 {
     tes__slot_t *slot;
     int rc = tes__world_enter(w, e, &slot);
@@ -342,7 +338,7 @@ int tes__clone_into(tes_world_t *w, tes_entity_t dst, tes_entity_t src)
     return TES_OK;
 }
 
-tes_entity_t tes_clone(tes_world_t *w, tes_entity_t e)
+static tes_entity_t clone_impl(tes_world_t *w, tes_entity_t e)
 {
     tes__slot_t *slot;
     if (tes__world_enter(w, e, &slot))
@@ -374,4 +370,45 @@ tes_entity_t tes_clone(tes_world_t *w, tes_entity_t e)
     }
     clone_commit(w, copy, e);
     return copy;
+}
+
+int tes_destroy(tes_world_t *w, tes_entity_t e)
+{
+    int status = tes__world_begin(w);
+    if (status)
+        return status;
+    int result = destroy_impl(w, e);
+    tes__world_end(w);
+    return result;
+}
+
+int tes_clear(tes_world_t *w, tes_entity_t e)
+{
+    int status = tes__world_begin(w);
+    if (status)
+        return status;
+    int result = clear_impl(w, e);
+    tes__world_end(w);
+    return result;
+}
+
+tes_entity_t tes_clone(tes_world_t *w, tes_entity_t e)
+{
+    int status = tes__world_begin(w);
+    if (status)
+        return TES_NULL;
+    tes_entity_t result = clone_impl(w, e);
+    tes__world_end(w);
+    return result;
+}
+
+int tes_spawn_n(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncomps,
+                tes_entity_t *out)
+{
+    int status = tes__world_begin(w);
+    if (status)
+        return status;
+    int result = spawn_n_impl(w, n, comps, ncomps, out);
+    tes__world_end(w);
+    return result;
 }

@@ -90,6 +90,7 @@ void tes_world_free(tes_world_t *w)
     tes__defer_fini(w);
     destroy_all_values(w);
     tes__free(&w->alloc, w->watchers, (size_t)w->watcher_cap * sizeof *w->watchers);
+    tes__free(&w->alloc, w->scratch, w->scratch_size);
     tes__graph_fini(&w->tables, &w->alloc);
     tes__registry_fini(&w->components, &w->alloc);
     tes__entity_index_fini(&w->entities, &w->alloc);
@@ -121,6 +122,18 @@ int tes__world_watch(tes_world_t *w, const tes__watcher_t *watcher)
                   (uint64_t)w->watcher_count + 1, sizeof *w->watchers, 4))
         return TES_ERR_NOMEM;
     w->watchers[w->watcher_count++] = *watcher;
+    return TES_OK;
+}
+
+int tes__world_scratch(tes_world_t *w, size_t size)
+{
+    if (size <= w->scratch_size)
+        return TES_OK;
+    void *p = tes__realloc(&w->alloc, w->scratch, w->scratch_size, size);
+    if (!p)
+        return TES_ERR_NOMEM;
+    w->scratch = p;
+    w->scratch_size = size;
     return TES_OK;
 }
 

@@ -48,6 +48,8 @@ struct tes_world {
     tes__watcher_t *watchers;
     uint32_t watcher_count;
     uint32_t watcher_cap;
+    void *scratch;      /* room for one component value (tes_set's image) */
+    size_t scratch_size;
     tes__dependent_t *dependents;
     uint32_t dependent_count;
     uint32_t dependent_cap;
@@ -55,6 +57,9 @@ struct tes_world {
     int32_t hook_depth; /* > 0 while a user hook runs: structural calls are refused */
     bool strict_lifecycle;
 };
+
+/* Makes w->scratch hold at least size bytes. TES_OK or TES_ERR_NOMEM. */
+int tes__world_scratch(tes_world_t *w, size_t size);
 
 /* Registers / removes a dependent (removal matches on ctx). */
 int tes__world_depend(tes_world_t *w, void (*fini)(void *ctx), void *ctx);
@@ -111,17 +116,29 @@ static inline void tes__slot_set_table(tes__slot_t *s, uint32_t table, uint32_t 
     s->row = row;
 }
 
-/* Structural-call guard: validates w and e and refuses calls from hooks.
- * Returns TES_OK with *slot set, or a status already recorded in w. */
+/* Looks up a live entity for a structural call. Returns TES_OK with *slot
+ * set, or TES_ERR_STALE recorded in w. */
 static inline int tes__world_enter(tes_world_t *w, tes_entity_t e, tes__slot_t **slot)
+{
+    *slot = tes__entity_slot(&w->entities, e);
+    return *slot ? TES_OK : tes__fail(w, TES_ERR_STALE);
+}
+
+/* Every structural call runs between begin and end: begin refuses calls
+ * made while a user hook runs (any hook: ctor, dtor, copy, move or an
+ * observer), and raises the hook depth so that hooks the call itself runs
+ * cannot start structural changes of their own. */
+static inline int tes__world_begin(tes_world_t *w)
 {
     if (!w)
         return TES_ERR_INVALID;
     if (w->hook_depth)
         return tes__fail(w, TES_ERR_BUSY);
-    *slot = tes__entity_slot(&w->entities, e);
-    return *slot ? TES_OK : tes__fail(w, TES_ERR_STALE);
+    w->hook_depth++;
+    return TES_OK;
 }
+
+static inline void tes__world_end(tes_world_t *w) { w->hook_depth--; }
 
 /* Fires a component's on_add / on_set / on_remove hook, if any; structural
  * calls made by the hook are refused while it runs. */
