@@ -113,6 +113,7 @@ typedef struct tes_world_stats_t {
     uint32_t entities_free;    /* slots waiting on the free list for reuse */
     uint32_t components;       /* registered components, built-ins included */
     uint32_t tables;           /* archetype tables, the root table included */
+    uint32_t instances_alive;  /* live prefab instances */
     uint64_t bytes_allocated;  /* live bytes obtained through the allocator */
     uint64_t allocations;      /* allocator calls made so far (alloc + realloc) */
 } tes_world_stats_t;
@@ -221,7 +222,9 @@ int tes_spawn_n(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncom
                 tes_entity_t *out);
 
 /* Destroys an entity: fires on_remove for each component, runs destructors,
- * frees the slot. TES_ERR_STALE if e is not alive. */
+ * frees the slot (and takes it out of its instance). TES_ERR_STALE if e is
+ * not alive; TES_ERR_OWNED if e belongs to an instance and the world is
+ * strict_lifecycle (destroy the instance, or detach e first). */
 int tes_destroy(tes_world_t *w, tes_entity_t e);
 
 bool tes_alive(const tes_world_t *w, tes_entity_t e);
@@ -388,6 +391,64 @@ void tes_iter_fini(tes_iter_t *it);
 int tes_defer_begin(tes_world_t *w);
 int tes_defer_end(tes_world_t *w);
 bool tes_is_deferred(const tes_world_t *w);
+
+/* ------------------------------------------------------------------------ */
+/* Prefabs and instances (seed 004)                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Creates a prefab root: an entity tagged TES_PREFAB (so queries skip it by
+ * default) to which components are added with the ordinary calls. TES_NULL
+ * on failure (TES_ERR_NOMEM, TES_ERR_FULL, TES_ERR_BUSY). */
+tes_entity_t tes_prefab_new(tes_world_t *w);
+/* Adds a member to a prefab: a new entity tagged TES_PREFAB. TES_NULL with
+ * TES_ERR_STALE (prefab not alive), TES_ERR_INVALID (not a prefab root),
+ * TES_ERR_NOMEM, TES_ERR_FULL. */
+tes_entity_t tes_prefab_child(tes_world_t *w, tes_entity_t prefab);
+/* The prefab's live members, root first, then children in the order they
+ * were added: writes up to cap to out and returns the count (-1 if prefab
+ * is not a live prefab root). */
+int32_t tes_prefab_members(const tes_world_t *w, tes_entity_t prefab, tes_entity_t *out,
+                           int32_t cap);
+
+/* Instantiates a prefab: one new entity per live member (out[0] = the root's
+ * copy, then the members in prefab order; up to cap are written), each with
+ * a copy of every component of its member (constructed then assigned with
+ * the copy hook, or memcpy) except TES_PREFAB. entity_fields that refer to a
+ * member of the same prefab are remapped to the corresponding new entity;
+ * other references are kept. on_add fires for every new component. Returns
+ * the new instance, or 0 with TES_ERR_STALE (prefab dead), TES_ERR_INVALID
+ * (not a prefab, bad out/cap), TES_ERR_NOMEM or TES_ERR_FULL; a failed call
+ * creates nothing. While the world is deferred, the entities and the
+ * instance exist at once and receive their components at the flush (from
+ * the prefab as it is then). */
+tes_instance_t tes_instantiate(tes_world_t *w, tes_entity_t prefab, tes_entity_t *out,
+                               int32_t cap);
+/* Instantiates n times at once (much cheaper per entity than n calls):
+ * writes the n instances to out. All or nothing, with the errors of
+ * tes_instantiate. Use tes_instance_members to reach the entities. */
+int tes_instantiate_n(tes_world_t *w, tes_entity_t prefab, int32_t n, tes_instance_t *out);
+
+/* Destroys every member of an instance (on_remove, dtors) in one pass, even
+ * in a strict world; the instance id then dies. Deferred while iterating.
+ * TES_ERR_STALE if inst is not alive. */
+int tes_instance_destroy(tes_world_t *w, tes_instance_t inst);
+/* The instance e belongs to, or 0 (none, or e not alive). */
+tes_instance_t tes_instance_of(const tes_world_t *w, tes_entity_t e);
+/* An instance is alive until it is destroyed or its last member leaves it
+ * (destroyed or detached). Instance ids are never reused. */
+bool tes_instance_alive(const tes_world_t *w, tes_instance_t inst);
+/* Writes up to cap members (in the order they joined) and returns their
+ * count; -1 if inst is not alive or out is NULL with cap > 0. */
+int32_t tes_instance_members(const tes_world_t *w, tes_instance_t inst, tes_entity_t *out,
+                             int32_t cap);
+/* Takes e out of its instance: it then lives on its own (and may be
+ * destroyed in a strict world). TES_ERR_STALE, TES_ERR_INVALID (e belongs to
+ * no instance). */
+int tes_instance_detach(tes_world_t *w, tes_entity_t e);
+/* Puts e, which belongs to no instance, into inst. TES_ERR_STALE (e or inst
+ * not alive), TES_ERR_INVALID (e already belongs to an instance),
+ * TES_ERR_NOMEM. */
+int tes_instance_adopt(tes_world_t *w, tes_instance_t inst, tes_entity_t e);
 
 #ifdef __cplusplus
 }

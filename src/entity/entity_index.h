@@ -81,6 +81,34 @@ static inline tes_entity_t tes__entity_create(tes__entity_index_t *ei)
 void tes__entity_create_n(tes__entity_index_t *ei, uint32_t n, uint32_t table, uint32_t first_row,
                           uint32_t row_step, tes_entity_t *out);
 
+/* Walks the indices the next creates will use, in order: the free list
+ * (LIFO), then fresh indices. Lets callers reserve per-index room (sparse
+ * pages, links) before any entity exists. */
+typedef struct tes__index_walk {
+    const tes__entity_index_t *ei;
+    uint32_t next;
+    uint32_t free_left;
+    uint32_t fresh;
+} tes__index_walk_t;
+
+static inline tes__index_walk_t tes__index_walk_start(const tes__entity_index_t *ei)
+{
+    return (tes__index_walk_t){ei, ei->next, ei->available, ei->count};
+}
+
+/* The next index; `ctx` is a tes__index_walk_t (callback-compatible). */
+static inline uint32_t tes__index_walk_next(void *ctx)
+{
+    tes__index_walk_t *it = ctx;
+    if (it->free_left) {
+        uint32_t index = it->next;
+        it->next = it->ei->slots[index].row;
+        it->free_left--;
+        return index;
+    }
+    return it->fresh++;
+}
+
 /* The slot of a live entity, or NULL if e is null, stale or never issued. */
 static inline tes__slot_t *tes__entity_slot(const tes__entity_index_t *ei, tes_entity_t e)
 {

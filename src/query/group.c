@@ -11,7 +11,7 @@
 
 static bool relevant(const tes__group_t *g, tes_comp_t c)
 {
-    if (c == 0 || c == TES_DISABLED || c == TES_PREFAB)
+    if (c == 0 || c == TES__WATCH_DESTROY || c == TES_DISABLED || c == TES_PREFAB)
         return true;
     for (int32_t i = 0; i < g->q->term_count; i++)
         if (g->q->terms[i].comp == c)

@@ -21,7 +21,14 @@ void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_co
 {
     tes__defer_t *d = &w->defer;
     tes__assert(d->count < d->cap);
-    d->ops[d->count++] = (tes__op_t){kind, comp, e, src, value};
+    d->ops[d->count++] = (tes__op_t){kind, comp, e, src, value, NULL};
+}
+
+void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, void *arg)
+{
+    tes__defer_t *d = &w->defer;
+    tes__assert(d->count < d->cap);
+    d->ops[d->count++] = (tes__op_t){TES__OP_CALL, 0, TES_NULL, TES_NULL, arg, fn};
 }
 
 int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value, void **staged)
@@ -85,6 +92,7 @@ static int apply(tes_world_t *w, const tes__op_t *op)
     case TES__OP_REMOVE: return tes_remove(w, op->e, op->comp);
     case TES__OP_CLEAR: return tes_clear(w, op->e);
     case TES__OP_CLONE: return tes__clone_into(w, op->e, op->src);
+    case TES__OP_CALL: return op->call(w, op->value, true);
     case TES__OP_SET: {
         int rc = tes_set(w, op->e, op->comp, op->value);
         release_staged(w, op);
@@ -120,9 +128,12 @@ int tes__defer_end(tes_world_t *w)
 void tes__defer_fini(tes_world_t *w)
 {
     tes__defer_t *d = &w->defer;
-    for (uint32_t i = 0; i < d->count; i++)
+    for (uint32_t i = 0; i < d->count; i++) {
         if (d->ops[i].kind == TES__OP_SET)
             release_staged(w, &d->ops[i]);
+        else if (d->ops[i].kind == TES__OP_CALL)
+            d->ops[i].call(w, d->ops[i].value, false);
+    }
     tes__free(&w->alloc, d->ops, (size_t)d->cap * sizeof *d->ops);
     d->ops = NULL;
     d->count = d->cap = 0;

@@ -28,15 +28,22 @@ typedef enum tes__op_kind {
     TES__OP_REMOVE,
     TES__OP_SET,         /* value: staged, constructed */
     TES__OP_CLEAR,
-    TES__OP_CLONE        /* e receives copies of src's components */
+    TES__OP_CLONE,       /* e receives copies of src's components */
+    TES__OP_CALL         /* a higher layer's deferred work: call(w, arg) */
 } tes__op_kind_t;
+
+/* The function of a TES__OP_CALL command. `run` is false when the queue is
+ * discarded at world teardown: the function must then only release what
+ * `arg` owns. Returns a status like any applied command. */
+typedef int (*tes__defer_fn)(tes_world_t *w, void *arg, bool run);
 
 typedef struct tes__op {
     tes__op_kind_t kind;
     tes_comp_t comp;
     tes_entity_t e;
     tes_entity_t src;
-    void *value;
+    void *value;       /* SET: staged value; CALL: the argument */
+    tes__defer_fn call;
 } tes__op_t;
 
 typedef struct tes__defer {
@@ -55,6 +62,9 @@ int tes__defer_reserve(tes_world_t *w, uint32_t n);
 /* Appends a command into reserved room. */
 void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_comp_t comp,
                      tes_entity_t src, void *value);
+/* Appends a deferred call into reserved room. */
+void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, void *arg);
+
 /* Queues a set of c on e: stages a constructed copy of value (or a
  * constructed default when value is NULL, for tes_ensure). Returns the
  * staged value's address (NULL for a tag) through *staged. TES_OK or

@@ -66,29 +66,13 @@ tes_entity_t tes_spawn(tes_world_t *w)
     return e;
 }
 
-/* Walks the indices the next creates will use: the free list, then fresh. */
-typedef struct index_walk {
-    const tes__entity_index_t *ei;
-    uint32_t next;
-    uint32_t free_left;
-    uint32_t fresh;
-} index_walk_t;
-
-static index_walk_t index_walk_start(const tes__entity_index_t *ei)
+void tes__world_destroy(tes_world_t *w, tes_entity_t e, tes__slot_t *slot)
 {
-    return (index_walk_t){ei, ei->next, ei->available, ei->count};
-}
-
-static uint32_t index_walk_next(void *ctx)
-{
-    index_walk_t *it = ctx;
-    if (it->free_left) {
-        uint32_t index = it->next;
-        it->next = it->ei->slots[index].row;
-        it->free_left--;
-        return index;
-    }
-    return it->fresh++;
+    if (slot->table != 0) /* an entity in the virtual root has nothing to strip */
+        tes__world_strip(w, e, slot, true);
+    else if (w->watcher_count)
+        tes__watch_before(w, e, TES__WATCH_DESTROY);
+    tes__entity_free(&w->entities, e);
 }
 
 static int compare_ids(const void *a, const void *b)
@@ -130,15 +114,15 @@ static int spawn_batch(tes_world_t *w, uint32_t n, const tes_comp_t *table_ids, 
     if (rc)
         return rc;
     for (uint32_t i = 0; i < sn; i++) {
-        index_walk_t walk = index_walk_start(&w->entities);
+        tes__index_walk_t walk = tes__index_walk_start(&w->entities);
         tes__component_t *info = tes__registry_get(&w->components, sparse_ids[i]);
-        if (tes__sparse_store_reserve(&info->store, a, n, 0, index_walk_next, &walk))
+        if (tes__sparse_store_reserve(&info->store, a, n, 0, tes__index_walk_next, &walk))
             return TES_ERR_NOMEM;
     }
     if (w->watcher_count) {
-        index_walk_t walk = index_walk_start(&w->entities);
+        tes__index_walk_t walk = tes__index_walk_start(&w->entities);
         for (uint32_t i = 0; i < n; i++)
-            if (tes__watch_reserve(w, index_walk_next(&walk), i ? 0 : n))
+            if (tes__watch_reserve(w, tes__index_walk_next(&walk), i ? 0 : n))
                 return TES_ERR_NOMEM;
     }
     /* Commit: nothing below can fail. */
@@ -185,9 +169,9 @@ static int spawn_deferred(tes_world_t *w, uint32_t n, const tes_comp_t *comps, u
     if (rc)
         return rc;
     if (w->watcher_count) {
-        index_walk_t walk = index_walk_start(&w->entities);
+        tes__index_walk_t walk = tes__index_walk_start(&w->entities);
         for (uint32_t i = 0; i < n; i++)
-            if (tes__watch_reserve(w, index_walk_next(&walk), i ? 0 : n))
+            if (tes__watch_reserve(w, tes__index_walk_next(&walk), i ? 0 : n))
                 return TES_ERR_NOMEM;
     }
     tes__entity_create_n(&w->entities, n, 0, TES__ROW_PENDING, 0, out);
@@ -245,11 +229,7 @@ static int destroy_impl(tes_world_t *w, tes_entity_t e)
         tes__defer_push(w, TES__OP_DESTROY, e, 0, TES_NULL, NULL);
         return TES_OK;
     }
-    if (slot->table != 0) /* an entity in the virtual root has nothing to strip */
-        tes__world_strip(w, e, slot);
-    else if (w->watcher_count)
-        tes__watch_before(w, e, 0);
-    tes__entity_free(&w->entities, e);
+    tes__world_destroy(w, e, slot);
     return TES_OK;
 }
 
@@ -267,7 +247,7 @@ static int clear_impl(tes_world_t *w, tes_entity_t e)
     }
     if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
         return tes__fail(w, TES_ERR_NOMEM);
-    tes__world_strip(w, e, slot); /* the root is virtual: nothing to reserve there */
+    tes__world_strip(w, e, slot, false); /* the root is virtual: nothing to reserve */
     tes__slot_set_table(slot, 0, 0);
     tes__watch_after(w, e, 0);
     return TES_OK;

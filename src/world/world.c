@@ -109,6 +109,7 @@ int tes_world_stats(const tes_world_t *w, tes_world_stats_t *out)
     out->entities_free = w->entities.available;
     out->components = w->components.count ? w->components.count - 1 : 0;
     out->tables = w->tables.count;
+    out->instances_alive = w->instances_alive;
     out->bytes_allocated = w->alloc.bytes;
     out->allocations = w->alloc.allocations;
     return TES_OK;
@@ -213,14 +214,14 @@ static void drop_sparse(tes_world_t *w, tes__component_t *info, tes_entity_t e, 
     (void)w;
 }
 
-void tes__world_strip(tes_world_t *w, tes_entity_t e, tes__slot_t *slot)
+void tes__world_strip(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, bool destroying)
 {
     tes__table_t *table = tes__slot_table(w, slot);
     bool sparse = (slot->table & TES__SLOT_SPARSE) != 0;
     /* Observers first, while the entity is still whole; then watchers. */
     if ((table->flags & TES__TABLE_HAS_ON_REMOVE) || sparse)
         tes__world_each(w, e, slot, fire_remove);
-    tes__watch_before(w, e, 0);
+    tes__watch_before(w, e, destroying ? TES__WATCH_DESTROY : 0);
     /* Then destructors. */
     w->hook_depth++;
     tes__table_destruct_row(table, slot->row);

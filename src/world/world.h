@@ -22,9 +22,11 @@ typedef void (*tes__observer_fn)(tes_world_t *w, tes_entity_t e, void *ptr, void
  * without the world knowing what they are. For each change the world calls
  * reserve (before committing anything; may fail with TES_ERR_NOMEM, and the
  * change is then abandoned), before (the entity is still as it was), and
- * after (the change is done). `c` is the component added or removed, or 0
- * when every component is affected (destroy, clear, spawn, clone); after is
- * not called for a destroy. */
+ * after (the change is done). `c` is the component added or removed, 0
+ * when every component is affected (clear, spawn, clone), or
+ * TES__WATCH_DESTROY for a destroy (before only: after it there is no
+ * entity). */
+#define TES__WATCH_DESTROY UINT32_C(0xFFFFFFFF)
 typedef struct tes__watcher {
     int (*reserve)(void *ctx, uint32_t entity_index, uint32_t extra);
     void (*before)(void *ctx, tes_entity_t e, tes_comp_t c);
@@ -39,6 +41,8 @@ typedef struct tes__dependent {
     void *ctx;
 } tes__dependent_t;
 
+struct tes__lifecycle; /* the lifecycle layer's state, opaque here */
+
 struct tes_world {
     tes__alloc_t alloc;
     tes__entity_index_t entities;
@@ -48,6 +52,8 @@ struct tes_world {
     tes__watcher_t *watchers;
     uint32_t watcher_count;
     uint32_t watcher_cap;
+    struct tes__lifecycle *lifecycle; /* created by the lifecycle layer on first use */
+    uint32_t instances_alive;         /* kept by the lifecycle layer, for stats */
     void *scratch;      /* room for one component value (tes_set's image) */
     size_t scratch_size;
     tes__dependent_t *dependents;
@@ -161,7 +167,12 @@ void tes__world_each(tes_world_t *w, tes_entity_t e, const tes__slot_t *slot, te
 void tes__fire_on_add(tes_world_t *w, tes__component_t *info, tes_entity_t e, void *ptr);
 
 /* Runs on_remove for every component of e, then destroys them all and
- * leaves e in no table row (the caller frees the slot or re-homes it). */
-void tes__world_strip(tes_world_t *w, tes_entity_t e, tes__slot_t *slot);
+ * leaves e in no table row (the caller frees the slot or re-homes it).
+ * `destroying` tells watchers whether e is about to die or be cleared. */
+void tes__world_strip(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, bool destroying);
+
+/* Destroys a live entity whatever its instance (the strict-lifecycle rule
+ * is the caller's business). Must run between tes__world_begin and end. */
+void tes__world_destroy(tes_world_t *w, tes_entity_t e, tes__slot_t *slot);
 
 #endif

@@ -1,0 +1,249 @@
+/*
+ * Instance ids and membership; see instance.h. Destroying an instance walks
+ * its member list and destroys each entity directly (bypassing the
+ * strict-lifecycle refusal that only applies to single-entity destroys);
+ * the watcher unlinks each one, and the id retires with the last.
+ */
+#include "lifecycle/instance.h"
+
+#include <string.h>
+
+tes__lifecycle_t *tes__lifecycle_peek(const tes_world_t *w) { return w->lifecycle; }
+
+static void lifecycle_fini(void *ctx)
+{
+    tes__lifecycle_t *lc = ctx;
+    tes__alloc_t *a = &lc->w->alloc;
+    for (uint32_t i = 0; i < lc->prefab_count; i++)
+        tes__free(a, lc->prefabs[i].members, (size_t)lc->prefabs[i].cap * sizeof(tes_entity_t));
+    tes__free(a, lc->prefabs, (size_t)lc->prefab_cap * sizeof *lc->prefabs);
+    tes__map_fini(&lc->prefab_by_root, a);
+    tes__free(a, lc->recs, (size_t)lc->rec_cap * sizeof *lc->recs);
+    tes__free(a, lc->links, (size_t)lc->link_cap * sizeof *lc->links);
+    tes__entity_index_fini(&lc->ids, a);
+    lc->w->lifecycle = NULL;
+    tes__free(a, lc, sizeof *lc);
+}
+
+static void unlink_member(tes__lifecycle_t *lc, tes__slot_t *slot, uint32_t index)
+{
+    uint32_t inst_index = slot->instance - 1;
+    tes__instance_rec_t *rec = &lc->recs[inst_index];
+    tes__member_link_t *l = &lc->links[index];
+    if (l->prev != TES_NULL_INDEX)
+        lc->links[l->prev].next = l->next;
+    else
+        rec->first = l->next;
+    if (l->next != TES_NULL_INDEX)
+        lc->links[l->next].prev = l->prev;
+    else
+        rec->last = l->prev;
+    slot->instance = 0;
+    if (--rec->count == 0) {
+        /* The last member left: the instance is over. */
+        tes_entity_t id = tes_entity_make(inst_index, lc->ids.slots[inst_index].generation);
+        tes__entity_free(&lc->ids, id);
+        lc->w->instances_alive--;
+    }
+}
+
+static int watch_reserve(void *ctx, uint32_t index, uint32_t extra)
+{
+    (void)ctx, (void)index, (void)extra;
+    return TES_OK;
+}
+
+static void watch_before(void *ctx, tes_entity_t e, tes_comp_t c)
+{
+    tes__lifecycle_t *lc = ctx;
+    if (c != TES__WATCH_DESTROY)
+        return;
+    tes__slot_t *slot = &lc->w->entities.slots[tes_entity_index(e)];
+    if (slot->instance)
+        unlink_member(lc, slot, tes_entity_index(e));
+}
+
+static void watch_after(void *ctx, tes_entity_t e, tes_comp_t c) { (void)ctx, (void)e, (void)c; }
+
+tes__lifecycle_t *tes__lifecycle(tes_world_t *w)
+{
+    if (w->lifecycle)
+        return w->lifecycle;
+    tes__lifecycle_t *lc = tes__calloc(&w->alloc, sizeof *lc);
+    if (!lc)
+        return NULL;
+    lc->w = w;
+    tes__entity_index_init(&lc->ids, w->entities.generation_limit, 0);
+    tes__watcher_t watcher = {watch_reserve, watch_before, watch_after, lc};
+    if (tes__world_watch(w, &watcher)) {
+        tes__free(&w->alloc, lc, sizeof *lc);
+        return NULL;
+    }
+    if (tes__world_depend(w, lifecycle_fini, lc)) {
+        tes__world_unwatch(w, lc);
+        tes__free(&w->alloc, lc, sizeof *lc);
+        return NULL;
+    }
+    w->lifecycle = lc;
+    return lc;
+}
+
+int tes__instances_reserve(tes__lifecycle_t *lc, uint32_t n, uint32_t max_index)
+{
+    tes__alloc_t *a = &lc->w->alloc;
+    int rc = tes__entity_reserve(&lc->ids, a, n);
+    if (rc)
+        return rc;
+    if (tes__grow(a, (void **)&lc->recs, &lc->rec_cap, lc->ids.cap, sizeof *lc->recs, 64))
+        return TES_ERR_NOMEM;
+    return tes__grow(a, (void **)&lc->links, &lc->link_cap, max_index, sizeof *lc->links, 1024);
+}
+
+tes_instance_t tes__instance_create(tes__lifecycle_t *lc)
+{
+    tes_instance_t id = tes__entity_create(&lc->ids);
+    tes__slot_t *s = &lc->ids.slots[tes_entity_index(id)];
+    s->table = 0; /* marks the id alive */
+    s->row = 0;
+    lc->recs[tes_entity_index(id)] = (tes__instance_rec_t){TES_NULL_INDEX, TES_NULL_INDEX, 0};
+    lc->w->instances_alive++;
+    return id;
+}
+
+void tes__instance_link(tes__lifecycle_t *lc, tes_instance_t inst, tes_entity_t e)
+{
+    uint32_t inst_index = tes_entity_index(inst), index = tes_entity_index(e);
+    tes__instance_rec_t *rec = &lc->recs[inst_index];
+    lc->links[index] = (tes__member_link_t){TES_NULL_INDEX, rec->last};
+    if (rec->last != TES_NULL_INDEX)
+        lc->links[rec->last].next = index;
+    else
+        rec->first = index;
+    rec->last = index;
+    rec->count++;
+    lc->w->entities.slots[index].instance = inst_index + 1;
+}
+
+/* The record of a live instance, or NULL. */
+static tes__instance_rec_t *live_rec(const tes_world_t *w, tes_instance_t inst)
+{
+    tes__lifecycle_t *lc = w ? w->lifecycle : NULL;
+    if (!lc || !tes__entity_slot(&lc->ids, inst))
+        return NULL;
+    return &lc->recs[tes_entity_index(inst)];
+}
+
+bool tes_instance_alive(const tes_world_t *w, tes_instance_t inst) { return live_rec(w, inst) != NULL; }
+
+tes_instance_t tes_instance_of(const tes_world_t *w, tes_entity_t e)
+{
+    if (!w)
+        return 0;
+    const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+    if (!slot || !slot->instance)
+        return 0;
+    uint32_t index = slot->instance - 1;
+    const tes__lifecycle_t *lc = w->lifecycle;
+    return tes_entity_make(index, lc->ids.slots[index].generation);
+}
+
+int32_t tes_instance_members(const tes_world_t *w, tes_instance_t inst, tes_entity_t *out,
+                             int32_t cap)
+{
+    const tes__instance_rec_t *rec = live_rec(w, inst);
+    if (!rec || cap < 0 || (cap > 0 && !out))
+        return -1;
+    int32_t n = 0;
+    for (uint32_t i = rec->first; i != TES_NULL_INDEX; i = w->lifecycle->links[i].next, n++)
+        if (n < cap)
+            out[n] = tes_entity_make(i, w->entities.slots[i].generation);
+    return n;
+}
+
+/* Destroys every member of a live instance, now. */
+static void destroy_members(tes_world_t *w, tes_instance_t inst)
+{
+    tes__lifecycle_t *lc = w->lifecycle;
+    tes__instance_rec_t *rec = &lc->recs[tes_entity_index(inst)];
+    /* Each destroy unlinks the member; the last one retires the id. */
+    uint32_t members = rec->count;
+    for (uint32_t k = 0; k < members; k++) {
+        uint32_t index = rec->first;
+        tes_entity_t e = tes_entity_make(index, w->entities.slots[index].generation);
+        tes__world_destroy(w, e, &w->entities.slots[index]);
+    }
+}
+
+/* The deferred form: arg holds the instance handle. */
+static int destroy_deferred(tes_world_t *w, void *arg, bool run)
+{
+    tes_instance_t inst;
+    memcpy(&inst, arg, sizeof inst);
+    tes__free(&w->alloc, arg, sizeof inst);
+    if (!run)
+        return TES_OK;
+    if (!live_rec(w, inst))
+        return TES_ERR_STALE;
+    int rc = tes__world_begin(w);
+    if (rc)
+        return rc;
+    destroy_members(w, inst);
+    tes__world_end(w);
+    return TES_OK;
+}
+
+int tes_instance_destroy(tes_world_t *w, tes_instance_t inst)
+{
+    int rc = tes__world_begin(w);
+    if (rc)
+        return rc;
+    if (!live_rec(w, inst))
+        rc = tes__fail(w, TES_ERR_STALE);
+    else if (w->defer.depth > 0) {
+        void *arg = NULL;
+        if (tes__defer_reserve(w, 1) || !(arg = tes__malloc(&w->alloc, sizeof inst)))
+            rc = tes__fail(w, TES_ERR_NOMEM);
+        else {
+            memcpy(arg, &inst, sizeof inst);
+            tes__defer_push_call(w, destroy_deferred, arg);
+        }
+    } else {
+        destroy_members(w, inst);
+    }
+    tes__world_end(w);
+    return rc;
+}
+
+int tes_instance_detach(tes_world_t *w, tes_entity_t e)
+{
+    int rc = tes__world_begin(w);
+    if (rc)
+        return rc;
+    tes__slot_t *slot;
+    rc = tes__world_enter(w, e, &slot);
+    if (!rc && !slot->instance)
+        rc = tes__fail(w, TES_ERR_INVALID);
+    if (!rc)
+        unlink_member(w->lifecycle, slot, tes_entity_index(e));
+    tes__world_end(w);
+    return rc;
+}
+
+int tes_instance_adopt(tes_world_t *w, tes_instance_t inst, tes_entity_t e)
+{
+    int rc = tes__world_begin(w);
+    if (rc)
+        return rc;
+    tes__slot_t *slot;
+    rc = tes__world_enter(w, e, &slot);
+    if (!rc && !live_rec(w, inst))
+        rc = tes__fail(w, TES_ERR_STALE);
+    if (!rc && slot->instance)
+        rc = tes__fail(w, TES_ERR_INVALID); /* detach it from its group first */
+    if (!rc && tes__instances_reserve(w->lifecycle, 0, w->entities.count))
+        rc = tes__fail(w, TES_ERR_NOMEM);
+    if (!rc)
+        tes__instance_link(w->lifecycle, inst, e);
+    tes__world_end(w);
+    return rc;
+}
