@@ -72,7 +72,8 @@ typedef struct bench_memory {
     bool (*measure)(const bench_cfg_t *cfg, uint64_t *bytes, uint64_t *entities);
 } bench_memory_t;
 
-/* Every workload, defined one per file. */
+/* Every workload, one file each (a file may hold the variants of one
+ * workload, e.g. W4 table query / owning group / sparse view). */
 extern const bench_workload_t bench_spawn;
 extern const bench_workload_t bench_spawn_n;
 extern const bench_workload_t bench_destroy;
@@ -85,6 +86,16 @@ extern const bench_workload_t bench_table_get;
 extern const bench_workload_t bench_sparse_add_remove;
 extern const bench_workload_t bench_sparse_get;
 extern const bench_workload_t bench_sparse_iter;
+extern const bench_workload_t bench_w4_table;
+extern const bench_workload_t bench_w4_group;
+extern const bench_workload_t bench_w4_view;
+extern const bench_workload_t bench_w5_fragmented;
+extern const bench_workload_t bench_w8_table;
+extern const bench_workload_t bench_w8_view;
+extern const bench_workload_t bench_w8_group;
+extern const bench_workload_t bench_w9_heavy;
+extern const bench_workload_t bench_query_create;
+extern const bench_workload_t bench_query_iter_empty;
 extern const bench_memory_t bench_memory_probes[];
 extern const int bench_memory_probe_count;
 

@@ -44,6 +44,16 @@ static const bench_workload_t *const workloads[] = {
     &bench_sparse_add_remove,
     &bench_sparse_get,
     &bench_sparse_iter,
+    &bench_w4_table,
+    &bench_w4_group,
+    &bench_w4_view,
+    &bench_w5_fragmented,
+    &bench_w8_table,
+    &bench_w8_view,
+    &bench_w8_group,
+    &bench_w9_heavy,
+    &bench_query_create,
+    &bench_query_iter_empty,
 };
 #define WORKLOAD_COUNT ((int)(sizeof workloads / sizeof workloads[0]))
 
