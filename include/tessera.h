@@ -331,7 +331,7 @@ typedef struct tes_query tes_query_t;
 
 /* An iteration over a query, in chunks. Only `count`, `entities` and
  * `world` are public; the other fields belong to the iterator. */
-#define TES_ITER_SCRATCH 32
+#define TES_ITER_SCRATCH 8
 
 typedef struct tes_iter_t {
     int32_t count;                 /* entities in this chunk */

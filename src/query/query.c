@@ -67,6 +67,7 @@ static int on_table(void *ctx, tes__table_t *t, bool commit)
         return TES_OK;
     }
     q->table_ok[t->id] = tes__query_table_ok(q, t);
+    q->tables_failing += !q->table_ok[t->id];
     if (match)
         fill_match(q, t, &q->matches[q->match_count++]);
     return TES_OK;
@@ -115,6 +116,11 @@ static int setup_terms(tes_query_t *q, const tes_query_desc_t *d)
             q->skip_prefab = false;
     }
     q->term_count = n;
+    q->sparse_only = q->and_only = true;
+    for (int32_t i = 0; i < n; i++) {
+        q->sparse_only &= q->terms[i].sparse;
+        q->and_only &= q->terms[i].oper == TES_AND;
+    }
     q->mode = table_and ? TES__QUERY_TABLE : any_and ? TES__QUERY_DRIVEN : TES__QUERY_ALL;
     if ((q->flags & (TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP)) && !any_and)
         return TES_ERR_INVALID;
@@ -162,6 +168,7 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
     if (!rc) {
         for (uint32_t i = 0; i < g->count; i++) {
             q->table_ok[i] = tes__query_table_ok(q, g->tables[i]);
+            q->tables_failing += !q->table_ok[i];
             if (q->mode != TES__QUERY_DRIVEN && table_matches(q, g->tables[i]))
                 fill_match(q, g->tables[i], &q->matches[q->match_count++]);
         }

@@ -58,6 +58,9 @@ struct tes_query {
     uint32_t match_cap;
     uint8_t *table_ok;    /* per table id: passes the table-level filters */
     uint32_t table_ok_cap;
+    uint32_t tables_failing; /* tables whose table_ok is 0 */
+    bool sparse_only;     /* every term is on a sparse component */
+    bool and_only;        /* every term is an AND term */
     tes__group_t *group;
 };
 

@@ -18,8 +18,10 @@
 #include "core/bytes.h"
 #include "storage/sparse_set.h"
 
-/* Target size of one data page. */
-#define TES__STORE_PAGE_BYTES 16384u
+/* Target size of one data page. Large pages make long chunks for owning
+ * groups and sparse views (fewer chunk boundaries per million entities);
+ * the price is up to 64 KiB for a store that holds a single component. */
+#define TES__STORE_PAGE_BYTES 65536u
 
 typedef struct tes__sparse_store {
     tes__sparse_set_t set;
