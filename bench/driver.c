@@ -54,6 +54,8 @@ static const bench_workload_t *const workloads[] = {
     &bench_w9_heavy,
     &bench_query_create,
     &bench_query_iter_empty,
+    &bench_instantiate_n,
+    &bench_instantiate_single,
 };
 #define WORKLOAD_COUNT ((int)(sizeof workloads / sizeof workloads[0]))
 

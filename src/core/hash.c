@@ -1,6 +1,5 @@
 /*
- * Open addressing with linear probing; see hash.h for why there is no
- * deletion. Probing starts at a slot picked by mixing the key again, so that
+ * Open addressing with linear probing; see hash.h for why removal is rare. Probing starts at a slot picked by mixing the key again, so that
  * keys that are small integers (edge keys are component ids) spread out.
  */
 #include "core/hash.h"
@@ -85,4 +84,32 @@ uint64_t tes__hash_bytes(const void *data, size_t size)
         h *= UINT64_C(0x100000001b3);
     }
     return tes__hash_u64(h);
+}
+
+bool tes__map_remove(tes__map_t *m, uint64_t key, uint64_t value)
+{
+    if (!m->cap)
+        return false;
+    uint32_t mask = m->cap - 1;
+    uint32_t i = slot_of(key, m->cap);
+    while (m->entries[i].key && !(m->entries[i].key == key && m->entries[i].value == value))
+        i = (i + 1) & mask;
+    if (!m->entries[i].key)
+        return false;
+    /* Shift later entries of the cluster back when their home slot allows. */
+    uint32_t hole = i;
+    for (uint32_t j = (i + 1) & mask; m->entries[j].key; j = (j + 1) & mask) {
+        uint32_t home = slot_of(m->entries[j].key, m->cap);
+        /* The entry at j may move to the hole if its home is not inside
+         * the cyclic range (hole, j]. */
+        bool home_in_range = hole < j ? (home > hole && home <= j) : (home > hole || home <= j);
+        if (!home_in_range) {
+            m->entries[hole] = m->entries[j];
+            hole = j;
+        }
+    }
+    m->entries[hole].key = 0;
+    m->entries[hole].value = 0;
+    m->count--;
+    return true;
 }

@@ -1,10 +1,11 @@
 /*
- * An insert-only open-addressing multimap from nonzero 64-bit keys to 64-bit
+ * An open-addressing multimap from nonzero 64-bit keys to 64-bit
  * values, plus the hash functions that make those keys.
  *
- * Tessera never forgets a component name, a table type or a graph edge, so
- * the map has no deletion and no tombstones: linear probing over a power-of-
- * two array kept at most half full. Keys are usually hashes, so the map is a
+ * Tessera rarely forgets a key (component names, table types and graph
+ * edges live as long as the world), so the map is built for lookups: linear
+ * probing over a power-of-two array kept at most half full, with the rare
+ * removal done by backward shifting (no tombstones). Keys are usually hashes, so the map is a
  * multimap: lookups walk every entry with an equal key and the caller
  * compares the real thing (a name, a type) behind each value.
  *
@@ -32,6 +33,9 @@ void tes__map_fini(tes__map_t *m, tes__alloc_t *a);
 int tes__map_reserve(tes__map_t *m, tes__alloc_t *a, uint32_t extra);
 /* Inserts (key, value); key must be nonzero; room must have been reserved. */
 void tes__map_insert(tes__map_t *m, uint64_t key, uint64_t value);
+/* Removes one entry (key, value); false if there is none. Backward-shift
+ * deletion keeps probe sequences intact without tombstones. */
+bool tes__map_remove(tes__map_t *m, uint64_t key, uint64_t value);
 /* Walks the values stored under key: start with *cursor = 0 and call until it
  * returns false. */
 bool tes__map_next(const tes__map_t *m, uint64_t key, uint32_t *cursor, uint64_t *value);

@@ -15,7 +15,8 @@ static void lifecycle_fini(void *ctx)
     tes__lifecycle_t *lc = ctx;
     tes__alloc_t *a = &lc->w->alloc;
     for (uint32_t i = 0; i < lc->prefab_count; i++)
-        tes__free(a, lc->prefabs[i].members, (size_t)lc->prefabs[i].cap * sizeof(tes_entity_t));
+        if (lc->prefabs[i].members)
+            tes__free(a, lc->prefabs[i].members, (size_t)lc->prefabs[i].cap * sizeof(tes_entity_t));
     tes__free(a, lc->prefabs, (size_t)lc->prefab_cap * sizeof *lc->prefabs);
     tes__map_fini(&lc->prefab_by_root, a);
     tes__free(a, lc->recs, (size_t)lc->rec_cap * sizeof *lc->recs);
@@ -53,6 +54,8 @@ static int watch_reserve(void *ctx, uint32_t index, uint32_t extra)
     return TES_OK;
 }
 
+/* A destroyed entity leaves its instance; a destroyed prefab root takes its
+ * prefab record with it. */
 static void watch_before(void *ctx, tes_entity_t e, tes_comp_t c)
 {
     tes__lifecycle_t *lc = ctx;
@@ -61,6 +64,8 @@ static void watch_before(void *ctx, tes_entity_t e, tes_comp_t c)
     tes__slot_t *slot = &lc->w->entities.slots[tes_entity_index(e)];
     if (slot->instance)
         unlink_member(lc, slot, tes_entity_index(e));
+    if (lc->prefabs_alive)
+        tes__prefab_forget(lc, e);
 }
 
 static void watch_after(void *ctx, tes_entity_t e, tes_comp_t c) { (void)ctx, (void)e, (void)c; }
@@ -74,7 +79,8 @@ tes__lifecycle_t *tes__lifecycle(tes_world_t *w)
         return NULL;
     lc->w = w;
     tes__entity_index_init(&lc->ids, w->entities.generation_limit, 0);
-    tes__watcher_t watcher = {watch_reserve, watch_before, watch_after, lc};
+    lc->prefab_free = TES_NULL_INDEX;
+    tes__watcher_t watcher = {watch_reserve, watch_before, watch_after, lc, true};
     if (tes__world_watch(w, &watcher)) {
         tes__free(&w->alloc, lc, sizeof *lc);
         return NULL;

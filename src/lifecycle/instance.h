@@ -32,8 +32,8 @@ typedef struct tes__member_link {
 } tes__member_link_t;
 
 typedef struct tes__prefab_rec {
-    tes_entity_t *members; /* members[0] is the root */
-    uint32_t count;
+    tes_entity_t *members; /* members[0] is the root; NULL for a free record */
+    uint32_t count;        /* a free record: the next free record's index */
     uint32_t cap;
 } tes__prefab_rec_t;
 
@@ -46,9 +46,14 @@ typedef struct tes__lifecycle {
     uint32_t link_cap;
     tes__map_t prefab_by_root;   /* prefab root handle -> record index */
     tes__prefab_rec_t *prefabs;
-    uint32_t prefab_count;
+    uint32_t prefab_count;       /* records in use or free */
     uint32_t prefab_cap;
+    uint32_t prefab_free;        /* first free record, TES_NULL_INDEX if none */
+    uint32_t prefabs_alive;
 } tes__lifecycle_t;
+
+/* Releases the record of a prefab root that is being destroyed (prefab.c). */
+void tes__prefab_forget(tes__lifecycle_t *lc, tes_entity_t root);
 
 /* The world's lifecycle state, created on first use (NULL: TES_ERR_NOMEM). */
 tes__lifecycle_t *tes__lifecycle(tes_world_t *w);

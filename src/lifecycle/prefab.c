@@ -45,6 +45,19 @@ static tes_entity_t spawn_prefab_entity(tes_world_t *w)
     return tes_spawn_n(w, 1, &tag, 1, &e) == TES_OK ? e : TES_NULL;
 }
 
+void tes__prefab_forget(tes__lifecycle_t *lc, tes_entity_t root)
+{
+    uint64_t index;
+    if (!tes__map_get(&lc->prefab_by_root, root, &index))
+        return;
+    tes__prefab_rec_t *rec = &lc->prefabs[index];
+    tes__free(&lc->w->alloc, rec->members, (size_t)rec->cap * sizeof *rec->members);
+    *rec = (tes__prefab_rec_t){NULL, lc->prefab_free, 0};
+    lc->prefab_free = (uint32_t)index;
+    lc->prefabs_alive--;
+    tes__map_remove(&lc->prefab_by_root, root, index);
+}
+
 tes_entity_t tes_prefab_new(tes_world_t *w)
 {
     if (!w)
@@ -56,8 +69,10 @@ tes_entity_t tes_prefab_new(tes_world_t *w)
     tes__lifecycle_t *lc = tes__lifecycle(w);
     tes__alloc_t *a = &w->alloc;
     tes_entity_t *members = NULL;
-    if (!lc || tes__grow(a, (void **)&lc->prefabs, &lc->prefab_cap, (uint64_t)lc->prefab_count + 1,
-                         sizeof *lc->prefabs, 16) ||
+    bool reuse = lc && lc->prefab_free != TES_NULL_INDEX;
+    if (!lc ||
+        (!reuse && tes__grow(a, (void **)&lc->prefabs, &lc->prefab_cap,
+                             (uint64_t)lc->prefab_count + 1, sizeof *lc->prefabs, 16)) ||
         tes__map_reserve(&lc->prefab_by_root, a, 1) ||
         !(members = tes__malloc(a, 4 * sizeof *members))) {
         tes__fail(w, TES_ERR_NOMEM);
@@ -68,10 +83,25 @@ tes_entity_t tes_prefab_new(tes_world_t *w)
         tes__free(a, members, 4 * sizeof *members);
         return TES_NULL;
     }
+    uint32_t index = reuse ? lc->prefab_free : lc->prefab_count++;
+    if (reuse)
+        lc->prefab_free = lc->prefabs[index].count;
     members[0] = root;
-    lc->prefabs[lc->prefab_count] = (tes__prefab_rec_t){members, 1, 4};
-    tes__map_insert(&lc->prefab_by_root, root, lc->prefab_count++);
+    lc->prefabs[index] = (tes__prefab_rec_t){members, 1, 4};
+    lc->prefabs_alive++;
+    tes__map_insert(&lc->prefab_by_root, root, index);
     return root;
+}
+
+/* Drops members that died, keeping the order: called when the list is full,
+ * so a prefab whose children come and go never grows without bound. */
+static void prune_members(const tes_world_t *w, tes__prefab_rec_t *rec)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < rec->count; i++)
+        if (i == 0 || tes_alive(w, rec->members[i]))
+            rec->members[k++] = rec->members[i];
+    rec->count = k;
 }
 
 tes_entity_t tes_prefab_child(tes_world_t *w, tes_entity_t prefab)
@@ -80,6 +110,8 @@ tes_entity_t tes_prefab_child(tes_world_t *w, tes_entity_t prefab)
         return TES_NULL;
     tes__prefab_rec_t *rec;
     int rc = w->hook_depth ? TES_ERR_BUSY : lookup_prefab(w, prefab, &rec);
+    if (!rc && rec->count == rec->cap)
+        prune_members(w, rec);
     if (!rc && tes__grow(&w->alloc, (void **)&rec->members, &rec->cap, (uint64_t)rec->count + 1,
                          sizeof *rec->members, 4))
         rc = TES_ERR_NOMEM;
@@ -123,6 +155,7 @@ typedef struct plan {
     uint32_t n;
     tes_entity_t *ents;
     uint32_t *indices;
+    uint8_t *skip;       /* per entity: died before a deferred plan ran */
 } plan_t;
 
 /* Walks the indices of the copies of the members that have a given sparse
@@ -213,7 +246,8 @@ static void remap_value(const plan_t *p, uint32_t k, const tes__component_t *inf
     }
 }
 
-/* Copies member i into its n entities (which sit in the root, empty). */
+/* Copies member i into its n entities (which sit in the root, empty),
+ * except those the plan skips. */
 static void copy_member(tes_world_t *w, const plan_t *p, uint32_t i)
 {
     tes_entity_t member = p->members[i];
@@ -221,21 +255,26 @@ static void copy_member(tes_world_t *w, const plan_t *p, uint32_t i)
     const tes__table_t *src = tes__slot_table(w, src_slot);
     tes__table_t *dst = p->dst[i];
     bool sparse = (src_slot->table & TES__SLOT_SPARSE) != 0;
-    uint32_t first_row = dst->count;
+    uint32_t first_row = dst->count, rows = 0;
     for (uint32_t k = 0; k < p->n; k++) {
         tes_entity_t e = p->ents[k * p->m + i];
+        if (p->skip[k * p->m + i])
+            continue;
         tes__slot_t *slot = &w->entities.slots[tes_entity_index(e)];
         slot->table = dst->id | (sparse ? TES__SLOT_SPARSE : 0);
         slot->row = tes__table_push(dst, e);
+        rows++;
     }
     /* dst's type is src's without TES_PREFAB, a tag: the columns match one
-     * to one. Column by column, the n copies are consecutive rows. */
+     * to one. Column by column, the copies are consecutive rows. */
     for (uint32_t c = 0; c < dst->column_count; c++) {
         const tes__component_t *info = dst->columns[c].info;
         const void *value = tes__table_cell(src, c, src_slot->row);
         bool plain = !info->hooks.ctor && !info->hooks.copy;
-        for (uint32_t k = 0; k < p->n; k++) {
-            void *cell = tes__table_cell(dst, c, first_row + k);
+        for (uint32_t r = 0, k = 0; r < rows; r++, k++) {
+            while (p->skip[k * p->m + i])
+                k++;
+            void *cell = tes__table_cell(dst, c, first_row + r);
             if (plain) {
                 tes__copy_bytes(cell, value, info->size);
             } else {
@@ -251,6 +290,8 @@ static void copy_member(tes_world_t *w, const plan_t *p, uint32_t i)
         if (!tes__sparse_set_contains(&info->store.set, member))
             continue;
         for (uint32_t k = 0; k < p->n; k++) {
+            if (p->skip[k * p->m + i])
+                continue;
             void *cell = tes__sparse_store_insert(&info->store, p->ents[k * p->m + i]);
             if (!cell)
                 continue;
@@ -269,10 +310,14 @@ static void plan_commit(tes_world_t *w, const plan_t *p)
         if (p->members[i])
             copy_member(w, p, i);
     for (uint32_t k = 0; k < p->n * p->m; k++) {
+        if (p->skip[k])
+            continue;
         tes_entity_t e = p->ents[k];
         tes__slot_t *slot = &w->entities.slots[tes_entity_index(e)];
         tes__watch_after(w, e, 0);
-        tes__world_each(w, e, slot, tes__fire_on_add);
+        if ((tes__slot_table(w, slot)->flags & TES__TABLE_HAS_ON_ADD) ||
+            (slot->table & TES__SLOT_SPARSE))
+            tes__world_each(w, e, slot, tes__fire_on_add);
     }
 }
 
@@ -291,7 +336,8 @@ static int plan_new(tes_world_t *w, const tes__prefab_rec_t *rec, uint32_t n, pl
     p->dst = tes__malloc(a, p->m * sizeof *p->dst);
     p->ents = tes__malloc(a, (size_t)total * sizeof *p->ents);
     p->indices = tes__malloc(a, (size_t)total * sizeof *p->indices);
-    if (!p->members || !p->dst || !p->ents || !p->indices)
+    p->skip = tes__calloc(a, total);
+    if (!p->members || !p->dst || !p->ents || !p->indices || !p->skip)
         return TES_ERR_NOMEM;
     uint32_t k = 0;
     for (uint32_t i = 0; i < rec->count; i++)
@@ -308,6 +354,7 @@ static void plan_free(tes_world_t *w, plan_t *p)
     tes__free(a, p->dst, p->m * sizeof *p->dst);
     tes__free(a, p->ents, total * sizeof *p->ents);
     tes__free(a, p->indices, total * sizeof *p->indices);
+    tes__free(a, p->skip, total);
 }
 
 /* ------------------------------------------------------------------ instantiate */
@@ -321,17 +368,17 @@ static int instantiate_deferred(tes_world_t *w, void *arg, bool run)
         for (uint32_t i = 0; i < p->m; i++)
             if (!tes_alive(w, p->members[i]))
                 p->members[i] = TES_NULL;
-        bool all_alive = true;
+        /* Copies go only to entities still alive (nothing queued before
+         * this call could have given them components). */
         for (uint32_t k = 0; k < p->n * p->m; k++) {
             tes__slot_t *slot = tes__entity_slot(&w->entities, p->ents[k]);
-            all_alive &= slot && slot->table == 0;
-            if (slot && slot->table == 0)
+            p->skip[k] = !slot;
+            if (slot)
                 slot->row = 0; /* materialised */
         }
         rc = tes__world_begin(w);
         if (!rc) {
-            /* Copies go only to entities still alive and untouched. */
-            if (all_alive && (rc = plan_reserve(w, p)) == TES_OK)
+            if ((rc = plan_reserve(w, p)) == TES_OK)
                 plan_commit(w, p);
             tes__world_end(w);
         }

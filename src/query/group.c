@@ -167,7 +167,7 @@ int tes__group_new(tes_query_t *q)
     /* Non-owning: room for every member before anything is committed. */
     for (uint32_t i = 0; !rc && !g->owning && i < count; i++)
         rc = watch_reserve(g, tes_entity_index(found[i]), i ? 0 : count);
-    tes__watcher_t watcher = {watch_reserve, watch_before, watch_after, g};
+    tes__watcher_t watcher = {watch_reserve, watch_before, watch_after, g, false};
     if (!rc)
         rc = tes__world_watch(q->w, &watcher);
     if (rc) {

@@ -73,7 +73,10 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
             tes__component_construct1(info, *ptr);
         slot->table |= TES__SLOT_SPARSE;
         *added = true;
-        tes__watch_after(w, e, info->id);
+        if (w->watcher_count) {
+            tes__watch_after(w, e, info->id);
+            *ptr = tes__sparse_store_get(st, e); /* an owning group may have moved it */
+        }
         return TES_OK;
     }
     tes__table_t *src = tes__slot_table(w, slot);
@@ -134,7 +137,7 @@ static int set_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *va
         return tes__fail(w, TES_ERR_INVALID);
     if (w->defer.depth > 0) {
         void *staged;
-        rc = tes__defer_set(w, e, c, value, &staged);
+        rc = tes__defer_set(w, e, c, value, true, &staged);
         return rc ? tes__fail(w, rc) : TES_OK;
     }
     /* Adding a table component moves rows and may grow a table, which can
@@ -171,13 +174,19 @@ static void *ensure_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
         return NULL;
     }
     if (w->defer.depth > 0) {
-        /* Present now: its current address. Missing: a staged value that
-         * the flush assigns (the same one for repeated calls). */
+        /* The component as it will be after the queued commands: its
+         * current address if nothing queued touches it, the staged value
+         * of a queued set or ensure, or else a new staged value (a copy of
+         * the current one when it exists) that the flush assigns. */
         void *now = tes_get_mut(w, e, c);
-        if (now)
+        void *staged = NULL;
+        int queued = tes__defer_lookup(w, e, c, &staged);
+        if (queued == TES__QUEUED_NONE && now)
             return now;
-        void *staged = tes__defer_find_staged(w, e, c);
-        if (!staged && tes__defer_set(w, e, c, NULL, &staged)) {
+        if (queued == TES__QUEUED_STAGED)
+            return staged;
+        const void *init = queued == TES__QUEUED_NONE ? now : NULL;
+        if (tes__defer_set(w, e, c, init, false, &staged)) {
             tes__fail(w, TES_ERR_NOMEM);
             return NULL;
         }

@@ -31,7 +31,8 @@ void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, void *arg)
     d->ops[d->count++] = (tes__op_t){TES__OP_CALL, 0, TES_NULL, TES_NULL, arg, fn};
 }
 
-int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value, void **staged)
+int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value, bool on_set,
+                   void **staged)
 {
     const tes__component_t *info = tes__registry_get(&w->components, c);
     *staged = NULL;
@@ -45,25 +46,39 @@ int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *val
         if (value)
             tes__component_copy1(info, *staged, value);
     }
-    tes__defer_push(w, TES__OP_SET, e, c, TES_NULL, *staged);
+    tes__defer_push(w, on_set ? TES__OP_SET : TES__OP_ENSURE, e, c, TES_NULL, *staged);
     return TES_OK;
 }
 
-void *tes__defer_find_staged(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
+int tes__defer_lookup(const tes_world_t *w, tes_entity_t e, tes_comp_t c, void **staged)
 {
+    /* The last command on e that concerns c decides. */
     for (uint32_t i = w->defer.count; i-- > 0;) {
         const tes__op_t *op = &w->defer.ops[i];
         if (op->e != e)
             continue;
-        if (op->kind == TES__OP_SET && op->comp == c)
-            return op->value;
-        /* A later remove, clear or destroy ends any earlier staged value's
-         * claim to be "the" component. */
-        if ((op->kind == TES__OP_REMOVE && op->comp == c) || op->kind == TES__OP_CLEAR ||
-            op->kind == TES__OP_DESTROY)
-            return NULL;
+        switch (op->kind) {
+        case TES__OP_SET:
+        case TES__OP_ENSURE:
+            if (op->comp != c)
+                break;
+            *staged = op->value;
+            return TES__QUEUED_STAGED;
+        case TES__OP_ADD:
+        case TES__OP_REMOVE:
+            if (op->comp != c)
+                break;
+            return TES__QUEUED_OTHER;
+        case TES__OP_CLEAR:
+        case TES__OP_DESTROY:
+        case TES__OP_CLONE:
+            return TES__QUEUED_OTHER;
+        case TES__OP_MATERIALIZE:
+        case TES__OP_CALL:
+            break;
+        }
     }
-    return NULL;
+    return TES__QUEUED_NONE;
 }
 
 /* Ends a staged value's life. */
@@ -98,6 +113,21 @@ static int apply(tes_world_t *w, const tes__op_t *op)
         release_staged(w, op);
         return rc;
     }
+    case TES__OP_ENSURE: {
+        /* Add if missing (on_add), then assign: no on_set, as immediately. */
+        int rc = TES_OK;
+        const tes__component_t *info = tes__registry_get(&w->components, op->comp);
+        void *ptr = tes_ensure(w, op->e, op->comp);
+        if (ptr) {
+            w->hook_depth++;
+            tes__component_copy1(info, ptr, op->value);
+            w->hook_depth--;
+        } else {
+            rc = tes_last_error(w);
+        }
+        release_staged(w, op);
+        return rc;
+    }
     }
     return TES_ERR_INVALID;
 }
@@ -115,6 +145,7 @@ int tes__defer_end(tes_world_t *w)
      * from starting a nested flush. */
     d->flushing = true;
     int first_error = TES_OK;
+    int last_error = w->last_error; /* dropped commands are not errors */
     for (uint32_t i = 0; i < d->count; i++) {
         int rc = apply(w, &d->ops[i]);
         if (rc && rc != TES_ERR_STALE && first_error == TES_OK)
@@ -122,6 +153,7 @@ int tes__defer_end(tes_world_t *w)
     }
     d->count = 0;
     d->flushing = false;
+    w->last_error = last_error;
     return first_error ? tes__fail(w, first_error) : TES_OK;
 }
 
@@ -129,7 +161,7 @@ void tes__defer_fini(tes_world_t *w)
 {
     tes__defer_t *d = &w->defer;
     for (uint32_t i = 0; i < d->count; i++) {
-        if (d->ops[i].kind == TES__OP_SET)
+        if (d->ops[i].kind == TES__OP_SET || d->ops[i].kind == TES__OP_ENSURE)
             release_staged(w, &d->ops[i]);
         else if (d->ops[i].kind == TES__OP_CALL)
             d->ops[i].call(w, d->ops[i].value, false);
@@ -144,6 +176,7 @@ int tes_defer_begin(tes_world_t *w)
     if (!w)
         return TES_ERR_INVALID;
     w->defer.depth++;
+    w->defer.explicit_depth++;
     return TES_OK;
 }
 
@@ -151,6 +184,11 @@ int tes_defer_end(tes_world_t *w)
 {
     if (!w)
         return TES_ERR_INVALID;
+    /* Only levels opened by tes_defer_begin: an iterator's level ends with
+     * the iterator. */
+    if (w->defer.explicit_depth <= 0)
+        return tes__fail(w, TES_ERR_INVALID);
+    w->defer.explicit_depth--;
     return tes__defer_end(w);
 }
 

@@ -26,7 +26,8 @@ typedef enum tes__op_kind {
     TES__OP_DESTROY,
     TES__OP_ADD,
     TES__OP_REMOVE,
-    TES__OP_SET,         /* value: staged, constructed */
+    TES__OP_SET,         /* value: staged, constructed; fires on_set */
+    TES__OP_ENSURE,      /* like SET, without on_set (a deferred tes_ensure) */
     TES__OP_CLEAR,
     TES__OP_CLONE,       /* e receives copies of src's components */
     TES__OP_CALL         /* a higher layer's deferred work: call(w, arg) */
@@ -50,7 +51,8 @@ typedef struct tes__defer {
     tes__op_t *ops;
     uint32_t count;
     uint32_t cap;
-    int32_t depth;
+    int32_t depth;          /* all levels: explicit blocks and live iterators */
+    int32_t explicit_depth; /* levels opened by tes_defer_begin */
     bool flushing;
 } tes__defer_t;
 
@@ -65,13 +67,21 @@ void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_co
 /* Appends a deferred call into reserved room. */
 void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, void *arg);
 
-/* Queues a set of c on e: stages a constructed copy of value (or a
- * constructed default when value is NULL, for tes_ensure). Returns the
- * staged value's address (NULL for a tag) through *staged. TES_OK or
- * TES_ERR_NOMEM (nothing queued). */
-int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value, void **staged);
-/* The staged value of a queued set of c on e, or NULL. */
-void *tes__defer_find_staged(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
+/* Queues a set (on_set = true) or an ensure of c on e: stages a
+ * constructed copy of value (a constructed default when value is NULL).
+ * Returns the staged value's address (NULL for a tag) through *staged.
+ * TES_OK or TES_ERR_NOMEM (nothing queued). */
+int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value, bool on_set,
+                   void **staged);
+
+/* What the queue will do to c on e. */
+enum {
+    TES__QUEUED_NONE,   /* nothing queued touches it */
+    TES__QUEUED_STAGED, /* the last command that touches it stages *staged */
+    TES__QUEUED_OTHER   /* queued commands change it otherwise (add, remove,
+                           clear, destroy, clone) */
+};
+int tes__defer_lookup(const tes_world_t *w, tes_entity_t e, tes_comp_t c, void **staged);
 
 /* Ends one level; at zero applies the queue. Returns the first error met
  * while applying (the rest is still applied). */

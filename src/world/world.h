@@ -32,6 +32,7 @@ typedef struct tes__watcher {
     void (*before)(void *ctx, tes_entity_t e, tes_comp_t c);
     void (*after)(void *ctx, tes_entity_t e, tes_comp_t c);
     void *ctx;
+    bool destroy_only; /* hears only before(e, TES__WATCH_DESTROY) */
 } tes__watcher_t;
 
 /* Something built on the world (a query) that tes_world_free must finalise
@@ -78,6 +79,8 @@ void tes__world_unwatch(tes_world_t *w, void *ctx);
 static inline int tes__watch_reserve(tes_world_t *w, uint32_t entity_index, uint32_t extra)
 {
     for (uint32_t i = 0; i < w->watcher_count; i++) {
+        if (w->watchers[i].destroy_only)
+            continue;
         int rc = w->watchers[i].reserve(w->watchers[i].ctx, entity_index, extra);
         if (rc)
             return rc;
@@ -88,13 +91,15 @@ static inline int tes__watch_reserve(tes_world_t *w, uint32_t entity_index, uint
 static inline void tes__watch_before(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
     for (uint32_t i = 0; i < w->watcher_count; i++)
-        w->watchers[i].before(w->watchers[i].ctx, e, c);
+        if (!w->watchers[i].destroy_only || c == TES__WATCH_DESTROY)
+            w->watchers[i].before(w->watchers[i].ctx, e, c);
 }
 
 static inline void tes__watch_after(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
     for (uint32_t i = 0; i < w->watcher_count; i++)
-        w->watchers[i].after(w->watchers[i].ctx, e, c);
+        if (!w->watchers[i].destroy_only)
+            w->watchers[i].after(w->watchers[i].ctx, e, c);
 }
 
 /* Copies every component of src into dst, an entity in the root table with
