@@ -15,8 +15,10 @@ build:
 	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTES_BUILD_TESTS=OFF
 	$(CMAKE) --build $(BUILD) -j $(JOBS)
 
-run: build
-	./$(BUILD)/examples/demo
+run:
+	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTES_BUILD_TESTS=OFF
+	$(CMAKE) --build $(BUILD) -j $(JOBS) --target demo
+	./$(BUILD)/examples/demo $(ARGS)
 
 # cmocka is the one test dependency. As root we install it; otherwise we say
 # exactly what to run.
