@@ -22,6 +22,9 @@ void tes__entity_index_init(tes__entity_index_t *ei, uint32_t generation_limit,
 void tes__entity_index_fini(tes__entity_index_t *ei, tes__alloc_t *a)
 {
     tes__free(a, ei->slots, (size_t)ei->cap * sizeof *ei->slots);
+    tes__free(a, ei->instances, (size_t)ei->instance_cap * sizeof *ei->instances);
+    ei->instances = NULL;
+    ei->instance_cap = 0;
     ei->slots = NULL;
     ei->cap = ei->room = ei->count = 0;
 }
@@ -36,10 +39,27 @@ int tes__entity_reserve(tes__entity_index_t *ei, tes__alloc_t *a, uint32_t n)
         return TES_ERR_FULL;
     if (need <= ei->room)
         return TES_OK;
+    /* The instance array first: if the slots then fail, a longer instance
+     * array is merely room for later. */
+    if (ei->instances && tes__grow(a, (void **)&ei->instances, &ei->instance_cap, need,
+                                   sizeof *ei->instances, 1024))
+        return TES_ERR_NOMEM;
     int rc = tes__grow(a, (void **)&ei->slots, &ei->cap, need, sizeof *ei->slots, 1024);
     if (rc)
         return rc;
     ei->room = ei->cap < ei->entity_limit ? ei->cap : ei->entity_limit;
+    return TES_OK;
+}
+
+int tes__entity_track_instances(tes__entity_index_t *ei, tes__alloc_t *a)
+{
+    if (ei->instances)
+        return TES_OK;
+    uint32_t cap = ei->cap > 64 ? ei->cap : 64;
+    ei->instances = tes__calloc(a, (size_t)cap * sizeof *ei->instances);
+    if (!ei->instances)
+        return TES_ERR_NOMEM;
+    ei->instance_cap = cap;
     return TES_OK;
 }
 
@@ -62,11 +82,13 @@ void tes__entity_create_n(tes__entity_index_t *ei, uint32_t n, uint32_t table, u
     uint32_t base = ei->count;
     if (row_step == 0) {
         for (uint32_t k = 0; k < fresh; k++)
-            slots[k] = (tes__slot_t){1, table, row, 0};
+            slots[k] = (tes__slot_t){1, table, row};
     } else {
         for (uint32_t k = 0; k < fresh; k++)
-            slots[k] = (tes__slot_t){1, table, row + k, 0};
+            slots[k] = (tes__slot_t){1, table, row + k};
     }
+    if (ei->instances)
+        memset(ei->instances + base, 0, (size_t)fresh * sizeof *ei->instances);
     for (uint32_t k = 0; k < fresh; k++)
         dst[k] = tes_entity_make(base + k, 1);
     ei->count += fresh;

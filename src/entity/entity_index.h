@@ -1,7 +1,9 @@
 /*
- * The entity index: one 16-byte slot per entity index, as seeds 000 and 003
+ * The entity index: one 12-byte slot per entity index, as seeds 000 and 003
  * describe. A live slot holds the entity's generation and location (table,
- * row) plus the prefab instance it belongs to. Free slots form an implicit
+ * row). The prefab instance each entity belongs to sits in a parallel array
+ * that exists only once a world uses instances, so worlds without prefabs
+ * pay nothing for it (and every world gets denser slots for random access). Free slots form an implicit
  * LIFO list threaded through the slot array itself: `next` is the head, each
  * free slot's `row` field holds the next free index, `available` counts them.
  * Create pops the head, destroy pushes the slot, so the most recently
@@ -31,11 +33,13 @@ typedef struct tes__slot {
                             retired: TES_TOMBSTONE */
     uint32_t table;      /* table id | TES__SLOT_SPARSE, or TES__SLOT_FREE */
     uint32_t row;        /* live: row in the table; free: next free index */
-    uint32_t instance;   /* index of the prefab instance, 0 = none */
 } tes__slot_t;
 
 typedef struct tes__entity_index {
     tes__slot_t *slots;
+    uint32_t *instances; /* per slot: instance index + 1 (0 = none); NULL
+                            until tes__entity_track_instances */
+    uint32_t instance_cap; /* length of `instances`, >= cap while tracking */
     uint32_t count;     /* slots ever created */
     uint32_t cap;
     uint32_t room;      /* slots creatable without a reserve: min(cap, entity_limit) */
@@ -50,6 +54,15 @@ typedef struct tes__entity_index {
 void tes__entity_index_init(tes__entity_index_t *ei, uint32_t generation_limit,
                             uint32_t entity_limit);
 void tes__entity_index_fini(tes__entity_index_t *ei, tes__alloc_t *a);
+
+/* Starts keeping an instance per slot (all 0). TES_OK or TES_ERR_NOMEM. */
+int tes__entity_track_instances(tes__entity_index_t *ei, tes__alloc_t *a);
+
+/* The instance (index + 1) of slot `index`, 0 for none. */
+static inline uint32_t tes__entity_instance(const tes__entity_index_t *ei, uint32_t index)
+{
+    return ei->instances ? ei->instances[index] : 0;
+}
 
 /* Guarantees that the next n creates succeed without allocating. Returns
  * TES_ERR_FULL when the index space cannot hold them, TES_ERR_NOMEM when
@@ -69,7 +82,8 @@ static inline tes_entity_t tes__entity_create(tes__entity_index_t *ei)
         tes__assert(ei->count < ei->room);
         index = ei->count++;
         ei->slots[index].generation = 1;
-        ei->slots[index].instance = 0;
+        if (ei->instances)
+            ei->instances[index] = 0;
     }
     ei->alive++;
     return tes_entity_make(index, ei->slots[index].generation);
@@ -128,7 +142,8 @@ static inline void tes__entity_free(tes__entity_index_t *ei, tes_entity_t e)
     uint32_t index = tes_entity_index(e);
     tes__slot_t *s = &ei->slots[index];
     s->table = TES__SLOT_FREE;
-    s->instance = 0;
+    if (ei->instances)
+        ei->instances[index] = 0;
     ei->alive--;
     if (s->generation >= ei->generation_limit) {
         s->generation = TES_TOMBSTONE;

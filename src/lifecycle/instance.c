@@ -26,9 +26,10 @@ static void lifecycle_fini(void *ctx)
     tes__free(a, lc, sizeof *lc);
 }
 
-static void unlink_member(tes__lifecycle_t *lc, tes__slot_t *slot, uint32_t index)
+static void unlink_member(tes__lifecycle_t *lc, uint32_t index)
 {
-    uint32_t inst_index = slot->instance - 1;
+    uint32_t *instance = &lc->w->entities.instances[index];
+    uint32_t inst_index = *instance - 1;
     tes__instance_rec_t *rec = &lc->recs[inst_index];
     tes__member_link_t *l = &lc->links[index];
     if (l->prev != TES_NULL_INDEX)
@@ -39,7 +40,7 @@ static void unlink_member(tes__lifecycle_t *lc, tes__slot_t *slot, uint32_t inde
         lc->links[l->next].prev = l->prev;
     else
         rec->last = l->prev;
-    slot->instance = 0;
+    *instance = 0;
     if (--rec->count == 0) {
         /* The last member left: the instance is over. */
         tes_entity_t id = tes_entity_make(inst_index, lc->ids.slots[inst_index].generation);
@@ -61,9 +62,8 @@ static void watch_before(void *ctx, tes_entity_t e, tes_comp_t c)
     tes__lifecycle_t *lc = ctx;
     if (c != TES__WATCH_DESTROY)
         return;
-    tes__slot_t *slot = &lc->w->entities.slots[tes_entity_index(e)];
-    if (slot->instance)
-        unlink_member(lc, slot, tes_entity_index(e));
+    if (tes__entity_instance(&lc->w->entities, tes_entity_index(e)))
+        unlink_member(lc, tes_entity_index(e));
     if (lc->prefabs_alive)
         tes__prefab_forget(lc, e);
 }
@@ -78,6 +78,10 @@ tes__lifecycle_t *tes__lifecycle(tes_world_t *w)
     if (!lc)
         return NULL;
     lc->w = w;
+    if (tes__entity_track_instances(&w->entities, &w->alloc)) {
+        tes__free(&w->alloc, lc, sizeof *lc);
+        return NULL;
+    }
     tes__entity_index_init(&lc->ids, w->entities.generation_limit, 0);
     lc->prefab_free = TES_NULL_INDEX;
     tes__watcher_t watcher = {watch_reserve, watch_before, watch_after, lc, true};
@@ -127,7 +131,7 @@ void tes__instance_link(tes__lifecycle_t *lc, tes_instance_t inst, tes_entity_t 
         rec->first = index;
     rec->last = index;
     rec->count++;
-    lc->w->entities.slots[index].instance = inst_index + 1;
+    lc->w->entities.instances[index] = inst_index + 1;
 }
 
 /* The record of a live instance, or NULL. */
@@ -145,10 +149,12 @@ tes_instance_t tes_instance_of(const tes_world_t *w, tes_entity_t e)
 {
     if (!w)
         return 0;
-    const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
-    if (!slot || !slot->instance)
+    if (!tes__entity_slot(&w->entities, e))
         return 0;
-    uint32_t index = slot->instance - 1;
+    uint32_t member_of = tes__entity_instance(&w->entities, tes_entity_index(e));
+    if (!member_of)
+        return 0;
+    uint32_t index = member_of - 1;
     const tes__lifecycle_t *lc = w->lifecycle;
     return tes_entity_make(index, lc->ids.slots[index].generation);
 }
@@ -227,10 +233,10 @@ int tes_instance_detach(tes_world_t *w, tes_entity_t e)
         return rc;
     tes__slot_t *slot;
     rc = tes__world_enter(w, e, &slot);
-    if (!rc && !slot->instance)
+    if (!rc && !tes__entity_instance(&w->entities, tes_entity_index(e)))
         rc = tes__fail(w, TES_ERR_INVALID);
     if (!rc)
-        unlink_member(w->lifecycle, slot, tes_entity_index(e));
+        unlink_member(w->lifecycle, tes_entity_index(e));
     tes__world_end(w);
     return rc;
 }
@@ -244,7 +250,7 @@ int tes_instance_adopt(tes_world_t *w, tes_instance_t inst, tes_entity_t e)
     rc = tes__world_enter(w, e, &slot);
     if (!rc && !live_rec(w, inst))
         rc = tes__fail(w, TES_ERR_STALE);
-    if (!rc && slot->instance)
+    if (!rc && tes__entity_instance(&w->entities, tes_entity_index(e)))
         rc = tes__fail(w, TES_ERR_INVALID); /* detach it from its group first */
     if (!rc && tes__instances_reserve(w->lifecycle, 0, w->entities.count))
         rc = tes__fail(w, TES_ERR_NOMEM);

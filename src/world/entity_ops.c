@@ -221,7 +221,7 @@ static int destroy_impl(tes_world_t *w, tes_entity_t e)
     int rc = tes__world_enter(w, e, &slot);
     if (rc)
         return rc;
-    if (w->strict_lifecycle && slot->instance)
+    if (w->strict_lifecycle && tes__entity_instance(&w->entities, tes_entity_index(e)))
         return tes__fail(w, TES_ERR_OWNED);
     if (w->defer.depth > 0) {
         if (tes__defer_reserve(w, 1))
