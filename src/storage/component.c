@@ -145,9 +145,3 @@ void tes__component_move(const tes__component_t *c, void *dst, void *src, uint32
     else
         memcpy(dst, src, (size_t)n * c->size);
 }
-
-void tes__component_destruct(const tes__component_t *c, void *ptr, uint32_t n)
-{
-    if (c->hooks.dtor)
-        c->hooks.dtor(ptr, (int32_t)n, c->hooks.ctx);
-}

@@ -95,5 +95,9 @@ void tes__component_copy(const tes__component_t *c, void *dst, const void *src, 
 /* Relocates n values into raw memory (move hook, or memcpy). */
 void tes__component_move(const tes__component_t *c, void *dst, void *src, uint32_t n);
 /* Ends n values (dtor hook, or nothing). */
-void tes__component_destruct(const tes__component_t *c, void *ptr, uint32_t n);
+static inline void tes__component_destruct(const tes__component_t *c, void *ptr, uint32_t n)
+{
+    if (c->hooks.dtor)
+        c->hooks.dtor(ptr, (int32_t)n, c->hooks.ctx);
+}
 #endif

@@ -57,6 +57,8 @@ typedef struct tes__table {
     uint64_t hash;           /* of the type */
     uint32_t flags;          /* TES__TABLE_* */
     tes__map_t edges;        /* cached graph edges: key -> table id */
+    tes_comp_t last_edge_comp[2];  /* the last edge taken, per direction */
+    uint32_t last_edge_table[2];   /* (remove = 0, add = 1): one compare */
 } tes__table_t;
 
 /* A table for `type` (sorted, unique ids of table components), or NULL on

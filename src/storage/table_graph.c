@@ -75,10 +75,17 @@ tes__table_t *tes__graph_ensure(tes__table_graph_t *g, tes__alloc_t *a, const te
 tes__table_t *tes__graph_step(tes__table_graph_t *g, tes__alloc_t *a, const tes__registry_t *r,
                               tes__table_t *t, tes_comp_t c, bool add)
 {
+    /* Systems tend to add and remove the same component over and over: the
+     * last edge taken in each direction is one compare away. */
+    if (t->last_edge_comp[add] == c)
+        return g->tables[t->last_edge_table[add]];
     uint64_t key = (uint64_t)c | ((uint64_t)add << 32);
     uint64_t id;
-    if (tes__map_get(&t->edges, key, &id))
+    if (tes__map_get(&t->edges, key, &id)) {
+        t->last_edge_comp[add] = c;
+        t->last_edge_table[add] = (uint32_t)id;
         return g->tables[id];
+    }
     int32_t at = tes__table_type_index(t, c);
     if ((at >= 0) == add)
         return t;
@@ -110,8 +117,11 @@ tes__table_t *tes__graph_step(tes__table_graph_t *g, tes__alloc_t *a, const tes_
     tes__table_t *next = tes__graph_ensure(g, a, r, type, n);
     if (type != small)
         tes__free(a, type, (size_t)n * sizeof *type);
-    if (next)
+    if (next) {
         tes__map_insert(&t->edges, key, next->id);
+        t->last_edge_comp[add] = c;
+        t->last_edge_table[add] = next->id;
+    }
     return next;
 }
 
