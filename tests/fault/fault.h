@@ -14,6 +14,16 @@
  * equals the live values. Then it retries the same call, which must now
  * succeed, so the scenario continues and ends in the same final state as
  * the reference run.
+ *
+ * Queries are part of the observable state: the snapshot holds each
+ * tracked query's count and matching entities, and a group query can be
+ * paired with a plain twin over the same terms that must agree with it.
+ * Deferred changes: a failed queueing call must queue nothing (the flush
+ * would otherwise apply it twice, which the final comparison catches);
+ * a failure while the queue is applied is reported by tes_defer_end (or,
+ * at the end of a query loop, by tes_last_error) and only that change is
+ * lost, so such a run is checked for consistency, balance and leaks but
+ * not compared with the reference run (steps_query.c).
  */
 #ifndef TES_FAULT_FAULT_H
 #define TES_FAULT_FAULT_H
@@ -41,6 +51,7 @@ enum {
 /* Base components plus extras that a scenario may register. */
 #define FS_MAX_COMPS 96
 #define FS_MAX_ID 256
+#define FS_MAX_QUERIES 16
 
 typedef struct fs_hook_counts {
     uint64_t ctor, dtor, on_add, on_set, on_remove;
@@ -83,22 +94,40 @@ typedef struct fs_run {
     /* Every entity the scenario created, alive or not. */
     tes_entity_t *ents;
     uint32_t nents, ents_cap;
+    /* Queries the snapshot covers (NULL once freed); twin[i] >= 0 names a
+     * query that must match exactly what query i matches. */
+    tes_query_t *queries[FS_MAX_QUERIES];
+    int twin[FS_MAX_QUERIES];
+    int nqueries;
+    /* Deferred mode: levels the scenario opened, and the values staged by
+     * queued sets (constructed, not attached: ctor - dtor counts them). */
+    int32_t defer_depth;
+    uint64_t staged[FS_MAX_COMPS];
+    bool flush_failed;     /* a change was lost in a flush: no final comparison */
     /* Step bookkeeping. */
     uint32_t step;
     uint64_t failures_before;
     bool have_snap;
     fs_snap_t snap;
+    uint32_t queued_before; /* deferred changes queued before the step */
     bool dead;             /* a problem stopped the scenario */
     int problems;
     uint64_t injected;
     uint64_t absorbed;     /* injected failures the call survived (caches) */
     uint64_t in_world_new; /* injected failures that hit tes_world_new */
+    uint64_t in_flush;     /* injected failures that cost a queued change */
 } fs_run_t;
 
 void fs_problem(fs_run_t *r, const char *fmt, ...);
 
 /* Before a call: false if the scenario was stopped. */
 bool fs_before(fs_run_t *r);
+/* Ends a step (records the reference run's allocation count). */
+void fs_step_done(fs_run_t *r);
+/* ctor - dtor against the live (and staged) values. */
+void fs_check_live(fs_run_t *r, const char *what);
+/* Every query against its twin. */
+void fs_check_twins(fs_run_t *r, const char *what);
 /* After a call returning rc: true if the call failed from the injected
  * failure and must be retried. */
 bool fs_after(fs_run_t *r, int rc, const char *what);
@@ -120,6 +149,7 @@ bool fs_after(fs_run_t *r, int rc, const char *what);
 int fs_ent(fs_run_t *r, tes_entity_t *out, tes_entity_t e);
 int fs_ptr(fs_run_t *r, void **out, void *p);
 int fs_comp(fs_run_t *r, tes_comp_t *out, tes_comp_t c);
+int fs_query(fs_run_t *r, tes_query_t **out, tes_query_t *q);
 
 /* Creates the world through the counting allocator (retrying after an
  * injected failure, which must leak nothing). */
@@ -143,6 +173,28 @@ tes_entity_t fs_clone(fs_run_t *r, tes_entity_t e);
 void fs_destroy(fs_run_t *r, tes_entity_t e);
 void fs_clear(fs_run_t *r, tes_entity_t e);
 void fs_disable(fs_run_t *r, tes_entity_t e, bool disable);
+
+/* Queries and deferred changes (steps_query.c). */
+/* Creates a query (one step); returns its index or -1. twin: the index of
+ * a query that must match the same entities, or -1. */
+int fs_query_new(fs_run_t *r, const tes_query_desc_t *desc, int twin);
+void fs_query_free(fs_run_t *r, int i);
+void fs_defer_begin(fs_run_t *r);
+/* tes_defer_end as a step: see the note at the top. */
+void fs_defer_end(fs_run_t *r);
+/* Starts a loop over query i (a deferred level). */
+tes_iter_t fs_iter(fs_run_t *r, int i);
+/* tes_iter_next as a step; the last call applies the queue. */
+bool fs_iter_next(fs_run_t *r, tes_iter_t *it);
+/* Leaves a loop early (applies the queue when it was the last level). */
+void fs_iter_fini(fs_run_t *r, tes_iter_t *it);
+
+/* Scenarios of scenarios_query.c. */
+void fs_sc_query_new(fs_run_t *r);
+void fs_sc_query_tables(fs_run_t *r);
+void fs_sc_group_ops(fs_run_t *r);
+void fs_sc_defer(fs_run_t *r);
+void fs_sc_defer_loop(fs_run_t *r);
 
 typedef struct fs_scenario {
     const char *name;

@@ -1,12 +1,15 @@
 /*
  * fault_sweep: the allocation-failure sweep (see fault.h for the method).
  * This file holds the runner (steps, snapshots, checks, hooks) and main;
- * the scenarios are in scenarios.c.
+ * the scenarios are in scenarios.c and scenarios_query.c, the query and
+ * deferral steps in steps_query.c.
  *
  * A snapshot is the observable state serialized to bytes: entity count,
  * stats (alive, slots, retired, free, components, tables), hook counters and
  * ctor - dtor per component, then for every entity the scenario ever made:
- * alive, tes_components_of, each data value from tes_get, tes_enabled. Two
+ * alive, tes_components_of, each data value from tes_get, tes_enabled; then
+ * for every tracked query its tes_query_count and the entities its
+ * iteration visits, sorted. Two
  * states are equal when their bytes are; on a mismatch the field or entity
  * that differs is named. Allocated bytes and capacities are not part of it:
  * a failed call may keep a grown buffer, which nobody can observe.
@@ -19,6 +22,7 @@
 
 #include "fault/fault.h"
 #include "world/check.h"
+#include "world/world.h" /* the deferred queue's length: a failed call queues nothing */
 
 /* ------------------------------------------------------------------ problems */
 
@@ -75,18 +79,21 @@ static void h_move(void *dst, void *src, int32_t count, void *ctx)
 static void h_on_add(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
 {
     fs_hook_ctx_t *c = ctx;
+    (void)w, (void)e, (void)ptr;
     c->r->counts[c->k].on_add++;
 }
 
 static void h_on_set(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
 {
     fs_hook_ctx_t *c = ctx;
+    (void)w, (void)e, (void)ptr;
     c->r->counts[c->k].on_set++;
 }
 
 static void h_on_remove(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
 {
     fs_hook_ctx_t *c = ctx;
+    (void)w, (void)e, (void)ptr;
     c->r->counts[c->k].on_remove++;
 }
 
@@ -117,6 +124,71 @@ static void snap_free(fs_snap_t *s)
     free(s->bytes);
     free(s->ent_off);
     memset(s, 0, sizeof *s);
+}
+
+/* Query i's matches: its count, then the entities its iteration visits,
+ * sorted (NULL for a freed query). */
+static int cmp_entity(const void *a, const void *b)
+{
+    tes_entity_t x = *(const tes_entity_t *)a, y = *(const tes_entity_t *)b;
+    return (x > y) - (x < y);
+}
+
+static tes_entity_t *query_matches(fs_run_t *r, int i, uint32_t *n)
+{
+    size_t cap = 256;
+    tes_entity_t *buf = malloc(cap * sizeof *buf);
+    *n = 0;
+    if (!buf) {
+        fprintf(stderr, "fault: out of memory\n");
+        exit(2);
+    }
+    if (!r->queries[i])
+        return buf;
+    tes_iter_t it = tes_query_iter(r->queries[i]);
+    while (tes_iter_next(&it)) {
+        for (int32_t j = 0; j < it.count; j++) {
+            if (*n == cap) {
+                cap *= 2;
+                tes_entity_t *p = realloc(buf, cap * sizeof *buf);
+                if (!p) {
+                    fprintf(stderr, "fault: out of memory\n");
+                    exit(2);
+                }
+                buf = p;
+            }
+            buf[(*n)++] = it.entities[j];
+        }
+    }
+    qsort(buf, *n, sizeof *buf, cmp_entity);
+    return buf;
+}
+
+static void snap_query(fs_run_t *r, fs_snap_t *s, int i)
+{
+    uint32_t n;
+    tes_entity_t *m = query_matches(r, i, &n);
+    snap_u64(s, r->queries[i] ? (uint64_t)(int64_t)tes_query_count(r->queries[i]) : UINT64_MAX);
+    snap_u64(s, n);
+    snap_put(s, m, (size_t)n * sizeof *m);
+    free(m);
+}
+
+void fs_check_twins(fs_run_t *r, const char *what)
+{
+    for (int i = 0; i < r->nqueries; i++) {
+        int j = r->twin[i];
+        if (j < 0 || !r->queries[i] || !r->queries[j])
+            continue;
+        uint32_t na, nb;
+        tes_entity_t *a = query_matches(r, i, &na);
+        tes_entity_t *b = query_matches(r, j, &nb);
+        if (na != nb || memcmp(a, b, (size_t)na * sizeof *a))
+            fs_problem(r, "%s: query #%d (a group) matches %u entities, its plain twin #%d %u%s",
+                       what, i, na, j, nb, na == nb ? " (other ones)" : "");
+        free(a);
+        free(b);
+    }
 }
 
 /* Number of uint64 fields in the global part, and their names. */
@@ -183,6 +255,8 @@ static void fs_snapshot(fs_run_t *r, fs_snap_t *s, bool with_tables)
         snap_put(s, &enabled, 1);
     }
     s->ent_off[r->nents] = s->len;
+    for (int i = 0; i < r->nqueries; i++)
+        snap_query(r, s, i);
 }
 
 /* Names the first difference between two snapshots; true if equal. */
@@ -214,6 +288,10 @@ static bool snap_equal(fs_run_t *r, const fs_snap_t *a, const fs_snap_t *b, cons
         }
         return false;
     }
+    if (off >= a->ent_off[a->nents] || off >= b->ent_off[b->nents]) {
+        fs_problem(r, "%s: the matches of a query differ", what);
+        return false;
+    }
     uint32_t i = 0;
     while (i + 1 < a->nents && a->ent_off[i + 1] <= off)
         i++;
@@ -222,8 +300,9 @@ static bool snap_equal(fs_run_t *r, const fs_snap_t *a, const fs_snap_t *b, cons
     return false;
 }
 
-/* ctor - dtor must equal the number of live entities holding the value. */
-static void check_live(fs_run_t *r, const char *what)
+/* ctor - dtor must equal the number of live entities holding the value,
+ * plus the values staged by queued sets. */
+void fs_check_live(fs_run_t *r, const char *what)
 {
     for (int k = 0; k < r->ncomps; k++) {
         const fs_hook_counts_t *c = &r->counts[k];
@@ -233,10 +312,10 @@ static void check_live(fs_run_t *r, const char *what)
         for (uint32_t i = 0; i < r->nents; i++)
             if (tes_has(r->w, r->ents[i], r->ids[k]))
                 live++;
-        if (c->ctor - c->dtor != live)
+        if (c->ctor - c->dtor != live + r->staged[k])
             fs_problem(r, "%s: component id %u: ctor %" PRIu64 " - dtor %" PRIu64
-                          " != %" PRIu64 " live values",
-                       what, r->ids[k], c->ctor, c->dtor, live);
+                          " != %" PRIu64 " live + %" PRIu64 " staged values",
+                       what, r->ids[k], c->ctor, c->dtor, live, r->staged[k]);
     }
 }
 
@@ -253,11 +332,12 @@ bool fs_before(fs_run_t *r)
         r->step < r->ref->nsteps && r->ref->step_end[r->step] >= r->ca.fail_at) {
         fs_snapshot(r, &r->snap, false);
         r->have_snap = true;
+        r->queued_before = r->w->defer.count;
     }
     return true;
 }
 
-static void step_done(fs_run_t *r)
+void fs_step_done(fs_run_t *r)
 {
     if (r->reference) {
         fs_ref_t *ref = r->ref;
@@ -287,7 +367,7 @@ bool fs_after(fs_run_t *r, int rc, const char *what)
             r->dead = true;
             return false;
         }
-        step_done(r);
+        fs_step_done(r);
         return false;
     }
     r->injected++;
@@ -299,7 +379,7 @@ bool fs_after(fs_run_t *r, int rc, const char *what)
         r->absorbed++;
         if (tes__world_check(r->w) != TES_OK)
             fs_problem(r, "%s: tes__world_check failed after an absorbed failure", what);
-        step_done(r);
+        fs_step_done(r);
         return false;
     }
     if (rc != TES_ERR_NOMEM) {
@@ -321,8 +401,14 @@ bool fs_after(fs_run_t *r, int rc, const char *what)
         if (!snap_equal(r, &r->snap, &now, label))
             r->dead = true; /* the rest would only repeat the difference */
         snap_free(&now);
+        if (r->w->defer.count != r->queued_before) {
+            fs_problem(r, "%s: the failed call queued %d deferred changes", what,
+                       (int)(r->w->defer.count - r->queued_before));
+            r->dead = true;
+        }
     }
-    check_live(r, what);
+    fs_check_live(r, what);
+    fs_check_twins(r, what);
     return !r->dead; /* retry: the allocator now succeeds */
 }
 
@@ -342,6 +428,12 @@ int fs_comp(fs_run_t *r, tes_comp_t *out, tes_comp_t c)
 {
     *out = c;
     return c ? TES_OK : tes_last_error(r->w);
+}
+
+int fs_query(fs_run_t *r, tes_query_t **out, tes_query_t *q)
+{
+    *out = q;
+    return q ? TES_OK : tes_last_error(r->w);
 }
 
 void fs_track(fs_run_t *r, tes_entity_t e)
@@ -372,7 +464,7 @@ bool fs_world_new(fs_run_t *r, const tes_world_desc_t *desc)
         r->calls_at_world = r->ca.calls;
         r->w = tes_world_new(&d);
         if (r->w) {
-            step_done(r);
+            fs_step_done(r);
             return true;
         }
         if (r->ca.failures == before)
@@ -485,14 +577,21 @@ void fs_set(fs_run_t *r, tes_entity_t e, int k, uint32_t seed)
     uint8_t buf[64];
     fill(buf, r->ctx[k].size, seed);
     FS_STEP(r, tes_set(r->w, e, r->ids[k], buf));
+    if (!r->dead && r->defer_depth > 0 && r->ctx[k].size)
+        r->staged[k]++; /* staged until the flush */
 }
 
+/* Deferred: a missing component gets a staged value (one per entity and
+ * component until the flush; the scenarios ensure each pair once). */
 void fs_ensure(fs_run_t *r, tes_entity_t e, int k, uint32_t seed)
 {
     void *p = NULL;
+    bool staged = r->defer_depth > 0 && !tes_has(r->w, e, r->ids[k]);
     FS_STEP(r, fs_ptr(r, &p, tes_ensure(r->w, e, r->ids[k])));
     if (!r->dead && p)
         fill(p, r->ctx[k].size, seed);
+    if (!r->dead && staged)
+        r->staged[k]++;
 }
 
 void fs_remove(fs_run_t *r, tes_entity_t e, int k) { FS_STEP(r, tes_remove(r->w, e, r->ids[k])); }
@@ -538,7 +637,8 @@ static void run_finish(fs_run_t *r)
     if (r->w) {
         if (tes__world_check(r->w) != TES_OK)
             fs_problem(r, "tes__world_check failed at the end");
-        check_live(r, "end of scenario");
+        fs_check_live(r, "end of scenario");
+        fs_check_twins(r, "end of scenario");
         tes_world_stats_t st;
         if (tes_world_stats(r->w, &st) == TES_OK &&
             (st.allocations != r->ca.calls - r->calls_at_world ||
@@ -548,7 +648,7 @@ static void run_finish(fs_run_t *r)
                        " bytes live, the allocator saw %" PRIu64 " / %" PRId64,
                        st.allocations, st.bytes_allocated, r->ca.calls - r->calls_at_world,
                        r->ca.live_bytes);
-        if (!r->dead) {
+        if (!r->dead && !r->flush_failed) {
             if (r->reference) {
                 fs_snapshot(r, &r->ref->final, true);
             } else {
@@ -598,7 +698,7 @@ int main(int argc, char **argv)
         uint64_t K = r->ca.calls;
         run_finish(r);
         int p = r->problems;
-        uint64_t inj = 0, absorbed = 0, in_new = 0;
+        uint64_t inj = 0, absorbed = 0, in_new = 0, in_flush = 0;
         printed_problems = 0;
         if (!p) {
             for (uint64_t k = 1; k <= K; k++) {
@@ -609,11 +709,13 @@ int main(int argc, char **argv)
                 inj += r->injected;
                 absorbed += r->absorbed;
                 in_new += r->in_world_new;
+                in_flush += r->in_flush;
             }
         }
         printf("fault: %-16s %4" PRIu64 " allocations, %4" PRIu64 " failures injected (%" PRIu64
-               " in tes_world_new, %" PRIu64 " absorbed by caches), %d problems\n",
-               sc->name, K, inj, in_new, absorbed, p);
+               " in tes_world_new, %" PRIu64 " absorbed by caches, %" PRIu64
+               " in flushes), %d problems\n",
+               sc->name, K, inj, in_new, absorbed, in_flush, p);
         problems += p;
         injected += inj;
         free(ref.step_end);

@@ -235,5 +235,11 @@ const fs_scenario_t fs_scenarios[] = {
     {"clone", sc_clone},
     {"destroy", sc_destroy},
     {"clear_disable", sc_clear_disable},
+    /* scenarios_query.c */
+    {"query_new", fs_sc_query_new},
+    {"query_tables", fs_sc_query_tables},
+    {"group_ops", fs_sc_group_ops},
+    {"defer", fs_sc_defer},
+    {"defer_loop", fs_sc_defer_loop},
 };
 const int fs_nscenarios = (int)(sizeof fs_scenarios / sizeof fs_scenarios[0]);

@@ -5,11 +5,13 @@
  * the driver makes is one fz_draw call.
  *
  * A run creates a world with a config (generation and entity limits small or
- * default), registers the fuzzer's component set, then performs ops, each
- * compared with the reference model (fuzz/model.h) right away; every
- * check_every ops and at the end it compares the whole state and calls
- * tes__world_check. The first divergence stops the run and is reported with
- * its step number.
+ * default), registers the fuzzer's component set and a set of queries, then
+ * performs ops, each compared with the reference model (fuzz/model.h,
+ * model_query.h) right away; every check_every ops and at the end it
+ * compares the whole state, every query, and calls tes__world_check. Some
+ * ops contain ops: deferred blocks and query loops that make changes from
+ * inside their chunks (one step each). The first divergence stops the run
+ * and is reported with its step number.
  */
 #ifndef TES_FUZZ_DRIVER_H
 #define TES_FUZZ_DRIVER_H
@@ -38,6 +40,7 @@ typedef struct fz_config {
     uint32_t entity_limit;     /* 0 = default */
     uint32_t pop_target;       /* live entities the op mix steers towards */
     uint32_t check_every;      /* full-state comparison period, in ops */
+    uint64_t trace_from;       /* print every op from this step on (0 = never) */
 } fz_config_t;
 
 /* The fixed configurations; a seed or the first input byte picks one. */
@@ -53,6 +56,12 @@ typedef struct fz_result {
      * slots, spawns refused with TES_ERR_FULL, tracked values constructed. */
     uint32_t alive, slots, retired;
     uint64_t full, hooks;
+    /* Query and deferral coverage, for --verbose: iterations, chunks and
+     * entities checked; ops run from inside query loops; changes queued
+     * and flushes; staged values a deferred tes_ensure handed out; queries
+     * created and refused. */
+    uint64_t iterations, chunks, visited, loop_ops, queued, flushes, staged_ensures;
+    uint64_t queries_made, queries_refused;
 } fz_result_t;
 
 /* Runs up to max_ops ops (fewer if a byte source runs out). */

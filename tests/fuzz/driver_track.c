@@ -100,6 +100,16 @@ static fz_track_rec_t *expect_live(fz_tracker_t *t, int k, const void *p, const 
     return r;
 }
 
+/* Checks the value at p is (a bitwise image of) a live value of k. */
+static void expect_image(fz_tracker_t *t, int k, const void *p, const char *hook)
+{
+    fz_track_rec_t *r = rec_of(t, read_serial(p));
+    if (!r || !r->live || r->comp != k)
+        track_fail(t, "%s(%s) at %p: not an image of a live value (serial %llu%s)", hook,
+                   fz_comps[k].name, p, (unsigned long long)read_serial(p),
+                   !r ? ", unknown" : !r->live ? ", destroyed" : ", other component");
+}
+
 static void check_align(fz_tracker_t *t, int k, const void *p, const char *hook)
 {
     if ((uintptr_t)p % fz_comps[k].align)
@@ -164,9 +174,13 @@ static void hook_copy(void *dst, const void *src, int32_t count, void *ctx)
         const uint8_t *s = (const uint8_t *)src + (size_t)i * size;
         expect_live(t, c->k, d, "copy dst");
         /* Serial 0 marks a value the user passed to tes_set: not one of
-         * ours, so there is nothing to check about it. */
+         * ours, so there is nothing to check about it. Any other source
+         * must be a live value of this component, though not necessarily
+         * at this address: tes_set copies from a bitwise image of a value
+         * that lives in the world (which also covers a deferred set's
+         * staged value), as the header documents. */
         if (read_serial(s) != 0)
-            expect_live(t, c->k, s, "copy src");
+            expect_image(t, c->k, s, "copy src");
         memcpy(d + FZ_TRACK_HDR, s + FZ_TRACK_HDR, size - FZ_TRACK_HDR);
     }
     t->counts[c->k].copy += (uint64_t)(count > 0 ? count : 0);

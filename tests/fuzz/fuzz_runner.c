@@ -5,10 +5,11 @@
  * limits, generation retirement and a tiny id space. Fixed seeds keep ctest
  * reproducible; libFuzzer (fuzz_libfuzzer.c) is the open-ended search.
  *
- *   fuzz_runner [--ops N] [--seed S] [--check-every C] [--verbose]
+ *   fuzz_runner [--ops N] [--seed S] [--check-every C] [--trace-from T] [--verbose]
  *
  * With --seed, all N ops run on that one seed, which is how a reported
- * divergence is replayed.
+ * divergence is replayed; --trace-from T then prints every op (nested ops
+ * indented) from step T on, to stderr.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,7 +23,8 @@ static const uint64_t default_seeds[] = {1, 2, 3, 4, 5, 6, 7, 8};
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: fuzz_runner [--ops N] [--seed S] [--check-every C] [--verbose]\n");
+    fprintf(stderr, "usage: fuzz_runner [--ops N] [--seed S] [--check-every C] [--trace-from T] "
+                    "[--verbose]\n");
     return 2;
 }
 
@@ -38,7 +40,7 @@ static int parse_u64(const char *s, uint64_t *out)
 
 int main(int argc, char **argv)
 {
-    uint64_t ops = 1000000, seed = 0, check_every = 0;
+    uint64_t ops = 1000000, seed = 0, check_every = 0, trace_from = 0;
     int have_seed = 0, verbose = 0;
     for (int i = 1; i < argc; i++) {
         uint64_t *dst = NULL;
@@ -53,6 +55,8 @@ int main(int argc, char **argv)
             have_seed = 1;
         } else if (!strcmp(argv[i], "--check-every"))
             dst = &check_every;
+        else if (!strcmp(argv[i], "--trace-from"))
+            dst = &trace_from;
         else
             return usage();
         if (++i >= argc || parse_u64(argv[i], dst))
@@ -70,6 +74,7 @@ int main(int argc, char **argv)
         fz_config_variant((uint32_t)(seeds[i] % FZ_VARIANTS), &cfg);
         if (check_every)
             cfg.check_every = (uint32_t)check_every;
+        cfg.trace_from = trace_from;
         fz_source_t src;
         fz_source_seed(&src, seeds[i]);
         fz_result_t res;
@@ -80,6 +85,13 @@ int main(int argc, char **argv)
                    "%" PRIu64 " refused as full, %" PRIu64 " tracked values made\n",
                    seeds[i], cfg.name, res.ops, res.alive, res.slots, res.retired, res.full,
                    res.hooks);
+        if (verbose)
+            printf("fuzz:   %" PRIu64 " iterations, %" PRIu64 " chunks, %" PRIu64
+                   " entities visited, %" PRIu64 " ops inside loops, %" PRIu64
+                   " changes queued, %" PRIu64 " flushes, %" PRIu64 " staged ensures, %" PRIu64
+                   " queries made, %" PRIu64 " refused\n",
+                   res.iterations, res.chunks, res.visited, res.loop_ops, res.queued, res.flushes,
+                   res.staged_ensures, res.queries_made, res.queries_refused);
         if (res.diverged) {
             divergences++;
             printf("fuzz: DIVERGENCE seed %" PRIu64 " (config %s) at step %" PRIu64 ": %s\n",

@@ -22,6 +22,7 @@ const fz_comp_info_t fz_comps[FZ_NCOMP] = {
     [FZ_C_SST] = {"fz_sst", 24, 8, TES_STORAGE_SPARSE, true, true, false},
     [FZ_C_STAG] = {"fz_stag", 0, 0, TES_STORAGE_SPARSE, false, false, true},
     [FZ_C_SST8] = {"fz_sst8", 8, 8, TES_STORAGE_SPARSE, true, false, false},
+    [FZ_C_PREFAB] = {"TES_PREFAB", 0, 0, TES_STORAGE_TABLE, false, false, false},
 };
 
 void fz_default_value(int k, uint8_t out[FZ_MAXSIZE])
@@ -33,7 +34,7 @@ void fz_default_value(int k, uint8_t out[FZ_MAXSIZE])
 }
 
 /* Grows *arr (of *cap elements) to hold at least need elements. */
-static bool grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+bool fz_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 {
     if (need <= *cap)
         return true;
@@ -64,6 +65,7 @@ void fz_model_fini(fz_model_t *m)
     free(m->slots);
     free(m->free_stack);
     free(m->live);
+    free(m->queue);
     memset(m, 0, sizeof *m);
 }
 
@@ -97,14 +99,14 @@ tes_entity_t fz_model_peek_spawn(const fz_model_t *m)
 
 tes_entity_t fz_model_spawn(fz_model_t *m)
 {
-    if (!grow((void **)&m->live, &m->live_cap, m->nlive + 1, sizeof *m->live))
+    if (!fz_grow((void **)&m->live, &m->live_cap, m->nlive + 1, sizeof *m->live))
         return TES_NULL;
     uint32_t index;
     if (m->nfree) {
         index = m->free_stack[--m->nfree];
     } else {
-        if (!grow((void **)&m->slots, &m->slots_cap, m->nslots + 1, sizeof *m->slots) ||
-            !grow((void **)&m->free_stack, &m->free_cap, m->nslots + 1, sizeof *m->free_stack))
+        if (!fz_grow((void **)&m->slots, &m->slots_cap, m->nslots + 1, sizeof *m->slots) ||
+            !fz_grow((void **)&m->free_stack, &m->free_cap, m->nslots + 1, sizeof *m->free_stack))
             return TES_NULL;
         index = m->nslots++;
         memset(&m->slots[index], 0, sizeof m->slots[index]);
@@ -112,6 +114,7 @@ tes_entity_t fz_model_spawn(fz_model_t *m)
     }
     fz_mslot_t *s = &m->slots[index];
     s->alive = true;
+    s->pending = false;
     s->mask = 0;
     memset(s->stable_ptr, 0, sizeof s->stable_ptr);
     s->live_pos = m->nlive;
@@ -124,6 +127,7 @@ void fz_model_destroy(fz_model_t *m, uint32_t index)
     fz_mslot_t *s = &m->slots[index];
     fz_model_clear(m, index);
     s->alive = false;
+    s->pending = false;
     /* Swap-remove from the live list. */
     uint32_t last = m->live[--m->nlive];
     m->live[s->live_pos] = last;
@@ -177,4 +181,18 @@ void fz_model_write(fz_model_t *m, uint32_t index, int k, const uint8_t *value)
 {
     uint32_t off = fz_payload_offset(k);
     memcpy(m->slots[index].val[k] + off, value + off, fz_comps[k].size - off);
+}
+
+void fz_model_clone_into(fz_model_t *m, uint32_t dst, uint32_t src)
+{
+    for (int k = 0; k < FZ_NCOMP; k++) {
+        if (!fz_model_has(m, src, k))
+            continue;
+        fz_model_add(m, dst, k);
+        if (fz_comps[k].size) {
+            fz_model_write(m, dst, k, m->slots[src].val[k]);
+            if (fz_comps[k].tracked)
+                m->expect[k].copy++;
+        }
+    }
 }

@@ -9,7 +9,13 @@
  * The model also knows the fuzzer's fixed component set (fz_comps) and keeps
  * the hook-call counts the library must produce (on_add, on_set, on_remove,
  * copy) and the number of live values per component (which ctor - dtor must
- * equal).
+ * equal, counting the values staged by queued sets).
+ *
+ * Deferred mode: the model's state is always the current state (what reads
+ * see); changes made while the world is deferred go to an explicit queue,
+ * applied in call order by fz_model_flush. Entities spawned or cloned in a
+ * deferred block are alive at once but `pending` (no query sees them) until
+ * the flush. Queries live in model_query.h.
  */
 #ifndef TES_FUZZ_MODEL_H
 #define TES_FUZZ_MODEL_H
@@ -20,7 +26,8 @@
 
 #include "tessera.h"
 
-/* Component k of the model; k = 0 is the built-in TES_DISABLED. */
+/* Component k of the model; k = 0 is the built-in TES_DISABLED and the last
+ * one the built-in TES_PREFAB (both table tags the queries filter on). */
 enum {
     FZ_C_DISABLED = 0,
     FZ_C_T4,    /* table, 4 bytes */
@@ -34,6 +41,7 @@ enum {
     FZ_C_SST,   /* stable sparse, 24 bytes, align 8, tracked hooks */
     FZ_C_STAG,  /* sparse tag with observer hooks */
     FZ_C_SST8,  /* stable sparse, 8 bytes, no hooks */
+    FZ_C_PREFAB, /* the built-in TES_PREFAB */
     FZ_NCOMP
 };
 
@@ -67,6 +75,8 @@ typedef struct fz_mslot {
     uint32_t gen;     /* live: its generation; free: the next one to issue */
     bool alive;
     bool retired;
+    bool pending;     /* spawned or cloned in a deferred block, not flushed yet:
+                         alive, but no query sees it */
     uint32_t live_pos; /* position in fz_model_t.live while alive */
     uint32_t mask;    /* bit k set = has component k */
     uint8_t val[FZ_NCOMP][FZ_MAXSIZE];
@@ -79,6 +89,28 @@ typedef struct fz_hook_expect {
     uint64_t on_add, on_set, on_remove, copy;
 } fz_hook_expect_t;
 
+/* A queued structural change (deferred mode); see model_defer.c. */
+typedef enum fz_qkind {
+    FZ_Q_MATERIALIZE, /* a deferred spawn / clone becomes visible */
+    FZ_Q_DESTROY,
+    FZ_Q_ADD,
+    FZ_Q_REMOVE,
+    FZ_Q_SET,    /* val: the staged value (payload bytes); fires on_set */
+    FZ_Q_ENSURE, /* a deferred tes_ensure: like SET, without on_set */
+    FZ_Q_CLEAR,
+    FZ_Q_CLONE /* e receives copies of src's components */
+} fz_qkind_t;
+
+typedef struct fz_qop {
+    fz_qkind_t kind;
+    int k;
+    tes_entity_t e, src;
+    uint8_t val[FZ_MAXSIZE];
+    /* SET / ENSURE: the library's staged value, once a deferred tes_ensure
+     * has revealed its address (NULL until then). */
+    const void *staged;
+} fz_qop_t;
+
 typedef struct fz_model {
     uint32_t generation_limit; /* normalised: never 0 */
     uint32_t entity_limit;     /* normalised: never 0 */
@@ -90,8 +122,14 @@ typedef struct fz_model {
     uint32_t nlive, live_cap;
     uint32_t retired;
     uint32_t values[FZ_NCOMP]; /* entities holding component k */
+    uint32_t staged[FZ_NCOMP]; /* values staged by queued sets (constructed) */
     fz_hook_expect_t expect[FZ_NCOMP];
+    fz_qop_t *queue;           /* deferred changes, in call order */
+    uint32_t nqueue, queue_cap;
 } fz_model_t;
+
+/* Grows *arr (of *cap elements) to hold at least need elements. */
+bool fz_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem);
 
 /* Returns false if out of memory (the harness then gives up). */
 bool fz_model_init(fz_model_t *m, uint32_t generation_limit, uint32_t entity_limit);
@@ -126,5 +164,30 @@ void fz_model_clear(fz_model_t *m, uint32_t index);
 /* Stores the payload bytes of a value (the bytes before the payload offset
  * are ignored). */
 void fz_model_write(fz_model_t *m, uint32_t index, int k, const uint8_t *value);
+/* Copies every component of src into dst (which has none): on_add for each,
+ * plus a copy-hook call per tracked value. */
+void fz_model_clone_into(fz_model_t *m, uint32_t dst, uint32_t src);
+
+/* Deferred mode (model_defer.c). Queues a change; false if the model ran
+ * out of memory. */
+bool fz_model_queue(fz_model_t *m, fz_qkind_t kind, tes_entity_t e, int k, tes_entity_t src);
+/* Queues a set of k on e with the caller's bytes (a copy-hook call now, for
+ * tracked data). Counts the staged value. Returns the op's index or -1. */
+int32_t fz_model_queue_set(fz_model_t *m, tes_entity_t e, int k, const uint8_t *value);
+/* Queues the ensure of k on e a deferred tes_ensure makes: a staged default
+ * value, assigned at the flush without on_set. Returns the index or -1. */
+int32_t fz_model_queue_ensure(fz_model_t *m, tes_entity_t e, int k);
+
+/* What the queue does to k on e, decided by the last queued change of e
+ * that concerns k (as the library's deferred tes_ensure sees it). */
+typedef enum fz_queued {
+    FZ_QUEUED_NONE,   /* nothing queued touches it */
+    FZ_QUEUED_STAGED, /* a set or ensure of k: *op is its index */
+    FZ_QUEUED_OTHER   /* an add or remove of k, a clear, destroy or clone */
+} fz_queued_t;
+fz_queued_t fz_model_lookup(const fz_model_t *m, tes_entity_t e, int k, int32_t *op);
+/* Applies the queue in order (ops on entities dead by then are dropped,
+ * staged values released) and empties it. */
+void fz_model_flush(fz_model_t *m);
 
 #endif

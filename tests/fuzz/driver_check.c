@@ -1,0 +1,197 @@
+/*
+ * The fuzzer's checks: after every op (entity count, hook counters, ctor -
+ * dtor against the model's live and staged values, hook failures,
+ * tes_last_error) and every check_every ops (every slot, value and stale
+ * handle, stats, every query, and tes__world_check).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz/driver_internal.h"
+#include "world/check.h"
+
+static int cmp_comp(const void *a, const void *b)
+{
+    tes_comp_t x = *(const tes_comp_t *)a, y = *(const tes_comp_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The model's component ids of a slot, ascending. */
+static int32_t model_comps(const fz_driver_t *d, uint32_t index, tes_comp_t out[FZ_NCOMP])
+{
+    int32_t n = 0;
+    for (int k = 0; k < FZ_NCOMP; k++)
+        if (fz_model_has(&d->m, index, k))
+            out[n++] = d->ids[k];
+    qsort(out, (size_t)n, sizeof *out, cmp_comp);
+    return n;
+}
+
+void fzd_check_components_of(fz_driver_t *d, tes_entity_t e, int32_t cap, bool null_out)
+{
+    fz_mslot_t *s = fz_model_get(&d->m, e);
+    tes_comp_t want[FZ_NCOMP];
+    int32_t nwant = s ? model_comps(d, tes_entity_index(e), want) : -1;
+    if (null_out && cap > 0)
+        nwant = -1; /* out NULL with cap > 0 is invalid */
+    tes_comp_t got[FZ_NCOMP + 4];
+    const tes_comp_t sentinel = UINT32_C(0xA5A5A5A5);
+    for (int i = 0; i < FZ_NCOMP + 4; i++)
+        got[i] = sentinel;
+    int32_t n = tes_components_of(d->w, e, null_out ? NULL : got, cap);
+    if (n != nwant) {
+        fzd_fail(d, "tes_components_of(%#llx, cap %d) = %d, model %d", ull(e), (int)cap, (int)n,
+             (int)nwant);
+        return;
+    }
+    if (null_out || n < 0)
+        return;
+    int32_t written = n < cap ? n : cap;
+    for (int32_t i = 0; i < written; i++)
+        if (got[i] != want[i]) {
+            fzd_fail(d, "tes_components_of(%#llx)[%d] = %u, model %u", ull(e), (int)i, got[i],
+                 want[i]);
+            return;
+        }
+    for (int32_t i = written; i < FZ_NCOMP + 4; i++)
+        if (got[i] != sentinel) {
+            fzd_fail(d, "tes_components_of(%#llx, cap %d) wrote past %d entries", ull(e), (int)cap,
+                 (int)written);
+            return;
+        }
+}
+
+void fzd_check_stats(fz_driver_t *d)
+{
+    tes_world_stats_t st;
+    if (tes_world_stats(d->w, &st) != TES_OK) {
+        fzd_fail(d, "tes_world_stats failed");
+        return;
+    }
+    const fz_model_t *m = &d->m;
+    if (st.entities_alive != m->nlive || st.entity_slots != m->nslots ||
+        st.entities_retired != m->retired || st.entities_free != m->nfree)
+        fzd_fail(d, "stats alive/slots/retired/free = %u/%u/%u/%u, model %u/%u/%u/%u",
+             st.entities_alive, st.entity_slots, st.entities_retired, st.entities_free, m->nlive,
+             m->nslots, m->retired, m->nfree);
+    else if (st.components != FZ_NCOMP) /* the two built-ins are in the set */
+        fzd_fail(d, "stats components = %u, want %u", st.components, (unsigned)FZ_NCOMP);
+}
+
+/* ------------------------------------------------------------------ checks */
+
+/* After every op: cheap global agreement. */
+void fzd_check_step(fz_driver_t *d)
+{
+    if (fzd_failed(d))
+        return;
+    if (d->t.failed) {
+        fzd_fail(d, "hook: %s", d->t.msg);
+        return;
+    }
+    /* A hook's refused structural call is a failed call too. */
+    if (d->t.probed) {
+        d->last_error = TES_ERR_BUSY;
+        d->t.probed = false;
+    }
+    if (tes_last_error(d->w) != d->last_error) {
+        fzd_fail(d, "tes_last_error is %d, want %d (successful calls must not change it)",
+             tes_last_error(d->w), d->last_error);
+        return;
+    }
+    if (tes_is_deferred(d->w) != (d->defer_depth > 0)) {
+        fzd_fail(d, "tes_is_deferred = %d with %d levels open", !(d->defer_depth > 0),
+                 (int)d->defer_depth);
+        return;
+    }
+    int32_t count = tes_entity_count(d->w);
+    if (count < 0 || (uint32_t)count != d->m.nlive) {
+        fzd_fail(d, "tes_entity_count = %d, model %u", (int)count, d->m.nlive);
+        return;
+    }
+    for (int k = 0; k < FZ_NCOMP; k++) {
+        const fz_counts_t *c = &d->t.counts[k];
+        const fz_hook_expect_t *x = &d->m.expect[k];
+        const char *name = fz_comps[k].name;
+        if (fz_comps[k].tracked) {
+            if (c->ctor - c->dtor != (uint64_t)d->m.values[k] + d->m.staged[k]) {
+                fzd_fail(d, "%s: ctor %llu - dtor %llu != %u live + %u staged values in the model",
+                         name, ull(c->ctor), ull(c->dtor), d->m.values[k], d->m.staged[k]);
+                return;
+            }
+            if (c->copy != x->copy) {
+                fzd_fail(d, "%s: %llu copy hook calls, model %llu", name, ull(c->copy), ull(x->copy));
+                return;
+            }
+        }
+        if (fz_comps[k].tracked || fz_comps[k].observed) {
+            if (c->on_add != x->on_add || c->on_set != x->on_set || c->on_remove != x->on_remove) {
+                fzd_fail(d, "%s: on_add/on_set/on_remove fired %llu/%llu/%llu times, model %llu/%llu/%llu",
+                     name, ull(c->on_add), ull(c->on_set), ull(c->on_remove), ull(x->on_add),
+                     ull(x->on_set), ull(x->on_remove));
+                return;
+            }
+        }
+    }
+}
+
+/* Every slot, every value, stale handles, stats, every query, and the
+ * library's own invariant check. Never runs inside a deferred level. */
+void fzd_check_full(fz_driver_t *d)
+{
+    if (fzd_failed(d))
+        return;
+    d->op = "full check";
+    const fz_model_t *m = &d->m;
+    for (uint32_t i = 0; i < m->nslots && !fzd_failed(d); i++) {
+        const fz_mslot_t *s = &m->slots[i];
+        tes_entity_t e = tes_entity_make(i, s->gen);
+        if (tes_alive(d->w, e) != s->alive) {
+            fzd_fail(d, "tes_alive(%#llx) = %d, model %d (retired %d)", ull(e), !s->alive, s->alive,
+                 s->retired);
+            return;
+        }
+        tes_entity_t stale[4] = {tes_entity_make(i, s->gen - 1), tes_entity_make(i, s->gen + 1),
+                                 tes_entity_make(i, TES_TOMBSTONE), tes_entity_make(i, 0)};
+        for (int j = 0; j < 4; j++)
+            if (tes_alive(d->w, stale[j])) {
+                fzd_fail(d, "stale handle %#llx is alive", ull(stale[j]));
+                return;
+            }
+        if (!s->alive) {
+            if (tes_has(d->w, e, d->ids[FZ_C_T4]) || tes_components_of(d->w, e, NULL, 0) != -1)
+                fzd_fail(d, "dead entity %#llx still answers queries", ull(e));
+            continue;
+        }
+        for (int k = 0; k < FZ_NCOMP; k++) {
+            bool has = fz_model_has(m, i, k);
+            if (tes_has(d->w, e, d->ids[k]) != has) {
+                fzd_fail(d, "tes_has(%#llx, %s) = %d, model %d", ull(e), fz_comps[k].name, !has, has);
+                return;
+            }
+            const void *p = tes_get(d->w, e, d->ids[k]);
+            if (has && fz_comps[k].size)
+                fzd_check_value(d, i, k, p, "tes_get");
+            else if (p)
+                fzd_fail(d, "tes_get(%#llx, %s) = %p, model has no value", ull(e), fz_comps[k].name, p);
+        }
+        fzd_check_components_of(d, e, FZ_NCOMP + 2, false);
+        if (tes_enabled(d->w, e) != !fz_model_has(m, i, FZ_C_DISABLED))
+            fzd_fail(d, "tes_enabled(%#llx) disagrees with the model", ull(e));
+    }
+    if (fzd_failed(d))
+        return;
+    if (tes_alive(d->w, TES_NULL) || tes_alive(d->w, tes_entity_make(m->nslots, 1)) ||
+        tes_alive(d->w, tes_entity_make(TES_NULL_INDEX, 1))) {
+        fzd_fail(d, "null or never-issued handle is alive");
+        return;
+    }
+    fzd_check_stats(d);
+    if (!fzd_failed(d))
+        fzd_check_queries(d);
+    d->op = "full check";
+    if (!fzd_failed(d) && tes__world_check(d->w) != TES_OK)
+        fzd_fail(d, "tes__world_check failed (see stderr)");
+}
+

@@ -1,0 +1,92 @@
+/*
+ * Deferred changes in the differential fuzzer. Two composite ops:
+ * - DEFER: tes_defer_begin (sometimes twice, nested), a random run of ops
+ *   from the whole mix (their structural changes go to the model's queue,
+ *   their reads see the state before the queue), sometimes an inner level
+ *   closed early (which must not flush), then tes_defer_end, after which
+ *   the model applies its queue and the next checks compare. Now and then
+ *   an unmatched tes_defer_end, which must fail with TES_ERR_INVALID, also
+ *   inside a query loop (an iterator's level is not the caller's to end).
+ * - QUERY_MUTATE: a query loop that makes changes from inside its chunks,
+ *   mostly to the chunk's own entities (fzd_iterate with ops per chunk),
+ *   and sometimes leaves early with tes_iter_fini; the last level to close
+ *   (the loop's end or fini) applies the queue.
+ * Ops nest: a block may contain query loops and blocks, a loop may contain
+ * blocks and other loops, up to FZ_MAX_NEST deep.
+ */
+#include <string.h>
+
+#include "fuzz/driver_internal.h"
+
+void fzd_level_closed(fz_driver_t *d)
+{
+    if (--d->defer_depth == 0) {
+        d->res->queued += d->m.nqueue;
+        d->res->flushes++;
+        fz_model_flush(&d->m);
+    }
+}
+
+void fzd_op_defer_block(fz_driver_t *d)
+{
+    if (d->blocks == 0 && fzd_draw(d, 100) < 3) {
+        d->op = "tes_defer_end (unmatched)";
+        fzd_check_status(d, tes_defer_end(d->w), TES_ERR_INVALID, 1);
+        return;
+    }
+    d->op = "tes_defer_begin";
+    int32_t levels = fzd_draw(d, 100) < 20 ? 2 : 1;
+    for (int32_t l = 0; l < levels; l++) {
+        int rc = tes_defer_begin(d->w);
+        if (rc != TES_OK) {
+            fzd_fail(d, "returned %d", rc);
+            return;
+        }
+        d->defer_depth++;
+        d->blocks++;
+    }
+    if (!tes_is_deferred(d->w)) {
+        fzd_fail(d, "tes_is_deferred is false inside a block");
+        return;
+    }
+    uint32_t n = 1 + fzd_draw(d, 24);
+    d->nest++;
+    for (uint32_t i = 0; i < n && !fzd_failed(d); i++) {
+        fzd_run_op(d, fzd_pick_op(d));
+        fzd_check_step(d);
+        if (levels > 1 && fzd_draw(d, 100) < 5) {
+            /* An inner level ends: nothing is applied yet. */
+            d->op = "tes_defer_end (inner)";
+            fzd_check_status(d, tes_defer_end(d->w), TES_OK, 1);
+            levels--;
+            d->blocks--;
+            fzd_level_closed(d);
+            fzd_check_step(d);
+        }
+    }
+    d->nest--;
+    for (; levels > 0 && !fzd_failed(d); levels--) {
+        d->op = "tes_defer_end";
+        fzd_check_status(d, tes_defer_end(d->w), TES_OK, 1);
+        d->blocks--;
+        fzd_level_closed(d);
+    }
+}
+
+void fzd_op_query_mutate(fz_driver_t *d)
+{
+    d->op = "query loop";
+    /* Groups walk lists of their own, which the loop's changes must not
+     * disturb either: they get a larger share of the loops. */
+    bool group = fzd_draw(d, 100) < 40;
+    const uint32_t groups = TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP;
+    uint32_t start = fzd_draw(d, FZ_MAX_QUERIES);
+    for (uint32_t pass = 0; pass < 2; pass++, group = false)
+    for (uint32_t i = 0; i < FZ_MAX_QUERIES; i++) {
+        fz_dquery_t *dq = &d->queries[(start + i) % FZ_MAX_QUERIES];
+        if (dq->q && (!group || (dq->mq.flags & groups))) {
+            fzd_iterate(d, dq, 1 + fzd_draw(d, 4), true);
+            return;
+        }
+    }
+}

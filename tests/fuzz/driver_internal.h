@@ -1,0 +1,142 @@
+/*
+ * What the driver's files share (driver.c: entropy, helpers, setup and the
+ * op loop; driver_ops.c: entity and component ops; driver_check.c: per-op
+ * and full-state checks; driver_query.c: queries; driver_defer.c: deferred
+ * blocks and changes made from inside query loops).
+ *
+ * One rule ties the op code to deferred mode: while defer_depth > 0 (an
+ * explicit tes_defer_begin level or a live iterator the driver opened), a
+ * structural op checks the status the library returns at queue time, then
+ * appends the change to the model's queue instead of applying it; reads
+ * keep comparing with the model's current state. The level that brings
+ * defer_depth back to zero flushes the model's queue right after the
+ * library flushed its own.
+ */
+#ifndef TES_FUZZ_DRIVER_INTERNAL_H
+#define TES_FUZZ_DRIVER_INTERNAL_H
+
+#include "fuzz/driver.h"
+#include "fuzz/model.h"
+#include "fuzz/model_query.h"
+#include "fuzz/track.h"
+
+#define FZ_HIST 256
+#define FZ_MAX_SPAWN_N 80
+#define FZ_MAX_QUERIES 24
+/* Nesting limits for ops started from inside other ops (a defer block runs
+ * ops, a query loop runs ops, and either may contain the other). */
+#define FZ_MAX_NEST 3
+/* Iterations open at once, at most (one per nested loop, plus a check). */
+#define FZ_MAX_ITERS (FZ_MAX_NEST + 2)
+
+typedef struct fz_dquery {
+    tes_query_t *q; /* NULL: a free entry */
+    fz_mquery_t mq;
+    uint32_t busy;  /* live iterators over it: it must not be freed */
+} fz_dquery_t;
+
+/* Which slots an iteration has visited: seen[index] == stamp. */
+typedef struct fz_seen {
+    uint32_t *seen;
+    uint32_t cap;
+    uint32_t stamp;
+} fz_seen_t;
+
+typedef struct fz_driver {
+    tes_world_t *w;
+    fz_model_t m;
+    fz_tracker_t t;
+    tes_comp_t ids[FZ_NCOMP];
+    tes_comp_t max_id;
+    fz_source_t *src;
+    const fz_config_t *cfg;
+    uint64_t step;
+    uint64_t vals;  /* values made so far: each one differs */
+    const char *op;
+    tes_entity_t hist[FZ_HIST]; /* issued handles, some since destroyed */
+    uint32_t hist_n, hist_pos;
+    int last_error; /* what tes_last_error must say: successes keep it */
+    fz_result_t *res;
+    /* Deferred mode. */
+    int32_t defer_depth; /* levels open in the library, as the driver knows them */
+    int32_t blocks;      /* those opened by tes_defer_begin (tes_defer_end ends only these) */
+    int32_t nest;        /* ops running inside other ops */
+    /* Entities of the chunk a query loop is at: pick_entity favours them. */
+    const tes_entity_t *prefer;
+    uint32_t nprefer;
+    /* Queries. */
+    fz_dquery_t queries[FZ_MAX_QUERIES];
+    uint32_t owned;    /* bit k: an owning group holds k's store */
+    fz_seen_t seen[FZ_MAX_ITERS]; /* one per iteration open at once */
+    int32_t iters;                /* iterations the driver has open */
+} fz_driver_t;
+
+/* driver.c: helpers. */
+void fzd_fail(fz_driver_t *d, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static inline bool fzd_failed(const fz_driver_t *d) { return d->res->diverged; }
+static inline uint32_t fzd_draw(fz_driver_t *d, uint32_t bound) { return fz_draw(d->src, bound); }
+static inline unsigned long long ull(uint64_t x) { return (unsigned long long)x; }
+void fzd_hist_add(fz_driver_t *d, tes_entity_t e);
+tes_entity_t fzd_pick_entity(fz_driver_t *d);
+int fzd_pick_comp(fz_driver_t *d, tes_comp_t *id);
+int fzd_expect2(bool alive, bool comp_ok, int *alt);
+void fzd_check_status(fz_driver_t *d, int got, int want, int alt);
+void fzd_check_error(fz_driver_t *d, int want, int alt);
+void fzd_check_value(fz_driver_t *d, uint32_t index, int k, const void *ptr, const char *what);
+/* Compares a staged value (a queued set's) with the model's bytes. */
+void fzd_check_staged(fz_driver_t *d, const fz_qop_t *op, const void *ptr, const char *what);
+void fzd_make_value(fz_driver_t *d, int k, uint8_t out[FZ_MAXSIZE]);
+/* Runs one op of the mix (ops nested inside blocks and loops included). */
+void fzd_run_op(fz_driver_t *d, int op);
+int fzd_pick_op(fz_driver_t *d);
+/* An op of the mix that changes the world (or writes a value). */
+int fzd_pick_structural_op(fz_driver_t *d);
+
+/* driver_ops.c */
+void fzd_op_spawn(fz_driver_t *d);
+void fzd_op_spawn_n(fz_driver_t *d);
+void fzd_op_destroy(fz_driver_t *d);
+void fzd_op_alive(fz_driver_t *d);
+void fzd_op_add(fz_driver_t *d);
+void fzd_op_set(fz_driver_t *d);
+void fzd_op_ensure(fz_driver_t *d);
+void fzd_op_remove(fz_driver_t *d);
+void fzd_op_has(fz_driver_t *d);
+void fzd_op_get(fz_driver_t *d);
+void fzd_op_clear(fz_driver_t *d);
+void fzd_op_clone(fz_driver_t *d);
+void fzd_op_components_of(fz_driver_t *d);
+void fzd_op_disable(fz_driver_t *d);
+void fzd_op_enabled(fz_driver_t *d);
+void fzd_op_stats(fz_driver_t *d);
+
+/* driver_check.c */
+void fzd_check_components_of(fz_driver_t *d, tes_entity_t e, int32_t cap, bool null_out);
+void fzd_check_stats(fz_driver_t *d);
+void fzd_check_step(fz_driver_t *d);
+void fzd_check_full(fz_driver_t *d);
+
+/* driver_query.c */
+bool fzd_queries_setup(fz_driver_t *d);
+void fzd_queries_fini(fz_driver_t *d, bool free_them);
+/* Iterates q and compares every chunk with the model. ops_per_chunk > 0
+ * also runs that many ops (at most) from inside each chunk, which the
+ * library defers; may_break lets the loop end early with tes_iter_fini. */
+void fzd_iterate(fz_driver_t *d, fz_dquery_t *dq, uint32_t ops_per_chunk, bool may_break);
+/* Checks every query (count and full iteration). */
+void fzd_check_queries(fz_driver_t *d);
+void fzd_op_query_check(fz_driver_t *d);
+void fzd_op_query_new(fz_driver_t *d);
+
+/* driver_defer.c */
+/* Closes one deferred level the driver opened; at zero the model applies
+ * its queue. */
+void fzd_level_closed(fz_driver_t *d);
+void fzd_op_defer_block(fz_driver_t *d);
+void fzd_op_query_mutate(fz_driver_t *d);
+
+#endif

@@ -1,0 +1,495 @@
+/*
+ * The entity and component ops of the differential fuzzer (see driver.h and
+ * driver_internal.h). Each draws its arguments, works out the status the
+ * library must return, calls it, compares, and then applies the change to
+ * the model, or queues it when the world is deferred.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "fuzz/driver_internal.h"
+
+/* ------------------------------------------------------------------ deferral */
+
+static bool deferred(const fz_driver_t *d) { return d->defer_depth > 0; }
+
+static void queue(fz_driver_t *d, fz_qkind_t kind, tes_entity_t e, int k, tes_entity_t src)
+{
+    if (!fz_model_queue(&d->m, kind, e, k, src))
+        fzd_fail(d, "model out of memory");
+}
+
+/* The model side of a successful spawn (or of a clone's new entity): in a
+ * deferred block the entity is alive at once but pending until the flush
+ * reaches its MATERIALIZE. */
+static tes_entity_t model_spawn(fz_driver_t *d)
+{
+    tes_entity_t e = fz_model_spawn(&d->m);
+    if (e == TES_NULL) {
+        fzd_fail(d, "model out of memory");
+        return TES_NULL;
+    }
+    if (deferred(d)) {
+        d->m.slots[tes_entity_index(e)].pending = true;
+        queue(d, FZ_Q_MATERIALIZE, e, 0, TES_NULL);
+    }
+    return e;
+}
+
+/* ------------------------------------------------------------------ ops */
+
+void fzd_op_spawn(fz_driver_t *d)
+{
+    d->op = "tes_spawn";
+    bool can = fz_model_can_spawn(&d->m, 1);
+    tes_entity_t want = can ? fz_model_peek_spawn(&d->m) : TES_NULL;
+    tes_entity_t e = tes_spawn(d->w);
+    if (e != want) {
+        fzd_fail(d, "returned %#llx, model %#llx", ull(e), ull(want));
+        return;
+    }
+    if (!can) {
+        fzd_check_error(d, TES_ERR_FULL, 1);
+        d->res->full++;
+        return;
+    }
+    model_spawn(d);
+    fzd_hist_add(d, e);
+}
+
+void fzd_op_spawn_n(fz_driver_t *d)
+{
+    d->op = "tes_spawn_n";
+    /* Big batches only while the population is below its target, or they
+     * would outgrow every destroy; inside a query loop now and then up to
+     * twice the target (a deferred batch reserves room in the groups). */
+    uint32_t r = d->m.nlive < d->cfg->pop_target ||
+                         (d->nprefer && d->m.nlive < 2 * d->cfg->pop_target && fzd_draw(d, 4) == 0)
+                     ? fzd_draw(d, 100)
+                     : 30 * fzd_draw(d, 2);
+    int32_t n = r < 60 ? (int32_t)fzd_draw(d, 5)
+                : r < 90 ? 5 + (int32_t)fzd_draw(d, 16)
+                : r < 98 ? 21 + (int32_t)fzd_draw(d, FZ_MAX_SPAWN_N - 21)
+                         : -1 - (int32_t)fzd_draw(d, 3);
+    tes_comp_t comps[FZ_NCOMP + 1];
+    int ks[FZ_NCOMP];
+    int32_t ncomps = 0;
+    uint32_t want_n = fzd_draw(d, 4);
+    uint32_t used = 0;
+    for (uint32_t i = 0; i < want_n; i++) {
+        int k = (int)fzd_draw(d, FZ_NCOMP);
+        if (used & (1u << k))
+            continue;
+        used |= 1u << k;
+        ks[ncomps] = k;
+        comps[ncomps++] = d->ids[k];
+    }
+    bool invalid = n < 0;
+    bool null_out = false;
+    if (fzd_draw(d, 100) < 4) {
+        switch (fzd_draw(d, 4)) {
+        case 0:
+            if (ncomps > 0) {
+                comps[ncomps++] = comps[0]; /* repeated */
+                invalid = true;
+            }
+            break;
+        case 1:
+            comps[ncomps++] = d->max_id + 1 + fzd_draw(d, 3); /* unknown */
+            invalid = true;
+            break;
+        case 2:
+            ncomps = -1;
+            invalid = true;
+            break;
+        default:
+            if (n > 0) {
+                null_out = true;
+                invalid = true;
+            }
+            break;
+        }
+    }
+    bool can = n >= 0 && fz_model_can_spawn(&d->m, (uint32_t)n);
+    int alt = 1;
+    int want = TES_OK;
+    if (invalid) {
+        want = TES_ERR_INVALID;
+        if (n >= 0 && !can)
+            alt = TES_ERR_FULL;
+    } else if (!can) {
+        want = TES_ERR_FULL;
+    }
+    tes_entity_t out[FZ_MAX_SPAWN_N + 1];
+    const tes_entity_t sentinel = UINT64_C(0x5A5A5A5A5A5A5A5A);
+    for (int i = 0; i <= FZ_MAX_SPAWN_N; i++)
+        out[i] = sentinel;
+    int rc = tes_spawn_n(d->w, n, ncomps >= 0 ? comps : NULL, ncomps, null_out ? NULL : out);
+    fzd_check_status(d, rc, want, alt);
+    if (rc == TES_ERR_FULL)
+        d->res->full++;
+    if (fzd_failed(d)) {
+        char *msg = d->res->msg;
+        size_t len = strlen(msg);
+        snprintf(msg + len, sizeof d->res->msg - len, " [n=%d ncomps=%d%s comps:", (int)n,
+                 (int)ncomps, null_out ? " out=NULL" : "");
+        for (int32_t i = 0; i < ncomps; i++) {
+            len = strlen(msg);
+            snprintf(msg + len, sizeof d->res->msg - len, " %u", comps[i]);
+        }
+        len = strlen(msg);
+        snprintf(msg + len, sizeof d->res->msg - len, "]");
+        return;
+    }
+    if (fzd_failed(d) || rc != TES_OK)
+        return;
+    /* Deferred: each entity now, its components queued after its
+     * MATERIALIZE (applied with tes_add at the flush). */
+    for (int32_t i = 0; i < n; i++) {
+        tes_entity_t e = model_spawn(d);
+        if (out[i] != e) {
+            fzd_fail(d, "n=%d ncomps=%d: out[%d] = %#llx, model %#llx", (int)n, (int)ncomps, (int)i,
+                 ull(out[i]), ull(e));
+            return;
+        }
+        for (int32_t j = 0; j < ncomps; j++) {
+            if (deferred(d))
+                queue(d, FZ_Q_ADD, e, ks[j], TES_NULL);
+            else
+                fz_model_add(&d->m, tes_entity_index(e), ks[j]);
+        }
+        fzd_hist_add(d, e);
+    }
+    if (out[n] != sentinel)
+        fzd_fail(d, "wrote past out[%d]", (int)n);
+}
+
+void fzd_op_destroy(fz_driver_t *d)
+{
+    d->op = "tes_destroy";
+    tes_entity_t e = fzd_pick_entity(d);
+    bool alive = fz_model_alive(&d->m, e);
+    int rc = tes_destroy(d->w, e);
+    fzd_check_status(d, rc, alive ? TES_OK : TES_ERR_STALE, 1);
+    if (fzd_failed(d) || !alive)
+        return;
+    if (deferred(d))
+        queue(d, FZ_Q_DESTROY, e, 0, TES_NULL);
+    else
+        fz_model_destroy(&d->m, tes_entity_index(e));
+    fzd_hist_add(d, e);
+}
+
+void fzd_op_alive(fz_driver_t *d)
+{
+    d->op = "tes_alive";
+    tes_entity_t e = fzd_pick_entity(d);
+    bool want = fz_model_alive(&d->m, e);
+    if (tes_alive(d->w, e) != want)
+        fzd_fail(d, "tes_alive(%#llx) = %d, model %d", ull(e), !want, want);
+}
+
+void fzd_op_add(fz_driver_t *d)
+{
+    d->op = "tes_add";
+    tes_entity_t e = fzd_pick_entity(d);
+    tes_comp_t id;
+    int k = fzd_pick_comp(d, &id);
+    bool alive = fz_model_alive(&d->m, e);
+    int alt;
+    int want = fzd_expect2(alive, k >= 0, &alt);
+    int rc = tes_add(d->w, e, id);
+    fzd_check_status(d, rc, want, alt);
+    if (fzd_failed(d) || rc != TES_OK)
+        return;
+    if (deferred(d))
+        queue(d, FZ_Q_ADD, e, k, TES_NULL);
+    else
+        fz_model_add(&d->m, tes_entity_index(e), k);
+}
+
+void fzd_op_set(fz_driver_t *d)
+{
+    d->op = "tes_set";
+    tes_entity_t e = fzd_pick_entity(d);
+    tes_comp_t id;
+    int k = fzd_pick_comp(d, &id);
+    bool alive = fz_model_alive(&d->m, e);
+    uint8_t value[FZ_MAXSIZE];
+    const void *arg = value;
+    fzd_make_value(d, k >= 0 ? k : 0, value);
+    int alt;
+    int want = fzd_expect2(alive, k >= 0, &alt);
+    bool data = k >= 0 && fz_comps[k].size > 0;
+    /* The value may live in the world: another entity's component (or this
+     * one's own), which adding the component may move. */
+    if (data && d->m.nlive && fzd_draw(d, 100) < 15) {
+        uint32_t other = d->m.live[fzd_draw(d, d->m.nlive)];
+        if (alive && fzd_draw(d, 4) == 0)
+            other = tes_entity_index(e);
+        if (fz_model_has(&d->m, other, k)) {
+            arg = tes_get(d->w, fz_model_handle(&d->m, other), id);
+            fzd_check_value(d, other, k, arg, "tes_get (a tes_set source)");
+            memcpy(value, d->m.slots[other].val[k], FZ_MAXSIZE);
+            if (fzd_failed(d))
+                return;
+        }
+    }
+    /* NULL is a bad argument for a data component and ignored for a tag. */
+    if (fzd_draw(d, 100) < (data ? 4u : 50u)) {
+        arg = NULL;
+        if (data && want == TES_OK)
+            want = TES_ERR_INVALID;
+        else if (data && want == TES_ERR_STALE)
+            alt = TES_ERR_INVALID;
+    }
+    d->t.set_expect = value;
+    d->t.set_expect_k = k;
+    int rc = tes_set(d->w, e, id, arg);
+    d->t.set_expect = NULL;
+    d->t.set_expect_k = -1;
+    fzd_check_status(d, rc, want, alt);
+    if (fzd_failed(d) || rc != TES_OK)
+        return;
+    if (deferred(d)) {
+        /* Staged now (constructed, and copied from the caller's value),
+         * assigned with tes_set at the flush. */
+        if (fz_model_queue_set(&d->m, e, k, data ? value : NULL) < 0)
+            fzd_fail(d, "model out of memory");
+        return;
+    }
+    uint32_t index = tes_entity_index(e);
+    fz_model_add(&d->m, index, k);
+    if (data) {
+        fz_model_write(&d->m, index, k, value);
+        if (fz_comps[k].tracked)
+            d->m.expect[k].copy++;
+    }
+    d->m.expect[k].on_set++;
+}
+
+void fzd_op_ensure(fz_driver_t *d)
+{
+    d->op = "tes_ensure";
+    tes_entity_t e = fzd_pick_entity(d);
+    tes_comp_t id;
+    int k = fzd_pick_comp(d, &id);
+    bool alive = fz_model_alive(&d->m, e);
+    bool data = k >= 0 && fz_comps[k].size > 0;
+    int alt;
+    int want = fzd_expect2(alive, data, &alt);
+    void *p = tes_ensure(d->w, e, id);
+    if (want != TES_OK) {
+        if (p)
+            fzd_fail(d, "tes_ensure(%#llx, %u) = %p, model says error %d", ull(e), id, p, want);
+        else
+            fzd_check_error(d, want, alt);
+        return;
+    }
+    uint32_t index = tes_entity_index(e);
+    if (!p) {
+        fzd_fail(d, "tes_ensure(%#llx, %s) = NULL (error %d)", ull(e), fz_comps[k].name,
+             tes_last_error(d->w));
+        return;
+    }
+    int32_t qi = -1;
+    fz_queued_t queued = deferred(d) ? fz_model_lookup(&d->m, e, k, &qi) : FZ_QUEUED_NONE;
+    if (deferred(d) && (queued != FZ_QUEUED_NONE || !fz_model_has(&d->m, index, k))) {
+        /* The component as it will be after the queue: the staged value of
+         * the last queued set or ensure of it, or, when the queue changes it
+         * otherwise or it is missing, a new staged default value that the
+         * flush assigns (no on_set). */
+        if (queued != FZ_QUEUED_STAGED && (qi = fz_model_queue_ensure(&d->m, e, k)) < 0) {
+            fzd_fail(d, "model out of memory");
+            return;
+        }
+        fz_qop_t *op = &d->m.queue[qi];
+        if (op->staged && op->staged != p) {
+            fzd_fail(d, "deferred tes_ensure(%#llx, %s) = %p, but that value is staged at %p",
+                     ull(e), fz_comps[k].name, p, op->staged);
+            return;
+        }
+        op->staged = p;
+        d->res->staged_ensures++;
+        fzd_check_staged(d, op, p, "deferred tes_ensure");
+        if (!fzd_failed(d) && fzd_draw(d, 2)) {
+            uint8_t value[FZ_MAXSIZE];
+            fzd_make_value(d, k, value);
+            uint32_t off = fz_payload_offset(k);
+            memcpy((uint8_t *)p + off, value + off, fz_comps[k].size - off);
+            memcpy(op->val + off, value + off, fz_comps[k].size - off);
+        }
+        return;
+    }
+    /* Present (deferred or not): its current address. */
+    fz_model_add(&d->m, index, k);
+    fzd_check_value(d, index, k, p, "tes_ensure");
+    if (!fzd_failed(d) && fzd_draw(d, 2)) {
+        uint8_t value[FZ_MAXSIZE];
+        fzd_make_value(d, k, value);
+        uint32_t off = fz_payload_offset(k);
+        memcpy((uint8_t *)p + off, value + off, fz_comps[k].size - off);
+        fz_model_write(&d->m, index, k, value);
+    }
+}
+
+void fzd_op_remove(fz_driver_t *d)
+{
+    d->op = "tes_remove";
+    tes_entity_t e = fzd_pick_entity(d);
+    tes_comp_t id;
+    int k = fzd_pick_comp(d, &id);
+    bool alive = fz_model_alive(&d->m, e);
+    int alt;
+    int want = fzd_expect2(alive, k >= 0, &alt);
+    int rc = tes_remove(d->w, e, id);
+    fzd_check_status(d, rc, want, alt);
+    if (fzd_failed(d) || rc != TES_OK)
+        return;
+    if (deferred(d))
+        queue(d, FZ_Q_REMOVE, e, k, TES_NULL);
+    else
+        fz_model_remove(&d->m, tes_entity_index(e), k);
+}
+
+void fzd_op_has(fz_driver_t *d)
+{
+    d->op = "tes_has";
+    tes_entity_t e = fzd_pick_entity(d);
+    tes_comp_t id;
+    int k = fzd_pick_comp(d, &id);
+    bool want = k >= 0 && fz_model_alive(&d->m, e) && fz_model_has(&d->m, tes_entity_index(e), k);
+    if (tes_has(d->w, e, id) != want)
+        fzd_fail(d, "tes_has(%#llx, %u) = %d, model %d", ull(e), id, !want, want);
+}
+
+void fzd_op_get(fz_driver_t *d)
+{
+    tes_entity_t e = fzd_pick_entity(d);
+    tes_comp_t id;
+    int k = fzd_pick_comp(d, &id);
+    bool mut = fzd_draw(d, 2);
+    d->op = mut ? "tes_get_mut" : "tes_get";
+    bool want = k >= 0 && fz_comps[k].size && fz_model_alive(&d->m, e) &&
+                fz_model_has(&d->m, tes_entity_index(e), k);
+    void *pm = mut ? tes_get_mut(d->w, e, id) : NULL;
+    const void *p = mut ? pm : tes_get(d->w, e, id);
+    if (!want) {
+        if (p)
+            fzd_fail(d, "(%#llx, %u) = %p, model has no value", ull(e), id, p);
+        return;
+    }
+    uint32_t index = tes_entity_index(e);
+    fzd_check_value(d, index, k, p, d->op);
+    /* Writing through tes_get_mut must reach the stored value. */
+    if (!fzd_failed(d) && mut && fzd_draw(d, 2)) {
+        uint8_t value[FZ_MAXSIZE];
+        fzd_make_value(d, k, value);
+        uint32_t off = fz_payload_offset(k);
+        memcpy((uint8_t *)pm + off, value + off, fz_comps[k].size - off);
+        fz_model_write(&d->m, index, k, value);
+    }
+}
+
+void fzd_op_clear(fz_driver_t *d)
+{
+    d->op = "tes_clear";
+    tes_entity_t e = fzd_pick_entity(d);
+    bool alive = fz_model_alive(&d->m, e);
+    int rc = tes_clear(d->w, e);
+    fzd_check_status(d, rc, alive ? TES_OK : TES_ERR_STALE, 1);
+    if (fzd_failed(d) || !alive)
+        return;
+    if (deferred(d))
+        queue(d, FZ_Q_CLEAR, e, 0, TES_NULL);
+    else
+        fz_model_clear(&d->m, tes_entity_index(e));
+}
+
+void fzd_op_clone(fz_driver_t *d)
+{
+    d->op = "tes_clone";
+    tes_entity_t e = fzd_pick_entity(d);
+    bool alive = fz_model_alive(&d->m, e);
+    bool can = fz_model_can_spawn(&d->m, 1);
+    int alt = 1;
+    int want = TES_OK;
+    if (!alive) {
+        want = TES_ERR_STALE;
+        if (!can)
+            alt = TES_ERR_FULL;
+    } else if (!can) {
+        want = TES_ERR_FULL;
+    }
+    tes_entity_t expect = want == TES_OK ? fz_model_peek_spawn(&d->m) : TES_NULL;
+    tes_entity_t c = tes_clone(d->w, e);
+    if (c != expect) {
+        fzd_fail(d, "tes_clone(%#llx) = %#llx, model %#llx", ull(e), ull(c), ull(expect));
+        return;
+    }
+    if (want != TES_OK) {
+        fzd_check_error(d, want, alt);
+        if (tes_last_error(d->w) == TES_ERR_FULL)
+            d->res->full++;
+        return;
+    }
+    if (model_spawn(d) != c)
+        return;
+    /* Deferred: the copy is taken at the flush, from e as it is then. */
+    if (deferred(d))
+        queue(d, FZ_Q_CLONE, c, 0, e);
+    else
+        fz_model_clone_into(&d->m, tes_entity_index(c), tes_entity_index(e));
+    fzd_hist_add(d, c);
+}
+
+void fzd_op_components_of(fz_driver_t *d)
+{
+    d->op = "tes_components_of";
+    tes_entity_t e = fzd_pick_entity(d);
+    uint32_t r = fzd_draw(d, 100);
+    if (r < 5)
+        fzd_check_components_of(d, e, 0, true);
+    else if (r < 8)
+        fzd_check_components_of(d, e, 1 + (int32_t)fzd_draw(d, 4), true);
+    else
+        fzd_check_components_of(d, e, (int32_t)fzd_draw(d, FZ_NCOMP + 3), false);
+}
+
+void fzd_op_disable(fz_driver_t *d)
+{
+    bool on = fzd_draw(d, 2);
+    d->op = on ? "tes_enable" : "tes_disable";
+    tes_entity_t e = fzd_pick_entity(d);
+    bool alive = fz_model_alive(&d->m, e);
+    int rc = on ? tes_enable(d->w, e) : tes_disable(d->w, e);
+    fzd_check_status(d, rc, alive ? TES_OK : TES_ERR_STALE, 1);
+    if (fzd_failed(d) || !alive)
+        return;
+    if (deferred(d))
+        queue(d, on ? FZ_Q_REMOVE : FZ_Q_ADD, e, FZ_C_DISABLED, TES_NULL);
+    else if (on)
+        fz_model_remove(&d->m, tes_entity_index(e), FZ_C_DISABLED);
+    else
+        fz_model_add(&d->m, tes_entity_index(e), FZ_C_DISABLED);
+}
+
+void fzd_op_enabled(fz_driver_t *d)
+{
+    d->op = "tes_enabled";
+    tes_entity_t e = fzd_pick_entity(d);
+    bool want = fz_model_alive(&d->m, e) &&
+                !fz_model_has(&d->m, tes_entity_index(e), FZ_C_DISABLED);
+    if (tes_enabled(d->w, e) != want)
+        fzd_fail(d, "tes_enabled(%#llx) = %d, model %d", ull(e), !want, want);
+}
+
+void fzd_op_stats(fz_driver_t *d)
+{
+    d->op = "tes_world_stats";
+    fzd_check_stats(d);
+    tes_world_stats_t st;
+    if (tes_world_stats(NULL, &st) != TES_ERR_INVALID || tes_world_stats(d->w, NULL) != TES_ERR_INVALID)
+        fzd_fail(d, "NULL argument not rejected with TES_ERR_INVALID");
+}
+

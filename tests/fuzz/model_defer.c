@@ -1,0 +1,158 @@
+/*
+ * The model of deferred mode (see model.h): a queue of changes in call
+ * order, applied by fz_model_flush exactly as tes_defer_end documents it.
+ * Each queued change is applied with the immediate-mode model operations,
+ * after a liveness test that drops changes to entities that died earlier
+ * in the queue. A queued set owns a staged value from the moment it is
+ * queued until the flush (constructed then, destroyed at the flush whether
+ * or not it was assigned), which is why the model counts them apart.
+ */
+#include "fuzz/model.h"
+
+#include <string.h>
+
+static fz_qop_t *push(fz_model_t *m)
+{
+    if (!fz_grow((void **)&m->queue, &m->queue_cap, m->nqueue + 1, sizeof *m->queue))
+        return NULL;
+    fz_qop_t *op = &m->queue[m->nqueue++];
+    memset(op, 0, sizeof *op);
+    return op;
+}
+
+bool fz_model_queue(fz_model_t *m, fz_qkind_t kind, tes_entity_t e, int k, tes_entity_t src)
+{
+    fz_qop_t *op = push(m);
+    if (!op)
+        return false;
+    op->kind = kind;
+    op->e = e;
+    op->k = k;
+    op->src = src;
+    return true;
+}
+
+int32_t fz_model_queue_ensure(fz_model_t *m, tes_entity_t e, int k)
+{
+    fz_qop_t *op = push(m);
+    if (!op)
+        return -1;
+    op->kind = FZ_Q_ENSURE;
+    op->e = e;
+    op->k = k;
+    fz_default_value(k, op->val);
+    m->staged[k]++;
+    return (int32_t)(m->nqueue - 1);
+}
+
+int32_t fz_model_queue_set(fz_model_t *m, tes_entity_t e, int k, const uint8_t *value)
+{
+    fz_qop_t *op = push(m);
+    if (!op)
+        return -1;
+    op->kind = FZ_Q_SET;
+    op->e = e;
+    op->k = k;
+    fz_default_value(k, op->val);
+    if (fz_comps[k].size) {
+        m->staged[k]++;
+        if (value) {
+            uint32_t off = fz_payload_offset(k);
+            memcpy(op->val + off, value + off, fz_comps[k].size - off);
+            if (fz_comps[k].tracked)
+                m->expect[k].copy++; /* staging copies the caller's value */
+        }
+    }
+    return (int32_t)(m->nqueue - 1);
+}
+
+fz_queued_t fz_model_lookup(const fz_model_t *m, tes_entity_t e, int k, int32_t *op_index)
+{
+    *op_index = -1;
+    for (uint32_t i = m->nqueue; i-- > 0;) {
+        const fz_qop_t *op = &m->queue[i];
+        if (op->e != e)
+            continue;
+        switch (op->kind) {
+        case FZ_Q_SET:
+        case FZ_Q_ENSURE:
+            if (op->k != k)
+                break;
+            *op_index = (int32_t)i;
+            return FZ_QUEUED_STAGED;
+        case FZ_Q_ADD:
+        case FZ_Q_REMOVE:
+            if (op->k == k)
+                return FZ_QUEUED_OTHER;
+            break;
+        case FZ_Q_CLEAR:
+        case FZ_Q_DESTROY:
+        case FZ_Q_CLONE:
+            return FZ_QUEUED_OTHER;
+        case FZ_Q_MATERIALIZE:
+            break;
+        }
+    }
+    return FZ_QUEUED_NONE;
+}
+
+/* The live slot index of e, or UINT32_MAX. */
+static uint32_t live_index(const fz_model_t *m, tes_entity_t e)
+{
+    return fz_model_get(m, e) ? tes_entity_index(e) : UINT32_MAX;
+}
+
+static void apply(fz_model_t *m, const fz_qop_t *op)
+{
+    uint32_t i = live_index(m, op->e);
+    switch (op->kind) {
+    case FZ_Q_MATERIALIZE:
+        if (i != UINT32_MAX)
+            m->slots[i].pending = false;
+        break;
+    case FZ_Q_DESTROY:
+        if (i != UINT32_MAX)
+            fz_model_destroy(m, i);
+        break;
+    case FZ_Q_ADD:
+        if (i != UINT32_MAX)
+            fz_model_add(m, i, op->k);
+        break;
+    case FZ_Q_REMOVE:
+        if (i != UINT32_MAX)
+            fz_model_remove(m, i, op->k);
+        break;
+    case FZ_Q_CLEAR:
+        if (i != UINT32_MAX)
+            fz_model_clear(m, i);
+        break;
+    case FZ_Q_CLONE: {
+        uint32_t s = live_index(m, op->src);
+        if (i != UINT32_MAX && s != UINT32_MAX)
+            fz_model_clone_into(m, i, s);
+        break;
+    }
+    case FZ_Q_SET:
+    case FZ_Q_ENSURE:
+        if (fz_comps[op->k].size)
+            m->staged[op->k]--; /* destroyed at the flush, assigned or not */
+        if (i == UINT32_MAX)
+            break;
+        fz_model_add(m, i, op->k);
+        if (fz_comps[op->k].size) {
+            fz_model_write(m, i, op->k, op->val);
+            if (fz_comps[op->k].tracked)
+                m->expect[op->k].copy++;
+        }
+        if (op->kind == FZ_Q_SET)
+            m->expect[op->k].on_set++; /* an ensure fires none, as immediately */
+        break;
+    }
+}
+
+void fz_model_flush(fz_model_t *m)
+{
+    for (uint32_t i = 0; i < m->nqueue; i++)
+        apply(m, &m->queue[i]);
+    m->nqueue = 0;
+}

@@ -1,0 +1,67 @@
+/*
+ * Query model implementation: see model_query.h. Matching is a per-slot
+ * test of every term, nothing cached, so the answer can be read off the
+ * header.
+ */
+#include "fuzz/model_query.h"
+
+void fz_mquery_init(fz_mquery_t *q)
+{
+    q->skip_disabled = !(q->flags & TES_QUERY_INCLUDE_DISABLED);
+    q->skip_prefab = !(q->flags & TES_QUERY_INCLUDE_PREFAB);
+    q->and_mask = q->not_mask = 0;
+    for (int32_t i = 0; i < q->nterms; i++) {
+        int k = q->terms[i].k;
+        if (k == FZ_C_DISABLED)
+            q->skip_disabled = false;
+        if (k == FZ_C_PREFAB)
+            q->skip_prefab = false;
+        if (q->terms[i].oper == TES_AND)
+            q->and_mask |= 1u << k;
+        else if (q->terms[i].oper == TES_NOT)
+            q->not_mask |= 1u << k;
+    }
+}
+
+bool fz_mquery_match(const fz_model_t *m, const fz_mquery_t *q, uint32_t index)
+{
+    const fz_mslot_t *s = &m->slots[index];
+    if (!s->alive || s->pending)
+        return false;
+    if (q->skip_disabled && (s->mask & (1u << FZ_C_DISABLED)))
+        return false;
+    if (q->skip_prefab && (s->mask & (1u << FZ_C_PREFAB)))
+        return false;
+    return (s->mask & q->and_mask) == q->and_mask && (s->mask & q->not_mask) == 0;
+}
+
+uint32_t fz_mquery_owns(const fz_mquery_t *q)
+{
+    return (q->flags & TES_QUERY_OWNING_GROUP) ? q->and_mask : 0;
+}
+
+int fz_mquery_expect(const fz_mquery_t *q, uint32_t owned)
+{
+    const uint32_t known = TES_QUERY_INCLUDE_DISABLED | TES_QUERY_INCLUDE_PREFAB |
+                           TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP;
+    const uint32_t groups = TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP;
+    if (q->nterms == 0 || (q->flags & ~known) || (q->flags & groups) == groups)
+        return TES_ERR_INVALID;
+    /* A group needs an AND term to have a list of matches to keep. */
+    if ((q->flags & groups) && !q->and_mask)
+        return TES_ERR_INVALID;
+    if (!(q->flags & TES_QUERY_OWNING_GROUP))
+        return TES_OK;
+    /* Owning: every AND term a non-stable sparse store nobody owns, and no
+     * OPTIONAL term (its field could not be a slice of the packed stores). */
+    for (int32_t i = 0; i < q->nterms; i++) {
+        const fz_comp_info_t *c = &fz_comps[q->terms[i].k];
+        if (q->terms[i].oper == TES_OPTIONAL)
+            return TES_ERR_INVALID;
+        if (q->terms[i].oper != TES_AND)
+            continue;
+        if (c->storage != TES_STORAGE_SPARSE || c->stable || (owned >> q->terms[i].k & 1u))
+            return TES_ERR_INVALID;
+    }
+    return TES_OK;
+}
