@@ -43,11 +43,24 @@ sanitize: deps
 	cd $(SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure
 
 # glibc: keep freed memory in the process so warm runs do not pay for fresh
-# pages (see bench/README section in README.md).
+# pages (see the Benchmarks section in README.md). Besides the table on
+# stdout, the results go to $(BENCH_OUT)/bench_results.csv (and
+# bench_results_memory.csv), and, when gnuplot is installed, to the chart
+# $(BENCH_OUT)/bench_results.svg (bench/plot.gp). ARGS passes driver flags,
+# e.g. make bench ARGS='--filter W4 --runs 3'.
+BENCH_OUT := build/bench
 bench:
 	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTES_BUILD_TESTS=OFF
 	$(CMAKE) --build $(BUILD) -j $(JOBS) --target tessera_bench
-	MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=268435456 ./$(BUILD)/bench/tessera_bench
+	mkdir -p $(BENCH_OUT)
+	MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=268435456 ./$(BUILD)/bench/tessera_bench --csv $(BENCH_OUT)/bench_results.csv $(ARGS)
+	@echo "wrote $(BENCH_OUT)/bench_results.csv and $(BENCH_OUT)/bench_results_memory.csv"
+	@if command -v gnuplot >/dev/null 2>&1; then \
+	  gnuplot -e "csv='$(BENCH_OUT)/bench_results.csv'; out='$(BENCH_OUT)/bench_results.svg'; label='make bench, $$(date -u +%Y-%m-%d)'" bench/plot.gp && \
+	  echo "wrote $(BENCH_OUT)/bench_results.svg"; \
+	else \
+	  echo "chart skipped: gnuplot is missing (apt-get install gnuplot-nox to get $(BENCH_OUT)/bench_results.svg)"; \
+	fi
 
 fuzz: deps
 	@command -v clang >/dev/null || { echo "make fuzz needs clang (apt-get install clang)"; exit 1; }

@@ -16,11 +16,21 @@
  * a memory section (bytes per entity from tes_world_stats), then the
  * checksum sink that keeps every loop alive.
  *
+ * With --csv PATH the same numbers also go to two CSV files, written row by
+ * row as workloads finish (so a crash keeps what was measured): PATH gets
+ * one row per workload (workload, unit, tes_median_ns, tes_min_ns,
+ * tes_cold_ns, base_median_ns, base_min_ns, ratio; a failed workload has
+ * empty numbers), and PATH with "_memory" inserted before its extension
+ * gets the memory probes (probe, entities, bytes, bytes_per_entity,
+ * payload_bytes_per_entity, base_bytes_per_entity). Text fields are quoted
+ * (workload names contain commas); numbers are ns per op, as in the table.
+ *
  * Options: --filter SUBSTRING  only workloads whose name contains it
  *          --runs N            warm runs per implementation (default 7)
  *          --n N               population size (default 1000000; the
  *                              add/remove workloads use N/100)
  *          --seed N            RNG seed (default fixed)
+ *          --csv PATH          also write the results as CSV (see above)
  *          --list              print workload names and exit
  */
 #include "bench.h"
@@ -30,6 +40,10 @@
 char bench_error[256];
 
 static volatile uint64_t bench_sink;
+
+/* CSV outputs (NULL when --csv is not given). */
+static FILE *csv_times;
+static FILE *csv_memory;
 
 static const bench_workload_t *const workloads[] = {
     &bench_spawn,
@@ -118,6 +132,80 @@ static void print_header(void)
     putchar('\n');
 }
 
+/* Writes s as a quoted CSV field (inner quotes doubled). */
+static void csv_text(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* One timing row; failed = true leaves the numbers empty. */
+static void csv_time_row(const bench_workload_t *wl, bool failed, double tmed, double tmin,
+                         double tcold, double bmed, double bmin, double ratio)
+{
+    if (!csv_times)
+        return;
+    csv_text(csv_times, wl->name);
+    fputc(',', csv_times);
+    csv_text(csv_times, wl->unit);
+    if (failed)
+        fputs(",,,,,,\n", csv_times);
+    else
+        fprintf(csv_times, ",%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n", tmed, tmin, tcold, bmed, bmin,
+                ratio);
+    fflush(csv_times);
+}
+
+/* "dir/name.csv" -> "dir/name_memory.csv" (suffix appended when there is
+ * no extension). Returns a malloc'ed string, NULL on failure. */
+static char *memory_csv_path(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(path, '.');
+    if (!dot || (slash && dot < slash))
+        dot = path + strlen(path);
+    size_t stem = (size_t)(dot - path);
+    char *out = (char *)malloc(strlen(path) + sizeof "_memory");
+    if (out)
+        sprintf(out, "%.*s_memory%s", (int)stem, path, dot);
+    return out;
+}
+
+static bool open_csv(const char *path)
+{
+    char *mem_path = memory_csv_path(path);
+    csv_times = fopen(path, "w");
+    csv_memory = mem_path ? fopen(mem_path, "w") : NULL;
+    if (!csv_times || !csv_memory) {
+        const char *bad = !csv_times ? path : mem_path ? mem_path : "the memory CSV";
+        fprintf(stderr, "tessera_bench: cannot write %s\n", bad);
+        free(mem_path);
+        return false;
+    }
+    fputs("workload,unit,tes_median_ns,tes_min_ns,tes_cold_ns,base_median_ns,base_min_ns,"
+          "ratio\n",
+          csv_times);
+    fputs("probe,entities,bytes,bytes_per_entity,payload_bytes_per_entity,"
+          "base_bytes_per_entity\n",
+          csv_memory);
+    free(mem_path);
+    return true;
+}
+
+static void close_csv(void)
+{
+    if (csv_times)
+        fclose(csv_times);
+    if (csv_memory)
+        fclose(csv_memory);
+    csv_times = csv_memory = NULL;
+}
+
 static void run_workload(const bench_workload_t *wl, const bench_cfg_t *cfg)
 {
     bench_error[0] = 0;
@@ -159,12 +247,15 @@ static void run_workload(const bench_workload_t *wl, const bench_cfg_t *cfg)
         wl->base.fini(bs);
     if (bench_failed()) {
         printf("%-*s %-6s FAILED: %s\n", NAME_W, wl->name, wl->unit, bench_error);
+        csv_time_row(wl, true, 0, 0, 0, 0, 0, 0);
     } else {
         double tmin = minimum(tt, runs), bmin = minimum(bt, runs);
         double tmed = median(tt, runs), bmed = median(bt, runs);
         printf("%-*s %-6s %10.2f %10.2f %10.2f %10.2f %10.2f %7.2f\n", NAME_W, wl->name,
                wl->unit, tmed / ops, tmin / ops, tcold / ops, bmed / ops, bmin / ops,
                bmed > 0 ? tmed / bmed : 0.0);
+        csv_time_row(wl, false, tmed / ops, tmin / ops, tcold / ops, bmed / ops, bmin / ops,
+                     bmed > 0 ? tmed / bmed : 0.0);
     }
     fflush(stdout);
     free(tt);
@@ -192,19 +283,32 @@ static void run_memory(const bench_cfg_t *cfg, const char *filter)
         if (!m->measure(cfg, &bytes, &entities) || entities == 0) {
             printf("%-*s FAILED: %s\n", NAME_W, m->name,
                    bench_failed() ? bench_error : "no entities");
+            if (csv_memory) {
+                csv_text(csv_memory, m->name);
+                fputs(",,,,,\n", csv_memory);
+                fflush(csv_memory);
+            }
             continue;
         }
         printf("%-*s %12llu %12llu %12.2f %12.2f %12.2f\n", NAME_W, m->name,
                (unsigned long long)entities, (unsigned long long)bytes,
                (double)bytes / (double)entities, m->payload, m->baseline);
         fflush(stdout);
+        if (csv_memory) {
+            csv_text(csv_memory, m->name);
+            fprintf(csv_memory, ",%llu,%llu,%.4f,%.4f,%.4f\n", (unsigned long long)entities,
+                    (unsigned long long)bytes, (double)bytes / (double)entities, m->payload,
+                    m->baseline);
+            fflush(csv_memory);
+        }
     }
 }
 
 static void usage(const char *argv0)
 {
     fprintf(stderr,
-            "usage: %s [--filter SUBSTRING] [--runs N] [--n N] [--seed N] [--list]\n",
+            "usage: %s [--filter SUBSTRING] [--runs N] [--n N] [--seed N] [--csv PATH] "
+            "[--list]\n",
             argv0);
 }
 
@@ -222,6 +326,7 @@ int main(int argc, char **argv)
 {
     bench_cfg_t cfg = {1000000, 10000, 7, UINT64_C(0x7E55E4A)};
     const char *filter = NULL;
+    const char *csv_path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int64_t v;
@@ -239,6 +344,8 @@ int main(int argc, char **argv)
         const char *val = argv[++i];
         if (!strcmp(a, "--filter")) {
             filter = val;
+        } else if (!strcmp(a, "--csv") && *val) {
+            csv_path = val;
         } else if (!strcmp(a, "--runs") && parse_i64(val, 1, 1000, &v)) {
             cfg.runs = (int)v;
         } else if (!strcmp(a, "--n") && parse_i64(val, 100, 100000000, &v)) {
@@ -251,6 +358,10 @@ int main(int argc, char **argv)
         }
     }
     cfg.small_n = cfg.n / 100 > 0 ? cfg.n / 100 : 1;
+    if (csv_path && !open_csv(csv_path)) {
+        close_csv();
+        return 1;
+    }
 
     printf("tessera_bench: N = %lld (add/remove on %lld), %d warm runs + 1 cold, "
            "ns per op; ratio = tessera median / plain-array median\n",
@@ -271,5 +382,6 @@ int main(int argc, char **argv)
     }
     run_memory(&cfg, filter);
     printf("\nchecksum sink: %016llx\n", (unsigned long long)bench_sink);
+    close_csv();
     return 0;
 }
