@@ -36,6 +36,44 @@ static tes_entity_t model_spawn(fz_driver_t *d)
     return e;
 }
 
+/* The owning group's query over k's store, or NULL. */
+static const fz_mquery_t *owner_of(const fz_driver_t *d, int k)
+{
+    for (int i = 0; i < FZ_MAX_QUERIES; i++)
+        if (d->queries[i].q && (fz_mquery_owns(&d->queries[i].mq) >> k & 1u))
+            return &d->queries[i].mq;
+    return NULL;
+}
+
+/* For a set of k whose value lives in k's owned store: an entity that joins
+ * the group when it gets k, and a source outside the group (the group
+ * swaps the newcomer into the first position past its members, where such
+ * a source may sit). Leaves *e / *src alone when no such pair turns up. */
+static void pick_joiner(fz_driver_t *d, const fz_mquery_t *g, int k, tes_entity_t *e,
+                        uint32_t *src)
+{
+    fz_model_t *m = &d->m;
+    for (int tries = 0; tries < 8; tries++) {
+        uint32_t i = m->live[fzd_draw(d, m->nlive)];
+        if (fz_model_has(m, i, k) || m->slots[i].pending)
+            continue;
+        m->slots[i].mask |= 1u << k; /* would it match with k? */
+        bool joins = fz_mquery_match(m, g, i);
+        m->slots[i].mask &= ~(1u << k);
+        if (joins) {
+            *e = fz_model_handle(m, i);
+            break;
+        }
+    }
+    for (int tries = 0; tries < 8; tries++) {
+        uint32_t i = m->live[fzd_draw(d, m->nlive)];
+        if (fz_model_has(m, i, k) && !fz_mquery_match(m, g, i)) {
+            *src = i;
+            break;
+        }
+    }
+}
+
 /* ------------------------------------------------------------------ ops */
 
 void fzd_op_spawn(fz_driver_t *d)
@@ -222,11 +260,18 @@ void fzd_op_set(fz_driver_t *d)
     int want = fzd_expect2(alive, k >= 0, &alt);
     bool data = k >= 0 && fz_comps[k].size > 0;
     /* The value may live in the world: another entity's component (or this
-     * one's own), which adding the component may move. */
-    if (data && d->m.nlive && fzd_draw(d, 100) < 15) {
+     * one's own), which adding the component may move, in a table or in an
+     * owning group's store. */
+    if (data && d->m.nlive && fzd_draw(d, 100) < 20) {
         uint32_t other = d->m.live[fzd_draw(d, d->m.nlive)];
-        if (alive && fzd_draw(d, 4) == 0)
+        const fz_mquery_t *g = owner_of(d, k);
+        if (g && fzd_draw(d, 2)) {
+            pick_joiner(d, g, k, &e, &other);
+            alive = fz_model_alive(&d->m, e);
+            want = fzd_expect2(alive, true, &alt);
+        } else if (alive && fzd_draw(d, 4) == 0) {
             other = tes_entity_index(e);
+        }
         if (fz_model_has(&d->m, other, k)) {
             arg = tes_get(d->w, fz_model_handle(&d->m, other), id);
             fzd_check_value(d, other, k, arg, "tes_get (a tes_set source)");

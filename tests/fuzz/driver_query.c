@@ -231,6 +231,23 @@ static void ops_in_chunk(fz_driver_t *d, iter_state_t *st, tes_iter_t *it, uint3
 
 /* ------------------------------------------------------------------ iteration */
 
+/* The iteration visited fewer entities than the model matches: names one
+ * it missed (every visited one was checked to match already). */
+static void name_missed(fz_driver_t *d, const iter_state_t *st, uint32_t want)
+{
+    const fz_seen_t *mk = st->marks;
+    for (uint32_t i = 0; i < d->m.nlive; i++) {
+        uint32_t index = d->m.live[i];
+        if (fz_mquery_match(&d->m, &st->dq->mq, index) &&
+            (index >= mk->cap || mk->seen[index] != mk->stamp)) {
+            fzd_fail(d, "[%s] visited %u entities, model %u; missed %#llx (mask %#x)", st->desc,
+                     st->seen, want, ull(fz_model_handle(&d->m, index)), d->m.slots[index].mask);
+            return;
+        }
+    }
+    fzd_fail(d, "[%s] visited %u entities, model %u", st->desc, st->seen, want);
+}
+
 void fzd_iterate(fz_driver_t *d, fz_dquery_t *dq, uint32_t ops_per_chunk, bool may_break)
 {
     if (fzd_failed(d))
@@ -277,9 +294,12 @@ void fzd_iterate(fz_driver_t *d, fz_dquery_t *dq, uint32_t ops_per_chunk, bool m
         }
     }
     d->op = ops_per_chunk ? "query loop" : "query iteration";
-    bool finished_early = fzd_failed(d) && !broke;
-    if (finished_early)
+    if (fzd_failed(d) && !broke)
         tes_iter_fini(&it); /* the run is over; leave the world consistent */
+    /* The library has applied its queue; the model has not yet, so it
+     * still holds the state the loop walked. */
+    if (!fzd_failed(d) && !broke && st.seen != want)
+        name_missed(d, &st, want);
     dq->busy--;
     d->iters--;
     fzd_level_closed(d);
@@ -291,24 +311,9 @@ void fzd_iterate(fz_driver_t *d, fz_dquery_t *dq, uint32_t ops_per_chunk, bool m
         return;
     }
     tes_iter_fini(&it); /* idempotent */
-    if (tes_is_deferred(d->w) != (d->defer_depth > 0)) {
+    if (tes_is_deferred(d->w) != (d->defer_depth > 0))
         fzd_fail(d, "[%s] tes_is_deferred = %d after the loop, %d levels open", st.desc,
                  !(d->defer_depth > 0), (int)d->defer_depth);
-        return;
-    }
-    if (broke || st.seen == want)
-        return;
-    /* Name one entity the iteration missed. */
-    for (uint32_t i = 0; i < d->m.nlive; i++) {
-        uint32_t index = d->m.live[i];
-        if (fz_mquery_match(&d->m, &dq->mq, index) &&
-            (index >= st.marks->cap || st.marks->seen[index] != st.marks->stamp)) {
-            fzd_fail(d, "[%s] visited %u entities, model %u; missed %#llx (mask %#x)", st.desc,
-                     st.seen, want, ull(fz_model_handle(&d->m, index)), d->m.slots[index].mask);
-            return;
-        }
-    }
-    fzd_fail(d, "[%s] visited %u entities, model %u", st.desc, st.seen, want);
 }
 
 static void check_count(fz_driver_t *d, fz_dquery_t *dq)
