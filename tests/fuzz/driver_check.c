@@ -91,13 +91,16 @@ void fzd_check_step(fz_driver_t *d)
         return;
     }
     /* A hook's refused structural call is a failed call too. */
-    if (d->t.probed) {
+    bool probed = d->t.probed;
+    if (probed) {
         d->last_error = TES_ERR_BUSY;
         d->t.probed = false;
     }
     if (tes_last_error(d->w) != d->last_error) {
-        fzd_fail(d, "tes_last_error is %d, want %d (successful calls must not change it)",
-             tes_last_error(d->w), d->last_error);
+        fzd_fail(d, "tes_last_error is %d, want %d (%s)", tes_last_error(d->w), d->last_error,
+                 probed ? "the last failed call was one a hook made during this op, refused "
+                          "with TES_ERR_BUSY"
+                        : "successful calls must not change it");
         return;
     }
     if (tes_is_deferred(d->w) != (d->defer_depth > 0)) {
