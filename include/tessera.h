@@ -349,10 +349,12 @@ typedef struct tes_iter_t {
 } tes_iter_t;
 
 /* Creates a query. Fails with NULL and TES_ERR_INVALID for no terms, an
- * unknown component, a term repeated, an unknown oper/access/flag, only NOT
- * terms with a group flag, both group flags, or an owning group over a
- * stable store, a table component or a store another group owns;
- * TES_ERR_NOMEM if the allocator fails. */
+ * unknown component, a term repeated, an unknown oper/access/flag, a group
+ * flag without an AND term, both group flags, or an owning group with an
+ * OPTIONAL term or an AND term on a stable store, a table component or a
+ * store another group owns; TES_ERR_BUSY for an owning group while the
+ * world is deferred (building it reorders stores a live iterator may be
+ * walking); TES_ERR_NOMEM if the allocator fails. */
 tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc);
 void tes_query_free(tes_query_t *q);
 

@@ -39,12 +39,18 @@ int tes__entity_reserve(tes__entity_index_t *ei, tes__alloc_t *a, uint32_t n)
         return TES_ERR_FULL;
     if (need <= ei->room)
         return TES_OK;
-    /* The instance array first: if the slots then fail, a longer instance
-     * array is merely room for later. */
-    if (ei->instances && tes__grow(a, (void **)&ei->instances, &ei->instance_cap, need,
+    /* Grow to the capacity the slot array would double to, and grow the
+     * instance array to it first: if the slots then fail, a longer instance
+     * array is merely room for later. Invariant: instance_cap >= cap. */
+    uint64_t target = ei->cap ? (uint64_t)ei->cap * 2 : 1024;
+    if (target < need)
+        target = need;
+    if (target > UINT32_MAX)
+        target = UINT32_MAX;
+    if (ei->instances && tes__grow(a, (void **)&ei->instances, &ei->instance_cap, target,
                                    sizeof *ei->instances, 1024))
         return TES_ERR_NOMEM;
-    int rc = tes__grow(a, (void **)&ei->slots, &ei->cap, need, sizeof *ei->slots, 1024);
+    int rc = tes__grow(a, (void **)&ei->slots, &ei->cap, target, sizeof *ei->slots, 1024);
     if (rc)
         return rc;
     ei->room = ei->cap < ei->entity_limit ? ei->cap : ei->entity_limit;

@@ -238,6 +238,8 @@ static bool next_sparse_chunk(tes_iter_t *it)
         uint32_t k = 1;
         for (; k < limit; k++) {
             tes_entity_t e = set->packed[p + k];
+            if (tes__sparse_is_tombstone(e)) /* the driver always "holds" it */
+                break;
             int32_t i = 0;
             while (i < q->term_count && packed[i][k] == e)
                 i++;

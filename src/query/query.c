@@ -156,6 +156,10 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
     }
     q->w = w;
     int rc = setup_terms(q, desc);
+    /* An owning group reorders its stores when it is built: never under a
+     * live iterator or inside a deferred block. */
+    if (!rc && (q->flags & TES_QUERY_OWNING_GROUP) && w->defer.depth > 0)
+        rc = TES_ERR_BUSY;
     /* Size the caches for every existing table, then fill them. */
     tes__table_graph_t *g = &w->tables;
     uint32_t cap = q->table_ok_cap;

@@ -140,11 +140,14 @@ static int set_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *va
         rc = tes__defer_set(w, e, c, value, true, &staged);
         return rc ? tes__fail(w, rc) : TES_OK;
     }
-    /* Adding a table component moves rows and may grow a table, which can
-     * move the very value we were handed (say, another entity's component):
-     * keep a bitwise image of it in the world's scratch buffer. */
-    if (info->size && info->storage == TES_STORAGE_TABLE &&
-        tes__table_type_index(tes__slot_table(w, slot), c) < 0) {
+    /* Adding a table component moves rows and may grow a table, and a new
+     * sparse component may make the entity join an owning group that swaps
+     * values around: either can move the very value we were handed (say,
+     * another entity's component). Keep a bitwise image of it in the
+     * world's scratch buffer. */
+    bool moves = info->storage == TES_STORAGE_TABLE ? tes__table_type_index(tes__slot_table(w, slot), c) < 0
+                                                    : w->watcher_count && !tes_has(w, e, c);
+    if (info->size && moves) {
         if (tes__world_scratch(w, info->size))
             return tes__fail(w, TES_ERR_NOMEM);
         memcpy(w->scratch, value, info->size);
@@ -178,14 +181,13 @@ static void *ensure_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
          * current address if nothing queued touches it, the staged value
          * of a queued set or ensure, or else a new staged value (a copy of
          * the current one when it exists) that the flush assigns. */
-        void *now = tes_get_mut(w, e, c);
         void *staged = NULL;
-        int queued = tes__defer_lookup(w, e, c, &staged);
-        if (queued == TES__QUEUED_NONE && now)
-            return now;
+        const void *init = NULL;
+        int queued = tes__defer_lookup(w, e, c, &staged, &init);
+        if (queued == TES__QUEUED_NONE && tes_has(w, e, c))
+            return tes_get_mut(w, e, c);
         if (queued == TES__QUEUED_STAGED)
             return staged;
-        const void *init = queued == TES__QUEUED_NONE ? now : NULL;
         if (tes__defer_set(w, e, c, init, false, &staged)) {
             tes__fail(w, TES_ERR_NOMEM);
             return NULL;

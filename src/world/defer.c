@@ -50,35 +50,53 @@ int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *val
     return TES_OK;
 }
 
-int tes__defer_lookup(const tes_world_t *w, tes_entity_t e, tes_comp_t c, void **staged)
+int tes__defer_lookup(const tes_world_t *w, tes_entity_t e, tes_comp_t c, void **staged,
+                      const void **init)
 {
-    /* The last command on e that concerns c decides. */
-    for (uint32_t i = w->defer.count; i-- > 0;) {
+    /* Replays the queued commands on e, tracking whether c will be there
+     * and where its value will come from. */
+    bool touched = false, present = tes_has(w, e, c);
+    const void *source = present ? tes_get(w, e, c) : NULL; /* value it will hold */
+    void *stage = NULL;
+    for (uint32_t i = 0; i < w->defer.count; i++) {
         const tes__op_t *op = &w->defer.ops[i];
         if (op->e != e)
             continue;
+        bool mine = op->comp == c;
         switch (op->kind) {
         case TES__OP_SET:
         case TES__OP_ENSURE:
-            if (op->comp != c)
-                break;
-            *staged = op->value;
-            return TES__QUEUED_STAGED;
+            if (mine)
+                touched = present = true, stage = op->value, source = NULL;
+            break;
         case TES__OP_ADD:
+            if (mine && !present)
+                touched = present = true, stage = NULL, source = NULL;
+            break;
         case TES__OP_REMOVE:
-            if (op->comp != c)
-                break;
-            return TES__QUEUED_OTHER;
+            if (mine)
+                touched = true, present = false, stage = NULL, source = NULL;
+            break;
         case TES__OP_CLEAR:
         case TES__OP_DESTROY:
+            touched = true, present = false, stage = NULL, source = NULL;
+            break;
         case TES__OP_CLONE:
-            return TES__QUEUED_OTHER;
+            /* e receives src's components as they will be at the flush;
+             * src's current value is the best guess for the copy. */
+            touched = true, present = tes_has(w, op->src, c), stage = NULL;
+            source = present ? tes_get(w, op->src, c) : NULL;
+            break;
         case TES__OP_MATERIALIZE:
         case TES__OP_CALL:
             break;
         }
     }
-    return TES__QUEUED_NONE;
+    *staged = stage;
+    *init = source;
+    if (!touched)
+        return TES__QUEUED_NONE;
+    return stage ? TES__QUEUED_STAGED : TES__QUEUED_NEW;
 }
 
 /* Ends a staged value's life. */
@@ -145,15 +163,16 @@ int tes__defer_end(tes_world_t *w)
      * from starting a nested flush. */
     d->flushing = true;
     int first_error = TES_OK;
-    int last_error = w->last_error; /* dropped commands are not errors */
     for (uint32_t i = 0; i < d->count; i++) {
+        int before = w->last_error;
         int rc = apply(w, &d->ops[i]);
-        if (rc && rc != TES_ERR_STALE && first_error == TES_OK)
+        if (rc == TES_ERR_STALE)
+            w->last_error = before; /* a dropped command is not an error */
+        else if (rc && first_error == TES_OK)
             first_error = rc;
     }
     d->count = 0;
     d->flushing = false;
-    w->last_error = last_error;
     return first_error ? tes__fail(w, first_error) : TES_OK;
 }
 

@@ -74,14 +74,15 @@ void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, void *arg);
 int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value, bool on_set,
                    void **staged);
 
-/* What the queue will do to c on e. */
+/* What a deferred tes_ensure of c on e must do, given the commands queued
+ * for e so far. */
 enum {
-    TES__QUEUED_NONE,   /* nothing queued touches it */
-    TES__QUEUED_STAGED, /* the last command that touches it stages *staged */
-    TES__QUEUED_OTHER   /* queued commands change it otherwise (add, remove,
-                           clear, destroy, clone) */
+    TES__QUEUED_NONE,   /* nothing queued changes c on e: use its address now */
+    TES__QUEUED_STAGED, /* a queued set/ensure stages c: return *staged */
+    TES__QUEUED_NEW     /* stage a new value, a copy of *init (NULL: default) */
 };
-int tes__defer_lookup(const tes_world_t *w, tes_entity_t e, tes_comp_t c, void **staged);
+int tes__defer_lookup(const tes_world_t *w, tes_entity_t e, tes_comp_t c, void **staged,
+                      const void **init);
 
 /* Ends one level; at zero applies the queue. Returns the first error met
  * while applying (the rest is still applied). */

@@ -47,7 +47,10 @@ tes_entity_t tes_spawn(tes_world_t *w)
         tes__fail(w, TES_ERR_NOMEM);
         return TES_NULL;
     }
-    if (tes__unlikely(w->watcher_count) && tes__watch_reserve(w, peek_next_index(ei), 1)) {
+    /* Deferred spawns join no group until the flush: no reserve now (a
+     * reserve could move a group's member array under a live iterator). */
+    if (tes__unlikely(w->watcher_count) && !w->defer.depth &&
+        tes__watch_reserve(w, peek_next_index(ei), 1)) {
         tes__fail(w, TES_ERR_NOMEM);
         return TES_NULL;
     }
@@ -168,12 +171,6 @@ static int spawn_deferred(tes_world_t *w, uint32_t n, const tes_comp_t *comps, u
     int rc = tes__entity_reserve(&w->entities, &w->alloc, n);
     if (rc)
         return rc;
-    if (w->watcher_count) {
-        tes__index_walk_t walk = tes__index_walk_start(&w->entities);
-        for (uint32_t i = 0; i < n; i++)
-            if (tes__watch_reserve(w, tes__index_walk_next(&walk), i ? 0 : n))
-                return TES_ERR_NOMEM;
-    }
     tes__entity_create_n(&w->entities, n, 0, TES__ROW_PENDING, 0, out);
     for (uint32_t i = 0; i < n; i++) {
         tes__defer_push(w, TES__OP_MATERIALIZE, out[i], 0, TES_NULL, NULL);
@@ -328,8 +325,6 @@ static tes_entity_t clone_impl(tes_world_t *w, tes_entity_t e)
     slot = tes__entity_slot(&w->entities, e); /* the slot array may have moved */
     uint32_t index = peek_next_index(&w->entities);
     if (!rc && deferred && tes__defer_reserve(w, 2))
-        rc = TES_ERR_NOMEM;
-    if (!rc && deferred && w->watcher_count && tes__watch_reserve(w, index, 1))
         rc = TES_ERR_NOMEM;
     if (!rc && !deferred)
         rc = clone_reserve(w, e, slot, index);

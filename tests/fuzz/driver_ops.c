@@ -338,13 +338,14 @@ void fzd_op_ensure(fz_driver_t *d)
         return;
     }
     int32_t qi = -1;
-    fz_queued_t queued = deferred(d) ? fz_model_lookup(&d->m, e, k, &qi) : FZ_QUEUED_NONE;
+    uint32_t init = UINT32_MAX;
+    fz_queued_t queued = deferred(d) ? fz_model_lookup(&d->m, e, k, &qi, &init) : FZ_QUEUED_NONE;
     if (deferred(d) && (queued != FZ_QUEUED_NONE || !fz_model_has(&d->m, index, k))) {
         /* The component as it will be after the queue: the staged value of
-         * the last queued set or ensure of it, or, when the queue changes it
-         * otherwise or it is missing, a new staged default value that the
-         * flush assigns (no on_set). */
-        if (queued != FZ_QUEUED_STAGED && (qi = fz_model_queue_ensure(&d->m, e, k)) < 0) {
+         * the last queued set or ensure of it, or a new staged value (a copy
+         * of the value it will hold, else the default) that the flush
+         * assigns (no on_set). */
+        if (queued != FZ_QUEUED_STAGED && (qi = fz_model_queue_ensure(&d->m, e, k, init)) < 0) {
             fzd_fail(d, "model out of memory");
             return;
         }

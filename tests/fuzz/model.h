@@ -174,18 +174,21 @@ bool fz_model_queue(fz_model_t *m, fz_qkind_t kind, tes_entity_t e, int k, tes_e
 /* Queues a set of k on e with the caller's bytes (a copy-hook call now, for
  * tracked data). Counts the staged value. Returns the op's index or -1. */
 int32_t fz_model_queue_set(fz_model_t *m, tes_entity_t e, int k, const uint8_t *value);
-/* Queues the ensure of k on e a deferred tes_ensure makes: a staged default
- * value, assigned at the flush without on_set. Returns the index or -1. */
-int32_t fz_model_queue_ensure(fz_model_t *m, tes_entity_t e, int k);
+/* Queues the ensure of k on e a deferred tes_ensure makes: a staged value,
+ * a copy of slot init's k (counted as a copy) or the default when init is
+ * UINT32_MAX, assigned at the flush without on_set. Returns the index or -1. */
+int32_t fz_model_queue_ensure(fz_model_t *m, tes_entity_t e, int k, uint32_t init);
 
-/* What the queue does to k on e, decided by the last queued change of e
- * that concerns k (as the library's deferred tes_ensure sees it). */
+/* What a deferred tes_ensure of k on e finds, replaying the commands queued
+ * for e (as the library does). */
 typedef enum fz_queued {
-    FZ_QUEUED_NONE,   /* nothing queued touches it */
-    FZ_QUEUED_STAGED, /* a set or ensure of k: *op is its index */
-    FZ_QUEUED_OTHER   /* an add or remove of k, a clear, destroy or clone */
+    FZ_QUEUED_NONE,   /* nothing queued changes k on e */
+    FZ_QUEUED_STAGED, /* a set or ensure of k stages it: *op is its index */
+    FZ_QUEUED_OTHER   /* stage a new value: a copy of slot *init's k, or the
+                         default when *init is UINT32_MAX */
 } fz_queued_t;
-fz_queued_t fz_model_lookup(const fz_model_t *m, tes_entity_t e, int k, int32_t *op);
+fz_queued_t fz_model_lookup(const fz_model_t *m, tes_entity_t e, int k, int32_t *op,
+                            uint32_t *init);
 /* Applies the queue in order (ops on entities dead by then are dropped,
  * staged values released) and empties it. */
 void fz_model_flush(fz_model_t *m);

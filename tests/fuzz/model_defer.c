@@ -32,7 +32,7 @@ bool fz_model_queue(fz_model_t *m, fz_qkind_t kind, tes_entity_t e, int k, tes_e
     return true;
 }
 
-int32_t fz_model_queue_ensure(fz_model_t *m, tes_entity_t e, int k)
+int32_t fz_model_queue_ensure(fz_model_t *m, tes_entity_t e, int k, uint32_t init)
 {
     fz_qop_t *op = push(m);
     if (!op)
@@ -41,6 +41,12 @@ int32_t fz_model_queue_ensure(fz_model_t *m, tes_entity_t e, int k)
     op->e = e;
     op->k = k;
     fz_default_value(k, op->val);
+    if (init != UINT32_MAX && fz_comps[k].size) {
+        uint32_t off = fz_payload_offset(k);
+        memcpy(op->val + off, m->slots[init].val[k] + off, fz_comps[k].size - off);
+        if (fz_comps[k].tracked)
+            m->expect[k].copy++; /* staging copies the current value */
+    }
     m->staged[k]++;
     return (int32_t)(m->nqueue - 1);
 }
@@ -66,34 +72,55 @@ int32_t fz_model_queue_set(fz_model_t *m, tes_entity_t e, int k, const uint8_t *
     return (int32_t)(m->nqueue - 1);
 }
 
-fz_queued_t fz_model_lookup(const fz_model_t *m, tes_entity_t e, int k, int32_t *op_index)
+/* The live slot index of e, or UINT32_MAX. */
+static uint32_t live_index(const fz_model_t *m, tes_entity_t e);
+
+fz_queued_t fz_model_lookup(const fz_model_t *m, tes_entity_t e, int k, int32_t *op_index,
+                            uint32_t *init)
 {
-    *op_index = -1;
-    for (uint32_t i = m->nqueue; i-- > 0;) {
+    uint32_t self = live_index(m, e);
+    bool touched = false, present = self != UINT32_MAX && fz_model_has(m, self, k);
+    uint32_t source = present ? self : UINT32_MAX;
+    int32_t stage = -1;
+    for (uint32_t i = 0; i < m->nqueue; i++) {
         const fz_qop_t *op = &m->queue[i];
         if (op->e != e)
             continue;
+        bool mine = op->k == k;
         switch (op->kind) {
         case FZ_Q_SET:
         case FZ_Q_ENSURE:
-            if (op->k != k)
-                break;
-            *op_index = (int32_t)i;
-            return FZ_QUEUED_STAGED;
+            if (mine)
+                touched = present = true, stage = (int32_t)i, source = UINT32_MAX;
+            break;
         case FZ_Q_ADD:
+            if (mine && !present)
+                touched = present = true, stage = -1, source = UINT32_MAX;
+            break;
         case FZ_Q_REMOVE:
-            if (op->k == k)
-                return FZ_QUEUED_OTHER;
+            if (mine)
+                touched = true, present = false, stage = -1, source = UINT32_MAX;
             break;
         case FZ_Q_CLEAR:
         case FZ_Q_DESTROY:
-        case FZ_Q_CLONE:
-            return FZ_QUEUED_OTHER;
+            touched = true, present = false, stage = -1, source = UINT32_MAX;
+            break;
+        case FZ_Q_CLONE: {
+            uint32_t src = live_index(m, op->src);
+            touched = true, stage = -1;
+            present = src != UINT32_MAX && fz_model_has(m, src, k);
+            source = present ? src : UINT32_MAX;
+            break;
+        }
         case FZ_Q_MATERIALIZE:
             break;
         }
     }
-    return FZ_QUEUED_NONE;
+    *op_index = stage;
+    *init = source;
+    if (!touched)
+        return FZ_QUEUED_NONE;
+    return stage >= 0 ? FZ_QUEUED_STAGED : FZ_QUEUED_OTHER;
 }
 
 /* The live slot index of e, or UINT32_MAX. */
