@@ -56,8 +56,10 @@ bench:
 	MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=268435456 ./$(BUILD)/bench/tessera_bench --csv $(BENCH_OUT)/bench_results.csv $(ARGS)
 	@echo "wrote $(BENCH_OUT)/bench_results.csv and $(BENCH_OUT)/bench_results_memory.csv"
 	@if command -v gnuplot >/dev/null 2>&1; then \
-	  gnuplot -e "csv='$(BENCH_OUT)/bench_results.csv'; out='$(BENCH_OUT)/bench_results.svg'; label='make bench, $$(date -u +%Y-%m-%d)'" bench/plot.gp && \
-	  echo "wrote $(BENCH_OUT)/bench_results.svg"; \
+	  rm -f $(BENCH_OUT)/bench_results.svg; \
+	  gnuplot -e "csv='$(BENCH_OUT)/bench_results.csv'; out='$(BENCH_OUT)/bench_results.svg'; label='make bench, $$(date -u +%Y-%m-%d)'" bench/plot.gp; \
+	  if [ -s $(BENCH_OUT)/bench_results.svg ]; then echo "wrote $(BENCH_OUT)/bench_results.svg"; \
+	  else echo "chart not drawn (see the gnuplot message above)"; fi; \
 	else \
 	  echo "chart skipped: gnuplot is missing (apt-get install gnuplot-nox to get $(BENCH_OUT)/bench_results.svg)"; \
 	fi

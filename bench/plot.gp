@@ -8,7 +8,7 @@
 #
 # Optional: label='text' is appended to the title (make bench passes the date).
 # The CSV's first column is the quoted workload name, the last the ratio;
-# rows of failed workloads have empty numbers and are left out.
+# rows of failed workloads have empty numbers and are marked "failed".
 
 if (!exists("csv")) csv = 'build/bench/bench_results.csv'
 if (!exists("out")) out = 'build/bench/bench_results.svg'
@@ -17,12 +17,18 @@ if (!exists("label")) label = ''
 set datafile separator comma
 set datafile missing ''
 
-# Count the data rows (the header is skipped) to size the picture.
+# Count the data rows (the header is skipped) to size the picture. With no
+# timing row (e.g. --filter memory) there is nothing to draw.
 stats csv using 8 skip 1 nooutput
-rows = STATS_records
-if (rows < 1) exit error "plot.gp: no data rows in ".csv
+if (!exists("STATS_records") || STATS_records < 1) {
+    print "plot.gp: no timing rows in ".csv.", no chart drawn"
+    exit
+}
 maxr = STATS_max > 1 ? STATS_max : 1
 minr = STATS_min < 1 ? STATS_min : 1
+# Every row, failed ones (empty numbers) included, gets a line of its own.
+stats csv using 0 skip 1 nooutput
+rows = STATS_records
 
 set terminal svg size 1000, (130 + 24 * rows) dynamic noenhanced font "sans,12" background rgb "white"
 set output out
@@ -52,4 +58,6 @@ hi(r) = r < 1 ? 1 : r
 plot csv skip 1 using 8:0:(lo($8)):(hi($8)):($0 - 0.35):($0 + 0.35):(colour($8)):ytic(1) \
          with boxxyerror fs solid 0.85 noborder lc rgb variable, \
      '' skip 1 using (hi($8) * 1.08):0:(sprintf("%.2fx", $8)) \
-         with labels left font "sans,10" textcolor rgb "#333333"
+         with labels left font "sans,10" textcolor rgb "#333333", \
+     '' skip 1 using (1.08):0:(valid(8) ? "" : "failed (see the table)") \
+         with labels left font "sans,10" textcolor rgb "#c0392b"
