@@ -9,8 +9,9 @@
  * (branch-free contains + page index: tes__sparse_store_get) and sums the
  * bits of A.x and B.x. ITER_REPS passes per run; one op = one B entity.
  *
- * There is no public query API yet, so this file reads the stores through
- * the internal headers: storage/sparse_store.h for the store itself and
+ * This measures the storage layer alone (the public query path is measured
+ * by the W4/W8 "sparse view" workloads), so it reads the stores through the
+ * internal headers: storage/sparse_store.h for the store itself and
  * world/world.h + the registry only to find a component's store
  * (store_of() below is the single place that depends on the world layout).
  * Baseline: plain arrays: B as packed entity-index + data arrays in the same

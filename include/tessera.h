@@ -124,7 +124,9 @@ typedef struct tes_world_stats_t {
 tes_world_t *tes_world_new(const tes_world_desc_t *desc);
 
 /* Destroys the world: runs the destructor of every live component exactly
- * once (no on_remove hooks fire), then releases every byte. NULL is a no-op. */
+ * once (no on_remove hooks fire), destroys values staged by deferred calls,
+ * frees every query still alive (pointers to them dangle afterwards), then
+ * releases every byte. NULL is a no-op. */
 void tes_world_free(tes_world_t *w);
 
 /* Fills *out. Returns TES_ERR_INVALID if w or out is NULL. */
@@ -188,13 +190,14 @@ typedef struct tes_component_desc_t {
 
 /* Registers a component and returns its id. Registering the same name with
  * the same layout (size, align, storage, stability) returns the same id and
- * keeps the first registration's hooks. Fails with 0 and TES_ERR_INVALID for
+ * keeps the first registration's hooks and entity_fields. Fails with 0 and TES_ERR_INVALID for
  * a NULL/empty name, a name already used with another layout, a bad align, a
  * size that is not a multiple of align, or entity_fields that do not fit in
  * the component; TES_ERR_NOMEM if the allocator fails. */
 tes_comp_t tes_component(tes_world_t *w, const tes_component_desc_t *desc);
 
-/* The id registered under `name`, or 0 (TES_ERR_INVALID) if there is none. */
+/* The id registered under `name`, or 0 if there is none (the world is
+ * const here, so tes_last_error is not updated). */
 tes_comp_t tes_component_lookup(const tes_world_t *w, const char *name);
 
 /* Registers a C type under its own name: TES_COMPONENT(w, Position) or
@@ -255,8 +258,11 @@ bool tes_has(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
 /* A pointer to e's c, or NULL if e is not alive, lacks c, or c is a tag.
  * A pointer into table storage is valid until the next structural change;
  * a pointer to a non-stable sparse component until the next add/remove of
- * that component on any entity; a pointer to a stable component until that
- * component is removed from that entity. */
+ * that component on any entity (and, if an owning group owns its store,
+ * until any entity joins or leaves that group, which any structural change
+ * of the group's components or of TES_DISABLED/TES_PREFAB can cause); a
+ * pointer to a stable component until that component is removed from that
+ * entity. */
 const void *tes_get(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
 void *tes_get_mut(tes_world_t *w, tes_entity_t e, tes_comp_t c);
 
@@ -382,14 +388,21 @@ void tes_iter_fini(tes_iter_t *it);
 
 /* Between tes_defer_begin and the matching tes_defer_end (they nest, and a
  * live iterator counts as one level), spawn, spawn_n, destroy, add, set,
- * ensure (of a missing component), remove, clear, clone, disable and enable
- * are queued and applied in call order when the outermost level ends.
- * tes_spawn and tes_clone still return a live handle at once (its components
- * arrive at the flush). Reads (tes_get, tes_has, tes_alive, ...) see the
- * current state, before the queued changes. Queued operations on entities
- * that died before the flush are dropped (their staged values destroyed).
+ * ensure (of a component whose value a queued command would change, or a
+ * missing one), remove, clear, clone, disable, enable, tes_prefab_new,
+ * tes_prefab_child, tes_instantiate(_n) and tes_instance_destroy are queued
+ * and applied in call order when the outermost level ends. Arguments are
+ * checked at once (a call on a dead entity fails with TES_ERR_STALE then).
+ * tes_spawn, tes_clone and tes_instantiate still return live handles at once
+ * (their components arrive at the flush). tes_instance_detach/adopt take
+ * effect at once. Reads (tes_get, tes_has, tes_alive, ...) see the current
+ * state, before the queued changes. Queued operations on entities that died
+ * before the flush are dropped (their staged values destroyed).
  * tes_defer_end returns the first error met while applying (the rest is
- * still applied), or TES_ERR_INVALID when no level is open. */
+ * still applied), or TES_ERR_INVALID when no level opened by
+ * tes_defer_begin is open (an iterator's level ends with the iterator). When
+ * the flush happens as an iterator ends, its errors are reported through
+ * tes_last_error only. */
 int tes_defer_begin(tes_world_t *w);
 int tes_defer_end(tes_world_t *w);
 bool tes_is_deferred(const tes_world_t *w);
@@ -400,7 +413,10 @@ bool tes_is_deferred(const tes_world_t *w);
 
 /* Creates a prefab root: an entity tagged TES_PREFAB (so queries skip it by
  * default) to which components are added with the ordinary calls. TES_NULL
- * on failure (TES_ERR_NOMEM, TES_ERR_FULL, TES_ERR_BUSY). */
+ * on failure (TES_ERR_NOMEM, TES_ERR_FULL, TES_ERR_BUSY). Destroying the
+ * root ends the prefab (its record is released); its children are ordinary
+ * TES_PREFAB entities then, to be destroyed by the caller (read them with
+ * tes_prefab_members first). */
 tes_entity_t tes_prefab_new(tes_world_t *w);
 /* Adds a member to a prefab: a new entity tagged TES_PREFAB. TES_NULL with
  * TES_ERR_STALE (prefab not alive), TES_ERR_INVALID (not a prefab root),

@@ -1,5 +1,5 @@
 /*
- * Paged component data beside a sparse set. Page size targets 16 KiB with a
+ * Paged component data beside a sparse set. Page size targets 64 KiB with a
  * power-of-two component count so that position -> address is a shift and a
  * mask. Pages are only added, never moved or freed before the store dies.
  */
