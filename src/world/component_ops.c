@@ -335,40 +335,20 @@ bool tes_enabled(const tes_world_t *w, tes_entity_t e)
 
 int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
-    int status = tes__world_begin(w);
-    if (status)
-        return status;
-    int result = add_impl(w, e, c);
-    tes__world_end(w);
-    return result;
+    TES__STRUCTURAL(int, w, tes__status, add_impl(w, e, c));
 }
 
 int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
 {
-    int status = tes__world_begin(w);
-    if (status)
-        return status;
-    int result = set_impl(w, e, c, value);
-    tes__world_end(w);
-    return result;
+    TES__STRUCTURAL(int, w, tes__status, set_impl(w, e, c, value));
 }
 
 void *tes_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
-    int status = tes__world_begin(w);
-    if (status)
-        return NULL;
-    void *result = ensure_impl(w, e, c);
-    tes__world_end(w);
-    return result;
+    TES__STRUCTURAL(void *, w, NULL, ensure_impl(w, e, c));
 }
 
 int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
-    int status = tes__world_begin(w);
-    if (status)
-        return status;
-    int result = remove_impl(w, e, c);
-    tes__world_end(w);
-    return result;
+    TES__STRUCTURAL(int, w, tes__status, remove_impl(w, e, c));
 }

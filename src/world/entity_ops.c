@@ -349,41 +349,21 @@ static tes_entity_t clone_impl(tes_world_t *w, tes_entity_t e)
 
 int tes_destroy(tes_world_t *w, tes_entity_t e)
 {
-    int status = tes__world_begin(w);
-    if (status)
-        return status;
-    int result = destroy_impl(w, e);
-    tes__world_end(w);
-    return result;
+    TES__STRUCTURAL(int, w, tes__status, destroy_impl(w, e));
 }
 
 int tes_clear(tes_world_t *w, tes_entity_t e)
 {
-    int status = tes__world_begin(w);
-    if (status)
-        return status;
-    int result = clear_impl(w, e);
-    tes__world_end(w);
-    return result;
+    TES__STRUCTURAL(int, w, tes__status, clear_impl(w, e));
 }
 
 tes_entity_t tes_clone(tes_world_t *w, tes_entity_t e)
 {
-    int status = tes__world_begin(w);
-    if (status)
-        return TES_NULL;
-    tes_entity_t result = clone_impl(w, e);
-    tes__world_end(w);
-    return result;
+    TES__STRUCTURAL(tes_entity_t, w, TES_NULL, clone_impl(w, e));
 }
 
 int tes_spawn_n(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncomps,
                 tes_entity_t *out)
 {
-    int status = tes__world_begin(w);
-    if (status)
-        return status;
-    int result = spawn_n_impl(w, n, comps, ncomps, out);
-    tes__world_end(w);
-    return result;
+    TES__STRUCTURAL(int, w, tes__status, spawn_n_impl(w, n, comps, ncomps, out));
 }

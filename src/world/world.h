@@ -151,6 +151,19 @@ static inline int tes__world_begin(tes_world_t *w)
 
 static inline void tes__world_end(tes_world_t *w) { w->hook_depth--; }
 
+/* The body of a public structural call: runs `call` between begin and end.
+ * A refused call returns the begin status (int calls) or `failed` (calls
+ * that return a handle or a pointer). */
+#define TES__STRUCTURAL(type, w, failed, call)                                   \
+    do {                                                                         \
+        int tes__status = tes__world_begin(w);                                   \
+        if (tes__status)                                                         \
+            return (failed);                                                     \
+        type tes__result = (call);                                               \
+        tes__world_end(w);                                                       \
+        return tes__result;                                                      \
+    } while (0)
+
 /* Fires a component's on_add / on_set / on_remove hook, if any; structural
  * calls made by the hook are refused while it runs. */
 static inline void tes__fire(tes_world_t *w, tes__observer_fn fn, const tes__component_t *info,
