@@ -380,6 +380,8 @@ static int instantiate_deferred(tes_world_t *w, void *arg, bool run)
         if (!rc) {
             if ((rc = plan_reserve(w, p)) == TES_OK)
                 plan_commit(w, p);
+            else
+                tes__fail(w, rc); /* the flush reports it like any command's */
             tes__world_end(w);
         }
     }

@@ -173,7 +173,7 @@ int tes__defer_end(tes_world_t *w)
     }
     d->count = 0;
     d->flushing = false;
-    return first_error ? tes__fail(w, first_error) : TES_OK;
+    return first_error; /* each failed command recorded its own error already */
 }
 
 void tes__defer_fini(tes_world_t *w)
