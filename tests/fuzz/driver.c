@@ -21,6 +21,11 @@
  * the query caches and the group watchers. Some ops run other ops: a
  * deferred block, and a query loop that makes changes from inside chunks
  * (driver_defer.c); ops nest up to FZ_MAX_NEST deep.
+ *
+ * Prefabs and instances (driver_lifecycle.c) are ops of the mix too, in
+ * blocks and loops as well; components TREF and SREF hold entity
+ * references (fzd_make_value fills them with prefab members, other handles
+ * or TES_NULL). Half the configurations are strict_lifecycle worlds.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -81,24 +86,25 @@ void fz_config_variant(uint32_t variant, fz_config_t *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->check_every = 500;
-    switch (variant % FZ_VARIANTS) {
+    cfg->strict = (variant % FZ_VARIANTS) / 4 != 0;
+    switch (variant % 4) {
     case 0: /* defaults: long-lived slots, moderate population */
-        cfg->name = "default";
+        cfg->name = cfg->strict ? "default-strict" : "default";
         cfg->pop_target = 300;
         break;
     case 1: /* slots retire after 3 generations: retirement under churn */
-        cfg->name = "gen3";
+        cfg->name = cfg->strict ? "gen3-strict" : "gen3";
         cfg->generation_limit = 3;
         cfg->pop_target = 100;
         break;
     case 2: /* a tiny id space that batches keep running into */
-        cfg->name = "cap64";
+        cfg->name = cfg->strict ? "cap64-strict" : "cap64";
         cfg->entity_limit = 64;
         cfg->pop_target = 56;
         break;
     default: /* both limits: the id space is used up for good mid-run
               * (at 125k ops per seed, after about half of them) */
-        cfg->name = "gen4cap2000";
+        cfg->name = cfg->strict ? "gen4cap2000-strict" : "gen4cap2000";
         cfg->generation_limit = 4;
         cfg->entity_limit = 2000;
         cfg->pop_target = 60;
@@ -298,6 +304,10 @@ void fzd_make_value(fz_driver_t *d, int k, uint8_t out[FZ_MAXSIZE])
     }
     if (fz_comps[k].tracked)
         memset(out, 0, FZ_TRACK_HDR);
+    for (uint32_t f = 0; f < fz_comps[k].nrefs; f++) {
+        tes_entity_t ref = fzd_pick_ref(d);
+        memcpy(out + fz_comps[k].ref_off[f], &ref, sizeof ref);
+    }
 }
 
 /* ------------------------------------------------------------------ setup */
@@ -308,6 +318,7 @@ static bool setup(fz_driver_t *d, const fz_config_t *cfg)
     tes_world_desc_t desc = {0};
     desc.generation_limit = cfg->generation_limit;
     desc.entity_limit = cfg->entity_limit;
+    desc.strict_lifecycle = cfg->strict;
     d->w = tes_world_new(&desc);
     if (!d->w) {
         fzd_fail(d, "tes_world_new failed");
@@ -317,6 +328,10 @@ static bool setup(fz_driver_t *d, const fz_config_t *cfg)
         fzd_fail(d, "model init failed");
         return false;
     }
+    d->m.strict = cfg->strict;
+    /* The small id spaces hold fewer prefab entities. */
+    d->max_prefabs = cfg->pop_target >= 100 ? FZ_MAX_PREFABS : 3;
+    d->max_members = cfg->pop_target >= 100 ? FZ_MAX_MEMBERS : 4;
     d->ids[FZ_C_DISABLED] = TES_DISABLED;
     d->t.ids[FZ_C_DISABLED] = TES_DISABLED;
     d->ids[FZ_C_PREFAB] = TES_PREFAB;
@@ -333,6 +348,9 @@ static bool setup(fz_driver_t *d, const fz_config_t *cfg)
         cd.align = c->align;
         cd.storage = c->storage;
         cd.stable = c->stable;
+        cd.entity_field_count = c->nrefs;
+        for (uint32_t f = 0; f < c->nrefs; f++)
+            cd.entity_fields[f] = c->ref_off[f];
         fz_tracker_hooks(&d->t, k, &cd.hooks);
         tes_comp_t id = tes_component(d->w, &cd);
         if (id == 0 || id == TES_DISABLED || id == TES_PREFAB) {
@@ -370,6 +388,14 @@ static bool setup(fz_driver_t *d, const fz_config_t *cfg)
     cd.align = 3;
     if (tes_component(d->w, &cd) != 0 || tes_last_error(d->w) != TES_ERR_INVALID)
         fzd_fail(d, "align 3 was not refused");
+    cd.name = "fz_bad_ref";
+    cd.size = 16;
+    cd.align = 8;
+    cd.entity_field_count = 1;
+    cd.entity_fields[0] = 12; /* does not fit */
+    if (tes_component(d->w, &cd) != 0 || tes_last_error(d->w) != TES_ERR_INVALID)
+        fzd_fail(d, "an entity field past the end was not refused");
+    cd.entity_field_count = 0;
     cd.name = NULL;
     cd.size = 4;
     cd.align = 4;
@@ -403,6 +429,15 @@ enum {
     OP_DISABLE,
     OP_ENABLED,
     OP_STATS,
+    OP_PREFAB_NEW,
+    OP_PREFAB_CHILD,
+    OP_PREFAB_EDIT,  /* an ordinary change made to a prefab's member */
+    OP_INSTANTIATE,
+    OP_INSTANTIATE_N,
+    OP_INSTANCE_DESTROY,
+    OP_INSTANCE_READ, /* tes_instance_of / _alive / _members, tes_prefab_members */
+    OP_DETACH,
+    OP_ADOPT,
     OP_QUERY_CHECK,  /* every query against the model */
     OP_QUERY_NEW,    /* free one query, create another */
     OP_DEFER,        /* tes_defer_begin, ops, tes_defer_end */
@@ -427,6 +462,17 @@ static const uint32_t op_weight[OP_COUNT] = {
     [OP_DISABLE] = 4,
     [OP_ENABLED] = 2,
     [OP_STATS] = 1,
+    /* Prefabs and instances (the ones that make entities follow the
+     * population, see pick_op). */
+    [OP_PREFAB_NEW] = 1,
+    [OP_PREFAB_CHILD] = 2,
+    [OP_PREFAB_EDIT] = 5,
+    [OP_INSTANTIATE] = 0,
+    [OP_INSTANTIATE_N] = 0,
+    [OP_INSTANCE_DESTROY] = 0,
+    [OP_INSTANCE_READ] = 3,
+    [OP_DETACH] = 1,
+    [OP_ADOPT] = 1,
     /* In thousandths of the above (see pick_op). */
     [OP_QUERY_CHECK] = 0,
     [OP_QUERY_NEW] = 0,
@@ -448,7 +494,9 @@ static const uint32_t composite_permille[OP_COUNT] = {
 static const uint32_t structural_weight[OP_COUNT] = {
     [OP_SPAWN] = 6, [OP_SPAWN_N] = 6, [OP_DESTROY] = 10, [OP_ADD] = 14, [OP_SET] = 12,
     [OP_ENSURE] = 8, [OP_REMOVE] = 10, [OP_CLEAR] = 4, [OP_CLONE] = 6, [OP_DISABLE] = 6,
-    [OP_GET] = 6,
+    [OP_GET] = 6, [OP_PREFAB_NEW] = 1, [OP_PREFAB_CHILD] = 1, [OP_PREFAB_EDIT] = 2,
+    [OP_INSTANTIATE] = 4, [OP_INSTANTIATE_N] = 2, [OP_INSTANCE_DESTROY] = 4, [OP_DETACH] = 1,
+    [OP_ADOPT] = 1,
 };
 
 int fzd_pick_structural_op(fz_driver_t *d)
@@ -457,7 +505,9 @@ int fzd_pick_structural_op(fz_driver_t *d)
     memcpy(w, structural_weight, sizeof w);
     if (d->m.nlive >= d->cfg->pop_target) { /* steer the population back */
         w[OP_SPAWN] = w[OP_SPAWN_N] = w[OP_CLONE] = 2;
+        w[OP_INSTANTIATE] = w[OP_INSTANTIATE_N] = 1;
         w[OP_DESTROY] = 18;
+        w[OP_INSTANCE_DESTROY] = 10;
     }
     uint32_t total = 0;
     for (int i = 0; i < OP_COUNT; i++)
@@ -484,6 +534,9 @@ int fzd_pick_op(fz_driver_t *d)
     bool low = d->m.nlive < d->cfg->pop_target;
     w[OP_SPAWN] = low ? 12 : 3;
     w[OP_DESTROY] = low ? 4 : 16;
+    w[OP_INSTANTIATE] = low ? 5 : 1;
+    w[OP_INSTANTIATE_N] = low ? 2 : 1;
+    w[OP_INSTANCE_DESTROY] = low ? 1 : 5;
     uint32_t total = 0;
     for (int i = 0; i < OP_COUNT; i++)
         total += w[i];
@@ -498,8 +551,9 @@ int fzd_pick_op(fz_driver_t *d)
 
 static const char *const op_names[OP_COUNT] = {
     "spawn", "spawn_n", "destroy", "alive", "add", "set", "ensure", "remove", "has", "get",
-    "clear", "clone", "components_of", "disable", "enabled", "stats", "query_check",
-    "query_new", "defer", "query_mutate"};
+    "clear", "clone", "components_of", "disable", "enabled", "stats", "prefab_new",
+    "prefab_child", "prefab_edit", "instantiate", "instantiate_n", "instance_destroy",
+    "instance_read", "detach", "adopt", "query_check", "query_new", "defer", "query_mutate"};
 
 void fzd_run_op(fz_driver_t *d, int op)
 {
@@ -525,6 +579,15 @@ void fzd_run_op(fz_driver_t *d, int op)
     case OP_COMPONENTS_OF: fzd_op_components_of(d); break;
     case OP_DISABLE: fzd_op_disable(d); break;
     case OP_ENABLED: fzd_op_enabled(d); break;
+    case OP_PREFAB_NEW: fzd_op_prefab_new(d); break;
+    case OP_PREFAB_CHILD: fzd_op_prefab_child(d); break;
+    case OP_PREFAB_EDIT: fzd_op_prefab_edit(d); break;
+    case OP_INSTANTIATE: fzd_op_instantiate(d); break;
+    case OP_INSTANTIATE_N: fzd_op_instantiate_n(d); break;
+    case OP_INSTANCE_DESTROY: fzd_op_instance_destroy(d); break;
+    case OP_INSTANCE_READ: fzd_op_instance_read(d); break;
+    case OP_DETACH: fzd_op_detach(d); break;
+    case OP_ADOPT: fzd_op_adopt(d); break;
     case OP_QUERY_CHECK: fzd_op_query_check(d); break;
     case OP_QUERY_NEW: fzd_op_query_new(d); break;
     case OP_DEFER: fzd_op_defer_block(d); break;
@@ -548,7 +611,11 @@ static void teardown(fz_driver_t *d)
         d->defer_depth++;
         d->blocks++;
         for (int i = 0; i < 12 && !fzd_failed(d); i++) {
-            fzd_run_op(d, fzd_draw(d, 2) ? OP_SET : (int)fzd_draw(d, OP_STATS + 1));
+            /* Queued instantiations and instance destroys too. */
+            uint32_t r = fzd_draw(d, 4);
+            fzd_run_op(d, r == 0   ? OP_SET
+                          : r == 1 ? (fzd_draw(d, 2) ? OP_INSTANTIATE : OP_INSTANCE_DESTROY)
+                                   : (int)fzd_draw(d, OP_ADOPT + 1));
             fzd_check_step(d);
         }
         /* The queue dies with the world: no hooks but destructors. */
@@ -583,8 +650,11 @@ void fz_run(const fz_config_t *cfg, fz_source_t *src, uint64_t max_ops, fz_resul
         res->alive = d->m.nlive;
         res->slots = d->m.nslots;
         res->retired = d->m.retired;
+        res->remaps = d->m.remaps;
+        res->skipped_members = d->m.skipped_members;
+        res->owned_at_flush = d->m.owned_at_flush;
         res->hooks = d->t.nrecs ? d->t.counts[FZ_C_T24].ctor + d->t.counts[FZ_C_S16].ctor +
-                                      d->t.counts[FZ_C_SST].ctor
+                                      d->t.counts[FZ_C_SST].ctor + d->t.counts[FZ_C_TREF].ctor
                                 : 0;
         if (!fzd_failed(d))
             teardown(d);

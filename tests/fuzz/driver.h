@@ -41,10 +41,15 @@ typedef struct fz_config {
     uint32_t pop_target;       /* live entities the op mix steers towards */
     uint32_t check_every;      /* full-state comparison period, in ops */
     uint64_t trace_from;       /* print every op from this step on (0 = never) */
+    bool strict;               /* strict_lifecycle world */
+    /* Steer clear of the library bugs listed in driver_lifecycle.c (to look
+     * for others while they are open). */
+    bool avoid_known;
 } fz_config_t;
 
-/* The fixed configurations; a seed or the first input byte picks one. */
-#define FZ_VARIANTS 4
+/* The fixed configurations; a seed or the first input byte picks one:
+ * variant % 4 the limits, variant / 4 a strict_lifecycle world. */
+#define FZ_VARIANTS 8
 void fz_config_variant(uint32_t variant, fz_config_t *cfg);
 
 typedef struct fz_result {
@@ -62,6 +67,15 @@ typedef struct fz_result {
      * created and refused. */
     uint64_t iterations, chunks, visited, loop_ops, queued, flushes, staged_ensures;
     uint64_t queries_made, queries_refused;
+    /* Prefabs and instances: prefabs and children made, instances made (by
+     * tes_instantiate, by tes_instantiate_n), deferred instantiations,
+     * instances destroyed (deferred), adoptions and detaches, destroys
+     * refused with TES_ERR_OWNED, references remapped in checked copies. */
+    uint64_t prefabs, children, instances, instances_n, inst_deferred, inst_destroyed,
+        inst_destroy_deferred, adopts, detaches, owned;
+    /* From the model: references remapped, copies a flush skipped (their
+     * member died first), queued destroys the flush refused (owned). */
+    uint64_t remaps, skipped_members, owned_at_flush;
 } fz_result_t;
 
 /* Runs up to max_ops ops (fewer if a byte source runs out). */

@@ -18,13 +18,36 @@
 
 #include "fuzz/driver_internal.h"
 
-void fzd_level_closed(fz_driver_t *d)
+int fzd_level_closed(fz_driver_t *d)
 {
-    if (--d->defer_depth == 0) {
-        d->res->queued += d->m.nqueue;
-        d->res->flushes++;
-        fz_model_flush(&d->m);
+    if (--d->defer_depth > 0)
+        return TES_OK;
+    d->res->queued += d->m.nqueue;
+    d->res->flushes++;
+    int rc = fz_model_flush(&d->m);
+    if (rc == TES_OK)
+        return rc;
+    /* Each command that failed recorded its error; so did every call a
+     * hook made during the flush (refused with TES_ERR_BUSY), in an order
+     * the model does not know: the last of them is tes_last_error. */
+    d->res->owned += rc == TES_ERR_OWNED;
+    d->last_error = rc;
+    if (d->t.probed) {
+        d->last_error_alt = TES_ERR_BUSY;
+        d->t.probed = false;
     }
+    return rc;
+}
+
+/* A tes_defer_end that closed a level: its status is the first error the
+ * flush met (tes_last_error is checked with the step). */
+static void level_ended(fz_driver_t *d, int rc)
+{
+    d->blocks--;
+    int want = fzd_level_closed(d);
+    if (rc != want)
+        fzd_fail(d, "returned %d (%s), model says %d (%s)", rc, tes_strerror(rc), want,
+                 tes_strerror(want));
 }
 
 void fzd_op_defer_block(fz_driver_t *d)
@@ -57,19 +80,15 @@ void fzd_op_defer_block(fz_driver_t *d)
         if (levels > 1 && fzd_draw(d, 100) < 5) {
             /* An inner level ends: nothing is applied yet. */
             d->op = "tes_defer_end (inner)";
-            fzd_check_status(d, tes_defer_end(d->w), TES_OK, 1);
             levels--;
-            d->blocks--;
-            fzd_level_closed(d);
+            level_ended(d, tes_defer_end(d->w));
             fzd_check_step(d);
         }
     }
     d->nest--;
     for (; levels > 0 && !fzd_failed(d); levels--) {
         d->op = "tes_defer_end";
-        fzd_check_status(d, tes_defer_end(d->w), TES_OK, 1);
-        d->blocks--;
-        fzd_level_closed(d);
+        level_ended(d, tes_defer_end(d->w));
     }
 }
 

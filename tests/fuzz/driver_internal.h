@@ -2,7 +2,8 @@
  * What the driver's files share (driver.c: entropy, helpers, setup and the
  * op loop; driver_ops.c: entity and component ops; driver_check.c: per-op
  * and full-state checks; driver_query.c: queries; driver_defer.c: deferred
- * blocks and changes made from inside query loops).
+ * blocks and changes made from inside query loops; driver_lifecycle.c:
+ * prefabs and instances).
  *
  * One rule ties the op code to deferred mode: while defer_depth > 0 (an
  * explicit tes_defer_begin level or a live iterator the driver opened), a
@@ -22,6 +23,12 @@
 
 #define FZ_HIST 256
 #define FZ_MAX_SPAWN_N 80
+/* Prefabs: at most this many live, with at most this many live members
+ * each (the small id spaces get fewer; see driver_lifecycle.c), and up to
+ * FZ_MAX_INST_N instances per tes_instantiate_n. */
+#define FZ_MAX_PREFABS 6
+#define FZ_MAX_MEMBERS 7
+#define FZ_MAX_INST_N 6
 #define FZ_MAX_QUERIES 24
 /* Nesting limits for ops started from inside other ops (a defer block runs
  * ops, a query loop runs ops, and either may contain the other). */
@@ -56,6 +63,7 @@ typedef struct fz_driver {
     tes_entity_t hist[FZ_HIST]; /* issued handles, some since destroyed */
     uint32_t hist_n, hist_pos;
     int last_error; /* what tes_last_error must say: successes keep it */
+    int last_error_alt; /* another acceptable value (0: none); see fzd_level_closed */
     fz_result_t *res;
     /* Deferred mode. */
     int32_t defer_depth; /* levels open in the library, as the driver knows them */
@@ -67,6 +75,11 @@ typedef struct fz_driver {
     /* Queries. */
     fz_dquery_t queries[FZ_MAX_QUERIES];
     uint32_t owned;    /* bit k: an owning group holds k's store */
+    /* Prefabs and instances. */
+    tes_instance_t ihist[FZ_HIST]; /* issued instance ids, some dead since */
+    uint32_t ihist_n, ihist_pos;
+    tes_entity_t ref_root; /* references favour this prefab's members (0: none) */
+    uint32_t max_prefabs, max_members;
     fz_seen_t seen[FZ_MAX_ITERS]; /* one per iteration open at once */
     int32_t iters;                /* iterations the driver has open */
 } fz_driver_t;
@@ -90,6 +103,10 @@ void fzd_check_value(fz_driver_t *d, uint32_t index, int k, const void *ptr, con
 /* Compares a staged value (a queued set's) with the model's bytes. */
 void fzd_check_staged(fz_driver_t *d, const fz_qop_t *op, const void *ptr, const char *what);
 void fzd_make_value(fz_driver_t *d, int k, uint8_t out[FZ_MAXSIZE]);
+/* The model side of a successful spawn (pending and queued when deferred). */
+tes_entity_t fzd_model_spawn(fz_driver_t *d);
+/* Queues a change in the model. */
+void fzd_queue(fz_driver_t *d, fz_qkind_t kind, tes_entity_t e, int k, tes_entity_t src);
 /* Runs one op of the mix (ops nested inside blocks and loops included). */
 void fzd_run_op(fz_driver_t *d, int op);
 int fzd_pick_op(fz_driver_t *d);
@@ -132,10 +149,27 @@ void fzd_check_queries(fz_driver_t *d);
 void fzd_op_query_check(fz_driver_t *d);
 void fzd_op_query_new(fz_driver_t *d);
 
+/* driver_lifecycle.c */
+void fzd_op_prefab_new(fz_driver_t *d);
+void fzd_op_prefab_child(fz_driver_t *d);
+void fzd_op_prefab_edit(fz_driver_t *d);
+void fzd_op_instantiate(fz_driver_t *d);
+void fzd_op_instantiate_n(fz_driver_t *d);
+void fzd_op_instance_destroy(fz_driver_t *d);
+void fzd_op_instance_read(fz_driver_t *d);
+void fzd_op_detach(fz_driver_t *d);
+void fzd_op_adopt(fz_driver_t *d);
+/* A reference for an entity field: null, a prefab member, or any handle. */
+tes_entity_t fzd_pick_ref(fz_driver_t *d);
+/* The status a tes_destroy of live e must return. */
+int fzd_destroy_status(const fz_driver_t *d, tes_entity_t e);
+/* Full check of instances, prefabs and held references. */
+void fzd_check_lifecycle(fz_driver_t *d);
+
 /* driver_defer.c */
 /* Closes one deferred level the driver opened; at zero the model applies
- * its queue. */
-void fzd_level_closed(fz_driver_t *d);
+ * its queue. Returns what applying it must report (TES_OK if it did not). */
+int fzd_level_closed(fz_driver_t *d);
 void fzd_op_defer_block(fz_driver_t *d);
 void fzd_op_query_mutate(fz_driver_t *d);
 

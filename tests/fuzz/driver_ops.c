@@ -13,7 +13,7 @@
 
 static bool deferred(const fz_driver_t *d) { return d->defer_depth > 0; }
 
-static void queue(fz_driver_t *d, fz_qkind_t kind, tes_entity_t e, int k, tes_entity_t src)
+void fzd_queue(fz_driver_t *d, fz_qkind_t kind, tes_entity_t e, int k, tes_entity_t src)
 {
     if (!fz_model_queue(&d->m, kind, e, k, src))
         fzd_fail(d, "model out of memory");
@@ -22,7 +22,7 @@ static void queue(fz_driver_t *d, fz_qkind_t kind, tes_entity_t e, int k, tes_en
 /* The model side of a successful spawn (or of a clone's new entity): in a
  * deferred block the entity is alive at once but pending until the flush
  * reaches its MATERIALIZE. */
-static tes_entity_t model_spawn(fz_driver_t *d)
+tes_entity_t fzd_model_spawn(fz_driver_t *d)
 {
     tes_entity_t e = fz_model_spawn(&d->m);
     if (e == TES_NULL) {
@@ -31,7 +31,7 @@ static tes_entity_t model_spawn(fz_driver_t *d)
     }
     if (deferred(d)) {
         d->m.slots[tes_entity_index(e)].pending = true;
-        queue(d, FZ_Q_MATERIALIZE, e, 0, TES_NULL);
+        fzd_queue(d, FZ_Q_MATERIALIZE, e, 0, TES_NULL);
     }
     return e;
 }
@@ -91,7 +91,7 @@ void fzd_op_spawn(fz_driver_t *d)
         d->res->full++;
         return;
     }
-    model_spawn(d);
+    fzd_model_spawn(d);
     fzd_hist_add(d, e);
 }
 
@@ -184,7 +184,7 @@ void fzd_op_spawn_n(fz_driver_t *d)
     /* Deferred: each entity now, its components queued after its
      * MATERIALIZE (applied with tes_add at the flush). */
     for (int32_t i = 0; i < n; i++) {
-        tes_entity_t e = model_spawn(d);
+        tes_entity_t e = fzd_model_spawn(d);
         if (out[i] != e) {
             fzd_fail(d, "n=%d ncomps=%d: out[%d] = %#llx, model %#llx", (int)n, (int)ncomps, (int)i,
                  ull(out[i]), ull(e));
@@ -192,7 +192,7 @@ void fzd_op_spawn_n(fz_driver_t *d)
         }
         for (int32_t j = 0; j < ncomps; j++) {
             if (deferred(d))
-                queue(d, FZ_Q_ADD, e, ks[j], TES_NULL);
+                fzd_queue(d, FZ_Q_ADD, e, ks[j], TES_NULL);
             else
                 fz_model_add(&d->m, tes_entity_index(e), ks[j]);
         }
@@ -207,12 +207,15 @@ void fzd_op_destroy(fz_driver_t *d)
     d->op = "tes_destroy";
     tes_entity_t e = fzd_pick_entity(d);
     bool alive = fz_model_alive(&d->m, e);
+    int want = alive ? fzd_destroy_status(d, e) : TES_ERR_STALE;
     int rc = tes_destroy(d->w, e);
-    fzd_check_status(d, rc, alive ? TES_OK : TES_ERR_STALE, 1);
-    if (fzd_failed(d) || !alive)
+    fzd_check_status(d, rc, want, 1);
+    if (rc == TES_ERR_OWNED)
+        d->res->owned++;
+    if (fzd_failed(d) || rc != TES_OK)
         return;
     if (deferred(d))
-        queue(d, FZ_Q_DESTROY, e, 0, TES_NULL);
+        fzd_queue(d, FZ_Q_DESTROY, e, 0, TES_NULL);
     else
         fz_model_destroy(&d->m, tes_entity_index(e));
     fzd_hist_add(d, e);
@@ -241,7 +244,7 @@ void fzd_op_add(fz_driver_t *d)
     if (fzd_failed(d) || rc != TES_OK)
         return;
     if (deferred(d))
-        queue(d, FZ_Q_ADD, e, k, TES_NULL);
+        fzd_queue(d, FZ_Q_ADD, e, k, TES_NULL);
     else
         fz_model_add(&d->m, tes_entity_index(e), k);
 }
@@ -323,6 +326,18 @@ void fzd_op_ensure(fz_driver_t *d)
     bool data = k >= 0 && fz_comps[k].size > 0;
     int alt;
     int want = fzd_expect2(alive, data, &alt);
+    fz_lookup_t lk;
+    lk.queued = FZ_QUEUED_NONE;
+    if (want == TES_OK && deferred(d)) {
+        fz_model_lookup(&d->m, e, k, &lk);
+        /* A known library bug (driver_lifecycle.c): the library stages the
+         * default here, and the flush overwrites the prefab's value. */
+        if (lk.via_instance && d->cfg->avoid_known)
+            return;
+        if (lk.via_instance)
+            d->op = "tes_ensure (deferred, of a component a tes_instantiate queued before "
+                    "copies from the prefab)";
+    }
     void *p = tes_ensure(d->w, e, id);
     if (want != TES_OK) {
         if (p)
@@ -337,15 +352,14 @@ void fzd_op_ensure(fz_driver_t *d)
              tes_last_error(d->w));
         return;
     }
-    int32_t qi = -1;
-    uint32_t init = UINT32_MAX;
-    fz_queued_t queued = deferred(d) ? fz_model_lookup(&d->m, e, k, &qi, &init) : FZ_QUEUED_NONE;
-    if (deferred(d) && (queued != FZ_QUEUED_NONE || !fz_model_has(&d->m, index, k))) {
+    if (deferred(d) && (lk.queued != FZ_QUEUED_NONE || !fz_model_has(&d->m, index, k))) {
         /* The component as it will be after the queue: the staged value of
          * the last queued set or ensure of it, or a new staged value (a copy
          * of the value it will hold, else the default) that the flush
          * assigns (no on_set). */
-        if (queued != FZ_QUEUED_STAGED && (qi = fz_model_queue_ensure(&d->m, e, k, init)) < 0) {
+        int32_t qi = lk.op;
+        if (lk.queued != FZ_QUEUED_STAGED &&
+            (qi = fz_model_queue_ensure(&d->m, e, k, lk.has_init ? lk.init : NULL)) < 0) {
             fzd_fail(d, "model out of memory");
             return;
         }
@@ -393,7 +407,7 @@ void fzd_op_remove(fz_driver_t *d)
     if (fzd_failed(d) || rc != TES_OK)
         return;
     if (deferred(d))
-        queue(d, FZ_Q_REMOVE, e, k, TES_NULL);
+        fzd_queue(d, FZ_Q_REMOVE, e, k, TES_NULL);
     else
         fz_model_remove(&d->m, tes_entity_index(e), k);
 }
@@ -447,7 +461,7 @@ void fzd_op_clear(fz_driver_t *d)
     if (fzd_failed(d) || !alive)
         return;
     if (deferred(d))
-        queue(d, FZ_Q_CLEAR, e, 0, TES_NULL);
+        fzd_queue(d, FZ_Q_CLEAR, e, 0, TES_NULL);
     else
         fz_model_clear(&d->m, tes_entity_index(e));
 }
@@ -479,11 +493,11 @@ void fzd_op_clone(fz_driver_t *d)
             d->res->full++;
         return;
     }
-    if (model_spawn(d) != c)
+    if (fzd_model_spawn(d) != c)
         return;
     /* Deferred: the copy is taken at the flush, from e as it is then. */
     if (deferred(d))
-        queue(d, FZ_Q_CLONE, c, 0, e);
+        fzd_queue(d, FZ_Q_CLONE, c, 0, e);
     else
         fz_model_clone_into(&d->m, tes_entity_index(c), tes_entity_index(e));
     fzd_hist_add(d, c);
@@ -513,7 +527,7 @@ void fzd_op_disable(fz_driver_t *d)
     if (fzd_failed(d) || !alive)
         return;
     if (deferred(d))
-        queue(d, on ? FZ_Q_REMOVE : FZ_Q_ADD, e, FZ_C_DISABLED, TES_NULL);
+        fzd_queue(d, on ? FZ_Q_REMOVE : FZ_Q_ADD, e, FZ_C_DISABLED, TES_NULL);
     else if (on)
         fz_model_remove(&d->m, tes_entity_index(e), FZ_C_DISABLED);
     else

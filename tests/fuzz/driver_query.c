@@ -302,7 +302,7 @@ void fzd_iterate(fz_driver_t *d, fz_dquery_t *dq, uint32_t ops_per_chunk, bool m
         name_missed(d, &st, want);
     dq->busy--;
     d->iters--;
-    fzd_level_closed(d);
+    fzd_level_closed(d); /* its errors: tes_last_error only */
     if (fzd_failed(d))
         return;
     /* A finished iterator stays finished and holds no level. */

@@ -229,7 +229,8 @@ static void probe_busy(fz_tracker_t *t, tes_world_t *w, tes_entity_t e, int k, c
     const char *what = "";
     uint32_t v = 7;
     tes_entity_t out[1];
-    switch ((t->probe_tick >> 3) % 7u) {
+    tes_instance_t insts[1];
+    switch ((t->probe_tick >> 3) % 12u) {
     case 0:
         what = "tes_spawn";
         rc = tes_spawn(w) == TES_NULL ? tes_last_error(w) : TES_OK;
@@ -253,6 +254,23 @@ static void probe_busy(fz_tracker_t *t, tes_world_t *w, tes_entity_t e, int k, c
     case 5:
         what = "tes_spawn_n";
         rc = tes_spawn_n(w, 1, NULL, 0, out);
+        break;
+    case 7:
+        what = "tes_prefab_new";
+        rc = tes_prefab_new(w) == TES_NULL ? tes_last_error(w) : TES_OK;
+        break;
+    case 8:
+        what = "tes_instantiate";
+        rc = tes_instantiate(w, e, NULL, 0) == 0 ? tes_last_error(w) : TES_OK;
+        break;
+    case 9:
+        what = "tes_instantiate_n";
+        rc = tes_instantiate_n(w, e, 1, insts);
+        break;
+    case 10:
+        what = tes_instance_of(w, e) ? "tes_instance_destroy" : "tes_instance_detach";
+        rc = tes_instance_of(w, e) ? tes_instance_destroy(w, tes_instance_of(w, e))
+                                   : tes_instance_detach(w, e);
         break;
     default:
         what = "tes_remove";

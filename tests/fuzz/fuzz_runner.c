@@ -5,8 +5,11 @@
  * limits, generation retirement and a tiny id space. Fixed seeds keep ctest
  * reproducible; libFuzzer (fuzz_libfuzzer.c) is the open-ended search.
  *
- *   fuzz_runner [--ops N] [--seed S] [--check-every C] [--trace-from T] [--verbose]
+ *   fuzz_runner [--ops N] [--seed S] [--check-every C] [--trace-from T] [--avoid-known]
+ *               [--verbose]
  *
+ * --avoid-known steers clear of the open library bugs listed in
+ * driver_lifecycle.c, to look for other divergences while they are open.
  * With --seed, all N ops run on that one seed, which is how a reported
  * divergence is replayed; --trace-from T then prints every op (nested ops
  * indented) from step T on, to stderr.
@@ -24,7 +27,7 @@ static const uint64_t default_seeds[] = {1, 2, 3, 4, 5, 6, 7, 8};
 static int usage(void)
 {
     fprintf(stderr, "usage: fuzz_runner [--ops N] [--seed S] [--check-every C] [--trace-from T] "
-                    "[--verbose]\n");
+                    "[--avoid-known] [--verbose]\n");
     return 2;
 }
 
@@ -41,11 +44,15 @@ static int parse_u64(const char *s, uint64_t *out)
 int main(int argc, char **argv)
 {
     uint64_t ops = 1000000, seed = 0, check_every = 0, trace_from = 0;
-    int have_seed = 0, verbose = 0;
+    int have_seed = 0, verbose = 0, avoid_known = 0;
     for (int i = 1; i < argc; i++) {
         uint64_t *dst = NULL;
         if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v")) {
             verbose = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--avoid-known")) {
+            avoid_known = 1;
             continue;
         }
         if (!strcmp(argv[i], "--ops"))
@@ -75,6 +82,7 @@ int main(int argc, char **argv)
         if (check_every)
             cfg.check_every = (uint32_t)check_every;
         cfg.trace_from = trace_from;
+        cfg.avoid_known = avoid_known != 0;
         fz_source_t src;
         fz_source_seed(&src, seeds[i]);
         fz_result_t res;
@@ -92,6 +100,16 @@ int main(int argc, char **argv)
                    " queries made, %" PRIu64 " refused\n",
                    res.iterations, res.chunks, res.visited, res.loop_ops, res.queued, res.flushes,
                    res.staged_ensures, res.queries_made, res.queries_refused);
+        if (verbose)
+            printf("fuzz:   %" PRIu64 " prefabs, %" PRIu64 " children, %" PRIu64
+                   " instances (+%" PRIu64 " in bulk, %" PRIu64 " deferred), %" PRIu64
+                   " instances destroyed (+%" PRIu64 " deferred), %" PRIu64 " adopts, %" PRIu64
+                   " detaches, %" PRIu64 " destroys refused as owned (%" PRIu64
+                   " at a flush), %" PRIu64 " references remapped, %" PRIu64
+                   " copies skipped at a flush\n",
+                   res.prefabs, res.children, res.instances, res.instances_n, res.inst_deferred,
+                   res.inst_destroyed, res.inst_destroy_deferred, res.adopts, res.detaches,
+                   res.owned, res.owned_at_flush, res.remaps, res.skipped_members);
         if (res.diverged) {
             divergences++;
             printf("fuzz: DIVERGENCE seed %" PRIu64 " (config %s) at step %" PRIu64 ": %s\n",

@@ -22,6 +22,8 @@ const fz_comp_info_t fz_comps[FZ_NCOMP] = {
     [FZ_C_SST] = {"fz_sst", 24, 8, TES_STORAGE_SPARSE, true, true, false},
     [FZ_C_STAG] = {"fz_stag", 0, 0, TES_STORAGE_SPARSE, false, false, true},
     [FZ_C_SST8] = {"fz_sst8", 8, 8, TES_STORAGE_SPARSE, true, false, false},
+    [FZ_C_TREF] = {"fz_tref", 24, 8, TES_STORAGE_TABLE, false, true, false, 2, {8, 16}},
+    [FZ_C_SREF] = {"fz_sref", 16, 8, TES_STORAGE_SPARSE, false, false, false, 1, {8, 0}},
     [FZ_C_PREFAB] = {"TES_PREFAB", 0, 0, TES_STORAGE_TABLE, false, false, false},
 };
 
@@ -66,6 +68,16 @@ void fz_model_fini(fz_model_t *m)
     free(m->free_stack);
     free(m->live);
     free(m->queue);
+    fz_model_plans_clear(m);
+    free(m->plans);
+    for (uint32_t i = 0; i < m->ninsts; i++)
+        free(m->insts[i].members);
+    free(m->insts);
+    free(m->inst_free);
+    free(m->ilive);
+    for (uint32_t i = 0; i < m->nprefabs; i++)
+        free(m->prefabs[i].members);
+    free(m->prefabs);
     memset(m, 0, sizeof *m);
 }
 
@@ -115,6 +127,7 @@ tes_entity_t fz_model_spawn(fz_model_t *m)
     fz_mslot_t *s = &m->slots[index];
     s->alive = true;
     s->pending = false;
+    s->inst = 0;
     s->mask = 0;
     memset(s->stable_ptr, 0, sizeof s->stable_ptr);
     s->live_pos = m->nlive;
@@ -126,6 +139,7 @@ void fz_model_destroy(fz_model_t *m, uint32_t index)
 {
     fz_mslot_t *s = &m->slots[index];
     fz_model_clear(m, index);
+    fz_model_inst_unlink(m, index); /* it leaves its instance */
     s->alive = false;
     s->pending = false;
     /* Swap-remove from the live list. */

@@ -16,6 +16,13 @@
  * applied in call order by fz_model_flush. Entities spawned or cloned in a
  * deferred block are alive at once but `pending` (no query sees them) until
  * the flush. Queries live in model_query.h.
+ *
+ * Prefabs and instances (model_lifecycle.c): prefab records (root, then
+ * children in order), instance ids issued by an allocator of their own that
+ * works exactly like the entity one, per-entity membership with each
+ * instance's members in join order, and instantiation as a plan (live
+ * members, new entities) applied at once or at the flush, with the entity
+ * fields of components TREF and SREF remapped.
  */
 #ifndef TES_FUZZ_MODEL_H
 #define TES_FUZZ_MODEL_H
@@ -41,6 +48,8 @@ enum {
     FZ_C_SST,   /* stable sparse, 24 bytes, align 8, tracked hooks */
     FZ_C_STAG,  /* sparse tag with observer hooks */
     FZ_C_SST8,  /* stable sparse, 8 bytes, no hooks */
+    FZ_C_TREF,  /* table, 24 bytes, tracked hooks, entity fields at 8 and 16 */
+    FZ_C_SREF,  /* sparse, 16 bytes, no hooks, an entity field at 8 */
     FZ_C_PREFAB, /* the built-in TES_PREFAB */
     FZ_NCOMP
 };
@@ -59,6 +68,8 @@ typedef struct fz_comp_info {
     bool stable;
     bool tracked;   /* ctor/dtor/copy/move + observers, checked by serial */
     bool observed;  /* observers only (tags) */
+    uint8_t nrefs;  /* entity_fields: tes_entity_t members at ref_off[] */
+    uint8_t ref_off[2];
 } fz_comp_info_t;
 
 extern const fz_comp_info_t fz_comps[FZ_NCOMP];
@@ -78,6 +89,7 @@ typedef struct fz_mslot {
     bool pending;     /* spawned or cloned in a deferred block, not flushed yet:
                          alive, but no query sees it */
     uint32_t live_pos; /* position in fz_model_t.live while alive */
+    uint32_t inst;    /* the instance it belongs to: instance slot + 1, 0 = none */
     uint32_t mask;    /* bit k set = has component k */
     uint8_t val[FZ_NCOMP][FZ_MAXSIZE];
     /* Address first seen for a stable component; it must never change until
@@ -98,18 +110,52 @@ typedef enum fz_qkind {
     FZ_Q_SET,    /* val: the staged value (payload bytes); fires on_set */
     FZ_Q_ENSURE, /* a deferred tes_ensure: like SET, without on_set */
     FZ_Q_CLEAR,
-    FZ_Q_CLONE /* e receives copies of src's components */
+    FZ_Q_CLONE, /* e receives copies of src's components */
+    FZ_Q_INSTANTIATE, /* plan `plan` copies its prefab into its entities */
+    FZ_Q_INST_DESTROY /* the members instance `inst` has then die */
 } fz_qkind_t;
 
 typedef struct fz_qop {
     fz_qkind_t kind;
     int k;
     tes_entity_t e, src;
+    tes_instance_t inst; /* INST_DESTROY */
+    uint32_t plan;       /* INSTANTIATE: index in fz_model_t.plans */
     uint8_t val[FZ_MAXSIZE];
     /* SET / ENSURE: the library's staged value, once a deferred tes_ensure
      * has revealed its address (NULL until then). */
     const void *staged;
 } fz_qop_t;
+
+/* Prefabs and instances (model_lifecycle.c). An instance id is issued like
+ * an entity handle: its own slots, LIFO free stack, generations, retirement
+ * at the generation limit. */
+typedef struct fz_minst {
+    uint32_t gen;     /* live: its generation; free: the next one to issue */
+    bool alive;
+    bool retired;
+    uint32_t live_pos; /* position in fz_model_t.ilive while alive */
+    tes_entity_t *members; /* in the order they joined */
+    uint32_t n, cap;
+} fz_minst_t;
+
+/* A prefab record: the root, then the children in the order they were
+ * added, dead ones included (the live ones are the prefab's members). The
+ * record is live while its root is. */
+typedef struct fz_mprefab {
+    tes_entity_t *members;
+    uint32_t n, cap;
+} fz_mprefab_t;
+
+/* One instantiation: n instances of the m members the prefab had (alive)
+ * when it was made; ents[k * m + i] is instance k's copy of member i. A
+ * deferred plan waits in fz_model_t.plans for its flush, which first turns
+ * the members dead by then into TES_NULL. */
+typedef struct fz_mplan {
+    tes_entity_t *members;
+    tes_entity_t *ents;
+    uint32_t m, n;
+} fz_mplan_t;
 
 typedef struct fz_model {
     uint32_t generation_limit; /* normalised: never 0 */
@@ -126,6 +172,22 @@ typedef struct fz_model {
     fz_hook_expect_t expect[FZ_NCOMP];
     fz_qop_t *queue;           /* deferred changes, in call order */
     uint32_t nqueue, queue_cap;
+    /* Prefabs and instances. */
+    bool strict;               /* strict_lifecycle: tes_destroy refuses members */
+    fz_minst_t *insts;         /* instance slots */
+    uint32_t ninsts, insts_cap;
+    uint32_t *inst_free;       /* LIFO free stack of instance slots */
+    uint32_t ninst_free, inst_free_cap;
+    uint32_t *ilive;           /* live instance slots, any order */
+    uint32_t nilive, ilive_cap;
+    uint32_t inst_retired;
+    fz_mprefab_t *prefabs;
+    uint32_t nprefabs, prefabs_cap;
+    fz_mplan_t *plans;         /* deferred instantiations not flushed yet */
+    uint32_t nplans, plans_cap;
+    /* Coverage: references remapped by instantiation, copies skipped at a
+     * flush (member dead by then), queued destroys refused at the flush. */
+    uint64_t remaps, skipped_members, owned_at_flush;
 } fz_model_t;
 
 /* Grows *arr (of *cap elements) to hold at least need elements. */
@@ -175,22 +237,75 @@ bool fz_model_queue(fz_model_t *m, fz_qkind_t kind, tes_entity_t e, int k, tes_e
  * tracked data). Counts the staged value. Returns the op's index or -1. */
 int32_t fz_model_queue_set(fz_model_t *m, tes_entity_t e, int k, const uint8_t *value);
 /* Queues the ensure of k on e a deferred tes_ensure makes: a staged value,
- * a copy of slot init's k (counted as a copy) or the default when init is
- * UINT32_MAX, assigned at the flush without on_set. Returns the index or -1. */
-int32_t fz_model_queue_ensure(fz_model_t *m, tes_entity_t e, int k, uint32_t init);
+ * a copy of init (counted as a copy) or the default when init is NULL,
+ * assigned at the flush without on_set. Returns the index or -1. */
+int32_t fz_model_queue_ensure(fz_model_t *m, tes_entity_t e, int k, const uint8_t *init);
 
 /* What a deferred tes_ensure of k on e finds, replaying the commands queued
  * for e (as the library does). */
 typedef enum fz_queued {
     FZ_QUEUED_NONE,   /* nothing queued changes k on e */
-    FZ_QUEUED_STAGED, /* a set or ensure of k stages it: *op is its index */
-    FZ_QUEUED_OTHER   /* stage a new value: a copy of slot *init's k, or the
-                         default when *init is UINT32_MAX */
+    FZ_QUEUED_STAGED, /* a set or ensure of k stages it: op is its index */
+    FZ_QUEUED_OTHER   /* stage a new value: a copy of init when has_init,
+                         else the default */
 } fz_queued_t;
-fz_queued_t fz_model_lookup(const fz_model_t *m, tes_entity_t e, int k, int32_t *op,
-                            uint32_t *init);
+typedef struct fz_lookup {
+    fz_queued_t queued;
+    int32_t op;
+    bool has_init;
+    uint8_t init[FZ_MAXSIZE];
+    /* The value e will hold comes from a queued instantiation (a copy of
+     * its prefab member, references remapped): see driver_lifecycle.c. */
+    bool via_instance;
+} fz_lookup_t;
+void fz_model_lookup(const fz_model_t *m, tes_entity_t e, int k, fz_lookup_t *out);
 /* Applies the queue in order (ops on entities dead by then are dropped,
- * staged values released) and empties it. */
-void fz_model_flush(fz_model_t *m);
+ * staged values released) and empties it. Returns the first error met
+ * (TES_ERR_OWNED: a queued destroy of an entity that joined an instance
+ * since, in a strict world), as tes_defer_end does. */
+int fz_model_flush(fz_model_t *m);
+
+/* ------------------------------------------------------------------ lifecycle */
+
+/* The live instance named by id, or NULL. */
+fz_minst_t *fz_model_inst(const fz_model_t *m, tes_instance_t id);
+/* The id the next instance gets. */
+tes_instance_t fz_model_inst_peek(const fz_model_t *m);
+/* The instance e belongs to (0: none, or e not alive). */
+tes_instance_t fz_model_instance_of(const fz_model_t *m, tes_entity_t e);
+/* Appends live entity `index` (in no instance) to live instance id. */
+bool fz_model_inst_link(fz_model_t *m, tes_instance_t id, uint32_t index);
+/* Takes live entity `index` out of its instance (if any); the instance
+ * dies with its last member. */
+void fz_model_inst_unlink(fz_model_t *m, uint32_t index);
+/* Destroys every member the live instance has, in join order. */
+void fz_model_inst_destroy(fz_model_t *m, tes_instance_t id);
+
+/* The record of live prefab root `root`, or NULL. */
+fz_mprefab_t *fz_model_prefab(const fz_model_t *m, tes_entity_t root);
+/* Starts the record of a new root; appends a child. False: out of memory. */
+bool fz_model_prefab_add(fz_model_t *m, tes_entity_t root);
+bool fz_model_prefab_child(fz_model_t *m, fz_mprefab_t *p, tes_entity_t child);
+/* The live members of p in order (written to out unless NULL); returns
+ * their count. */
+uint32_t fz_model_prefab_live(const fz_model_t *m, const fz_mprefab_t *p, tes_entity_t *out);
+/* Drops records of dead roots once there are many (unobservable). */
+void fz_model_prefab_prune(fz_model_t *m);
+
+/* Instantiates p n times (the caller checked the ids fit): spawns the
+ * entities instance by instance, members in order (pending when deferred),
+ * then the instances, whose ids go to insts (unless NULL) and entities to
+ * ents (n * live members). Immediately: copies now; deferred: queues the
+ * plan for the flush. False: the model ran out of memory. */
+bool fz_model_instantiate(fz_model_t *m, const fz_mprefab_t *p, uint32_t n, bool deferred,
+                          tes_instance_t *insts, tes_entity_t *ents);
+/* The flush's side of a deferred plan (model_defer.c calls it). */
+void fz_model_plan_apply(fz_model_t *m, fz_mplan_t *p);
+/* For fz_model_lookup: whether plan p makes e (then *has: e will hold k,
+ * with the value written to val). */
+bool fz_model_plan_value(const fz_model_t *m, const fz_mplan_t *p, tes_entity_t e, int k,
+                         bool *has, uint8_t val[FZ_MAXSIZE]);
+/* Frees the plans (flushed or dropped with the world). */
+void fz_model_plans_clear(fz_model_t *m);
 
 #endif

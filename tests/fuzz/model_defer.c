@@ -32,7 +32,7 @@ bool fz_model_queue(fz_model_t *m, fz_qkind_t kind, tes_entity_t e, int k, tes_e
     return true;
 }
 
-int32_t fz_model_queue_ensure(fz_model_t *m, tes_entity_t e, int k, uint32_t init)
+int32_t fz_model_queue_ensure(fz_model_t *m, tes_entity_t e, int k, const uint8_t *init)
 {
     fz_qop_t *op = push(m);
     if (!op)
@@ -41,11 +41,11 @@ int32_t fz_model_queue_ensure(fz_model_t *m, tes_entity_t e, int k, uint32_t ini
     op->e = e;
     op->k = k;
     fz_default_value(k, op->val);
-    if (init != UINT32_MAX && fz_comps[k].size) {
+    if (init && fz_comps[k].size) {
         uint32_t off = fz_payload_offset(k);
-        memcpy(op->val + off, m->slots[init].val[k] + off, fz_comps[k].size - off);
+        memcpy(op->val + off, init + off, fz_comps[k].size - off);
         if (fz_comps[k].tracked)
-            m->expect[k].copy++; /* staging copies the current value */
+            m->expect[k].copy++; /* staging copies the value it starts from */
     }
     m->staged[k]++;
     return (int32_t)(m->nqueue - 1);
@@ -75,15 +75,28 @@ int32_t fz_model_queue_set(fz_model_t *m, tes_entity_t e, int k, const uint8_t *
 /* The live slot index of e, or UINT32_MAX. */
 static uint32_t live_index(const fz_model_t *m, tes_entity_t e);
 
-fz_queued_t fz_model_lookup(const fz_model_t *m, tes_entity_t e, int k, int32_t *op_index,
-                            uint32_t *init)
+void fz_model_lookup(const fz_model_t *m, tes_entity_t e, int k, fz_lookup_t *out)
 {
     uint32_t self = live_index(m, e);
     bool touched = false, present = self != UINT32_MAX && fz_model_has(m, self, k);
-    uint32_t source = present ? self : UINT32_MAX;
+    bool via_instance = false;
+    const uint8_t *source = present ? m->slots[self].val[k] : NULL;
     int32_t stage = -1;
+    memset(out, 0, sizeof *out);
     for (uint32_t i = 0; i < m->nqueue; i++) {
         const fz_qop_t *op = &m->queue[i];
+        if (op->kind == FZ_Q_INSTANTIATE) {
+            /* e receives a copy of its prefab member: the member's current
+             * value (references remapped) is the best guess for it, as a
+             * queued clone's source is. */
+            bool has;
+            if (fz_model_plan_value(m, &m->plans[op->plan], e, k, &has, out->init)) {
+                touched = true, present = has, stage = -1;
+                source = has ? out->init : NULL;
+                via_instance = has;
+            }
+            continue; /* (its entities exist only from this op on) */
+        }
         if (op->e != e)
             continue;
         bool mine = op->k == k;
@@ -91,36 +104,42 @@ fz_queued_t fz_model_lookup(const fz_model_t *m, tes_entity_t e, int k, int32_t 
         case FZ_Q_SET:
         case FZ_Q_ENSURE:
             if (mine)
-                touched = present = true, stage = (int32_t)i, source = UINT32_MAX;
+                touched = present = true, stage = (int32_t)i, source = NULL;
             break;
         case FZ_Q_ADD:
             if (mine && !present)
-                touched = present = true, stage = -1, source = UINT32_MAX;
+                touched = present = true, stage = -1, source = NULL;
             break;
         case FZ_Q_REMOVE:
             if (mine)
-                touched = true, present = false, stage = -1, source = UINT32_MAX;
+                touched = true, present = false, stage = -1, source = NULL;
             break;
         case FZ_Q_CLEAR:
         case FZ_Q_DESTROY:
-            touched = true, present = false, stage = -1, source = UINT32_MAX;
+            touched = true, present = false, stage = -1, source = NULL;
             break;
         case FZ_Q_CLONE: {
             uint32_t src = live_index(m, op->src);
             touched = true, stage = -1;
             present = src != UINT32_MAX && fz_model_has(m, src, k);
-            source = present ? src : UINT32_MAX;
+            source = present ? m->slots[src].val[k] : NULL;
             break;
         }
         case FZ_Q_MATERIALIZE:
+        case FZ_Q_INSTANTIATE:
+        case FZ_Q_INST_DESTROY: /* the library does not look into it (harmless:
+                                   the flush drops what follows) */
             break;
         }
+        if (source != out->init)
+            via_instance = false; /* a later op decides the value */
     }
-    *op_index = stage;
-    *init = source;
-    if (!touched)
-        return FZ_QUEUED_NONE;
-    return stage >= 0 ? FZ_QUEUED_STAGED : FZ_QUEUED_OTHER;
+    out->op = stage;
+    out->has_init = source != NULL;
+    if (source && source != out->init)
+        memcpy(out->init, source, FZ_MAXSIZE);
+    out->via_instance = via_instance;
+    out->queued = !touched ? FZ_QUEUED_NONE : stage >= 0 ? FZ_QUEUED_STAGED : FZ_QUEUED_OTHER;
 }
 
 /* The live slot index of e, or UINT32_MAX. */
@@ -129,15 +148,28 @@ static uint32_t live_index(const fz_model_t *m, tes_entity_t e)
     return fz_model_get(m, e) ? tes_entity_index(e) : UINT32_MAX;
 }
 
-static void apply(fz_model_t *m, const fz_qop_t *op)
+static int apply(fz_model_t *m, const fz_qop_t *op)
 {
     uint32_t i = live_index(m, op->e);
     switch (op->kind) {
+    case FZ_Q_INSTANTIATE:
+        fz_model_plan_apply(m, &m->plans[op->plan]);
+        break;
+    case FZ_Q_INST_DESTROY:
+        if (fz_model_inst(m, op->inst))
+            fz_model_inst_destroy(m, op->inst);
+        break;
     case FZ_Q_MATERIALIZE:
         if (i != UINT32_MAX)
             m->slots[i].pending = false;
         break;
     case FZ_Q_DESTROY:
+        /* tes_destroy again: in a strict world it refuses an entity that
+         * joined an instance since the destroy was queued. */
+        if (i != UINT32_MAX && m->strict && m->slots[i].inst) {
+            m->owned_at_flush++;
+            return TES_ERR_OWNED;
+        }
         if (i != UINT32_MAX)
             fz_model_destroy(m, i);
         break;
@@ -175,11 +207,18 @@ static void apply(fz_model_t *m, const fz_qop_t *op)
             m->expect[op->k].on_set++; /* an ensure fires none, as immediately */
         break;
     }
+    return TES_OK;
 }
 
-void fz_model_flush(fz_model_t *m)
+int fz_model_flush(fz_model_t *m)
 {
-    for (uint32_t i = 0; i < m->nqueue; i++)
-        apply(m, &m->queue[i]);
+    int first = TES_OK;
+    for (uint32_t i = 0; i < m->nqueue; i++) {
+        int rc = apply(m, &m->queue[i]);
+        if (rc && first == TES_OK)
+            first = rc;
+    }
     m->nqueue = 0;
+    fz_model_plans_clear(m);
+    return first;
 }
