@@ -15,6 +15,11 @@
  * succeed, so the scenario continues and ends in the same final state as
  * the reference run.
  *
+ * Prefabs and instances too: stats.instances_alive, each tracked
+ * entity's instance and prefab members, each tracked instance's liveness
+ * and members in order; a failed tes_instantiate must leave no entity, no
+ * instance id used up and no copy behind.
+ *
  * Queries are part of the observable state: the snapshot holds each
  * tracked query's count and matching entities, and a group query can be
  * paired with a plain twin over the same terms that must agree with it.
@@ -70,6 +75,7 @@ typedef struct fs_snap {
     size_t len, cap;
     size_t *ent_off; /* where each tracked entity's record starts */
     uint32_t nents;
+    size_t query_off; /* where the query records start (after the instances) */
 } fs_snap_t;
 
 typedef struct fs_ref {
@@ -94,6 +100,9 @@ typedef struct fs_run {
     /* Every entity the scenario created, alive or not. */
     tes_entity_t *ents;
     uint32_t nents, ents_cap;
+    /* Every instance the scenario created, alive or not. */
+    tes_instance_t *insts;
+    uint32_t ninsts, insts_cap;
     /* Queries the snapshot covers (NULL once freed); twin[i] >= 0 names a
      * query that must match exactly what query i matches. */
     tes_query_t *queries[FS_MAX_QUERIES];
@@ -104,6 +113,7 @@ typedef struct fs_run {
     int32_t defer_depth;
     uint64_t staged[FS_MAX_COMPS];
     bool flush_failed;     /* a change was lost in a flush: no final comparison */
+    const char *flush_absorbed; /* a flush met a failure nobody reported (its step) */
     /* Step bookkeeping. */
     uint32_t step;
     uint64_t failures_before;
@@ -159,8 +169,14 @@ void fs_register_base(fs_run_t *r);
 /* Registers one more component; returns its index or -1. */
 int fs_register(fs_run_t *r, const char *name, uint32_t size, uint32_t align,
                 tes_storage_t storage, bool stable, bool hooks);
+/* Registers a component whose entity_fields are the nfields offsets in
+ * fields; returns its index or -1. */
+int fs_register_refs(fs_run_t *r, const char *name, uint32_t size, tes_storage_t storage,
+                     bool hooks, const size_t *fields, int32_t nfields);
 /* Remembers an entity so snapshots cover it. */
 void fs_track(fs_run_t *r, tes_entity_t e);
+/* Remembers an instance so snapshots cover it (its members: fs_track). */
+void fs_track_inst(fs_run_t *r, tes_instance_t id);
 
 /* Convenience steps (each one FS_STEP). */
 tes_entity_t fs_spawn(fs_run_t *r);
@@ -188,6 +204,26 @@ tes_iter_t fs_iter(fs_run_t *r, int i);
 bool fs_iter_next(fs_run_t *r, tes_iter_t *it);
 /* Leaves a loop early (applies the queue when it was the last level). */
 void fs_iter_fini(fs_run_t *r, tes_iter_t *it);
+
+/* Prefabs and instances (steps_lifecycle.c): each one step, tracking what
+ * it makes. fs_instantiate returns the instance (0 if the scenario died). */
+tes_entity_t fs_prefab_new(fs_run_t *r);
+tes_entity_t fs_prefab_child(fs_run_t *r, tes_entity_t prefab);
+tes_instance_t fs_instantiate(fs_run_t *r, tes_entity_t prefab, int32_t cap);
+void fs_instantiate_n(fs_run_t *r, tes_entity_t prefab, int32_t n);
+void fs_instance_destroy(fs_run_t *r, tes_instance_t id);
+void fs_adopt(fs_run_t *r, tes_instance_t id, tes_entity_t e);
+void fs_detach(fs_run_t *r, tes_entity_t e);
+/* tes_set of a caller-made value (a component with entity fields). */
+void fs_set_value(fs_run_t *r, tes_entity_t e, int k, const void *value);
+
+/* Scenarios of scenarios_lifecycle.c. */
+void fs_sc_prefab(fs_run_t *r);
+void fs_sc_instantiate(fs_run_t *r);
+void fs_sc_instantiate_n(fs_run_t *r);
+void fs_sc_adopt(fs_run_t *r);
+void fs_sc_defer_instantiate(fs_run_t *r);
+void fs_sc_defer_instance_destroy(fs_run_t *r);
 
 /* Scenarios of scenarios_query.c. */
 void fs_sc_query_new(fs_run_t *r);

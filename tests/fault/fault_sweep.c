@@ -1,15 +1,17 @@
 /*
  * fault_sweep: the allocation-failure sweep (see fault.h for the method).
  * This file holds the runner (steps, snapshots, checks, hooks) and main;
- * the scenarios are in scenarios.c and scenarios_query.c, the query and
- * deferral steps in steps_query.c.
+ * the scenarios are in scenarios.c, scenarios_query.c and
+ * scenarios_lifecycle.c, the query and deferral steps in steps_query.c, the
+ * prefab and instance steps in steps_lifecycle.c.
  *
  * A snapshot is the observable state serialized to bytes: entity count,
- * stats (alive, slots, retired, free, components, tables), hook counters and
- * ctor - dtor per component, then for every entity the scenario ever made:
- * alive, tes_components_of, each data value from tes_get, tes_enabled; then
- * for every tracked query its tes_query_count and the entities its
- * iteration visits, sorted. Two
+ * stats (alive, slots, retired, free, components, tables, instances), hook
+ * counters and ctor - dtor per component, then for every entity the
+ * scenario ever made: alive, tes_components_of, each data value from
+ * tes_get, tes_enabled, tes_instance_of, tes_prefab_members; then for every
+ * instance it made, tes_instance_members; then for every tracked query its
+ * tes_query_count and the entities its iteration visits, sorted. Two
  * states are equal when their bytes are; on a mismatch the field or entity
  * that differs is named. Allocated bytes and capacities are not part of it:
  * a failed call may keep a grown buffer, which nobody can observe.
@@ -192,10 +194,10 @@ void fs_check_twins(fs_run_t *r, const char *what)
 }
 
 /* Number of uint64 fields in the global part, and their names. */
-#define GLOBAL_FIXED 7
+#define GLOBAL_FIXED 8
 static const char *const global_names[GLOBAL_FIXED] = {
     "entity_count", "stats.entities_alive", "stats.entity_slots", "stats.entities_retired",
-    "stats.entities_free", "stats.components", "stats.tables"};
+    "stats.entities_free", "stats.components", "stats.tables", "stats.instances_alive"};
 static const char *const counter_names[4] = {"on_add", "on_set", "on_remove", "ctor-dtor"};
 
 /* with_tables: whether stats.tables counts. A failed call may leave behind
@@ -216,6 +218,7 @@ static void fs_snapshot(fs_run_t *r, fs_snap_t *s, bool with_tables)
     snap_u64(s, st.entities_free);
     snap_u64(s, st.components);
     snap_u64(s, with_tables ? st.tables : 0);
+    snap_u64(s, st.instances_alive);
     for (int k = 0; k < FS_MAX_COMPS; k++) {
         const fs_hook_counts_t *c = &r->counts[k];
         snap_u64(s, c->on_add);
@@ -253,8 +256,22 @@ static void fs_snapshot(fs_run_t *r, fs_snap_t *s, bool with_tables)
         }
         uint8_t enabled = tes_enabled(r->w, e);
         snap_put(s, &enabled, 1);
+        snap_u64(s, tes_instance_of(r->w, e));
+        tes_entity_t members[64];
+        int32_t nm = tes_prefab_members(r->w, e, members, 64);
+        snap_put(s, &nm, sizeof nm);
+        if (nm > 0)
+            snap_put(s, members, (size_t)(nm < 64 ? nm : 64) * sizeof *members);
     }
     s->ent_off[r->nents] = s->len;
+    for (uint32_t i = 0; i < r->ninsts; i++) {
+        tes_entity_t members[256];
+        int32_t nm = tes_instance_members(r->w, r->insts[i], members, 256);
+        snap_put(s, &nm, sizeof nm);
+        if (nm > 0)
+            snap_put(s, members, (size_t)(nm < 256 ? nm : 256) * sizeof *members);
+    }
+    s->query_off = s->len;
     for (int i = 0; i < r->nqueries; i++)
         snap_query(r, s, i);
 }
@@ -288,8 +305,12 @@ static bool snap_equal(fs_run_t *r, const fs_snap_t *a, const fs_snap_t *b, cons
         }
         return false;
     }
-    if (off >= a->ent_off[a->nents] || off >= b->ent_off[b->nents]) {
+    if (off >= a->query_off || off >= b->query_off) {
         fs_problem(r, "%s: the matches of a query differ", what);
+        return false;
+    }
+    if (off >= a->ent_off[a->nents] || off >= b->ent_off[b->nents]) {
+        fs_problem(r, "%s: an instance differs (alive or members)", what);
         return false;
     }
     uint32_t i = 0;
@@ -451,6 +472,7 @@ void fs_track(fs_run_t *r, tes_entity_t e)
     r->ents[r->nents++] = e;
 }
 
+
 bool fs_world_new(fs_run_t *r, const tes_world_desc_t *desc)
 {
     tes_world_desc_t d;
@@ -481,34 +503,28 @@ bool fs_world_new(fs_run_t *r, const tes_world_desc_t *desc)
     return false;
 }
 
-int fs_register(fs_run_t *r, const char *name, uint32_t size, uint32_t align,
-                tes_storage_t storage, bool stable, bool hooks)
+/* Registers desc (hooks added when asked); returns the index or -1. */
+static int register_desc(fs_run_t *r, tes_component_desc_t *d, bool hooks)
 {
     if (r->dead || r->ncomps >= FS_MAX_COMPS)
         return -1;
     int k = r->ncomps;
-    tes_component_desc_t d;
-    memset(&d, 0, sizeof d);
-    d.name = name;
-    d.size = size;
-    d.align = align;
-    d.storage = storage;
-    d.stable = stable;
+    uint32_t size = (uint32_t)d->size;
     r->ctx[k].size = size;
     if (hooks) {
         if (size) {
-            d.hooks.ctor = h_ctor;
-            d.hooks.dtor = h_dtor;
-            d.hooks.copy = h_copy;
-            d.hooks.move = h_move;
+            d->hooks.ctor = h_ctor;
+            d->hooks.dtor = h_dtor;
+            d->hooks.copy = h_copy;
+            d->hooks.move = h_move;
         }
-        d.hooks.on_add = h_on_add;
-        d.hooks.on_set = h_on_set;
-        d.hooks.on_remove = h_on_remove;
-        d.hooks.ctx = &r->ctx[k];
+        d->hooks.on_add = h_on_add;
+        d->hooks.on_set = h_on_set;
+        d->hooks.on_remove = h_on_remove;
+        d->hooks.ctx = &r->ctx[k];
     }
     tes_comp_t id = 0;
-    FS_STEP(r, fs_comp(r, &id, tes_component(r->w, &d)));
+    FS_STEP(r, fs_comp(r, &id, tes_component(r->w, d)));
     if (r->dead)
         return -1;
     if (id >= FS_MAX_ID) {
@@ -520,6 +536,34 @@ int fs_register(fs_run_t *r, const char *name, uint32_t size, uint32_t align,
     r->size_of[id] = size;
     r->ncomps++;
     return k;
+}
+
+int fs_register(fs_run_t *r, const char *name, uint32_t size, uint32_t align,
+                tes_storage_t storage, bool stable, bool hooks)
+{
+    tes_component_desc_t d;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.size = size;
+    d.align = align;
+    d.storage = storage;
+    d.stable = stable;
+    return register_desc(r, &d, hooks);
+}
+
+int fs_register_refs(fs_run_t *r, const char *name, uint32_t size, tes_storage_t storage,
+                     bool hooks, const size_t *fields, int32_t nfields)
+{
+    tes_component_desc_t d;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.size = size;
+    d.align = 8;
+    d.storage = storage;
+    for (int32_t i = 0; i < nfields && i < TES_MAX_ENTITY_FIELDS; i++)
+        d.entity_fields[i] = fields[i];
+    d.entity_field_count = nfields;
+    return register_desc(r, &d, hooks);
 }
 
 void fs_register_base(fs_run_t *r)
@@ -654,7 +698,12 @@ static void run_finish(fs_run_t *r)
             } else {
                 fs_snap_t fin = {0};
                 fs_snapshot(r, &fin, true);
-                snap_equal(r, &r->ref->final, &fin, "final state vs. the run without failure");
+                if (!snap_equal(r, &r->ref->final, &fin, "final state vs. the run without failure") &&
+                    r->flush_absorbed)
+                    fs_problem(r, "(the failure came while %s applied the queue, which reported "
+                                  "no error: tes_last_error is %d, not TES_ERR_NOMEM, yet a "
+                                  "queued change was lost)",
+                               r->flush_absorbed, tes_last_error(r->w));
                 snap_free(&fin);
             }
         }
@@ -676,6 +725,8 @@ static void run_finish(fs_run_t *r)
     snap_free(&r->snap);
     free(r->ents);
     r->ents = NULL;
+    free(r->insts);
+    r->insts = NULL;
 }
 
 int main(int argc, char **argv)

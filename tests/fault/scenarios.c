@@ -241,5 +241,12 @@ const fs_scenario_t fs_scenarios[] = {
     {"group_ops", fs_sc_group_ops},
     {"defer", fs_sc_defer},
     {"defer_loop", fs_sc_defer_loop},
+    /* scenarios_lifecycle.c */
+    {"prefab", fs_sc_prefab},
+    {"instantiate", fs_sc_instantiate},
+    {"instantiate_n", fs_sc_instantiate_n},
+    {"adopt", fs_sc_adopt},
+    {"defer_instantiate", fs_sc_defer_instantiate},
+    {"defer_inst_destroy", fs_sc_defer_instance_destroy},
 };
 const int fs_nscenarios = (int)(sizeof fs_scenarios / sizeof fs_scenarios[0]);

@@ -68,8 +68,10 @@ static void applied(fs_run_t *r, int rc, uint64_t failures, const char *what)
     }
     r->injected++;
     if (rc == TES_OK) {
-        /* A cache absorbed it: the flush did all it does without it. */
+        /* A cache absorbed it: the flush did all it does without it (the
+         * final comparison with the run without failure says if not). */
         r->absorbed++;
+        r->flush_absorbed = what;
         if (tes__world_check(r->w) != TES_OK)
             fs_problem(r, "%s: tes__world_check failed after an absorbed failure", what);
         fs_step_done(r);
