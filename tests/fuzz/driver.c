@@ -653,6 +653,8 @@ void fz_run(const fz_config_t *cfg, fz_source_t *src, uint64_t max_ops, fz_resul
         res->remaps = d->m.remaps;
         res->skipped_members = d->m.skipped_members;
         res->owned_at_flush = d->m.owned_at_flush;
+        res->inst_slots = d->m.ninsts;
+        res->inst_retired = d->m.inst_retired;
         res->hooks = d->t.nrecs ? d->t.counts[FZ_C_T24].ctor + d->t.counts[FZ_C_S16].ctor +
                                       d->t.counts[FZ_C_SST].ctor + d->t.counts[FZ_C_TREF].ctor
                                 : 0;

@@ -76,6 +76,7 @@ typedef struct fz_result {
     /* From the model: references remapped, copies a flush skipped (their
      * member died first), queued destroys the flush refused (owned). */
     uint64_t remaps, skipped_members, owned_at_flush;
+    uint32_t inst_slots, inst_retired; /* instance id slots made, retired */
 } fz_result_t;
 
 /* Runs up to max_ops ops (fewer if a byte source runs out). */

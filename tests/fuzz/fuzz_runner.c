@@ -106,10 +106,11 @@ int main(int argc, char **argv)
                    " instances destroyed (+%" PRIu64 " deferred), %" PRIu64 " adopts, %" PRIu64
                    " detaches, %" PRIu64 " destroys refused as owned (%" PRIu64
                    " at a flush), %" PRIu64 " references remapped, %" PRIu64
-                   " copies skipped at a flush\n",
+                   " copies skipped at a flush, %u instance slots (%u retired)\n",
                    res.prefabs, res.children, res.instances, res.instances_n, res.inst_deferred,
                    res.inst_destroyed, res.inst_destroy_deferred, res.adopts, res.detaches,
-                   res.owned, res.owned_at_flush, res.remaps, res.skipped_members);
+                   res.owned, res.owned_at_flush, res.remaps, res.skipped_members, res.inst_slots,
+                   res.inst_retired);
         if (res.diverged) {
             divergences++;
             printf("fuzz: DIVERGENCE seed %" PRIu64 " (config %s) at step %" PRIu64 ": %s\n",

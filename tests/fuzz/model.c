@@ -10,21 +10,21 @@
 #include <string.h>
 
 const fz_comp_info_t fz_comps[FZ_NCOMP] = {
-    [FZ_C_DISABLED] = {"TES_DISABLED", 0, 0, TES_STORAGE_TABLE, false, false, false},
-    [FZ_C_T4] = {"fz_t4", 4, 4, TES_STORAGE_TABLE, false, false, false},
-    [FZ_C_T12] = {"fz_t12", 12, 4, TES_STORAGE_TABLE, false, false, false},
-    [FZ_C_T24] = {"fz_t24", 24, 8, TES_STORAGE_TABLE, false, true, false},
-    [FZ_C_T16A] = {"fz_t16a", 16, 16, TES_STORAGE_TABLE, false, false, false},
-    [FZ_C_TTAG] = {"fz_ttag", 0, 0, TES_STORAGE_TABLE, false, false, false},
-    [FZ_C_TTAG2] = {"fz_ttag2", 0, 0, TES_STORAGE_TABLE, false, false, true},
-    [FZ_C_S4] = {"fz_s4", 4, 4, TES_STORAGE_SPARSE, false, false, false},
-    [FZ_C_S16] = {"fz_s16", 16, 8, TES_STORAGE_SPARSE, false, true, false},
-    [FZ_C_SST] = {"fz_sst", 24, 8, TES_STORAGE_SPARSE, true, true, false},
-    [FZ_C_STAG] = {"fz_stag", 0, 0, TES_STORAGE_SPARSE, false, false, true},
-    [FZ_C_SST8] = {"fz_sst8", 8, 8, TES_STORAGE_SPARSE, true, false, false},
+    [FZ_C_DISABLED] = {"TES_DISABLED", 0, 0, TES_STORAGE_TABLE, false, false, false, 0, {0, 0}},
+    [FZ_C_T4] = {"fz_t4", 4, 4, TES_STORAGE_TABLE, false, false, false, 0, {0, 0}},
+    [FZ_C_T12] = {"fz_t12", 12, 4, TES_STORAGE_TABLE, false, false, false, 0, {0, 0}},
+    [FZ_C_T24] = {"fz_t24", 24, 8, TES_STORAGE_TABLE, false, true, false, 0, {0, 0}},
+    [FZ_C_T16A] = {"fz_t16a", 16, 16, TES_STORAGE_TABLE, false, false, false, 0, {0, 0}},
+    [FZ_C_TTAG] = {"fz_ttag", 0, 0, TES_STORAGE_TABLE, false, false, false, 0, {0, 0}},
+    [FZ_C_TTAG2] = {"fz_ttag2", 0, 0, TES_STORAGE_TABLE, false, false, true, 0, {0, 0}},
+    [FZ_C_S4] = {"fz_s4", 4, 4, TES_STORAGE_SPARSE, false, false, false, 0, {0, 0}},
+    [FZ_C_S16] = {"fz_s16", 16, 8, TES_STORAGE_SPARSE, false, true, false, 0, {0, 0}},
+    [FZ_C_SST] = {"fz_sst", 24, 8, TES_STORAGE_SPARSE, true, true, false, 0, {0, 0}},
+    [FZ_C_STAG] = {"fz_stag", 0, 0, TES_STORAGE_SPARSE, false, false, true, 0, {0, 0}},
+    [FZ_C_SST8] = {"fz_sst8", 8, 8, TES_STORAGE_SPARSE, true, false, false, 0, {0, 0}},
     [FZ_C_TREF] = {"fz_tref", 24, 8, TES_STORAGE_TABLE, false, true, false, 2, {8, 16}},
     [FZ_C_SREF] = {"fz_sref", 16, 8, TES_STORAGE_SPARSE, false, false, false, 1, {8, 0}},
-    [FZ_C_PREFAB] = {"TES_PREFAB", 0, 0, TES_STORAGE_TABLE, false, false, false},
+    [FZ_C_PREFAB] = {"TES_PREFAB", 0, 0, TES_STORAGE_TABLE, false, false, false, 0, {0, 0}},
 };
 
 void fz_default_value(int k, uint8_t out[FZ_MAXSIZE])
