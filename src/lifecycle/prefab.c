@@ -390,6 +390,27 @@ static int instantiate_deferred(tes_world_t *w, void *arg, bool run)
     return rc;
 }
 
+/* What a deferred instantiation will give entity e (see tes__defer_fill_fn):
+ * a copy of its member's c as the member is now, remapped to its instance. */
+static int instantiate_fill(tes_world_t *w, void *arg, tes_entity_t e, tes_comp_t c, void *dst)
+{
+    const plan_t *p = arg;
+    uint32_t total = p->n * p->m, at = 0;
+    while (at < total && p->ents[at] != e)
+        at++;
+    if (at == total)
+        return TES__FILL_NONE;
+    tes_entity_t member = p->members[at % p->m];
+    if (c == TES_PREFAB || !tes_alive(w, member) || !tes_has(w, member, c))
+        return TES__FILL_LACKS;
+    const tes__component_t *info = tes__registry_get(&w->components, c);
+    if (dst && info->size) {
+        tes__component_copy1(info, dst, tes_get(w, member, c));
+        remap_value(p, at / p->m, info, dst);
+    }
+    return TES__FILL_HAS;
+}
+
 /* The shared body of tes_instantiate and tes_instantiate_n. */
 static int instantiate(tes_world_t *w, tes_entity_t prefab, uint32_t n, tes_instance_t *out_inst,
                        tes_entity_t *out, int32_t cap)
@@ -441,7 +462,7 @@ static int instantiate(tes_world_t *w, tes_entity_t prefab, uint32_t n, tes_inst
     for (int32_t k = 0; k < cap && (uint32_t)k < total; k++)
         out[k] = p->ents[k];
     if (deferred) {
-        tes__defer_push_call(w, instantiate_deferred, p);
+        tes__defer_push_call(w, instantiate_deferred, instantiate_fill, p);
         return TES_OK;
     }
     plan_commit(w, p);

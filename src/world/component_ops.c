@@ -183,7 +183,8 @@ static void *ensure_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
          * the current one when it exists) that the flush assigns. */
         void *staged = NULL;
         const void *init = NULL;
-        int queued = tes__defer_lookup(w, e, c, &staged, &init);
+        const tes__op_t *filler = NULL;
+        int queued = tes__defer_lookup(w, e, c, &staged, &init, &filler);
         if (queued == TES__QUEUED_NONE && tes_has(w, e, c))
             return tes_get_mut(w, e, c);
         if (queued == TES__QUEUED_STAGED)
@@ -192,6 +193,8 @@ static void *ensure_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
             tes__fail(w, TES_ERR_NOMEM);
             return NULL;
         }
+        if (queued == TES__QUEUED_FILL)
+            filler->fill(w, filler->value, e, c, staged);
         return staged;
     }
     void *ptr;

@@ -21,14 +21,14 @@ void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_co
 {
     tes__defer_t *d = &w->defer;
     tes__assert(d->count < d->cap);
-    d->ops[d->count++] = (tes__op_t){kind, comp, e, src, value, NULL};
+    d->ops[d->count++] = (tes__op_t){kind, comp, e, src, value, NULL, NULL};
 }
 
-void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, void *arg)
+void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn fill, void *arg)
 {
     tes__defer_t *d = &w->defer;
     tes__assert(d->count < d->cap);
-    d->ops[d->count++] = (tes__op_t){TES__OP_CALL, 0, TES_NULL, TES_NULL, arg, fn};
+    d->ops[d->count++] = (tes__op_t){TES__OP_CALL, 0, TES_NULL, TES_NULL, arg, fn, fill};
 }
 
 int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value, bool on_set,
@@ -51,15 +51,26 @@ int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *val
 }
 
 int tes__defer_lookup(const tes_world_t *w, tes_entity_t e, tes_comp_t c, void **staged,
-                      const void **init)
+                      const void **init, const tes__op_t **filler)
 {
     /* Replays the queued commands on e, tracking whether c will be there
      * and where its value will come from. */
     bool touched = false, present = tes_has(w, e, c);
     const void *source = present ? tes_get(w, e, c) : NULL; /* value it will hold */
     void *stage = NULL;
+    const tes__op_t *fill = NULL;
     for (uint32_t i = 0; i < w->defer.count; i++) {
         const tes__op_t *op = &w->defer.ops[i];
+        if (op->kind == TES__OP_CALL && op->fill) {
+            /* A call that fills e (a deferred instantiate) acts like a clone
+             * whose source only the call knows. */
+            int gives = op->fill((tes_world_t *)(uintptr_t)w, op->value, e, c, NULL);
+            if (gives != TES__FILL_NONE) {
+                touched = true, present = gives == TES__FILL_HAS, stage = NULL, source = NULL;
+                fill = present ? op : NULL;
+            }
+            continue;
+        }
         if (op->e != e)
             continue;
         bool mine = op->comp == c;
@@ -67,24 +78,24 @@ int tes__defer_lookup(const tes_world_t *w, tes_entity_t e, tes_comp_t c, void *
         case TES__OP_SET:
         case TES__OP_ENSURE:
             if (mine)
-                touched = present = true, stage = op->value, source = NULL;
+                touched = present = true, stage = op->value, source = NULL, fill = NULL;
             break;
         case TES__OP_ADD:
             if (mine && !present)
-                touched = present = true, stage = NULL, source = NULL;
+                touched = present = true, stage = NULL, source = NULL, fill = NULL;
             break;
         case TES__OP_REMOVE:
             if (mine)
-                touched = true, present = false, stage = NULL, source = NULL;
+                touched = true, present = false, stage = NULL, source = NULL, fill = NULL;
             break;
         case TES__OP_CLEAR:
         case TES__OP_DESTROY:
-            touched = true, present = false, stage = NULL, source = NULL;
+            touched = true, present = false, stage = NULL, source = NULL, fill = NULL;
             break;
         case TES__OP_CLONE:
             /* e receives src's components as they will be at the flush;
              * src's current value is the best guess for the copy. */
-            touched = true, present = tes_has(w, op->src, c), stage = NULL;
+            touched = true, present = tes_has(w, op->src, c), stage = NULL, fill = NULL;
             source = present ? tes_get(w, op->src, c) : NULL;
             break;
         case TES__OP_MATERIALIZE:
@@ -94,9 +105,12 @@ int tes__defer_lookup(const tes_world_t *w, tes_entity_t e, tes_comp_t c, void *
     }
     *staged = stage;
     *init = source;
+    *filler = fill;
     if (!touched)
         return TES__QUEUED_NONE;
-    return stage ? TES__QUEUED_STAGED : TES__QUEUED_NEW;
+    if (stage)
+        return TES__QUEUED_STAGED;
+    return fill && present ? TES__QUEUED_FILL : TES__QUEUED_NEW;
 }
 
 /* Ends a staged value's life. */
@@ -124,7 +138,10 @@ static int apply(tes_world_t *w, const tes__op_t *op)
     case TES__OP_ADD: return tes_add(w, op->e, op->comp);
     case TES__OP_REMOVE: return tes_remove(w, op->e, op->comp);
     case TES__OP_CLEAR: return tes_clear(w, op->e);
-    case TES__OP_CLONE: return tes__clone_into(w, op->e, op->src);
+    case TES__OP_CLONE: {
+        int rc = tes__clone_into(w, op->e, op->src);
+        return rc && rc != TES_ERR_STALE ? tes__fail(w, rc) : rc;
+    }
     case TES__OP_CALL: return op->call(w, op->value, true);
     case TES__OP_SET: {
         int rc = tes_set(w, op->e, op->comp, op->value);

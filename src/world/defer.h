@@ -38,6 +38,15 @@ typedef enum tes__op_kind {
  * `arg` owns. Returns a status like any applied command. */
 typedef int (*tes__defer_fn)(tes_world_t *w, void *arg, bool run);
 
+/* What a queued call will do to entity e's component c, for a deferred
+ * tes_ensure that must return the value e will hold: TES__FILL_NONE (the
+ * call does not create e), TES__FILL_LACKS (it fills e, without c), or
+ * TES__FILL_HAS (it gives e a c; when dst is not NULL, also assigns into the
+ * constructed value dst what the flush would give e). */
+enum { TES__FILL_NONE, TES__FILL_LACKS, TES__FILL_HAS };
+typedef int (*tes__defer_fill_fn)(tes_world_t *w, void *arg, tes_entity_t e, tes_comp_t c,
+                                  void *dst);
+
 typedef struct tes__op {
     tes__op_kind_t kind;
     tes_comp_t comp;
@@ -45,6 +54,7 @@ typedef struct tes__op {
     tes_entity_t src;
     void *value;       /* SET: staged value; CALL: the argument */
     tes__defer_fn call;
+    tes__defer_fill_fn fill; /* CALL: what it gives the entities it fills */
 } tes__op_t;
 
 typedef struct tes__defer {
@@ -64,8 +74,9 @@ int tes__defer_reserve(tes_world_t *w, uint32_t n);
 /* Appends a command into reserved room. */
 void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_comp_t comp,
                      tes_entity_t src, void *value);
-/* Appends a deferred call into reserved room. */
-void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, void *arg);
+/* Appends a deferred call into reserved room; fill may be NULL (the call
+ * gives no entity components). */
+void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn fill, void *arg);
 
 /* Queues a set (on_set = true) or an ensure of c on e: stages a
  * constructed copy of value (a constructed default when value is NULL).
@@ -79,10 +90,11 @@ int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *val
 enum {
     TES__QUEUED_NONE,   /* nothing queued changes c on e: use its address now */
     TES__QUEUED_STAGED, /* a queued set/ensure stages c: return *staged */
-    TES__QUEUED_NEW     /* stage a new value, a copy of *init (NULL: default) */
+    TES__QUEUED_NEW,    /* stage a new value, a copy of *init (NULL: default) */
+    TES__QUEUED_FILL    /* stage a new default value and let *filler fill it */
 };
 int tes__defer_lookup(const tes_world_t *w, tes_entity_t e, tes_comp_t c, void **staged,
-                      const void **init);
+                      const void **init, const tes__op_t **filler);
 
 /* Ends one level; at zero applies the queue. Returns the first error met
  * while applying (the rest is still applied). */

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <cmocka.h>
 
 #include "tessera.h"
@@ -176,6 +177,68 @@ static void test_instance_array_follows_slots(void **state)
     tes_world_free(w);
 }
 
+/* A deferred ensure on an entity a queued instantiate will fill staged a
+ * default and threw away the prefab's value at the flush. */
+static void test_deferred_ensure_on_pending_instance(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t v = comp(w, "V", 4, TES_STORAGE_TABLE, false);
+    tes_entity_t p = tes_prefab_new(w);
+    int seven = 7;
+    tes_set(w, p, v, &seven);
+    tes_defer_begin(w);
+    tes_entity_t b = TES_NULL;
+    assert_int_not_equal(tes_instantiate(w, p, &b, 1), 0);
+    int *pb = tes_ensure(w, b, v);
+    assert_non_null(pb);
+    assert_int_equal(*pb, 7);
+    assert_int_equal(tes_defer_end(w), TES_OK);
+    assert_int_equal(*(const int *)tes_get(w, b, v), 7);
+    tes_world_free(w);
+}
+
+static bool fail_all;
+static void *failing_alloc(size_t size, void *user)
+{
+    (void)user;
+    return fail_all ? NULL : malloc(size);
+}
+static void *failing_realloc(void *p, size_t old_size, size_t size, void *user)
+{
+    (void)old_size, (void)user;
+    return fail_all ? NULL : realloc(p, size);
+}
+static void plain_free(void *p, size_t size, void *user)
+{
+    (void)size, (void)user;
+    free(p);
+}
+
+/* A deferred clone that ran out of memory at the flush was reported by
+ * tes_defer_end but not recorded in tes_last_error. */
+static void test_failed_flush_clone_is_recorded(void **state)
+{
+    (void)state;
+    tes_world_desc_t desc = {.allocator = {failing_alloc, failing_realloc, plain_free, NULL}};
+    tes_world_t *w = tes_world_new(&desc);
+    tes_comp_t v = comp(w, "V", 4, TES_STORAGE_TABLE, false);
+    tes_entity_t es[16];
+    fail_all = false;
+    assert_int_equal(tes_spawn_n(w, 16, &v, 1, es), TES_OK); /* the table is full */
+    tes_defer_begin(w);
+    tes_entity_t c = tes_clone(w, es[0]);
+    assert_true(c != TES_NULL);
+    fail_all = true;
+    int rc = tes_defer_end(w);
+    fail_all = false;
+    assert_int_equal(rc, TES_ERR_NOMEM);
+    assert_int_equal(tes_last_error(w), TES_ERR_NOMEM);
+    assert_false(tes_has(w, c, v));
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -186,6 +249,8 @@ int main(void)
         cmocka_unit_test(test_owning_group_refused_while_iterating),
         cmocka_unit_test(test_deferred_ensure_keeps_value_after_noop_add),
         cmocka_unit_test(test_instance_array_follows_slots),
+        cmocka_unit_test(test_deferred_ensure_on_pending_instance),
+        cmocka_unit_test(test_failed_flush_clone_is_recorded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
