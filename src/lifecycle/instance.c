@@ -49,6 +49,20 @@ static void unlink_member(tes__lifecycle_t *lc, uint32_t index)
     }
 }
 
+/* Releases the record of a prefab root that is being destroyed. */
+static void prefab_forget(tes__lifecycle_t *lc, tes_entity_t root)
+{
+    uint64_t index;
+    if (!tes__map_get(&lc->prefab_by_root, root, &index))
+        return;
+    tes__prefab_rec_t *rec = &lc->prefabs[index];
+    tes__free(&lc->w->alloc, rec->members, (size_t)rec->cap * sizeof *rec->members);
+    *rec = (tes__prefab_rec_t){NULL, lc->prefab_free, 0};
+    lc->prefab_free = (uint32_t)index;
+    lc->prefabs_alive--;
+    tes__map_remove(&lc->prefab_by_root, root, index);
+}
+
 static int watch_reserve(void *ctx, uint32_t index, uint32_t extra)
 {
     (void)ctx, (void)index, (void)extra;
@@ -65,7 +79,7 @@ static void watch_before(void *ctx, tes_entity_t e, tes_comp_t c)
     if (tes__entity_instance(&lc->w->entities, tes_entity_index(e)))
         unlink_member(lc, tes_entity_index(e));
     if (lc->prefabs_alive)
-        tes__prefab_forget(lc, e);
+        prefab_forget(lc, e);
 }
 
 static void watch_after(void *ctx, tes_entity_t e, tes_comp_t c) { (void)ctx, (void)e, (void)c; }

@@ -52,8 +52,6 @@ typedef struct tes__lifecycle {
     uint32_t prefabs_alive;
 } tes__lifecycle_t;
 
-/* Releases the record of a prefab root that is being destroyed (prefab.c). */
-void tes__prefab_forget(tes__lifecycle_t *lc, tes_entity_t root);
 
 /* The world's lifecycle state, created on first use (NULL: TES_ERR_NOMEM). */
 tes__lifecycle_t *tes__lifecycle(tes_world_t *w);

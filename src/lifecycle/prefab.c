@@ -45,19 +45,6 @@ static tes_entity_t spawn_prefab_entity(tes_world_t *w)
     return tes_spawn_n(w, 1, &tag, 1, &e) == TES_OK ? e : TES_NULL;
 }
 
-void tes__prefab_forget(tes__lifecycle_t *lc, tes_entity_t root)
-{
-    uint64_t index;
-    if (!tes__map_get(&lc->prefab_by_root, root, &index))
-        return;
-    tes__prefab_rec_t *rec = &lc->prefabs[index];
-    tes__free(&lc->w->alloc, rec->members, (size_t)rec->cap * sizeof *rec->members);
-    *rec = (tes__prefab_rec_t){NULL, lc->prefab_free, 0};
-    lc->prefab_free = (uint32_t)index;
-    lc->prefabs_alive--;
-    tes__map_remove(&lc->prefab_by_root, root, index);
-}
-
 tes_entity_t tes_prefab_new(tes_world_t *w)
 {
     if (!w)
