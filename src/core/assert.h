@@ -22,9 +22,12 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define tes__likely(x) __builtin_expect(!!(x), 1)
 #define tes__unlikely(x) __builtin_expect(!!(x), 0)
+/* Keeps a cold path out of its caller, so the hot path needs no stack frame. */
+#define tes__noinline __attribute__((noinline))
 #else
 #define tes__likely(x) (x)
 #define tes__unlikely(x) (x)
+#define tes__noinline
 #endif
 
 #endif

@@ -27,30 +27,29 @@ static uint32_t peek_next_index(const tes__entity_index_t *ei)
     return ei->available ? ei->next : ei->count;
 }
 
-tes_entity_t tes_spawn(tes_world_t *w)
+/* Every spawn but the plain one: a recycled index, growth, deferral,
+ * watchers, refusal inside hooks. */
+static tes__noinline tes_entity_t spawn_slow(tes_world_t *w)
 {
-    if (!w)
-        return TES_NULL;
     if (w->hook_depth) {
         tes__fail(w, TES_ERR_BUSY);
         return TES_NULL;
     }
     tes__entity_index_t *ei = &w->entities;
-    if (tes__unlikely(!ei->available && ei->count >= ei->room)) {
+    if (!ei->available && ei->count >= ei->room) {
         int rc = tes__entity_reserve(ei, &w->alloc, 1);
         if (rc) {
             tes__fail(w, rc);
             return TES_NULL;
         }
     }
-    if (tes__unlikely(w->defer.depth > 0) && tes__defer_reserve(w, 1)) {
+    if (w->defer.depth > 0 && tes__defer_reserve(w, 1)) {
         tes__fail(w, TES_ERR_NOMEM);
         return TES_NULL;
     }
     /* Deferred spawns join no group until the flush: no reserve now (a
      * reserve could move a group's member array under a live iterator). */
-    if (tes__unlikely(w->watcher_count) && !w->defer.depth &&
-        tes__watch_reserve(w, peek_next_index(ei), 1)) {
+    if (w->watcher_count && !w->defer.depth && tes__watch_reserve(w, peek_next_index(ei), 1)) {
         tes__fail(w, TES_ERR_NOMEM);
         return TES_NULL;
     }
@@ -59,14 +58,34 @@ tes_entity_t tes_spawn(tes_world_t *w)
     tes__slot_t *slot = &ei->slots[tes_entity_index(e)];
     slot->table = 0;
     slot->row = 0;
-    if (tes__unlikely(w->defer.depth > 0)) {
+    if (w->defer.depth > 0) {
         /* Alive at once, hidden from root scans until the flush. */
         slot->row = TES__ROW_PENDING;
         tes__defer_push(w, TES__OP_MATERIALIZE, e, 0, TES_NULL, NULL);
-    } else if (tes__unlikely(w->watcher_count)) {
+    } else if (w->watcher_count) {
         tes__watch_after(w, e, 0);
     }
     return e;
+}
+
+tes_entity_t tes_spawn(tes_world_t *w)
+{
+    if (!w)
+        return TES_NULL;
+    tes__entity_index_t *ei = &w->entities;
+    /* The plain case, kept to a few instructions: a fresh index, no hook
+     * running, nothing deferred, no watcher to tell. */
+    if (tes__likely(!(w->hook_depth | w->defer.depth | (int32_t)w->watcher_count |
+                      (int32_t)ei->available) &&
+                    ei->count < ei->room)) {
+        uint32_t index = ei->count++;
+        ei->slots[index] = (tes__slot_t){1, 0, 0};
+        if (ei->instances)
+            ei->instances[index] = 0;
+        ei->alive++;
+        return tes_entity_make(index, 1);
+    }
+    return spawn_slow(w);
 }
 
 void tes__world_destroy(tes_world_t *w, tes_entity_t e, tes__slot_t *slot)
