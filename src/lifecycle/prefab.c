@@ -379,7 +379,8 @@ static int instantiate_deferred(tes_world_t *w, void *arg, bool run)
 
 /* What a deferred instantiation will give entity e (see tes__defer_fill_fn):
  * a copy of its member's c as the member is now, remapped to its instance. */
-static int instantiate_fill(tes_world_t *w, void *arg, tes_entity_t e, tes_comp_t c, void *dst)
+static int instantiate_fill(const tes_world_t *w, void *arg, tes_entity_t e, tes_comp_t c,
+                            void *dst)
 {
     const plan_t *p = arg;
     uint32_t total = p->n * p->m, at = 0;

@@ -64,7 +64,7 @@ int tes__defer_lookup(const tes_world_t *w, tes_entity_t e, tes_comp_t c, void *
         if (op->kind == TES__OP_CALL && op->fill) {
             /* A call that fills e (a deferred instantiate) acts like a clone
              * whose source only the call knows. */
-            int gives = op->fill((tes_world_t *)(uintptr_t)w, op->value, e, c, NULL);
+            int gives = op->fill(w, op->value, e, c, NULL);
             if (gives != TES__FILL_NONE) {
                 touched = true, present = gives == TES__FILL_HAS, stage = NULL, source = NULL;
                 fill = present ? op : NULL;

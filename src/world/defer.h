@@ -44,7 +44,7 @@ typedef int (*tes__defer_fn)(tes_world_t *w, void *arg, bool run);
  * TES__FILL_HAS (it gives e a c; when dst is not NULL, also assigns into the
  * constructed value dst what the flush would give e). */
 enum { TES__FILL_NONE, TES__FILL_LACKS, TES__FILL_HAS };
-typedef int (*tes__defer_fill_fn)(tes_world_t *w, void *arg, tes_entity_t e, tes_comp_t c,
+typedef int (*tes__defer_fill_fn)(const tes_world_t *w, void *arg, tes_entity_t e, tes_comp_t c,
                                   void *dst);
 
 typedef struct tes__op {
