@@ -89,6 +89,13 @@ static inline void *tes__table_cell(const tes__table_t *t, uint32_t column, uint
     return t->columns[column].data + (size_t)row * t->columns[column].size;
 }
 
+/* True when p points into the table's column block. */
+static inline bool tes__table_holds(const tes__table_t *t, const void *p)
+{
+    uintptr_t b = (uintptr_t)t->block, q = (uintptr_t)p;
+    return b && q >= b && q - b < t->block_size;
+}
+
 /* Room for `extra` more rows. TES_OK or TES_ERR_NOMEM (unchanged). */
 int tes__table_reserve_slow(tes__table_t *t, tes__alloc_t *a, uint32_t extra);
 static inline int tes__table_reserve(tes__table_t *t, tes__alloc_t *a, uint32_t extra)

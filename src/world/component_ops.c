@@ -50,10 +50,28 @@ static void move_to(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, tes__tabl
     tes__slot_set_table(slot, dst->id, row);
 }
 
+/* Keeps a bitwise image of *value in the world's scratch buffer and points
+ * *value at it. TES_OK or TES_ERR_NOMEM. */
+static int hold_value(tes_world_t *w, const tes__component_t *info, const void **value)
+{
+    if (tes__world_scratch(w, info->size))
+        return TES_ERR_NOMEM;
+    tes__copy_bytes(w->scratch, *value, info->size);
+    *value = w->scratch;
+    return TES_OK;
+}
+
 /* Adds info to e if missing. *ptr receives the component's data (NULL for
- * tags), *added whether it was added now. TES_OK or TES_ERR_NOMEM. */
+ * tags), *added whether it was added now. TES_OK or TES_ERR_NOMEM.
+ *
+ * value_io, when not NULL, holds the value a tes_set is about to copy. The
+ * add may move it before the copy: a table row moves out of its table (the
+ * last row fills the hole), the destination table may grow, and any add
+ * may make an owning group swap values around in its stores. When the value lives
+ * where such a move can reach it, a bitwise image of it is kept in the
+ * world's scratch buffer and *value_io points there. */
 static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
-                         tes__component_t *info, void **ptr, bool *added)
+                         tes__component_t *info, void **ptr, bool *added, const void **value_io)
 {
     *added = false;
     if (info->storage == TES_STORAGE_SPARSE) {
@@ -64,6 +82,9 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
         }
         if (!tes__sparse_store_has_room(st, tes_entity_index(e)) &&
             tes__sparse_store_reserve(st, &w->alloc, 1, tes_entity_index(e), NULL, NULL))
+            return TES_ERR_NOMEM;
+        /* Only an owning group (a watcher) reorders stored values. */
+        if (value_io && *value_io && st->size && w->watcher_count && hold_value(w, info, value_io))
             return TES_ERR_NOMEM;
         if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
             return TES_ERR_NOMEM;
@@ -84,6 +105,11 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
     if (!dst)
         return TES_ERR_NOMEM;
     if (dst != src) { /* an entity that has the component already stays put */
+        if (value_io && *value_io && info->size &&
+            (tes__table_holds(src, *value_io) || tes__table_holds(dst, *value_io) ||
+             w->watcher_count) &&
+            hold_value(w, info, value_io))
+            return TES_ERR_NOMEM;
         if (tes__table_reserve(dst, &w->alloc, 1))
             return TES_ERR_NOMEM;
         if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
@@ -118,7 +144,7 @@ static int add_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
         return defer_op(w, TES__OP_ADD, e, c);
     void *ptr;
     bool added;
-    rc = add_component(w, e, slot, info, &ptr, &added);
+    rc = add_component(w, e, slot, info, &ptr, &added, NULL);
     if (rc)
         return tes__fail(w, rc);
     if (added)
@@ -140,22 +166,9 @@ static int set_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *va
         rc = tes__defer_set(w, e, c, value, true, &staged);
         return rc ? tes__fail(w, rc) : TES_OK;
     }
-    /* Adding a table component moves rows and may grow a table, and a new
-     * sparse component may make the entity join an owning group that swaps
-     * values around: either can move the very value we were handed (say,
-     * another entity's component). Keep a bitwise image of it in the
-     * world's scratch buffer. */
-    bool moves = info->storage == TES_STORAGE_TABLE ? tes__table_type_index(tes__slot_table(w, slot), c) < 0
-                                                    : w->watcher_count && !tes_has(w, e, c);
-    if (info->size && moves) {
-        if (tes__world_scratch(w, info->size))
-            return tes__fail(w, TES_ERR_NOMEM);
-        memcpy(w->scratch, value, info->size);
-        value = w->scratch;
-    }
     void *ptr;
     bool added;
-    rc = add_component(w, e, slot, info, &ptr, &added);
+    rc = add_component(w, e, slot, info, &ptr, &added, &value);
     if (rc)
         return tes__fail(w, rc);
     if (added)
@@ -199,7 +212,7 @@ static void *ensure_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     }
     void *ptr;
     bool added;
-    int rc = add_component(w, e, slot, info, &ptr, &added);
+    int rc = add_component(w, e, slot, info, &ptr, &added, NULL);
     if (rc) {
         tes__fail(w, rc);
         return NULL;
