@@ -5,9 +5,10 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD := build/release
 SAN := build/sanitize
 FUZZ := build/fuzz
+FUZZ_LONG := build/fuzz-long
 PREFIX ?= /usr/local
 
-.PHONY: all build run test sanitize bench fuzz install clean deps
+.PHONY: all build run test sanitize bench fuzz fuzz-long install clean deps
 
 all: build
 
@@ -38,9 +39,57 @@ test: deps
 	cd build/test && ctest --output-on-failure
 
 sanitize: deps
-	$(CMAKE) -S . -B $(SAN) -DCMAKE_BUILD_TYPE=Debug -DTES_SANITIZE=ON -DTES_BUILD_BENCH=OFF
+	$(CMAKE) -S . -B $(SAN) -DCMAKE_BUILD_TYPE=Debug -DTES_SANITIZE=ON -DTES_DEBUG=ON -DTES_BUILD_BENCH=OFF
 	$(CMAKE) --build $(SAN) -j $(JOBS)
 	cd $(SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure
+
+# Line and branch coverage of src/ over the whole ctest suite (gcovr). The
+# suite includes fault_alloc_sites, which reports how many allocation call
+# sites the fault sweep reaches with a failing allocation (its own run, so
+# the suite's counters stay whole); the report is printed at the end.
+COV := build/coverage
+coverage: deps
+	@if ! command -v gcovr >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = "0" ]; then \
+	    echo "installing gcovr"; \
+	    (apt-get install -y gcovr || (apt-get update && apt-get install -y gcovr)); \
+	  else \
+	    echo "gcovr is missing: run 'sudo apt-get install gcovr' and retry"; exit 1; \
+	  fi; \
+	fi
+	$(CMAKE) -S . -B $(COV) -DCMAKE_BUILD_TYPE=Debug -DTES_COVERAGE=ON -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=OFF
+	$(CMAKE) --build $(COV) -j $(JOBS)
+	find $(COV) -name '*.gcda' -delete
+	cd $(COV) && ctest --output-on-failure
+	gcovr -r . --object-directory $(COV) --filter src/ --txt-metric branch --sort-percentage $(COV) | tee $(COV)/coverage_branches.txt
+	gcovr -r . --object-directory $(COV) --filter src/ --sort-percentage $(COV) | tee $(COV)/coverage_lines.txt
+	@gcovr -r . --object-directory $(COV) --filter src/ --print-summary -o /dev/null $(COV)
+	@cat $(COV)/alloc_sites.txt 2>/dev/null || true
+
+# The test suite under valgrind memcheck (Debug, no sanitizers): every test
+# program, the fuzz runner with fewer operations. Fails on any error or
+# definite/indirect leak.
+VG := build/valgrind
+VG_OPS ?= 100000
+VALGRIND_FLAGS := --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --quiet
+valgrind: deps
+	@command -v valgrind >/dev/null || { echo "make valgrind needs valgrind (apt-get install valgrind)"; exit 1; }
+	$(CMAKE) -S . -B $(VG) -DCMAKE_BUILD_TYPE=Debug -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=OFF
+	$(CMAKE) --build $(VG) -j $(JOBS)
+	@n=0; bad=0; start=$$(date +%s); \
+	for t in $(VG)/tests/test_* $(VG)/tests/fault_sweep $(VG)/tests/fuzz_runner; do \
+	  [ -x "$$t" ] && [ -f "$$t" ] || continue; \
+	  args=; case "$$t" in *fuzz_runner) args="--ops $(VG_OPS)";; esac; \
+	  n=$$((n + 1)); \
+	  if valgrind $(VALGRIND_FLAGS) "$$t" $$args >$$t.valgrind.log 2>&1; then \
+	    echo "valgrind: ok   $$(basename $$t)"; \
+	  else \
+	    bad=$$((bad + 1)); echo "valgrind: FAIL $$(basename $$t) (log: $$t.valgrind.log)"; tail -n 40 $$t.valgrind.log; \
+	  fi; \
+	done; \
+	echo "valgrind: took $$(( $$(date +%s) - start ))s"; \
+	if [ $$bad -ne 0 ]; then echo "valgrind: $$n programs, $$bad failed (errors or leaks)"; exit 1; fi; \
+	echo "valgrind: $$n programs, 0 errors, 0 leaks"
 
 # glibc: keep freed memory in the process so warm runs do not pay for fresh
 # pages (see the Benchmarks section in README.md). Besides the table on
@@ -64,11 +113,55 @@ bench:
 	  echo "chart skipped: gnuplot is missing (apt-get install gnuplot-nox to get $(BENCH_OUT)/bench_results.svg)"; \
 	fi
 
+# libFuzzer starts from the seed corpus tests/fuzz/corpus (read only); what
+# it finds goes to $(FUZZ)/corpus, a crash or divergence to $(FUZZ)/crash-*.
 fuzz: deps
 	@command -v clang >/dev/null || { echo "make fuzz needs clang (apt-get install clang)"; exit 1; }
 	CC=clang $(CMAKE) -S . -B $(FUZZ) -DCMAKE_BUILD_TYPE=Debug -DTES_LIBFUZZER=ON -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=OFF
 	$(CMAKE) --build $(FUZZ) -j $(JOBS) --target fuzz_libfuzzer
-	./$(FUZZ)/tests/fuzz_libfuzzer -max_total_time=60
+	mkdir -p $(FUZZ)/corpus
+	./$(FUZZ)/tests/fuzz_libfuzzer -max_total_time=60 -artifact_prefix=$(FUZZ)/ $(FUZZ)/corpus tests/fuzz/corpus
+
+# The differential fuzzer at length: fuzz_runner optimised (-O2) with
+# assertions kept, FUZZ_LONG_OPS ops spread evenly over FUZZ_LONG_SEEDS
+# consecutive seeds from FUZZ_LONG_FIRST, in FUZZ_LONG_JOBS processes on
+# disjoint seed ranges. Each process logs to $(FUZZ_LONG)/fuzz-long.N.log;
+# a divergence prints the fuzz_runner --seed line that replays it (add it to
+# tests/fuzz/regress_seeds.txt). Fails on any divergence or crash.
+FUZZ_LONG_OPS ?= 100000000
+FUZZ_LONG_SEEDS ?= 1000
+FUZZ_LONG_FIRST ?= 1001
+FUZZ_LONG_JOBS ?= $(JOBS)
+fuzz-long:
+	$(CMAKE) -S . -B $(FUZZ_LONG) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g -UNDEBUG" -DTES_BUILD_TESTS=ON -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=OFF
+	$(CMAKE) --build $(FUZZ_LONG) -j $(JOBS) --target fuzz_runner
+	@ops=$(FUZZ_LONG_OPS); seeds=$(FUZZ_LONG_SEEDS); first=$(FUZZ_LONG_FIRST); jobs=$(FUZZ_LONG_JOBS); \
+	[ "$$jobs" -ge 1 ] || jobs=1; [ "$$jobs" -le "$$seeds" ] || jobs=$$seeds; \
+	rm -f $(FUZZ_LONG)/fuzz-long.*.log; start=$$(date +%s.%N); pids=""; j=0; \
+	while [ $$j -lt $$jobs ]; do \
+	  a=$$((j * seeds / jobs)); b=$$(((j + 1) * seeds / jobs)); \
+	  n=$$((ops * b / seeds - ops * a / seeds)); \
+	  echo "fuzz-long: process $$j: seeds $$((first + a))..$$((first + b - 1)), $$n ops"; \
+	  ./$(FUZZ_LONG)/tests/fuzz_runner --ops $$n --seeds $$((b - a)) --first-seed $$((first + a)) \
+	    > $(FUZZ_LONG)/fuzz-long.$$j.log 2>&1 & pids="$$pids $$!"; \
+	  j=$$((j + 1)); \
+	done; \
+	j=0; crashed=0; for p in $$pids; do \
+	  if ! wait $$p; then \
+	    if ! grep -q '^fuzz: [0-9]* ops, [0-9]* seeds, [1-9]' $(FUZZ_LONG)/fuzz-long.$$j.log; then \
+	      echo "fuzz-long: process $$j crashed (see $(FUZZ_LONG)/fuzz-long.$$j.log):"; \
+	      tail -n 20 $(FUZZ_LONG)/fuzz-long.$$j.log; crashed=$$((crashed + 1)); \
+	    fi; \
+	  fi; \
+	  grep -h -A1 'DIVERGENCE' $(FUZZ_LONG)/fuzz-long.$$j.log || true; \
+	  j=$$((j + 1)); \
+	done; \
+	end=$$(date +%s.%N); \
+	cat $(FUZZ_LONG)/fuzz-long.*.log | awk -v crashed=$$crashed -v t0=$$start -v t1=$$end \
+	  '/^fuzz: [0-9]+ ops, [0-9]+ seeds, [0-9]+ divergences$$/ { n += $$2; s += $$4; d += $$6 } \
+	   END { d += crashed; t = t1 - t0; \
+	         printf "fuzz-long: %.1f s, %.0f ops/s\n", t, (t > 0 ? n / t : 0); \
+	         printf "fuzz-long: %.0f ops, %.0f seeds, %.0f divergences\n", n, s, d; exit d ? 1 : 0 }'
 
 install: build
 	$(CMAKE) --install $(BUILD) --prefix $(PREFIX)
