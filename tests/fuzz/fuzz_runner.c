@@ -5,14 +5,29 @@
  * limits, generation retirement and a tiny id space. Fixed seeds keep ctest
  * reproducible; libFuzzer (fuzz_libfuzzer.c) is the open-ended search.
  *
- *   fuzz_runner [--ops N] [--seed S] [--check-every C] [--trace-from T] [--avoid-known]
- *               [--verbose]
+ *   fuzz_runner [--ops N] [--seed S | --seeds K [--first-seed F]] [--check-every C]
+ *               [--trace-from T] [--avoid-known] [--verbose]
+ *   fuzz_runner --replay FILE [--verbose]
  *
  * --avoid-known steers clear of the open library bugs listed in
  * driver_lifecycle.c, to look for other divergences while they are open.
  * With --seed, all N ops run on that one seed, which is how a reported
  * divergence is replayed; --trace-from T then prints every op (nested ops
  * indented) from step T on, to stderr.
+ *
+ * --seeds K runs the seeds F, F+1, ..., F+K-1 (F = --first-seed, default 1)
+ * instead of the fixed list, the N ops split evenly over them; `make
+ * fuzz-long` runs two of these on disjoint seed ranges. A divergence found
+ * that way is replayed with --seed as above (same config, same ops).
+ *
+ * --replay FILE runs the regression list (tests/fuzz/regress_seeds.txt, the
+ * ctest fuzz_regressions): one case a line, `#` starts a comment,
+ *
+ *   seed S ops N [check-every C] [avoid-known]   a PRNG seed, as with --seed
+ *   bytes PATH                                  a libFuzzer input (PATH is
+ *                                               relative to FILE's folder)
+ *
+ * and fails if any of them diverges.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,8 +41,9 @@ static const uint64_t default_seeds[] = {1, 2, 3, 4, 5, 6, 7, 8};
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: fuzz_runner [--ops N] [--seed S] [--check-every C] [--trace-from T] "
-                    "[--avoid-known] [--verbose]\n");
+    fprintf(stderr, "usage: fuzz_runner [--ops N] [--seed S | --seeds K [--first-seed F]] "
+                    "[--check-every C] [--trace-from T] [--avoid-known] [--verbose]\n"
+                    "       fuzz_runner --replay FILE [--verbose]\n");
     return 2;
 }
 
@@ -41,10 +57,139 @@ static int parse_u64(const char *s, uint64_t *out)
     return 0;
 }
 
+/* The libFuzzer front end, on a file: same config choice and check period. */
+static int replay_bytes(const char *path, fz_result_t *res, fz_config_t *cfg)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "fuzz: cannot open %s\n", path);
+        return -1;
+    }
+    size_t cap = 4096, n = 0;
+    uint8_t *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            uint8_t *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!buf)
+        return -1;
+    memset(res, 0, sizeof *res);
+    fz_config_variant(n ? buf[0] : 0, cfg);
+    if (n >= 1) {
+        cfg->check_every = 64;
+        fz_source_t src;
+        fz_source_bytes(&src, buf + 1, n - 1);
+        fz_run(cfg, &src, UINT64_MAX, res);
+    }
+    free(buf);
+    return 0;
+}
+
+static int replay(const char *list, int verbose)
+{
+    FILE *f = fopen(list, "r");
+    if (!f) {
+        fprintf(stderr, "fuzz: cannot open %s\n", list);
+        return 2;
+    }
+    /* Paths of `bytes` lines are relative to the list's folder. */
+    char dir[1024];
+    const char *slash = strrchr(list, '/');
+    size_t dlen = slash ? (size_t)(slash - list) + 1 : 0;
+    if (dlen >= sizeof dir)
+        dlen = 0;
+    memcpy(dir, list, dlen);
+    dir[dlen] = 0;
+
+    char line[1024];
+    unsigned lineno = 0, cases = 0, bad = 0;
+    int divergences = 0;
+    uint64_t total = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = 0;
+        char *tok[8];
+        int nt = 0;
+        for (char *t = strtok(line, " \t\r\n"); t && nt < 8; t = strtok(NULL, " \t\r\n"))
+            tok[nt++] = t;
+        if (nt == 0)
+            continue;
+        fz_config_t cfg;
+        fz_result_t res;
+        char what[1200];
+        if (!strcmp(tok[0], "seed")) {
+            uint64_t seed, ops, ce = 0;
+            int avoid = 0, ok = nt >= 4 && !parse_u64(tok[1], &seed) && !strcmp(tok[2], "ops") &&
+                                !parse_u64(tok[3], &ops);
+            for (int i = 4; ok && i < nt; i++) {
+                if (!strcmp(tok[i], "avoid-known"))
+                    avoid = 1;
+                else if (!strcmp(tok[i], "check-every") && i + 1 < nt &&
+                         !parse_u64(tok[i + 1], &ce) && ce > 0)
+                    i++;
+                else
+                    ok = 0;
+            }
+            if (!ok) {
+                fprintf(stderr, "fuzz: %s:%u: bad line\n", list, lineno);
+                bad++;
+                continue;
+            }
+            fz_config_variant((uint32_t)(seed % FZ_VARIANTS), &cfg);
+            if (ce)
+                cfg.check_every = (uint32_t)ce;
+            cfg.avoid_known = avoid != 0;
+            fz_source_t src;
+            fz_source_seed(&src, seed);
+            fz_run(&cfg, &src, ops, &res);
+            snprintf(what, sizeof what, "seed %" PRIu64 " ops %" PRIu64, seed, ops);
+        } else if (!strcmp(tok[0], "bytes") && nt == 2) {
+            char path[2048];
+            snprintf(path, sizeof path, "%s%s", tok[1][0] == '/' ? "" : dir, tok[1]);
+            if (replay_bytes(path, &res, &cfg)) {
+                bad++;
+                continue;
+            }
+            snprintf(what, sizeof what, "bytes %s", tok[1]);
+        } else {
+            fprintf(stderr, "fuzz: %s:%u: bad line\n", list, lineno);
+            bad++;
+            continue;
+        }
+        cases++;
+        total += res.ops;
+        if (verbose)
+            printf("fuzz: replay %s (%s): %" PRIu64 " ops\n", what, cfg.name, res.ops);
+        if (res.diverged) {
+            divergences++;
+            printf("fuzz: DIVERGENCE replaying %s (%s:%u, config %s) at step %" PRIu64 ": %s\n",
+                   what, list, lineno, cfg.name, res.step, res.msg);
+        }
+    }
+    fclose(f);
+    printf("fuzz: replayed %u cases (%" PRIu64 " ops), %d divergences%s\n", cases, total,
+           divergences, bad ? ", unreadable lines" : "");
+    return divergences || bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-    uint64_t ops = 1000000, seed = 0, check_every = 0, trace_from = 0;
+    uint64_t ops = 1000000, seed = 0, check_every = 0, trace_from = 0, nrange = 0, first = 1;
     int have_seed = 0, verbose = 0, avoid_known = 0;
+    const char *replay_list = NULL;
     for (int i = 1; i < argc; i++) {
         uint64_t *dst = NULL;
         if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v")) {
@@ -60,6 +205,15 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--seed")) {
             dst = &seed;
             have_seed = 1;
+        } else if (!strcmp(argv[i], "--seeds"))
+            dst = &nrange;
+        else if (!strcmp(argv[i], "--first-seed"))
+            dst = &first;
+        else if (!strcmp(argv[i], "--replay")) {
+            if (++i >= argc)
+                return usage();
+            replay_list = argv[i];
+            continue;
         } else if (!strcmp(argv[i], "--check-every"))
             dst = &check_every;
         else if (!strcmp(argv[i], "--trace-from"))
@@ -70,28 +224,34 @@ int main(int argc, char **argv)
             return usage();
     }
 
+    if (replay_list)
+        return replay(replay_list, verbose);
+    if (have_seed && nrange)
+        return usage();
+
     const uint64_t *seeds = have_seed ? &seed : default_seeds;
-    size_t nseeds = have_seed ? 1 : NSEEDS;
+    size_t nseeds = have_seed ? 1 : nrange ? (size_t)nrange : NSEEDS;
     uint64_t total = 0;
     int divergences = 0;
     for (size_t i = 0; i < nseeds; i++) {
+        uint64_t this_seed = nrange ? first + i : seeds[i];
         /* Split N evenly; the first seeds take the remainder. */
         uint64_t n = ops / nseeds + (i < ops % nseeds ? 1 : 0);
         fz_config_t cfg;
-        fz_config_variant((uint32_t)(seeds[i] % FZ_VARIANTS), &cfg);
+        fz_config_variant((uint32_t)(this_seed % FZ_VARIANTS), &cfg);
         if (check_every)
             cfg.check_every = (uint32_t)check_every;
         cfg.trace_from = trace_from;
         cfg.avoid_known = avoid_known != 0;
         fz_source_t src;
-        fz_source_seed(&src, seeds[i]);
+        fz_source_seed(&src, this_seed);
         fz_result_t res;
         fz_run(&cfg, &src, n, &res);
         total += res.ops;
         if (verbose)
             printf("fuzz: seed %" PRIu64 " (%s): %" PRIu64 " ops, %u alive, %u slots, %u retired, "
                    "%" PRIu64 " refused as full, %" PRIu64 " tracked values made\n",
-                   seeds[i], cfg.name, res.ops, res.alive, res.slots, res.retired, res.full,
+                   this_seed, cfg.name, res.ops, res.alive, res.slots, res.retired, res.full,
                    res.hooks);
         if (verbose)
             printf("fuzz:   %" PRIu64 " iterations, %" PRIu64 " chunks, %" PRIu64
@@ -114,8 +274,8 @@ int main(int argc, char **argv)
         if (res.diverged) {
             divergences++;
             printf("fuzz: DIVERGENCE seed %" PRIu64 " (config %s) at step %" PRIu64 ": %s\n",
-                   seeds[i], cfg.name, res.step, res.msg);
-            printf("fuzz:   reproduce: fuzz_runner --seed %" PRIu64 " --ops %" PRIu64 "\n", seeds[i],
+                   this_seed, cfg.name, res.step, res.msg);
+            printf("fuzz:   reproduce: fuzz_runner --seed %" PRIu64 " --ops %" PRIu64 "\n", this_seed,
                    res.step + 1);
         }
     }
