@@ -3,7 +3,7 @@
  * called with each kind of bad input that applies to it, checking that it
  * returns its documented error, records it in tes_last_error exactly when
  * the reference says it does, leaves the world unchanged (entity counts,
- * tables, components, the values and components of tracked entities,
+ * registered components, the values and components of tracked entities,
  * instance membership, observer calls, deferral) and keeps
  * tes__world_check passing.
  *
@@ -11,7 +11,8 @@
  * negative caps and counts; TES_NULL; a destroyed handle; the old handle of
  * a recycled slot (the new entity must stay untouched); indices never
  * issued (a fresh index, TES_NULL_INDEX, generation 0, a future
- * generation); handles of a retired slot (generation_limit 2) and the
+ * generation, one past generation_limit, TES_MAX_GENERATION); handles
+ * of a retired slot (generation_limit 2) and the
  * tombstone generation; component id 0 and ids never registered; tags where
  * data is expected; NULL/invalid component and query descs (names, sizes,
  * aligns, storage, entity fields, too many or repeated terms, bad
@@ -62,7 +63,9 @@ void mis_snap_take(mis_snap_t *s)
     s->retired = st.entities_retired;
     s->free_ = st.entities_free;
     s->components = st.components;
-    s->tables = st.tables;
+    /* Not st.tables: a failed call may leave an empty table behind
+     * (docs/guarantees.md, what a failed call leaves behind). */
+    s->tables = 0;
     s->instances = st.instances_alive;
     s->deferred = tes_is_deferred(g_w) ? 1 : 0;
     memcpy(s->obs, g_obs, sizeof s->obs);
@@ -360,6 +363,10 @@ void mis_setup(void)
     F.bad_name[n] = "retired slot, generation 2", F.bad[n++] = r2;
     F.bad_name[n] = "retired slot, tombstone",
     F.bad[n++] = tes_entity_make(tes_entity_index(r1), TES_TOMBSTONE);
+    F.bad_name[n] = "generation past the limit",
+    F.bad[n++] = tes_entity_make(tes_entity_index(F.y), tes_entity_generation(F.y) + 1);
+    F.bad_name[n] = "TES_MAX_GENERATION",
+    F.bad[n++] = tes_entity_make(tes_entity_index(F.b), TES_MAX_GENERATION);
     require(n == MIS_NBAD, "bad handles");
 
     F.bad_inst_name[0] = "instance 0", F.bad_inst[0] = 0;

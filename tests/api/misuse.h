@@ -20,7 +20,7 @@
 
 #define MIS_MAX_TRACKED 16
 #define MIS_MAX_COMPS 40
-#define MIS_NBAD 10
+#define MIS_NBAD 12
 #define MIS_NBAD_INST 4
 #define MIS_NEXTRA 16
 

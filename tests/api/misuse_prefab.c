@@ -194,4 +194,29 @@ void mis_cases_full(void)
     g_w = NULL;
     g_ntracked = 0;
     tes_world_free(w);
+
+    /* Retired slots count toward entity_limit: generation_limit 1 retires
+     * a slot at its first destroy. */
+    wd.entity_limit = 2;
+    wd.generation_limit = 1;
+    w = tes_world_new(&wd);
+    CASE_PLAIN(w != NULL);
+    if (!w) {
+        return;
+    }
+    tes_entity_t r = tes_spawn(w);
+    CASE_PLAIN(r != TES_NULL && tes_destroy(w, r) == TES_OK);
+    tes_entity_t live = tes_spawn(w);
+    CASE_PLAIN(live != TES_NULL && tes_entity_index(live) != tes_entity_index(r));
+    mis_watch(w, &live, 1, 0);
+    CASE_REC(tes_spawn(w) == TES_NULL, full);
+    CASE_ST(tes_spawn_n(w, 1, NULL, 0, ebuf), full);
+    CASE_REC(tes_clone(w, live) == TES_NULL, full);
+    CASE_REC(tes_prefab_new(w) == TES_NULL, full);
+    CASE_ST(tes_destroy(w, r), TES_ERR_STALE);
+    CASE_REC(tes_clone(w, r) == TES_NULL, TES_ERR_STALE);
+    CASE_NOREC(!tes_alive(w, r) && !tes_alive(w, tes_entity_make(tes_entity_index(r), 2)));
+    g_w = NULL;
+    g_ntracked = 0;
+    tes_world_free(w);
 }

@@ -210,6 +210,8 @@ void mis_cases_query(void)
         CASE_NOREC(q16 != NULL && tes_query_count(q16) == 0);
         tes_query_free(q16);
     }
+    d.flags = TES_QUERY_NONOWNING_GROUP;
+    CASE_NOREC(q_accepted(d));
     /* ... but not with a repeat, wherever it is. */
     d = qd_all16();
     d.terms[15].comp = d.terms[0].comp;
@@ -386,5 +388,29 @@ void mis_cases_defer(void)
     mis_snap_take(&after);
     CASE_PLAIN(memcmp(&before, &after, sizeof after) == 0);
     CASE_PLAIN(tes__world_check(w) == TES_OK);
+    /* Calls that pass validation but whose entity or instance dies earlier
+     * in the queue: dropped at the flush, not errors. */
+    tes_entity_t e1 = tes_spawn(w);
+    tes_entity_t pm[2];
+    tes_instance_t di = tes_instantiate(w, F.p, pm, 2);
+    CASE_PLAIN(e1 != TES_NULL && di != 0 && tes_set(w, e1, F.pos, &v) == TES_OK);
+    CASE_PLAIN(tes_defer_begin(w) == TES_OK);
+    CASE_PLAIN(tes_destroy(w, e1) == TES_OK);
+    CASE_PLAIN(tes_destroy(w, e1) == TES_OK); /* still alive until the flush */
+    CASE_PLAIN(tes_set(w, e1, F.vel, &v) == TES_OK);
+    CASE_PLAIN(tes_ensure(w, e1, F.stab) != NULL);
+    tes_entity_t cl = tes_clone(w, e1);
+    CASE_PLAIN(cl != TES_NULL);
+    CASE_PLAIN(tes_instance_destroy(w, di) == TES_OK);
+    CASE_PLAIN(tes_instance_destroy(w, di) == TES_OK);
+    CASE_PLAIN(tes_add(w, pm[0], F.tag) == TES_OK);
+    CASE_PLAIN(tes_defer_end(w) == TES_OK);
+    CASE_PLAIN(!tes_alive(w, e1) && !tes_instance_alive(w, di) && !tes_alive(w, pm[0]));
+    /* A clone whose source died before the flush stays alive and empty. */
+    CASE_PLAIN(tes_alive(w, cl) && tes_components_of(w, cl, NULL, 0) == 0);
+    CASE_PLAIN(tes_destroy(w, cl) == TES_OK);
+    CASE_PLAIN(tes__world_check(w) == TES_OK);
+    mis_snap_take(&after);
+    CASE_PLAIN(before.alive == after.alive && before.instances == after.instances);
     tes_query_free(q);
 }
