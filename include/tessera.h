@@ -372,7 +372,8 @@ int32_t tes_query_count(tes_query_t *q);
  * false; leaving the loop early requires tes_iter_fini. */
 tes_iter_t tes_query_iter(tes_query_t *q);
 /* Advances to the next non-empty chunk; false when done (the iterator is
- * then finished and deferred changes may have been applied). */
+ * then finished and deferred changes may have been applied). A NULL or
+ * zeroed iterator counts as finished. */
 bool tes_iter_next(tes_iter_t *it);
 /* The field of term `term` for this chunk: an array of it->count values
  * aligned with it->entities. NULL for NOT terms, tags, an OPTIONAL term the

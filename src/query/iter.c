@@ -331,7 +331,8 @@ static bool advance(tes_iter_t *it)
 
 bool tes_iter_next(tes_iter_t *it)
 {
-    if (!it || it->priv_done)
+    /* A zeroed iterator (never started) counts as finished. */
+    if (!it || it->priv_done || !it->priv_query)
         return false;
     if (advance(it))
         return true;
@@ -341,7 +342,8 @@ bool tes_iter_next(tes_iter_t *it)
 
 void *tes_field(const tes_iter_t *it, int32_t term)
 {
-    if (!it || it->priv_done || term < 0 || term >= it->priv_query->term_count)
+    if (!it || it->priv_done || !it->priv_query || term < 0 ||
+        term >= it->priv_query->term_count)
         return NULL;
     return it->priv_fields[term];
 }
@@ -353,7 +355,8 @@ void tes_iter_fini(tes_iter_t *it)
     it->priv_done = 1;
     it->count = 0;
     it->entities = NULL;
-    tes__defer_end(it->world);
+    if (it->priv_query) /* a zeroed iterator opened no deferral level */
+        tes__defer_end(it->world);
 }
 
 int32_t tes_query_count(tes_query_t *q)
