@@ -8,7 +8,6 @@
 
 #include <string.h>
 
-tes__lifecycle_t *tes__lifecycle_peek(const tes_world_t *w) { return w->lifecycle; }
 
 static void lifecycle_fini(void *ctx)
 {

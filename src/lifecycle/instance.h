@@ -55,8 +55,6 @@ typedef struct tes__lifecycle {
 
 /* The world's lifecycle state, created on first use (NULL: TES_ERR_NOMEM). */
 tes__lifecycle_t *tes__lifecycle(tes_world_t *w);
-/* The state if it exists, without creating it. */
-tes__lifecycle_t *tes__lifecycle_peek(const tes_world_t *w);
 
 /* Room to create n instances whose members reach entity index `max_index`
  * (exclusive). TES_OK or TES_ERR_NOMEM. */

@@ -130,14 +130,6 @@ void tes__component_construct(const tes__component_t *c, void *ptr, uint32_t n)
         memset(ptr, 0, (size_t)n * c->size);
 }
 
-void tes__component_copy(const tes__component_t *c, void *dst, const void *src, uint32_t n)
-{
-    if (c->hooks.copy)
-        c->hooks.copy(dst, src, (int32_t)n, c->hooks.ctx);
-    else
-        memcpy(dst, src, (size_t)n * c->size);
-}
-
 void tes__component_move(const tes__component_t *c, void *dst, void *src, uint32_t n)
 {
     if (c->hooks.move)

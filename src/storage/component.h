@@ -90,8 +90,6 @@ static inline void tes__component_move1(const tes__component_t *c, void *dst, vo
 
 /* Turns n raw values into constructed ones (ctor hook, or zero-fill). */
 void tes__component_construct(const tes__component_t *c, void *ptr, uint32_t n);
-/* Assigns n values into constructed ones (copy hook, or memcpy). */
-void tes__component_copy(const tes__component_t *c, void *dst, const void *src, uint32_t n);
 /* Relocates n values into raw memory (move hook, or memcpy). */
 void tes__component_move(const tes__component_t *c, void *dst, void *src, uint32_t n);
 /* Ends n values (dtor hook, or nothing). */
