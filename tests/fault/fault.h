@@ -232,6 +232,15 @@ void fs_sc_group_ops(fs_run_t *r);
 void fs_sc_defer(fs_run_t *r);
 void fs_sc_defer_loop(fs_run_t *r);
 
+/* Scenarios of scenarios_sites.c. */
+void fs_sc_group_collect(fs_run_t *r);
+void fs_sc_spawn_wide(fs_run_t *r);
+void fs_sc_graph_wide(fs_run_t *r);
+void fs_sc_remove_group(fs_run_t *r);
+void fs_sc_clear_group(fs_run_t *r);
+void fs_sc_defer_spawn_grow(fs_run_t *r);
+void fs_sc_defer_clear(fs_run_t *r);
+
 typedef struct fs_scenario {
     const char *name;
     void (*run)(fs_run_t *r);

@@ -1,7 +1,7 @@
 /*
  * fault_sweep: the allocation-failure sweep (see fault.h for the method).
  * This file holds the runner (steps, snapshots, checks, hooks) and main;
- * the scenarios are in scenarios.c, scenarios_query.c and
+ * the scenarios are in scenarios.c, scenarios_query.c, scenarios_sites.c and
  * scenarios_lifecycle.c, the query and deferral steps in steps_query.c, the
  * prefab and instance steps in steps_lifecycle.c.
  *

@@ -248,5 +248,13 @@ const fs_scenario_t fs_scenarios[] = {
     {"adopt", fs_sc_adopt},
     {"defer_instantiate", fs_sc_defer_instantiate},
     {"defer_inst_destroy", fs_sc_defer_instance_destroy},
+    /* scenarios_sites.c */
+    {"group_collect", fs_sc_group_collect},
+    {"spawn_wide", fs_sc_spawn_wide},
+    {"graph_wide", fs_sc_graph_wide},
+    {"remove_group", fs_sc_remove_group},
+    {"clear_group", fs_sc_clear_group},
+    {"defer_spawn_grow", fs_sc_defer_spawn_grow},
+    {"defer_clear", fs_sc_defer_clear},
 };
 const int fs_nscenarios = (int)(sizeof fs_scenarios / sizeof fs_scenarios[0]);
