@@ -46,23 +46,7 @@
 /* Helpers                                                                   */
 /* ------------------------------------------------------------------------ */
 
-static uint64_t rng_state;
-
-static void rng_seed(uint64_t seed) { rng_state = seed; }
-
-static uint64_t rng_next(void)
-{
-    /* splitmix64 */
-    uint64_t z = (rng_state += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
-static uint32_t rng_below(uint32_t n) { return (uint32_t)(rng_next() % n); }
-static bool rng_chance(uint32_t percent) { return rng_below(100) < percent; }
-
-static void check(const tes_world_t *w) { assert_int_equal(tes__world_check(w), TES_OK); }
+#include "unit/tracker.h"
 
 static void poison_stale(tes_world_t *w)
 {
@@ -81,114 +65,6 @@ static uint64_t bytes_of(const tes_world_t *w)
 /* Values and hooks                                                          */
 /* ------------------------------------------------------------------------ */
 
-#define LIVE UINT32_C(0x1A7E1A7E)
-#define DEAD UINT32_C(0xDEADDEAD)
-
-/* The head of every data component: a liveness magic, the component it was
- * written for and a stamp unique to the write. Components may be larger
- * (the rest is zero padding), so misplaced values are always detected. */
-typedef struct val_t {
-    uint32_t magic;
-    uint32_t comp;
-    uint64_t stamp;
-} val_t;
-
-typedef struct counters_t {
-    int64_t ctor, dtor, copy, move;
-    int64_t on_add, on_set, on_remove;
-    int64_t bad;     /* a hook saw a value that was not live */
-    int64_t bad_ptr; /* an observer got a pointer other than tes_get's */
-} counters_t;
-
-typedef struct comp_ctx_t {
-    counters_t *n;
-    size_t size;
-    tes_comp_t id;
-} comp_ctx_t;
-
-static val_t *val_at(void *base, size_t size, int32_t i)
-{
-    return (val_t *)(void *)((uint8_t *)base + (size_t)i * size);
-}
-
-static void h_ctor(void *ptr, int32_t count, void *ctx)
-{
-    comp_ctx_t *c = ctx;
-    for (int32_t i = 0; i < count; i++) {
-        val_t *v = val_at(ptr, c->size, i);
-        memset(v, 0, c->size);
-        v->magic = LIVE;
-    }
-    c->n->ctor += count;
-}
-
-static void h_dtor(void *ptr, int32_t count, void *ctx)
-{
-    comp_ctx_t *c = ctx;
-    for (int32_t i = 0; i < count; i++) {
-        val_t *v = val_at(ptr, c->size, i);
-        if (v->magic != LIVE)
-            c->n->bad++;
-        v->magic = DEAD;
-    }
-    c->n->dtor += count;
-}
-
-static void h_copy(void *dst, const void *src, int32_t count, void *ctx)
-{
-    comp_ctx_t *c = ctx;
-    for (int32_t i = 0; i < count; i++) {
-        val_t *d = val_at(dst, c->size, i);
-        const val_t *s = val_at((void *)(uintptr_t)src, c->size, i);
-        if (d->magic != LIVE || s->magic != LIVE)
-            c->n->bad++;
-        memcpy(d, s, c->size);
-    }
-    c->n->copy += count;
-}
-
-static void h_move(void *dst, void *src, int32_t count, void *ctx)
-{
-    comp_ctx_t *c = ctx;
-    for (int32_t i = 0; i < count; i++) {
-        val_t *d = val_at(dst, c->size, i);
-        val_t *s = val_at(src, c->size, i);
-        if (s->magic != LIVE)
-            c->n->bad++;
-        memcpy(d, s, c->size);
-        s->magic = DEAD;
-    }
-    c->n->move += count;
-}
-
-static void observe(tes_world_t *w, tes_entity_t e, void *ptr, comp_ctx_t *c)
-{
-    if (ptr != tes_get(w, e, c->id))
-        c->n->bad_ptr++;
-    if (ptr && ((const val_t *)ptr)->magic != LIVE)
-        c->n->bad++;
-}
-
-static void h_on_add(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
-{
-    comp_ctx_t *c = ctx;
-    c->n->on_add++;
-    observe(w, e, ptr, c);
-}
-
-static void h_on_set(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
-{
-    comp_ctx_t *c = ctx;
-    c->n->on_set++;
-    observe(w, e, ptr, c);
-}
-
-static void h_on_remove(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
-{
-    comp_ctx_t *c = ctx;
-    c->n->on_remove++;
-    observe(w, e, ptr, c);
-}
 
 /* ------------------------------------------------------------------------ */
 /* Fixture: a world with one component of every kind and a shadow of values  */
