@@ -8,7 +8,7 @@ FUZZ := build/fuzz
 FUZZ_LONG := build/fuzz-long
 PREFIX ?= /usr/local
 
-.PHONY: all build run test sanitize bench fuzz fuzz-long install clean deps
+.PHONY: all build run test sanitize tsan bench fuzz fuzz-long install clean deps
 
 all: build
 
@@ -42,6 +42,15 @@ sanitize: deps
 	$(CMAKE) -S . -B $(SAN) -DCMAKE_BUILD_TYPE=Debug -DTES_SANITIZE=ON -DTES_DEBUG=ON -DTES_BUILD_BENCH=OFF
 	$(CMAKE) --build $(SAN) -j $(JOBS)
 	cd $(SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure
+
+# Reads from many threads under ThreadSanitizer: the threads_read program
+# (two threads iterating queries and reading one world at once) built with
+# -fsanitize=thread; fails on any report. CI runs it (.ci/run).
+TSAN := build/tsan
+tsan: deps
+	$(CMAKE) -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=Debug -DTES_TSAN=ON -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=OFF
+	$(CMAKE) --build $(TSAN) -j $(JOBS) --target threads_read
+	cd $(TSAN) && ctest --output-on-failure -R '^threads_read$$'
 
 # Line and branch coverage of src/ over the whole ctest suite (gcovr). The
 # suite includes fault_alloc_sites, which reports how many allocation call

@@ -172,7 +172,9 @@ int tes__defer_end(tes_world_t *w)
     tes__defer_t *d = &w->defer;
     if (d->depth <= 0)
         return tes__fail(w, TES_ERR_INVALID);
-    if (--d->depth > 0 || d->flushing)
+    /* An empty queue needs no flush: returning before any write keeps the
+     * iterators of reader threads, which all end here, free of races. */
+    if (--d->depth > 0 || d->flushing || d->count == 0)
         return TES_OK;
     /* Apply in order. Commands cannot be queued while flushing (depth is
      * zero and hooks may not make structural changes), but an iterator

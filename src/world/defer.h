@@ -19,6 +19,8 @@
 #ifndef TES_WORLD_DEFER_H
 #define TES_WORLD_DEFER_H
 
+#include <stdatomic.h>
+
 #include "tessera.h"
 
 typedef enum tes__op_kind {
@@ -61,7 +63,11 @@ typedef struct tes__defer {
     tes__op_t *ops;
     uint32_t count;
     uint32_t cap;
-    int32_t depth;          /* all levels: explicit blocks and live iterators */
+    /* All levels: explicit blocks and live iterators. Atomic because
+     * iterators of several threads open and close levels at once (reads
+     * from many threads); every other field is touched only by structural
+     * calls, which are single-threaded, or by a flush of a non-empty queue. */
+    _Atomic int32_t depth;
     int32_t explicit_depth; /* levels opened by tes_defer_begin */
     bool flushing;
 } tes__defer_t;
