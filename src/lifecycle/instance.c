@@ -98,7 +98,7 @@ tes__lifecycle_t *tes__lifecycle(tes_world_t *w)
     tes__entity_index_init(&lc->ids, w->entities.generation_limit, 0);
     lc->prefab_free = TES_NULL_INDEX;
     tes__watcher_t watcher = {watch_reserve, watch_before, watch_after, lc, true};
-    if (tes__world_watch(w, &watcher)) {
+    if (tes__world_watch(w, &watcher, NULL, 0)) {
         tes__free(&w->alloc, lc, sizeof *lc);
         return NULL;
     }

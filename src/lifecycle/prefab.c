@@ -211,7 +211,7 @@ static int plan_reserve(tes_world_t *w, plan_t *p)
             return TES_ERR_NOMEM;
     }
     for (uint32_t k = 0; w->watcher_count && k < p->n * p->m; k++)
-        if (tes__watch_reserve(w, p->indices[k], k ? 0 : p->n * p->m))
+        if (tes__watch_reserve(w, 0, p->indices[k], k ? 0 : p->n * p->m))
             return TES_ERR_NOMEM;
     return TES_OK;
 }

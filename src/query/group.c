@@ -9,16 +9,6 @@
 
 #include <string.h>
 
-static bool relevant(const tes__group_t *g, tes_comp_t c)
-{
-    if (c == 0 || c == TES__WATCH_DESTROY || c == TES_DISABLED || c == TES_PREFAB)
-        return true;
-    for (int32_t i = 0; i < g->q->term_count; i++)
-        if (g->q->terms[i].comp == c)
-            return true;
-    return false;
-}
-
 static bool is_member(const tes__group_t *g, tes_entity_t e)
 {
     if (!g->owning)
@@ -71,14 +61,16 @@ static int watch_reserve(void *ctx, uint32_t index, uint32_t extra)
 static void watch_before(void *ctx, tes_entity_t e, tes_comp_t c)
 {
     tes__group_t *g = ctx;
-    if (relevant(g, c) && is_member(g, e))
+    (void)c; /* routing delivers only the changes that concern the group */
+    if (is_member(g, e))
         leave(g, e);
 }
 
 static void watch_after(void *ctx, tes_entity_t e, tes_comp_t c)
 {
     tes__group_t *g = ctx;
-    if (relevant(g, c) && !is_member(g, e) && tes__query_match_entity(g->q, e, NULL))
+    (void)c;
+    if (!is_member(g, e) && tes__query_match_entity(g->q, e, NULL))
         join(g, e);
 }
 
@@ -167,9 +159,15 @@ int tes__group_new(tes_query_t *q)
     /* Non-owning: room for every member before anything is committed. */
     for (uint32_t i = 0; !rc && !g->owning && i < count; i++)
         rc = watch_reserve(g, tes_entity_index(found[i]), i ? 0 : count);
+    /* Subscribed to its terms and the two default-filtered tags. */
     tes__watcher_t watcher = {watch_reserve, watch_before, watch_after, g, false};
+    tes_comp_t comps[TES_MAX_TERMS + 2] = {TES_DISABLED, TES_PREFAB};
+    uint32_t ncomps = 2;
+    for (int32_t i = 0; i < q->term_count; i++)
+        if (q->terms[i].comp != TES_DISABLED && q->terms[i].comp != TES_PREFAB)
+            comps[ncomps++] = q->terms[i].comp;
     if (!rc)
-        rc = tes__world_watch(q->w, &watcher);
+        rc = tes__world_watch(q->w, &watcher, comps, ncomps);
     if (rc) {
         tes__free(a, found, (size_t)cap * sizeof *found);
         group_release(g, a);

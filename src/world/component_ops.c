@@ -84,9 +84,10 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
             tes__sparse_store_reserve(st, &w->alloc, 1, tes_entity_index(e), NULL, NULL))
             return TES_ERR_NOMEM;
         /* Only an owning group (a watcher) reorders stored values. */
-        if (value_io && *value_io && st->size && w->watcher_count && hold_value(w, info, value_io))
+        if (value_io && *value_io && st->size && tes__watched(w, info->id) &&
+            hold_value(w, info, value_io))
             return TES_ERR_NOMEM;
-        if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
+        if (tes__watch_reserve(w, info->id, tes_entity_index(e), 1))
             return TES_ERR_NOMEM;
         tes__watch_before(w, e, info->id);
         *ptr = tes__sparse_store_insert(st, e);
@@ -94,7 +95,7 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
             tes__component_construct1(info, *ptr);
         slot->table |= TES__SLOT_SPARSE;
         *added = true;
-        if (w->watcher_count) {
+        if (tes__watched(w, info->id)) {
             tes__watch_after(w, e, info->id);
             *ptr = tes__sparse_store_get(st, e); /* an owning group may have moved it */
         }
@@ -107,12 +108,12 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
     if (dst != src) { /* an entity that has the component already stays put */
         if (value_io && *value_io && info->size &&
             (tes__table_holds(src, *value_io) || tes__table_holds(dst, *value_io) ||
-             w->watcher_count) &&
+             tes__watched(w, info->id)) &&
             hold_value(w, info, value_io))
             return TES_ERR_NOMEM;
         if (tes__table_reserve(dst, &w->alloc, 1))
             return TES_ERR_NOMEM;
-        if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
+        if (tes__watch_reserve(w, info->id, tes_entity_index(e), 1))
             return TES_ERR_NOMEM;
         tes__watch_before(w, e, info->id);
         move_to(w, e, slot, dst);
@@ -254,7 +255,7 @@ static int remove_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     tes__table_t *dst = tes__graph_step(&w->tables, &w->alloc, &w->components, src, c, false);
     if (!dst || tes__table_reserve(dst, &w->alloc, 1))
         return tes__fail(w, TES_ERR_NOMEM);
-    if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
+    if (tes__watch_reserve(w, c, tes_entity_index(e), 1))
         return tes__fail(w, TES_ERR_NOMEM);
     void *ptr = col >= 0 ? tes__table_cell(src, (uint32_t)col, slot->row) : NULL;
     tes__fire(w, info->hooks.on_remove, info, e, ptr);

@@ -49,7 +49,7 @@ static tes__noinline tes_entity_t spawn_slow(tes_world_t *w)
     }
     /* Deferred spawns join no group until the flush: no reserve now (a
      * reserve could move a group's member array under a live iterator). */
-    if (w->watcher_count && !w->defer.depth && tes__watch_reserve(w, peek_next_index(ei), 1)) {
+    if (w->watcher_count && !w->defer.depth && tes__watch_reserve(w, 0, peek_next_index(ei), 1)) {
         tes__fail(w, TES_ERR_NOMEM);
         return TES_NULL;
     }
@@ -144,7 +144,7 @@ static int spawn_batch(tes_world_t *w, uint32_t n, const tes_comp_t *table_ids, 
     if (w->watcher_count) {
         tes__index_walk_t walk = tes__index_walk_start(&w->entities);
         for (uint32_t i = 0; i < n; i++)
-            if (tes__watch_reserve(w, tes__index_walk_next(&walk), i ? 0 : n))
+            if (tes__watch_reserve(w, 0, tes__index_walk_next(&walk), i ? 0 : n))
                 return TES_ERR_NOMEM;
     }
     /* Commit: nothing below can fail. */
@@ -261,7 +261,7 @@ static int clear_impl(tes_world_t *w, tes_entity_t e)
         tes__defer_push(w, TES__OP_CLEAR, e, 0, TES_NULL, NULL);
         return TES_OK;
     }
-    if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
+    if (w->watcher_count && tes__watch_reserve(w, 0, tes_entity_index(e), 1))
         return tes__fail(w, TES_ERR_NOMEM);
     tes__world_strip(w, e, slot, false); /* the root is virtual: nothing to reserve */
     tes__slot_set_table(slot, 0, 0);
@@ -290,7 +290,7 @@ static int clone_reserve(tes_world_t *w, tes_entity_t src, const tes__slot_t *sl
             tes__sparse_store_reserve(&info->store, a, 1, index, NULL, NULL))
             return TES_ERR_NOMEM;
     }
-    return w->watcher_count ? tes__watch_reserve(w, index, 1) : TES_OK;
+    return w->watcher_count ? tes__watch_reserve(w, 0, index, 1) : TES_OK;
 }
 
 /* Copies src's components into dst (in the root table, no components);

@@ -90,6 +90,9 @@ void tes_world_free(tes_world_t *w)
     tes__defer_fini(w);
     destroy_all_values(w);
     tes__free(&w->alloc, w->watchers, (size_t)w->watcher_cap * sizeof *w->watchers);
+    for (uint32_t c = 0; c < w->route_cap; c++)
+        tes__free(&w->alloc, w->routes[c].items, (size_t)w->routes[c].cap * sizeof *w->routes[c].items);
+    tes__free(&w->alloc, w->routes, (size_t)w->route_cap * sizeof *w->routes);
     tes__free(&w->alloc, w->scratch, w->scratch_size);
     tes__graph_fini(&w->tables, &w->alloc);
     tes__registry_fini(&w->components, &w->alloc);
@@ -117,13 +120,65 @@ int tes_world_stats(const tes_world_t *w, tes_world_stats_t *out)
 
 int tes_last_error(const tes_world_t *w) { return w ? w->last_error : TES_ERR_INVALID; }
 
-int tes__world_watch(tes_world_t *w, const tes__watcher_t *watcher)
+/* Appends into reserved room. */
+static void list_append(tes__watch_list_t *l, const tes__watcher_t *watcher)
 {
-    if (tes__grow(&w->alloc, (void **)&w->watchers, &w->watcher_cap,
-                  (uint64_t)w->watcher_count + 1, sizeof *w->watchers, 4))
+    tes__assert(l->count < l->cap);
+    l->items[l->count++] = *watcher;
+}
+
+static int list_reserve(tes__alloc_t *a, tes__watch_list_t *l)
+{
+    return tes__grow(a, (void **)&l->items, &l->cap, (uint64_t)l->count + 1, sizeof *l->items, 4);
+}
+
+/* Removes ctx's entry, keeping registration order (watchers run in it). */
+static void list_remove(tes__watch_list_t *l, void *ctx)
+{
+    for (uint32_t i = 0; i < l->count; i++) {
+        if (l->items[i].ctx == ctx) {
+            memmove(&l->items[i], &l->items[i + 1], (size_t)(l->count - i - 1) * sizeof *l->items);
+            l->count--;
+            return;
+        }
+    }
+}
+
+int tes__world_watch(tes_world_t *w, const tes__watcher_t *watcher, const tes_comp_t *comps,
+                     uint32_t n)
+{
+    tes__alloc_t *a = &w->alloc;
+    /* Reserve every list first, so failure registers nothing. */
+    tes__watch_list_t all = {w->watchers, w->watcher_count, w->watcher_cap};
+    if (list_reserve(a, &all))
         return TES_ERR_NOMEM;
+    w->watchers = all.items;
+    w->watcher_cap = all.cap;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t cap = w->route_cap;
+        if (tes__grow(a, (void **)&w->routes, &cap, (uint64_t)comps[i] + 1, sizeof *w->routes, 16))
+            return TES_ERR_NOMEM;
+        memset(w->routes + w->route_cap, 0, (size_t)(cap - w->route_cap) * sizeof *w->routes);
+        w->route_cap = cap;
+        if (list_reserve(a, &w->routes[comps[i]]))
+            return TES_ERR_NOMEM;
+    }
     w->watchers[w->watcher_count++] = *watcher;
+    for (uint32_t i = 0; i < n; i++) {
+        tes__watch_list_t *l = &w->routes[comps[i]];
+        if (!l->count || l->items[l->count - 1].ctx != watcher->ctx) /* a repeated id */
+            list_append(l, watcher);
+    }
     return TES_OK;
+}
+
+void tes__world_unwatch(tes_world_t *w, void *ctx)
+{
+    tes__watch_list_t all = {w->watchers, w->watcher_count, w->watcher_cap};
+    list_remove(&all, ctx);
+    w->watcher_count = all.count;
+    for (uint32_t c = 0; c < w->route_cap; c++)
+        list_remove(&w->routes[c], ctx);
 }
 
 int tes__world_scratch(tes_world_t *w, size_t size)
@@ -152,19 +207,6 @@ void tes__world_undepend(tes_world_t *w, void *ctx)
     for (uint32_t i = 0; i < w->dependent_count; i++) {
         if (w->dependents[i].ctx == ctx) {
             w->dependents[i] = w->dependents[--w->dependent_count];
-            return;
-        }
-    }
-}
-
-void tes__world_unwatch(tes_world_t *w, void *ctx)
-{
-    for (uint32_t i = 0; i < w->watcher_count; i++) {
-        if (w->watchers[i].ctx == ctx) {
-            /* Keep registration order: watchers run in it. */
-            for (uint32_t j = i + 1; j < w->watcher_count; j++)
-                w->watchers[j - 1] = w->watchers[j];
-            w->watcher_count--;
             return;
         }
     }

@@ -17,15 +17,16 @@
 
 typedef void (*tes__observer_fn)(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx);
 
-/* A watcher hears about every structural change to any entity: higher
- * layers (groups) register one to keep their own structures up to date
- * without the world knowing what they are. For each change the world calls
- * reserve (before committing anything; may fail with TES_ERR_NOMEM, and the
- * change is then abandoned), before (the entity is still as it was), and
- * after (the change is done). `c` is the component added or removed, 0
- * when every component is affected (clear, spawn, clone), or
- * TES__WATCH_DESTROY for a destroy (before only: after it there is no
- * entity). */
+/* A watcher hears about structural changes: higher layers (groups, the
+ * lifecycle layer, the query filter index) register one to keep their own
+ * structures up to date without the world knowing what they are. Events
+ * are routed: a change of component c reaches only the watchers that
+ * subscribed to c (see tes__world_watch), so k groups on unrelated
+ * components cost a change nothing; whole-entity events (spawn, clone,
+ * clear: c == 0) and destroys (c == TES__WATCH_DESTROY) reach every
+ * watcher. For each change the world calls reserve (before committing
+ * anything; may fail with TES_ERR_NOMEM, and the change is then abandoned),
+ * before (the entity is still as it was), and after (the change is done). */
 #define TES__WATCH_DESTROY UINT32_C(0xFFFFFFFF)
 typedef struct tes__watcher {
     int (*reserve)(void *ctx, uint32_t entity_index, uint32_t extra);
@@ -34,6 +35,13 @@ typedef struct tes__watcher {
     void *ctx;
     bool destroy_only; /* hears only before(e, TES__WATCH_DESTROY) */
 } tes__watcher_t;
+
+/* The watchers of one component, in registration order. */
+typedef struct tes__watch_list {
+    tes__watcher_t *items;
+    uint32_t count;
+    uint32_t cap;
+} tes__watch_list_t;
 
 /* Something built on the world (a query) that tes_world_free must finalise
  * first if the user has not freed it. */
@@ -50,9 +58,11 @@ struct tes_world {
     tes__registry_t components;
     tes__table_graph_t tables;
     tes__defer_t defer;
-    tes__watcher_t *watchers;
+    tes__watcher_t *watchers;    /* every watcher: whole-entity events */
     uint32_t watcher_count;
     uint32_t watcher_cap;
+    tes__watch_list_t *routes;   /* per component id: its subscribers */
+    uint32_t route_cap;
     struct tes__lifecycle *lifecycle; /* created by the lifecycle layer on first use */
     uint32_t instances_alive;         /* kept by the lifecycle layer, for stats */
     void *scratch;      /* room for one component value (tes_set's image) */
@@ -72,16 +82,38 @@ int tes__world_scratch(tes_world_t *w, size_t size);
 int tes__world_depend(tes_world_t *w, void (*fini)(void *ctx), void *ctx);
 void tes__world_undepend(tes_world_t *w, void *ctx);
 
-/* Registers / removes a watcher (removal matches on ctx). */
-int tes__world_watch(tes_world_t *w, const tes__watcher_t *watcher);
+/* Registers a watcher that hears whole-entity events and the changes of
+ * the n components in comps (a destroy_only watcher passes none). TES_OK or
+ * TES_ERR_NOMEM (nothing registered). Removal matches on ctx. */
+int tes__world_watch(tes_world_t *w, const tes__watcher_t *watcher, const tes_comp_t *comps,
+                     uint32_t n);
 void tes__world_unwatch(tes_world_t *w, void *ctx);
 
-static inline int tes__watch_reserve(tes_world_t *w, uint32_t entity_index, uint32_t extra)
+/* The watchers that hear an event about c: every watcher for a whole-entity
+ * event (c == 0 or TES__WATCH_DESTROY), else c's subscribers. */
+static inline tes__watch_list_t tes__watch_route(const tes_world_t *w, tes_comp_t c)
 {
-    for (uint32_t i = 0; i < w->watcher_count; i++) {
-        if (w->watchers[i].destroy_only)
+    if (c == 0 || c == TES__WATCH_DESTROY)
+        return (tes__watch_list_t){w->watchers, w->watcher_count, w->watcher_cap};
+    if (c < w->route_cap)
+        return w->routes[c];
+    return (tes__watch_list_t){NULL, 0, 0};
+}
+
+/* True when some watcher hears changes of c (it may then reorder stores). */
+static inline bool tes__watched(const tes_world_t *w, tes_comp_t c)
+{
+    return tes__watch_route(w, c).count != 0;
+}
+
+static inline int tes__watch_reserve(tes_world_t *w, tes_comp_t c, uint32_t entity_index,
+                                     uint32_t extra)
+{
+    tes__watch_list_t l = tes__watch_route(w, c);
+    for (uint32_t i = 0; i < l.count; i++) {
+        if (l.items[i].destroy_only)
             continue;
-        int rc = w->watchers[i].reserve(w->watchers[i].ctx, entity_index, extra);
+        int rc = l.items[i].reserve(l.items[i].ctx, entity_index, extra);
         if (rc)
             return rc;
     }
@@ -90,16 +122,18 @@ static inline int tes__watch_reserve(tes_world_t *w, uint32_t entity_index, uint
 
 static inline void tes__watch_before(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
-    for (uint32_t i = 0; i < w->watcher_count; i++)
-        if (!w->watchers[i].destroy_only || c == TES__WATCH_DESTROY)
-            w->watchers[i].before(w->watchers[i].ctx, e, c);
+    tes__watch_list_t l = tes__watch_route(w, c);
+    for (uint32_t i = 0; i < l.count; i++)
+        if (!l.items[i].destroy_only || c == TES__WATCH_DESTROY)
+            l.items[i].before(l.items[i].ctx, e, c);
 }
 
 static inline void tes__watch_after(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
-    for (uint32_t i = 0; i < w->watcher_count; i++)
-        if (!w->watchers[i].destroy_only)
-            w->watchers[i].after(w->watchers[i].ctx, e, c);
+    tes__watch_list_t l = tes__watch_route(w, c);
+    for (uint32_t i = 0; i < l.count; i++)
+        if (!l.items[i].destroy_only)
+            l.items[i].after(l.items[i].ctx, e, c);
 }
 
 /* Copies every component of src into dst, an entity in the root table with
