@@ -98,6 +98,13 @@ extern const bench_workload_t bench_query_create;
 extern const bench_workload_t bench_query_iter_empty;
 extern const bench_workload_t bench_instantiate_n;
 extern const bench_workload_t bench_instantiate_single;
+extern const bench_workload_t bench_cliff_tax_table;
+extern const bench_workload_t bench_cliff_tax_sparse;
+extern const bench_workload_t bench_cliff_prefab;
+extern const bench_workload_t bench_cliff_disabled;
+extern const bench_workload_t bench_cliff_nonowning_w4;
+extern const bench_workload_t bench_cliff_nonowning_w8;
+extern const bench_workload_t bench_cliff_w8_view;
 extern const bench_memory_t bench_memory_probes[];
 extern const int bench_memory_probe_count;
 

@@ -70,6 +70,13 @@ static const bench_workload_t *const workloads[] = {
     &bench_query_iter_empty,
     &bench_instantiate_n,
     &bench_instantiate_single,
+    &bench_cliff_tax_table,
+    &bench_cliff_tax_sparse,
+    &bench_cliff_prefab,
+    &bench_cliff_disabled,
+    &bench_cliff_nonowning_w4,
+    &bench_cliff_nonowning_w8,
+    &bench_cliff_w8_view,
 };
 #define WORKLOAD_COUNT ((int)(sizeof workloads / sizeof workloads[0]))
 
