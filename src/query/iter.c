@@ -14,6 +14,7 @@
  */
 #include <string.h>
 
+#include "query/filter.h"
 #include "query/group.h"
 #include "query/query.h"
 
@@ -199,9 +200,9 @@ static bool run_continues(const tes_query_t *q, int32_t driver, const uint32_t *
     return true;
 }
 
-/* The driven walk when every term is sparse and no table is filtered out:
- * an entity's table is then irrelevant, so only the stores are read, and
- * runs are found by comparing packed positions. */
+/* The driven walk when every term is sparse: an entity's table is then
+ * irrelevant (the default filters come from the filter index), so only the
+ * stores are read, and runs are found by comparing packed positions. */
 static bool next_sparse_chunk(tes_iter_t *it)
 {
     const tes_query_t *q = it->priv_query;
@@ -209,8 +210,14 @@ static bool next_sparse_chunk(tes_iter_t *it)
     const tes__sparse_set_t *set = &q->terms[d].info->store.set;
     uint32_t start[TES_MAX_TERMS];
     uint32_t p = it->priv_cursor;
+    /* The default filters: one byte per entity, only while some entity
+     * carries a filtered tag. */
+    const struct tes__filters *f = q->filters;
+    uint8_t hide = f && f->tagged ? q->filter_mask : 0;
     while (p < set->count &&
-           (tes__sparse_is_tombstone(set->packed[p]) || !sparse_positions(q, d, p, set->packed[p], start)))
+           (tes__sparse_is_tombstone(set->packed[p]) ||
+            (hide && tes__filters_hide(f, hide, set->packed[p])) ||
+            !sparse_positions(q, d, p, set->packed[p], start)))
         p++;
     if (p >= set->count) {
         it->priv_cursor = p;
@@ -238,7 +245,8 @@ static bool next_sparse_chunk(tes_iter_t *it)
         uint32_t k = 1;
         for (; k < limit; k++) {
             tes_entity_t e = set->packed[p + k];
-            if (tes__sparse_is_tombstone(e)) /* the driver always "holds" it */
+            if (tes__sparse_is_tombstone(e) || /* the driver always "holds" it */
+                (hide && tes__filters_hide(f, hide, e)))
                 break;
             int32_t i = 0;
             while (i < q->term_count && packed[i][k] == e)
@@ -249,6 +257,7 @@ static bool next_sparse_chunk(tes_iter_t *it)
         end = p + k;
     } else {
         while (end < set->count && !tes__sparse_is_tombstone(set->packed[end]) &&
+               !(hide && tes__filters_hide(f, hide, set->packed[end])) &&
                run_continues(q, d, start, end - p, set->packed[end]))
             end++;
     }
@@ -321,7 +330,7 @@ static bool advance(tes_iter_t *it)
     case PHASE_DRIVEN:
         /* Tables can appear mid-iteration (deferred spawns do not create
          * any, but hooks may read others), so the choice is made per chunk. */
-        if (it->priv_query->sparse_only && !it->priv_query->tables_failing)
+        if (it->priv_query->sparse_only)
             return next_sparse_chunk(it);
         return next_driven_chunk(it);
     case PHASE_GROUP: return tes__group_next(it);

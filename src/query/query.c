@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "query/filter.h"
 #include "query/group.h"
 
 static bool type_has(const tes__table_t *t, tes_comp_t c) { return tes__table_type_index(t, c) >= 0; }
@@ -122,6 +123,8 @@ static int setup_terms(tes_query_t *q, const tes_query_desc_t *d)
         q->and_only &= q->terms[i].oper == TES_AND;
     }
     q->mode = table_and ? TES__QUERY_TABLE : any_and ? TES__QUERY_DRIVEN : TES__QUERY_ALL;
+    q->filter_mask = (uint8_t)((q->skip_disabled ? TES__FILTER_DISABLED : 0) |
+                               (q->skip_prefab ? TES__FILTER_PREFAB : 0));
     if ((q->flags & (TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP)) && !any_and)
         return TES_ERR_INVALID;
     return TES_OK;
@@ -177,6 +180,10 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
                 fill_match(q, g->tables[i], &q->matches[q->match_count++]);
         }
     }
+    /* A sparse-only query applies its default filters through the world's
+     * filter index (filter.h), never through entities' tables. */
+    if (!rc && q->mode == TES__QUERY_DRIVEN && q->sparse_only && q->filter_mask)
+        rc = tes__filters_use(w, &q->filters);
     if (!rc && (rc = tes__graph_listen(g, a, on_table, q)) == TES_OK) {
         if ((rc = tes__world_depend(w, query_fini, q)) != TES_OK)
             tes__graph_unlisten(g, q);

@@ -60,6 +60,9 @@ struct tes_query {
     uint32_t table_ok_cap;
     uint32_t tables_failing; /* tables whose table_ok is 0 */
     bool sparse_only;     /* every term is on a sparse component */
+    uint8_t filter_mask;  /* TES__FILTER_* bits the default filters hide */
+    struct tes__filters *filters; /* the world's filter index (sparse_only
+                                     queries with a default filter) */
     bool and_only;        /* every term is an AND term */
     tes__group_t *group;
 };

@@ -51,6 +51,7 @@ typedef struct tes__dependent {
 } tes__dependent_t;
 
 struct tes__lifecycle; /* the lifecycle layer's state, opaque here */
+struct tes__filters;   /* the query layer's filter index, opaque here */
 
 struct tes_world {
     tes__alloc_t alloc;
@@ -65,6 +66,7 @@ struct tes_world {
     uint32_t route_cap;
     struct tes__lifecycle *lifecycle; /* created by the lifecycle layer on first use */
     uint32_t instances_alive;         /* kept by the lifecycle layer, for stats */
+    struct tes__filters *filters;     /* created by the query layer on first use */
     void *scratch;      /* room for one component value (tes_set's image) */
     size_t scratch_size;
     tes__dependent_t *dependents;
