@@ -97,40 +97,21 @@ static int claim_stores(tes__group_t *g)
     return TES_OK;
 }
 
-/* Every entity the query matches now, into a temporary array. */
+/* Every entity the query matches now, into a temporary array: the smallest
+ * AND pool's entities that match (groups are DRIVEN-mode queries). */
 static int collect(const tes_query_t *q, tes_entity_t **out, uint32_t *count, uint32_t *cap)
 {
     tes__alloc_t *a = &q->w->alloc;
     *out = NULL;
     *count = *cap = 0;
-    /* Candidates: the smallest sparse AND pool, else the matching tables. */
-    const tes__sparse_set_t *pool = NULL;
-    for (int32_t i = 0; i < q->term_count; i++) {
-        const tes__term_info_t *t = &q->terms[i];
-        if (t->oper == TES_AND && t->sparse &&
-            (!pool || t->info->store.set.live < pool->live))
-            pool = &t->info->store.set;
-    }
-    if (pool) {
-        for (uint32_t p = tes__sparse_set_next_live(pool, 0); p < pool->count;
-             p = tes__sparse_set_next_live(pool, p + 1)) {
-            if (!tes__query_match_entity(q, pool->packed[p], NULL))
-                continue;
-            if (tes__grow(a, (void **)out, cap, (uint64_t)*count + 1, sizeof **out, 64))
-                return TES_ERR_NOMEM;
-            (*out)[(*count)++] = pool->packed[p];
-        }
-        return TES_OK;
-    }
-    for (uint32_t m = 0; m < q->match_count; m++) {
-        const tes__table_t *t = q->matches[m].table;
-        for (uint32_t r = 0; r < t->count; r++) {
-            if (!tes__query_match_entity(q, t->entities[r], NULL))
-                continue;
-            if (tes__grow(a, (void **)out, cap, (uint64_t)*count + 1, sizeof **out, 64))
-                return TES_ERR_NOMEM;
-            (*out)[(*count)++] = t->entities[r];
-        }
+    const tes__sparse_set_t *pool = &q->terms[tes__query_driver(q)].info->store.set;
+    for (uint32_t p = tes__sparse_set_next_live(pool, 0); p < pool->count;
+         p = tes__sparse_set_next_live(pool, p + 1)) {
+        if (!tes__query_match_entity(q, pool->packed[p], NULL))
+            continue;
+        if (tes__grow(a, (void **)out, cap, (uint64_t)*count + 1, sizeof **out, 64))
+            return TES_ERR_NOMEM;
+        (*out)[(*count)++] = pool->packed[p];
     }
     return TES_OK;
 }
@@ -221,28 +202,42 @@ static bool next_owned_chunk(tes_iter_t *it, const tes__group_t *g)
     return true;
 }
 
-/* Non-owning walk: runs of members whose fields are contiguous. */
+/* Non-owning walk: runs of members whose fields are contiguous. Members
+ * are known to match, so only their data terms are looked up (no term is
+ * tested again), and a run grows by one packed-array compare per term. */
 static bool next_member_chunk(tes_iter_t *it, const tes__group_t *g)
 {
     const tes_query_t *q = g->q;
+    const tes__entity_index_t *ei = &q->w->entities;
     const tes__sparse_set_t *set = &g->members;
-    uint32_t pos = it->priv_cursor;
-    if (pos >= set->count)
+    uint32_t p = it->priv_cursor;
+    if (p >= set->count)
         return false;
-    void *ptrs[TES_MAX_TERMS] = {0}, *prev[TES_MAX_TERMS], *next[TES_MAX_TERMS] = {0};
-    tes__query_match_entity(q, set->packed[pos], ptrs);
-    memcpy(prev, ptrs, sizeof prev);
-    uint32_t end = pos + 1;
-    for (; end < set->count; end++) {
-        tes__query_match_entity(q, set->packed[end], next);
-        if (!tes__query_contiguous(q, prev, next, false))
-            break;
-        memcpy(prev, next, sizeof prev);
+    tes_entity_t e = set->packed[p];
+    uint32_t pos[TES_MAX_TERMS];
+    for (int32_t s = 0; s < q->sparse_count; s++) {
+        int32_t i = q->sparse_terms[s];
+        const tes__term_info_t *t = &q->terms[i];
+        pos[i] = t->data ? tes__sparse_set_find(&t->info->store.set, e) : TES_NULL_INDEX;
     }
-    memcpy(it->priv_fields, ptrs, sizeof ptrs);
-    it->count = (int32_t)(end - pos);
-    it->entities = set->packed + pos;
-    it->priv_cursor = end;
+    const tes__slot_t *first = q->table_data ? tes__entity_slot(ei, e) : NULL;
+    uint32_t k = 1;
+    for (; p + k < set->count; k++) {
+        tes_entity_t next = set->packed[p + k];
+        if (!tes__query_run_continues(q, pos, k, next, true) ||
+            (first && !tes__query_rows_continue(q, first, k, tes__entity_slot(ei, next))))
+            break;
+    }
+    tes__query_sparse_fields(q, pos, it->priv_fields);
+    if (first)
+        tes__query_table_fields(q, first, it->priv_fields);
+    else /* table terms without data: tags, NOT terms */
+        for (int32_t i = 0; i < q->term_count; i++)
+            if (!q->terms[i].sparse)
+                it->priv_fields[i] = NULL;
+    it->count = (int32_t)k;
+    it->entities = set->packed + p;
+    it->priv_cursor = p + k;
     return true;
 }
 

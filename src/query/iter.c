@@ -5,10 +5,13 @@
  * - table walk (TABLE and ALL modes): whole tables from the query's cache,
  *   empty ones skipped; when sparse terms are present, runs of rows whose
  *   sparse fields happen to be contiguous too;
- * - driven walk (DRIVEN mode): runs of the driving pool's packed array;
+ * - driven walk (DRIVEN mode): runs of the driving pool's packed array
+ *   (the smallest AND pool);
  * - root walk (ALL mode): runs of root entities read from the entity index,
  *   copied to the iterator's scratch array (the virtual root owns no rows);
  * - group walks: see group.c.
+ * Membership and run boundaries come from the one per-entity matcher in
+ * query.c (tes__query_match_sparse / tes__query_run_continues).
  * A live iterator holds the world in deferred mode; the last one to finish
  * applies the queued changes.
  */
@@ -20,27 +23,6 @@
 
 enum { PHASE_TABLES, PHASE_ROOT, PHASE_DRIVEN, PHASE_GROUP };
 
-/* Sparse terms of e only (the table part is settled by the table match). */
-static bool match_sparse_terms(const tes_query_t *q, tes_entity_t e, void **ptrs)
-{
-    for (int32_t i = 0; i < q->term_count; i++) {
-        const tes__term_info_t *t = &q->terms[i];
-        if (!t->sparse)
-            continue;
-        uint32_t pos = tes__sparse_set_find(&t->info->store.set, e);
-        bool present = pos != TES_NULL_INDEX;
-        if ((t->oper == TES_AND && !present) || (t->oper == TES_NOT && present))
-            return false;
-        ptrs[i] = present && t->data ? tes__sparse_store_at(&t->info->store, pos) : NULL;
-    }
-    return true;
-}
-
-static void set_fields(tes_iter_t *it, void *const *ptrs)
-{
-    memcpy(it->priv_fields, ptrs, sizeof it->priv_fields);
-}
-
 /* The next chunk of the table walk, or false when the cache is exhausted. */
 static bool next_table_chunk(tes_iter_t *it)
 {
@@ -48,41 +30,37 @@ static bool next_table_chunk(tes_iter_t *it)
     while (it->priv_cursor < q->match_count) {
         const tes__query_match_t *m = &q->matches[it->priv_cursor];
         const tes__table_t *t = m->table;
-        if (!q->has_sparse) {
-            it->priv_cursor++;
-            if (!t->count)
+        uint32_t row = 0, end = t->count;
+        uint32_t pos[TES_MAX_TERMS];
+        if (q->has_sparse) {
+            /* Rows of this table that satisfy the sparse terms, in runs. */
+            row = it->priv_row;
+            while (row < t->count && !tes__query_match_sparse(q, t->entities[row], -1, 0, pos))
+                row++;
+            if (row >= t->count) {
+                it->priv_cursor++;
+                it->priv_row = 0;
                 continue;
-            for (int32_t i = 0; i < q->term_count; i++)
-                it->priv_fields[i] = m->column[i] >= 0 ? t->columns[m->column[i]].data : NULL;
-            it->count = (int32_t)t->count;
-            it->entities = t->entities;
-            return true;
-        }
-        void *ptrs[TES_MAX_TERMS] = {0};
-        /* Rows of this table that satisfy the sparse terms, in runs. */
-        uint32_t row = it->priv_row;
-        while (row < t->count && !match_sparse_terms(q, t->entities[row], ptrs))
-            row++;
-        if (row >= t->count) {
+            }
+            end = row + 1;
+            while (end < t->count && tes__query_run_continues(q, pos, end - row, t->entities[end], false))
+                end++;
+            tes__query_sparse_fields(q, pos, it->priv_fields);
+        } else if (!t->count) {
             it->priv_cursor++;
-            it->priv_row = 0;
             continue;
         }
-        uint32_t end = row + 1;
-        void *prev[TES_MAX_TERMS], *next[TES_MAX_TERMS] = {0};
-        memcpy(prev, ptrs, sizeof prev);
-        while (end < t->count && match_sparse_terms(q, t->entities[end], next) &&
-               tes__query_contiguous(q, prev, next, true)) {
-            memcpy(prev, next, sizeof prev);
-            end++;
-        }
         for (int32_t i = 0; i < q->term_count; i++)
-            if (m->column[i] >= 0)
-                ptrs[i] = tes__table_cell(t, (uint32_t)m->column[i], row);
-        set_fields(it, ptrs);
+            if (!q->terms[i].sparse)
+                it->priv_fields[i] = m->column[i] >= 0 ? tes__table_cell(t, (uint32_t)m->column[i], row) : NULL;
         it->count = (int32_t)(end - row);
         it->entities = t->entities + row;
-        it->priv_row = end;
+        if (end < t->count) {
+            it->priv_row = end;
+        } else {
+            it->priv_cursor++;
+            it->priv_row = 0;
+        }
         return true;
     }
     return false;
@@ -95,7 +73,7 @@ static bool next_root_chunk(tes_iter_t *it)
     const tes__entity_index_t *ei = &q->w->entities;
     if (!q->table_ok[0])
         return false;
-    void *ptrs[TES_MAX_TERMS] = {0}, *prev[TES_MAX_TERMS] = {0}, *next[TES_MAX_TERMS] = {0};
+    uint32_t pos[TES_MAX_TERMS];
     int32_t n = 0;
     for (; it->priv_cursor < ei->count && n < TES_ITER_SCRATCH; it->priv_cursor++) {
         const tes__slot_t *s = &ei->slots[it->priv_cursor];
@@ -103,128 +81,56 @@ static bool next_root_chunk(tes_iter_t *it)
             s->row == TES__ROW_PENDING)
             continue;
         tes_entity_t e = tes_entity_make(it->priv_cursor, s->generation);
-        if (!match_sparse_terms(q, e, n ? next : ptrs))
+        uint32_t next[TES_MAX_TERMS];
+        if (!tes__query_match_sparse(q, e, -1, 0, n ? next : pos))
             continue;
-        if (n && !tes__query_contiguous(q, prev, next, true))
-            break; /* this entity starts the next chunk */
-        memcpy(prev, n ? next : ptrs, sizeof prev);
+        if (n && !tes__query_run_continues(q, pos, (uint32_t)n, e, true))
+            break; /* it matches, but starts the next chunk */
         it->priv_scratch[n++] = e;
     }
     if (!n)
         return false;
-    set_fields(it, ptrs);
+    tes__query_sparse_fields(q, pos, it->priv_fields);
+    for (int32_t i = 0; i < q->term_count; i++)
+        if (!q->terms[i].sparse) /* root entities have no table component */
+            it->priv_fields[i] = NULL;
     it->count = n;
     it->entities = it->priv_scratch;
     return true;
 }
-
-/* Runs of the driving pool's packed array whose entities match. */
+/* Runs of the driving pool's packed array whose entities match (DRIVEN
+ * mode). A sparse-only query never reads an entity's table: its default
+ * filters come from the filter index (one byte per entity, skipped while
+ * no entity carries a filtered tag); other queries check the table's
+ * table-level terms. */
 static bool next_driven_chunk(tes_iter_t *it)
 {
     const tes_query_t *q = it->priv_query;
-    const tes__sparse_set_t *set = &q->terms[it->priv_driver].info->store.set;
-    void *ptrs[TES_MAX_TERMS] = {0};
-    uint32_t pos = it->priv_cursor;
-    while (pos < set->count && (tes__sparse_is_tombstone(set->packed[pos]) ||
-                                !tes__query_match_entity(q, set->packed[pos], ptrs)))
-        pos++;
-    if (pos >= set->count) {
-        it->priv_cursor = pos;
-        return false;
-    }
-    uint32_t end = pos + 1;
-    void *prev[TES_MAX_TERMS], *next[TES_MAX_TERMS] = {0};
-    memcpy(prev, ptrs, sizeof prev);
-    while (end < set->count && !tes__sparse_is_tombstone(set->packed[end]) &&
-           tes__query_match_entity(q, set->packed[end], next) && tes__query_contiguous(q, prev, next, false)) {
-        memcpy(prev, next, sizeof prev);
-        end++;
-    }
-    set_fields(it, ptrs);
-    it->count = (int32_t)(end - pos);
-    it->entities = set->packed + pos;
-    it->priv_cursor = end;
-    return true;
-}
-
-/* Packed positions of e in every term's store (TES_NULL_INDEX if absent);
- * the driver's is known. False if e fails an AND or NOT term. */
-static bool sparse_positions(const tes_query_t *q, int32_t driver, uint32_t at, tes_entity_t e,
-                             uint32_t *pos)
-{
-    for (int32_t i = 0; i < q->term_count; i++) {
-        const tes__term_info_t *t = &q->terms[i];
-        uint32_t p = i == driver ? at : tes__sparse_set_find(&t->info->store.set, e);
-        if ((t->oper == TES_AND && p == TES_NULL_INDEX) ||
-            (t->oper == TES_NOT && p != TES_NULL_INDEX))
-            return false;
-        pos[i] = p;
-    }
-    return true;
-}
-
-/* True when e, the entity k positions after a run's first in the driving
- * pool, extends the run: it satisfies every term and each data term's value
- * sits k positions after the run's first value, on the same data page. For
- * an AND term that is one compare against the store's packed array (a
- * sequential read, where a lookup would chase the sparse array). */
-static bool run_continues(const tes_query_t *q, int32_t driver, const uint32_t *start, uint32_t k,
-                          tes_entity_t e)
-{
-    for (int32_t i = 0; i < q->term_count; i++) {
-        const tes__term_info_t *t = &q->terms[i];
-        const tes__sparse_store_t *st = &t->info->store;
-        if (i == driver)
-            goto same_page;
-        if (t->oper == TES_AND && start[i] + k < st->set.count && st->set.packed[start[i] + k] == e)
-            goto same_page;
-        uint32_t p = tes__sparse_set_find(&st->set, e);
-        if (t->oper == TES_NOT) {
-            if (p != TES_NULL_INDEX)
-                return false;
-            continue;
-        }
-        if (!t->data) { /* a tag: presence is all that matters */
-            if (t->oper == TES_AND && p == TES_NULL_INDEX)
-                return false;
-            continue;
-        }
-        if (start[i] == TES_NULL_INDEX ? p != TES_NULL_INDEX : p != start[i] + k)
-            return false;
-        if (p == TES_NULL_INDEX)
-            continue;
-    same_page:
-        if (t->data && ((start[i] + k) >> st->page_shift) != (start[i] >> st->page_shift))
-            return false;
-    }
-    return true;
-}
-
-/* The driven walk when every term is sparse: an entity's table is then
- * irrelevant (the default filters come from the filter index), so only the
- * stores are read, and runs are found by comparing packed positions. */
-static bool next_sparse_chunk(tes_iter_t *it)
-{
-    const tes_query_t *q = it->priv_query;
+    const tes__entity_index_t *ei = &q->w->entities;
     int32_t d = it->priv_driver;
     const tes__sparse_set_t *set = &q->terms[d].info->store.set;
-    uint32_t start[TES_MAX_TERMS];
-    uint32_t p = it->priv_cursor;
-    /* The default filters: one byte per entity, only while some entity
-     * carries a filtered tag. */
     const struct tes__filters *f = q->filters;
     uint8_t hide = f && f->tagged ? q->filter_mask : 0;
-    while (p < set->count &&
-           (tes__sparse_is_tombstone(set->packed[p]) ||
-            (hide && tes__filters_hide(f, hide, set->packed[p])) ||
-            !sparse_positions(q, d, p, set->packed[p], start)))
-        p++;
+    const tes__slot_t *first = NULL;
+    uint32_t pos[TES_MAX_TERMS];
+    uint32_t p = it->priv_cursor;
+    for (; p < set->count; p++) {
+        tes_entity_t e = set->packed[p];
+        if (tes__sparse_is_tombstone(e))
+            continue;
+        if (q->sparse_only ? hide && tes__filters_hide(f, hide, e)
+                           : !(first = tes__entity_slot(ei, e)) ||
+                                 !q->table_ok[tes__slot_table(q->w, first)->id])
+            continue;
+        if (tes__query_match_sparse(q, e, d, p, pos))
+            break;
+    }
     if (p >= set->count) {
         it->priv_cursor = p;
         return false;
     }
-    uint32_t end = p + 1;
-    if (q->and_only) {
+    uint32_t k = 1;
+    if (q->sparse_only && q->and_only) {
         /* Every term is AND: the run goes on while each store holds the
          * driver's next entity at its next position, up to the first end of
          * a store or of a data page. Tombstones never equal an entity. */
@@ -232,17 +138,16 @@ static bool next_sparse_chunk(tes_iter_t *it)
         uint32_t limit = set->count - p;
         for (int32_t i = 0; i < q->term_count; i++) {
             const tes__sparse_store_t *st = &q->terms[i].info->store;
-            packed[i] = st->set.packed + start[i];
-            uint32_t room = st->set.count - start[i];
+            packed[i] = st->set.packed + pos[i];
+            uint32_t room = st->set.count - pos[i];
             if (q->terms[i].data) {
-                uint32_t page_end = ((start[i] >> st->page_shift) + 1) << st->page_shift;
-                if (page_end - start[i] < room)
-                    room = page_end - start[i];
+                uint32_t page_end = ((pos[i] >> st->page_shift) + 1) << st->page_shift;
+                if (page_end - pos[i] < room)
+                    room = page_end - pos[i];
             }
             if (room < limit)
                 limit = room;
         }
-        uint32_t k = 1;
         for (; k < limit; k++) {
             tes_entity_t e = set->packed[p + k];
             if (tes__sparse_is_tombstone(e) || /* the driver always "holds" it */
@@ -254,37 +159,31 @@ static bool next_sparse_chunk(tes_iter_t *it)
             if (i < q->term_count)
                 break;
         }
-        end = p + k;
     } else {
-        while (end < set->count && !tes__sparse_is_tombstone(set->packed[end]) &&
-               !(hide && tes__filters_hide(f, hide, set->packed[end])) &&
-               run_continues(q, d, start, end - p, set->packed[end]))
-            end++;
+        for (; p + k < set->count; k++) {
+            tes_entity_t e = set->packed[p + k];
+            if (tes__sparse_is_tombstone(e))
+                break;
+            if (q->sparse_only) {
+                if (hide && tes__filters_hide(f, hide, e))
+                    break;
+            } else {
+                const tes__slot_t *slot = tes__entity_slot(ei, e);
+                if (!slot || !q->table_ok[tes__slot_table(q->w, slot)->id] ||
+                    !tes__query_rows_continue(q, first, k, slot))
+                    break;
+            }
+            if (!tes__query_run_continues(q, pos, k, e, false))
+                break;
+        }
     }
-    for (int32_t i = 0; i < q->term_count; i++) {
-        const tes__term_info_t *t = &q->terms[i];
-        it->priv_fields[i] = t->data && start[i] != TES_NULL_INDEX
-                                 ? tes__sparse_store_at(&t->info->store, start[i])
-                                 : NULL;
-    }
-    it->count = (int32_t)(end - p);
+    tes__query_sparse_fields(q, pos, it->priv_fields);
+    if (!q->sparse_only)
+        tes__query_table_fields(q, first, it->priv_fields);
+    it->count = (int32_t)k;
     it->entities = set->packed + p;
-    it->priv_cursor = end;
+    it->priv_cursor = p + k;
     return true;
-}
-
-/* The AND pool with the fewest live entities (seed 002 a). */
-static int32_t pick_driver(const tes_query_t *q)
-{
-    int32_t best = -1;
-    for (int32_t i = 0; i < q->term_count; i++) {
-        const tes__term_info_t *t = &q->terms[i];
-        if (t->oper != TES_AND || !t->sparse)
-            continue;
-        if (best < 0 || t->info->store.set.live < q->terms[best].info->store.set.live)
-            best = i;
-    }
-    return best;
 }
 
 tes_iter_t tes_query_iter(tes_query_t *q)
@@ -308,7 +207,7 @@ tes_iter_t tes_query_iter(tes_query_t *q)
         it.priv_phase = PHASE_GROUP;
     else if (q->mode == TES__QUERY_DRIVEN) {
         it.priv_phase = PHASE_DRIVEN;
-        it.priv_driver = pick_driver(q);
+        it.priv_driver = tes__query_driver(q);
     } else
         it.priv_phase = PHASE_TABLES;
     q->w->defer.depth++;
@@ -327,12 +226,7 @@ static bool advance(tes_iter_t *it)
         it->priv_cursor = 0;
         return next_root_chunk(it);
     case PHASE_ROOT: return next_root_chunk(it);
-    case PHASE_DRIVEN:
-        /* Tables can appear mid-iteration (deferred spawns do not create
-         * any, but hooks may read others), so the choice is made per chunk. */
-        if (it->priv_query->sparse_only)
-            return next_sparse_chunk(it);
-        return next_driven_chunk(it);
+    case PHASE_DRIVEN: return next_driven_chunk(it);
     case PHASE_GROUP: return tes__group_next(it);
     }
     return false;
@@ -373,7 +267,9 @@ int32_t tes_query_count(tes_query_t *q)
     if (!q)
         return 0;
     int64_t n = 0;
-    if (!q->group && q->mode == TES__QUERY_TABLE && !q->has_sparse) {
+    if (q->group) {
+        n = q->group->owning ? q->group->length : q->group->members.count;
+    } else if (q->mode == TES__QUERY_TABLE && !q->has_sparse) {
         for (uint32_t i = 0; i < q->match_count; i++)
             n += q->matches[i].table->count;
     } else {

@@ -3,8 +3,9 @@
  * terms once, scans the existing tables once, and then learns about every
  * new table from the table graph (a two-phase listener: room is reserved
  * before the table is committed, so a table is never missed for lack of
- * memory). Nothing here runs per entity except tes__query_match_entity,
- * the per-entity test of the DRIVEN and ALL modes and of groups.
+ * memory). The per-entity matcher every walk shares (query.h) lives here
+ * too: positions of an entity in the sparse terms' stores, the run test
+ * that extends a chunk, and the fields of a run.
  */
 #include "query/query.h"
 
@@ -121,6 +122,9 @@ static int setup_terms(tes_query_t *q, const tes_query_desc_t *d)
     for (int32_t i = 0; i < n; i++) {
         q->sparse_only &= q->terms[i].sparse;
         q->and_only &= q->terms[i].oper == TES_AND;
+        q->table_data |= !q->terms[i].sparse && q->terms[i].data;
+        if (q->terms[i].sparse)
+            q->sparse_terms[q->sparse_count++] = (int8_t)i;
     }
     q->mode = table_and ? TES__QUERY_TABLE : any_and ? TES__QUERY_DRIVEN : TES__QUERY_ALL;
     q->filter_mask = (uint8_t)((q->skip_disabled ? TES__FILTER_DISABLED : 0) |
@@ -188,7 +192,13 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
         if ((rc = tes__world_depend(w, query_fini, q)) != TES_OK)
             tes__graph_unlisten(g, q);
     }
-    if (!rc && (q->flags & (TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP))) {
+    /* A non-owning group on a query with a table AND term would only repeat
+     * what the table cache already is (the list of places that match, kept
+     * up to date), so the flag builds nothing there: the query walks its
+     * tables. */
+    bool group = (q->flags & TES_QUERY_OWNING_GROUP) ||
+                 ((q->flags & TES_QUERY_NONOWNING_GROUP) && q->mode == TES__QUERY_DRIVEN);
+    if (!rc && group) {
         if ((rc = tes__group_new(q)) != TES_OK) {
             tes__world_undepend(w, q);
             tes__graph_unlisten(g, q);
@@ -211,51 +221,71 @@ void tes_query_free(tes_query_t *q)
     query_release(q);
 }
 
-bool tes__query_match_entity(const tes_query_t *q, tes_entity_t e, void **ptrs)
+bool tes__query_match_entity(const tes_query_t *q, tes_entity_t e, uint32_t *pos)
 {
-    const tes_world_t *w = q->w;
-    const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
-    if (!slot)
-        return false;
-    const tes__table_t *table = tes__slot_table(w, slot);
-    if (!q->table_ok[table->id])
-        return false;
-    for (int32_t i = 0; i < q->term_count; i++) {
+    tes__assert(q->mode == TES__QUERY_DRIVEN);
+    const tes__slot_t *slot = tes__entity_slot(&q->w->entities, e);
+    uint32_t scratch[TES_MAX_TERMS];
+    return slot && q->table_ok[tes__slot_table(q->w, slot)->id] &&
+           tes__query_match_sparse(q, e, -1, 0, pos ? pos : scratch);
+}
+
+bool tes__query_run_continues(const tes_query_t *q, const uint32_t *start, uint32_t k,
+                              tes_entity_t e, bool known)
+{
+    for (int32_t s = 0; s < q->sparse_count; s++) {
+        int32_t i = q->sparse_terms[s];
         const tes__term_info_t *t = &q->terms[i];
-        void *ptr = NULL;
-        bool present;
-        if (t->sparse) {
-            uint32_t pos = tes__sparse_set_find(&t->info->store.set, e);
-            present = pos != TES_NULL_INDEX;
-            if (present && t->data)
-                ptr = tes__sparse_store_at(&t->info->store, pos);
-        } else {
-            int32_t col = t->data ? tes__table_column_index(table, t->comp) : -1;
-            present = col >= 0 || (t->oper != TES_OPTIONAL && type_has(table, t->comp));
-            if (col >= 0)
-                ptr = tes__table_cell(table, (uint32_t)col, slot->row);
+        const tes__sparse_store_t *st = &t->info->store;
+        if (t->oper == TES_NOT) {
+            if (!known && tes__sparse_set_contains(&st->set, e))
+                return false;
+        } else if (!t->data) { /* a tag: presence is all that matters */
+            if (t->oper == TES_AND && !known && !tes__sparse_set_contains(&st->set, e))
+                return false;
+        } else if (start[i] != TES_NULL_INDEX) {
+            uint32_t want = start[i] + k;
+            if (want >= st->set.count || st->set.packed[want] != e ||
+                (want >> st->page_shift) != (start[i] >> st->page_shift))
+                return false;
+        } else if (tes__sparse_set_contains(&st->set, e)) { /* absent at the start */
+            return false;
         }
-        if ((t->oper == TES_AND && !present) || (t->oper == TES_NOT && present))
-            return false;
-        if (ptrs)
-            ptrs[i] = ptr;
     }
     return true;
 }
 
-/* True when the sparse fields `next` continue the run whose last entity had
- * fields `prev` (each one address further, or absent in both). */
-bool tes__query_contiguous(const tes_query_t *q, void *const *prev, void *const *next, bool sparse_only)
+void tes__query_sparse_fields(const tes_query_t *q, const uint32_t *pos, void **fields)
 {
+    for (int32_t s = 0; s < q->sparse_count; s++) {
+        int32_t i = q->sparse_terms[s];
+        const tes__term_info_t *t = &q->terms[i];
+        fields[i] = t->data && pos[i] != TES_NULL_INDEX ? tes__sparse_store_at(&t->info->store, pos[i])
+                                                        : NULL;
+    }
+}
+
+void tes__query_table_fields(const tes_query_t *q, const tes__slot_t *slot, void **fields)
+{
+    const tes__table_t *table = tes__slot_table(q->w, slot);
     for (int32_t i = 0; i < q->term_count; i++) {
         const tes__term_info_t *t = &q->terms[i];
-        if (!t->data || (sparse_only && !t->sparse))
+        if (t->sparse)
             continue;
-        if (!prev[i] != !next[i])
-            return false;
-        if (prev[i] && (uint8_t *)next[i] != (uint8_t *)prev[i] + t->info->size)
-            return false;
+        int32_t col = t->data ? tes__table_column_index(table, t->comp) : -1;
+        fields[i] = col >= 0 ? tes__table_cell(table, (uint32_t)col, slot->row) : NULL;
     }
-    return true;
 }
 
+int32_t tes__query_driver(const tes_query_t *q)
+{
+    int32_t best = -1;
+    for (int32_t s = 0; s < q->sparse_count; s++) {
+        int32_t i = q->sparse_terms[s];
+        const tes__term_info_t *t = &q->terms[i];
+        if (t->oper == TES_AND &&
+            (best < 0 || t->info->store.set.live < q->terms[best].info->store.set.live))
+            best = i;
+    }
+    return best;
+}

@@ -64,6 +64,9 @@ struct tes_query {
     struct tes__filters *filters; /* the world's filter index (sparse_only
                                      queries with a default filter) */
     bool and_only;        /* every term is an AND term */
+    bool table_data;      /* some table term has a field */
+    int8_t sparse_terms[TES_MAX_TERMS]; /* indices of the sparse terms */
+    int32_t sparse_count;
     tes__group_t *group;
 };
 
@@ -71,15 +74,63 @@ struct tes_query {
  * no table NOT term in its type, and the default filters. */
 bool tes__query_table_ok(const tes_query_t *q, const tes__table_t *t);
 
-/* True when live entity e satisfies every term (used by DRIVEN and ALL
- * modes and by groups). Fills ptrs[term] with the field address of each
- * data term (NULL for absent optional terms) when ptrs is not NULL. */
-bool tes__query_match_entity(const tes_query_t *q, tes_entity_t e, void **ptrs);
+/*
+ * The per-entity matcher, compiled once per query: the list of sparse terms
+ * (sparse_terms) and, per table, whether it passes the table-level terms
+ * (table_ok; the table cache for TABLE mode). Every walk uses these three
+ * functions and nothing else to decide membership and fields.
+ */
 
-/* True when the fields `next` continue a run whose last entity had fields
- * `prev`: every data term (every sparse one, with sparse_only) is one value
- * further, or absent in both. The test that cuts chunks in per-entity walks. */
-bool tes__query_contiguous(const tes_query_t *q, void *const *prev, void *const *next,
-                           bool sparse_only);
+/* The packed position of e in every sparse term's store (TES_NULL_INDEX
+ * where absent) into pos; term `known` (-1: none) is already known to sit
+ * at known_pos. False when e fails a sparse AND or NOT term. */
+static inline bool tes__query_match_sparse(const tes_query_t *q, tes_entity_t e, int32_t known,
+                                           uint32_t known_pos, uint32_t *pos)
+{
+    for (int32_t s = 0; s < q->sparse_count; s++) {
+        int32_t i = q->sparse_terms[s];
+        const tes__term_info_t *t = &q->terms[i];
+        uint32_t p = i == known ? known_pos : tes__sparse_set_find(&t->info->store.set, e);
+        if ((t->oper == TES_AND && p == TES_NULL_INDEX) || (t->oper == TES_NOT && p != TES_NULL_INDEX))
+            return false;
+        pos[i] = p;
+    }
+    return true;
+}
+
+/* True when live-or-dead entity e matches a DRIVEN-mode query (every AND
+ * term sparse): it is alive, its table passes, its sparse terms match
+ * (positions into pos, which may be NULL). Groups decide membership by it. */
+bool tes__query_match_entity(const tes_query_t *q, tes_entity_t e, uint32_t *pos);
+
+/* True when e, k entities after the first of a run whose sparse positions
+ * are `start`, extends the run: it satisfies the sparse terms (unless
+ * `known`, for entities already known to match: group members) and each
+ * sparse data field sits k values after the run's first, on the same data
+ * page, or is absent in both. An AND term's check is one compare against
+ * the store's packed array: a sequential read, where a lookup would chase
+ * the sparse array. */
+bool tes__query_run_continues(const tes_query_t *q, const uint32_t *start, uint32_t k,
+                              tes_entity_t e, bool known);
+
+/* Points each sparse data term's field at position pos[i] of its store
+ * (NULL where absent). */
+void tes__query_sparse_fields(const tes_query_t *q, const uint32_t *pos, void **fields);
+
+/* For walks that are not table walks (driven walks, groups): points each
+ * table data term's field at entity's row in its table (NULL where the
+ * table lacks it), and tells whether e, k entities after the run's first
+ * (whose slot is `first`), keeps those fields contiguous: same table, k rows
+ * further. Only queries with table_data need either. */
+void tes__query_table_fields(const tes_query_t *q, const tes__slot_t *slot, void **fields);
+static inline bool tes__query_rows_continue(const tes_query_t *q, const tes__slot_t *first,
+                                            uint32_t k, const tes__slot_t *slot)
+{
+    return !q->table_data || (((slot->table ^ first->table) & TES__SLOT_TABLE_MASK) == 0 &&
+                              slot->row == first->row + k);
+}
+
+/* The sparse AND term with the fewest live entities (seed 002 a), or -1. */
+int32_t tes__query_driver(const tes_query_t *q);
 
 #endif
