@@ -222,11 +222,15 @@ static bool next_member_chunk(tes_iter_t *it, const tes__group_t *g)
     }
     const tes__slot_t *first = q->table_data ? tes__entity_slot(ei, e) : NULL;
     uint32_t k = 1;
-    for (; p + k < set->count; k++) {
-        tes_entity_t next = set->packed[p + k];
-        if (!tes__query_run_continues(q, pos, k, next, true) ||
-            (first && !tes__query_rows_continue(q, first, k, tes__entity_slot(ei, next))))
-            break;
+    if (q->packed_count >= 0) {
+        k = tes__query_packed_run(q, pos, set->packed + p, set->count - p, NULL, 0, 0);
+    } else {
+        for (; p + k < set->count; k++) {
+            tes_entity_t next = set->packed[p + k];
+            if (!tes__query_run_continues(q, pos, k, next, true) ||
+                (first && !tes__query_rows_continue(q, first, k, tes__entity_slot(ei, next))))
+                break;
+        }
     }
     tes__query_sparse_fields(q, pos, it->priv_fields);
     if (first)

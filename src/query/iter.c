@@ -130,35 +130,9 @@ static bool next_driven_chunk(tes_iter_t *it)
         return false;
     }
     uint32_t k = 1;
-    if (q->sparse_only && q->and_only) {
-        /* Every term is AND: the run goes on while each store holds the
-         * driver's next entity at its next position, up to the first end of
-         * a store or of a data page. Tombstones never equal an entity. */
-        const tes_entity_t *packed[TES_MAX_TERMS];
-        uint32_t limit = set->count - p;
-        for (int32_t i = 0; i < q->term_count; i++) {
-            const tes__sparse_store_t *st = &q->terms[i].info->store;
-            packed[i] = st->set.packed + pos[i];
-            uint32_t room = st->set.count - pos[i];
-            if (q->terms[i].data) {
-                uint32_t page_end = ((pos[i] >> st->page_shift) + 1) << st->page_shift;
-                if (page_end - pos[i] < room)
-                    room = page_end - pos[i];
-            }
-            if (room < limit)
-                limit = room;
-        }
-        for (; k < limit; k++) {
-            tes_entity_t e = set->packed[p + k];
-            if (tes__sparse_is_tombstone(e) || /* the driver always "holds" it */
-                (hide && tes__filters_hide(f, hide, e)))
-                break;
-            int32_t i = 0;
-            while (i < q->term_count && packed[i][k] == e)
-                i++;
-            if (i < q->term_count)
-                break;
-        }
+    if (q->packed_count >= 0) {
+        k = tes__query_packed_run(q, pos, set->packed + p, set->count - p, hide ? f->tags : NULL,
+                                  hide ? f->cap : 0, hide);
     } else {
         for (; p + k < set->count; k++) {
             tes_entity_t e = set->packed[p + k];

@@ -124,7 +124,23 @@ static int setup_terms(tes_query_t *q, const tes_query_desc_t *d)
         q->and_only &= q->terms[i].oper == TES_AND;
         q->table_data |= !q->terms[i].sparse && q->terms[i].data;
         if (q->terms[i].sparse)
-            q->sparse_terms[q->sparse_count++] = (int8_t)i;
+            q->sparse_terms[q->sparse_count++] = (uint8_t)i;
+    }
+    /* Packed runs (tes__query_packed_run): a sparse-only AND-only query
+     * compares every term; a group, whose members are known to match,
+     * compares its data terms, when all are sparse AND terms. */
+    bool and_data = !q->table_data;
+    for (int32_t i = 0; i < n; i++)
+        and_data &= !q->terms[i].data || (q->terms[i].sparse && q->terms[i].oper == TES_AND);
+    q->packed_count = -1;
+    if (and_data && (d->flags & TES_QUERY_NONOWNING_GROUP)) {
+        q->packed_count = 0;
+        for (int32_t i = 0; i < n; i++)
+            if (q->terms[i].data)
+                q->packed_terms[q->packed_count++] = (uint8_t)i;
+    } else if (q->sparse_only && q->and_only) {
+        memcpy(q->packed_terms, q->sparse_terms, sizeof q->packed_terms);
+        q->packed_count = n;
     }
     q->mode = table_and ? TES__QUERY_TABLE : any_and ? TES__QUERY_DRIVEN : TES__QUERY_ALL;
     q->filter_mask = (uint8_t)((q->skip_disabled ? TES__FILTER_DISABLED : 0) |

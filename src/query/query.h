@@ -65,8 +65,10 @@ struct tes_query {
                                      queries with a default filter) */
     bool and_only;        /* every term is an AND term */
     bool table_data;      /* some table term has a field */
-    int8_t sparse_terms[TES_MAX_TERMS]; /* indices of the sparse terms */
+    uint8_t sparse_terms[TES_MAX_TERMS]; /* indices of the sparse terms */
     int32_t sparse_count;
+    uint8_t packed_terms[TES_MAX_TERMS]; /* the terms a packed run compares */
+    int32_t packed_count; /* -1: runs need the general test (see below) */
     tes__group_t *group;
 };
 
@@ -112,6 +114,50 @@ bool tes__query_match_entity(const tes_query_t *q, tes_entity_t e, uint32_t *pos
  * the sparse array. */
 bool tes__query_run_continues(const tes_query_t *q, const uint32_t *start, uint32_t k,
                               tes_entity_t e, bool known);
+
+/* The packed run (the fast case of tes__query_run_continues): given the
+ * positions pos of entities[0] in the stores, how many of entities[0..limit)
+ * sit at consecutive positions in every store of packed_terms, stopping at
+ * the end of a store or of a data page, and before an entity the filter
+ * index hides (hide = the query's mask, 0 to skip the test), and before a
+ * tombstone. Usable when packed_count >= 0: every term that can end a
+ * run is a sparse AND term (for a DRIVEN walk of a sparse-only AND-only
+ * query: all terms; for a group's members, which are known to match: the
+ * data terms). */
+static inline uint32_t tes__query_packed_run(const tes_query_t *q, const uint32_t *pos,
+                                             const tes_entity_t *entities, uint32_t limit,
+                                             const uint8_t *tags, uint32_t tags_cap, uint8_t hide)
+{
+    const tes_entity_t *packed[TES_MAX_TERMS];
+    for (int32_t s = 0; s < q->packed_count; s++) {
+        const tes__term_info_t *t = &q->terms[q->packed_terms[s]];
+        const tes__sparse_store_t *st = &t->info->store;
+        uint32_t at = pos[q->packed_terms[s]];
+        packed[s] = st->set.packed + at;
+        uint32_t room = st->set.count - at;
+        if (t->data) {
+            uint32_t page_end = ((at >> st->page_shift) + 1) << st->page_shift;
+            if (page_end - at < room)
+                room = page_end - at;
+        }
+        if (room < limit)
+            limit = room;
+    }
+    uint32_t k = 1;
+    for (; k < limit; k++) {
+        tes_entity_t e = entities[k];
+        uint32_t index = tes_entity_index(e);
+        if (tes__sparse_is_tombstone(e) || /* a driver's own store "holds" it */
+            (hide && index < tags_cap && (tags[index] & hide)))
+            break;
+        int32_t s = 0;
+        while (s < q->packed_count && packed[s][k] == e)
+            s++;
+        if (s < q->packed_count)
+            break;
+    }
+    return k < limit ? k : limit;
+}
 
 /* Points each sparse data term's field at position pos[i] of its store
  * (NULL where absent). */
