@@ -338,6 +338,9 @@ typedef struct tes_query tes_query_t;
 /* An iteration over a query, in chunks. Only `count`, `entities` and
  * `world` are public; the other fields belong to the iterator. */
 #define TES_ITER_SCRATCH 8
+/* Room for the values a sparse walk gathers from scattered stores (see
+ * tes_field). */
+#define TES_ITER_GATHER_BYTES 2048
 
 typedef struct tes_iter_t {
     int32_t count;                 /* entities in this chunk */
@@ -352,6 +355,9 @@ typedef struct tes_iter_t {
     int32_t priv_driver;           /* driving term of a sparse walk */
     uint32_t priv_done;            /* nonzero once finished */
     tes_entity_t priv_scratch[TES_ITER_SCRATCH]; /* handles of root chunks */
+    uint32_t priv_gather_count;    /* entities of a gathered chunk */
+    uint32_t priv_gather_mask;     /* its terms whose values go back */
+    uint64_t priv_gather[TES_ITER_GATHER_BYTES / 8]; /* gathered values */
 } tes_iter_t;
 
 /* Creates a query. Fails with NULL and TES_ERR_INVALID for no terms, an
@@ -377,7 +383,18 @@ tes_iter_t tes_query_iter(tes_query_t *q);
 bool tes_iter_next(tes_iter_t *it);
 /* The field of term `term` for this chunk: an array of it->count values
  * aligned with it->entities. NULL for NOT terms, tags, an OPTIONAL term the
- * chunk's entities lack, and out-of-range terms. */
+ * chunk's entities lack, and out-of-range terms.
+ *
+ * Where a sparse-driven query's matches sit scattered in a store (Position
+ * on every entity, Velocity on a few), the iterator may gather their values
+ * into arrays of its own so that chunks stay long. The values of terms that
+ * are not TES_IN go back to the stores when the iterator moves to the next
+ * chunk or ends: each value the loop changed, unless the stored value was
+ * itself changed meanwhile (through tes_get_mut), which is then kept. So in
+ * such a chunk, tes_get of a chunk entity's gathered component reads the
+ * value as it was when the chunk began. Only components without copy or
+ * move hooks, not `stable`, and with an alignment of at most 8 are
+ * gathered. */
 void *tes_field(const tes_iter_t *it, int32_t term);
 /* Ends an iteration early (idempotent; harmless after tes_iter_next
  * returned false). */

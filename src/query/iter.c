@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "query/filter.h"
+#include "query/gather.h"
 #include "query/group.h"
 #include "query/query.h"
 
@@ -151,6 +152,9 @@ static bool next_driven_chunk(tes_iter_t *it)
                 break;
         }
     }
+    /* A short run: gather a longer chunk if the query can (gather.h). */
+    if (k < TES__GATHER_MIN && q->gather_k && tes__gather_chunk(it, p, pos, k, hide))
+        return true;
     tes__query_sparse_fields(q, pos, it->priv_fields);
     if (!q->sparse_only)
         tes__query_table_fields(q, first, it->priv_fields);
@@ -175,6 +179,8 @@ tes_iter_t tes_query_iter(tes_query_t *q)
     it.priv_driver = -1;
     it.priv_done = q == NULL;
     it.priv_phase = PHASE_TABLES;
+    it.priv_gather_count = 0;
+    it.priv_gather_mask = 0;
     if (!q)
         return it;
     if (q->group)
@@ -211,6 +217,7 @@ bool tes_iter_next(tes_iter_t *it)
     /* A zeroed iterator (never started) counts as finished. */
     if (!it || it->priv_done || !it->priv_query)
         return false;
+    tes__gather_flush(it);
     if (advance(it))
         return true;
     tes_iter_fini(it);
@@ -229,6 +236,8 @@ void tes_iter_fini(tes_iter_t *it)
 {
     if (!it || it->priv_done)
         return;
+    if (it->priv_query)
+        tes__gather_flush(it);
     it->priv_done = 1;
     it->count = 0;
     it->entities = NULL;

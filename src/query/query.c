@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "query/filter.h"
+#include "query/gather.h"
 #include "query/group.h"
 
 static bool type_has(const tes__table_t *t, tes_comp_t c) { return tes__table_type_index(t, c) >= 0; }
@@ -147,6 +148,7 @@ static int setup_terms(tes_query_t *q, const tes_query_desc_t *d)
                                (q->skip_prefab ? TES__FILTER_PREFAB : 0));
     if ((q->flags & (TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP)) && !any_and)
         return TES_ERR_INVALID;
+    tes__gather_plan(q);
     return TES_OK;
 }
 
@@ -201,8 +203,10 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
         }
     }
     /* A sparse-only query applies its default filters through the world's
-     * filter index (filter.h), never through entities' tables. */
-    if (!rc && q->mode == TES__QUERY_DRIVEN && q->sparse_only && q->filter_mask)
+     * filter index (filter.h), never through entities' tables (a group
+     * needs neither: its members are known to pass). */
+    if (!rc && q->mode == TES__QUERY_DRIVEN && q->sparse_only && q->filter_mask &&
+        !(q->flags & (TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP)))
         rc = tes__filters_use(w, &q->filters);
     if (!rc && (rc = tes__graph_listen(g, a, on_table, q)) == TES_OK) {
         if ((rc = tes__world_depend(w, query_fini, q)) != TES_OK)

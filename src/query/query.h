@@ -69,6 +69,8 @@ struct tes_query {
     int32_t sparse_count;
     uint8_t packed_terms[TES_MAX_TERMS]; /* the terms a packed run compares */
     int32_t packed_count; /* -1: runs need the general test (see below) */
+    uint32_t gather_k;    /* entities per gathered chunk, 0: never (gather.h) */
+    uint32_t gather_off[TES_MAX_TERMS]; /* per sparse data term: its buffer area */
     tes__group_t *group;
 };
 

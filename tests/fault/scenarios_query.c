@@ -92,8 +92,14 @@ void fs_sc_query_new(fs_run_t *r)
     fs_query_new(r, &d, -1);
     fs_add(r, r->ents[0], FS_C_T16); /* a new table for the listeners */
     d = desc(r, driven, 2, 0);
-    fs_query_new(r, &d, -1);
+    fs_query_new(r, &d, -1); /* creates the world's filter index */
     fs_add(r, r->ents[1], FS_C_T16);
+    /* The filter index follows the default-filtered tags; new entities
+     * beyond its end make it grow. */
+    fs_disable(r, r->ents[4], true);
+    for (int i = 0; i < 300 && !r->dead; i++)
+        fs_disable(r, fs_spawn(r), true);
+    fs_disable(r, r->ents[4], false);
     d = desc(r, nots, 2, TES_QUERY_INCLUDE_DISABLED);
     fs_query_new(r, &d, -1);
     fs_add(r, r->ents[2], FS_C_TTAG);

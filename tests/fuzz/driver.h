@@ -66,6 +66,7 @@ typedef struct fz_result {
      * and flushes; staged values a deferred tes_ensure handed out; queries
      * created and refused. */
     uint64_t iterations, chunks, visited, loop_ops, queued, flushes, staged_ensures;
+    uint64_t gathered_chunks; /* fields that were the iterator's gathered copies */
     uint64_t queries_made, queries_refused;
     /* Prefabs and instances: prefabs and children made, instances made (by
      * tes_instantiate, by tes_instantiate_n), deferred instantiations,

@@ -257,9 +257,9 @@ int main(int argc, char **argv)
             printf("fuzz:   %" PRIu64 " iterations, %" PRIu64 " chunks, %" PRIu64
                    " entities visited, %" PRIu64 " ops inside loops, %" PRIu64
                    " changes queued, %" PRIu64 " flushes, %" PRIu64 " staged ensures, %" PRIu64
-                   " queries made, %" PRIu64 " refused\n",
+                   " queries made, %" PRIu64 " refused, %" PRIu64 " gathered fields\n",
                    res.iterations, res.chunks, res.visited, res.loop_ops, res.queued, res.flushes,
-                   res.staged_ensures, res.queries_made, res.queries_refused);
+                   res.staged_ensures, res.queries_made, res.queries_refused, res.gathered_chunks);
         if (verbose)
             printf("fuzz:   %" PRIu64 " prefabs, %" PRIu64 " children, %" PRIu64
                    " instances (+%" PRIu64 " in bulk, %" PRIu64 " deferred), %" PRIu64

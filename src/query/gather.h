@@ -1,0 +1,40 @@
+/*
+ * Gathered chunks for sparse-driven walks (item "W8": Position on every
+ * entity, Velocity on 10%). When the driving pool's matches sit scattered
+ * in another term's store, no two consecutive matches have contiguous
+ * fields and a plain walk yields chunks of one entity. Instead the walk
+ * gathers up to q->gather_k matches: their values are copied into the
+ * iterator's own buffer (tes_iter_t.priv_gather), one array per scattered
+ * term, so every field is again a plain array aligned with it.entities;
+ * the values of terms that are not TES_IN are copied back to the stores
+ * before the next chunk is made or when the iterator ends: each value the
+ * loop changed, unless the stored value itself changed meanwhile (a write
+ * through tes_get_mut), which is then kept. Copies are bitwise, so only
+ * terms without copy or move hooks are gathered, and never a `stable` one
+ * (its address is its contract).
+ *
+ * The buffer's layout is fixed per query at creation (gather_off: per
+ * sparse data term, an array of gather_k values, a copy of them as
+ * gathered, then gather_k packed positions), so the write-back needs nothing but the iterator.
+ */
+#ifndef TES_QUERY_GATHER_H
+#define TES_QUERY_GATHER_H
+
+#include "query/query.h"
+
+/* Chunks shorter than this are worth gathering. */
+#define TES__GATHER_MIN 8u
+
+/* Plans q's buffer layout: sets gather_k (0 when the query cannot gather). */
+void tes__gather_plan(tes_query_t *q);
+
+/* Builds a gathered chunk of the driven walk starting at driver position p,
+ * whose first entity's positions are pos (already matched). Returns the
+ * chunk's length (fields, count and entities set), or 0 when gathering
+ * would not make a longer chunk than `run`. */
+uint32_t tes__gather_chunk(tes_iter_t *it, uint32_t p, const uint32_t *pos, uint32_t run, uint8_t hide);
+
+/* Writes the previous gathered chunk's values back (terms not TES_IN). */
+void tes__gather_flush(tes_iter_t *it);
+
+#endif

@@ -1,0 +1,306 @@
+/*
+ * The change machinery around queries: events routed per component, the
+ * filter index that sparse-driven queries use for the default filters,
+ * non-owning groups (fields fetched without re-matching; the flag on a
+ * table query), and gathered chunks of the sparse view (W8 shape).
+ * The differential fuzzer compares all of this with its model at random;
+ * these tests pin the specific behaviours down.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "query/filter.h"
+#include "query/group.h"
+#include "tessera.h"
+#include "world/check.h"
+
+typedef struct { float x, y, z; } V3;
+
+static tes_comp_t comp(tes_world_t *w, const char *name, size_t size, tes_storage_t storage)
+{
+    tes_component_desc_t d = {.name = name, .size = size, .storage = storage};
+    tes_comp_t c = tes_component(w, &d);
+    assert_int_not_equal(c, 0);
+    return c;
+}
+
+static int32_t walk_count(tes_query_t *q, int32_t *chunks)
+{
+    int32_t n = 0;
+    *chunks = 0;
+    tes_iter_t it = tes_query_iter(q);
+    while (tes_iter_next(&it)) {
+        n += it.count;
+        (*chunks)++;
+    }
+    return n;
+}
+
+/* A group hears the changes of its own components, the two filtered tags
+ * and whole-entity events; nobody hears a component no watcher names. */
+static void test_events_are_routed_per_component(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t a = comp(w, "A", 4, TES_STORAGE_SPARSE);
+    tes_comp_t b = comp(w, "B", 4, TES_STORAGE_SPARSE);
+    tes_comp_t c = comp(w, "C", 4, TES_STORAGE_SPARSE);
+    tes_comp_t t = comp(w, "T", 4, TES_STORAGE_TABLE);
+    tes_query_desc_t d = {.terms = {{a}, {b}}, .flags = TES_QUERY_OWNING_GROUP};
+    tes_query_t *q = tes_query_new(w, &d);
+    assert_non_null(q);
+    assert_int_equal(tes__watch_route(w, a).count, 1);
+    assert_int_equal(tes__watch_route(w, b).count, 1);
+    assert_int_equal(tes__watch_route(w, TES_DISABLED).count, 1);
+    assert_int_equal(tes__watch_route(w, c).count, 0);
+    assert_int_equal(tes__watch_route(w, t).count, 0);
+    assert_int_equal(tes__watch_route(w, 0).count, w->watcher_count);
+    /* Unrelated changes leave the group as it was; related ones reach it. */
+    tes_entity_t e = tes_spawn(w);
+    assert_int_equal(tes_add(w, e, a), TES_OK);
+    assert_int_equal(tes_add(w, e, c), TES_OK);
+    assert_int_equal(tes_add(w, e, t), TES_OK);
+    assert_int_equal(tes_query_count(q), 0);
+    assert_int_equal(tes_add(w, e, b), TES_OK);
+    assert_int_equal(tes_query_count(q), 1);
+    assert_int_equal(tes_remove(w, e, c), TES_OK);
+    assert_int_equal(tes_remove(w, e, t), TES_OK);
+    assert_int_equal(tes_query_count(q), 1);
+    assert_int_equal(tes_disable(w, e), TES_OK);
+    assert_int_equal(tes_query_count(q), 0);
+    tes_query_free(q);
+    assert_int_equal(tes__watch_route(w, a).count, 0);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
+/* A sparse-only query with a prefab and a disabled entity around: the
+ * filter index hides them, follows enable/disable, and forgets a destroyed
+ * entity, so the next entity to reuse its index is visible. */
+static void test_filter_index_follows_entities(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t a = comp(w, "A", 4, TES_STORAGE_SPARSE);
+    tes_comp_t b = comp(w, "B", 4, TES_STORAGE_SPARSE);
+    tes_entity_t es[40];
+    for (int i = 0; i < 40; i++) {
+        es[i] = tes_spawn(w);
+        assert_int_equal(tes_add(w, es[i], a) | tes_add(w, es[i], b), TES_OK);
+    }
+    tes_entity_t prefab = tes_prefab_new(w);
+    assert_int_equal(tes_add(w, prefab, a) | tes_add(w, prefab, b), TES_OK);
+    assert_int_equal(tes_disable(w, es[7]), TES_OK);
+    tes_query_desc_t d = {.terms = {{a}, {b, TES_AND, TES_IN}}};
+    tes_query_t *q = tes_query_new(w, &d);
+    assert_non_null(q);
+    assert_non_null(w->filters);
+    assert_int_equal(w->filters->tagged, 2);
+    int32_t chunks;
+    assert_int_equal(walk_count(q, &chunks), 39);
+    assert_int_equal(chunks, 2); /* cut around the disabled entity only */
+    assert_int_equal(tes_enable(w, es[7]), TES_OK);
+    assert_int_equal(walk_count(q, &chunks), 40);
+    assert_int_equal(chunks, 1);
+    assert_int_equal(tes_disable(w, es[3]), TES_OK);
+    assert_int_equal(tes_destroy(w, es[3]), TES_OK);
+    assert_int_equal(w->filters->tagged, 1); /* the prefab */
+    tes_entity_t again = tes_spawn(w); /* reuses es[3]'s index */
+    assert_int_equal(tes_entity_index(again), tes_entity_index(es[3]));
+    assert_int_equal(tes_add(w, again, a) | tes_add(w, again, b), TES_OK);
+    assert_int_equal(walk_count(q, &chunks), 40);
+    tes_query_desc_t all = {.terms = {{a}, {b}}, .flags = TES_QUERY_INCLUDE_PREFAB};
+    tes_query_t *with_prefab = tes_query_new(w, &all);
+    assert_int_equal(tes_query_count(with_prefab), 41);
+    tes_query_free(with_prefab);
+    tes_query_free(q);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
+/* The non-owning flag on a query with a table AND term builds no group
+ * (the table cache already is one) and changes no result. */
+static void test_nonowning_flag_on_table_query_walks_tables(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t t = comp(w, "T", 4, TES_STORAGE_TABLE);
+    tes_comp_t s = comp(w, "S", 4, TES_STORAGE_SPARSE);
+    for (int i = 0; i < 100; i++) {
+        tes_entity_t e = tes_spawn(w);
+        assert_int_equal(tes_add(w, e, t), TES_OK);
+        if (i % 3 == 0)
+            assert_int_equal(tes_add(w, e, s), TES_OK);
+    }
+    tes_query_desc_t d = {.terms = {{t}, {s}}, .flags = TES_QUERY_NONOWNING_GROUP};
+    tes_query_t *q = tes_query_new(w, &d);
+    assert_non_null(q);
+    assert_null(q->group);
+    assert_int_equal(tes_query_count(q), 34);
+    tes_query_desc_t sparse = {.terms = {{s}}, .flags = TES_QUERY_NONOWNING_GROUP};
+    tes_query_t *g = tes_query_new(w, &sparse);
+    assert_non_null(g->group);
+    assert_int_equal(tes_query_count(g), 34);
+    tes_query_free(g);
+    tes_query_free(q);
+    tes_world_free(w);
+}
+
+/* Non-owning group members are walked in runs whose values are
+ * contiguous, with fields that are the stored values. */
+static void test_nonowning_group_runs(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t a = comp(w, "A", sizeof(V3), TES_STORAGE_SPARSE);
+    tes_comp_t b = comp(w, "B", sizeof(V3), TES_STORAGE_SPARSE);
+    for (int i = 0; i < 500; i++) {
+        tes_entity_t e = tes_spawn(w);
+        assert_int_equal(tes_set(w, e, a, &(V3){(float)i, 0, 0}), TES_OK);
+        assert_int_equal(tes_add(w, e, b), TES_OK);
+    }
+    tes_query_desc_t d = {.terms = {{a}, {b}}, .flags = TES_QUERY_NONOWNING_GROUP};
+    tes_query_t *q = tes_query_new(w, &d);
+    int32_t chunks;
+    assert_int_equal(walk_count(q, &chunks), 500);
+    assert_int_equal(chunks, 1);
+    tes_iter_t it = tes_query_iter(q);
+    while (tes_iter_next(&it)) {
+        V3 *f = tes_field(&it, 0);
+        for (int32_t i = 0; i < it.count; i++)
+            assert_ptr_equal(tes_get(w, it.entities[i], a), &f[i]);
+    }
+    tes_query_free(q);
+    tes_world_free(w);
+}
+
+typedef struct {
+    tes_world_t *w;
+    tes_comp_t pos, vel;
+    tes_entity_t es[1000];
+} w8_t;
+
+/* Position on every entity, Velocity on every 10th (the W8 shape). */
+static void w8_build(w8_t *f, const tes_hooks_t *pos_hooks)
+{
+    f->w = tes_world_new(NULL);
+    tes_component_desc_t pd = {.name = "Pos", .size = sizeof(V3), .storage = TES_STORAGE_SPARSE};
+    if (pos_hooks)
+        pd.hooks = *pos_hooks;
+    f->pos = tes_component(f->w, &pd);
+    f->vel = comp(f->w, "Vel", sizeof(V3), TES_STORAGE_SPARSE);
+    for (int i = 0; i < 1000; i++) {
+        f->es[i] = tes_spawn(f->w);
+        assert_int_equal(tes_set(f->w, f->es[i], f->pos, &(V3){(float)i, 0, 0}), TES_OK);
+        if (i % 10 == 0)
+            assert_int_equal(tes_set(f->w, f->es[i], f->vel, &(V3){1, 2, 3}), TES_OK);
+    }
+}
+
+/* The W8 sparse view yields long chunks of gathered values; what the loop
+ * writes reaches the stores when the iterator moves on. */
+static void test_sparse_view_gathers_scattered_values(void **state)
+{
+    (void)state;
+    w8_t f;
+    w8_build(&f, NULL);
+    tes_query_desc_t d = {.terms = {{f.pos}, {f.vel, TES_AND, TES_IN}}};
+    tes_query_t *q = tes_query_new(f.w, &d);
+    int32_t chunks = 0, seen = 0, longest = 0;
+    tes_iter_t it = tes_query_iter(q);
+    while (tes_iter_next(&it)) {
+        V3 *p = tes_field(&it, 0);
+        const V3 *v = tes_field(&it, 1);
+        for (int32_t i = 0; i < it.count; i++) {
+            assert_true(p[i].x == (float)(tes_entity_index(it.entities[i]) - 1) ||
+                        p[i].x == (float)tes_entity_index(it.entities[i]));
+            p[i].x += v[i].x;
+        }
+        chunks++;
+        seen += it.count;
+        longest = it.count > longest ? it.count : longest;
+    }
+    assert_int_equal(seen, 100);
+    assert_true(longest >= 16); /* before gathering: one entity per chunk */
+    assert_true(chunks <= 100 / 16 + 1);
+    for (int i = 0; i < 1000; i++) {
+        const V3 *p = tes_get(f.w, f.es[i], f.pos);
+        assert_true(p->x == (float)i + (i % 10 == 0 ? 1.0f : 0.0f));
+    }
+    tes_query_free(q);
+    tes_world_free(f.w);
+}
+
+/* Leaving early (tes_iter_fini) writes the chunk back; a value changed
+ * through tes_get_mut during the chunk is kept. */
+static void test_gathered_writes_back_on_fini_and_keeps_get_mut(void **state)
+{
+    (void)state;
+    w8_t f;
+    w8_build(&f, NULL);
+    tes_query_desc_t d = {.terms = {{f.pos}, {f.vel, TES_AND, TES_IN}}};
+    tes_query_t *q = tes_query_new(f.w, &d);
+    tes_iter_t it = tes_query_iter(q);
+    assert_true(tes_iter_next(&it));
+    assert_true(it.count >= 2);
+    V3 *p = tes_field(&it, 0);
+    assert_ptr_not_equal(&p[1], tes_get(f.w, it.entities[1], f.pos)); /* gathered */
+    tes_entity_t e0 = it.entities[0], e1 = it.entities[1];
+    p[0].y = 5;
+    p[1].y = 6;
+    V3 *direct = tes_get_mut(f.w, e1, f.pos);
+    direct->y = 7; /* both changed: the stored write is kept */
+    tes_iter_fini(&it);
+    assert_true(((const V3 *)tes_get(f.w, e0, f.pos))->y == 5);
+    assert_true(((const V3 *)tes_get(f.w, e1, f.pos))->y == 7);
+    tes_query_free(q);
+    tes_world_free(f.w);
+}
+
+static void copy_v3(void *dst, const void *src, int32_t count, void *ctx)
+{
+    (void)ctx;
+    for (int32_t i = 0; i < count; i++)
+        ((V3 *)dst)[i] = ((const V3 *)src)[i];
+}
+
+/* A component with a copy hook is never gathered: its fields are the
+ * stored values, one entity per chunk in this shape. */
+static void test_components_with_hooks_are_not_gathered(void **state)
+{
+    (void)state;
+    w8_t f;
+    tes_hooks_t hooks = {.copy = copy_v3};
+    w8_build(&f, &hooks);
+    tes_query_desc_t d = {.terms = {{f.pos}, {f.vel, TES_AND, TES_IN}}};
+    tes_query_t *q = tes_query_new(f.w, &d);
+    int32_t seen = 0;
+    tes_iter_t it = tes_query_iter(q);
+    while (tes_iter_next(&it)) {
+        V3 *p = tes_field(&it, 0);
+        for (int32_t i = 0; i < it.count; i++)
+            assert_ptr_equal(&p[i], tes_get(f.w, it.entities[i], f.pos));
+        seen += it.count;
+    }
+    assert_int_equal(seen, 100);
+    tes_query_free(q);
+    tes_world_free(f.w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_events_are_routed_per_component),
+        cmocka_unit_test(test_filter_index_follows_entities),
+        cmocka_unit_test(test_nonowning_flag_on_table_query_walks_tables),
+        cmocka_unit_test(test_nonowning_group_runs),
+        cmocka_unit_test(test_sparse_view_gathers_scattered_values),
+        cmocka_unit_test(test_gathered_writes_back_on_fini_and_keeps_get_mut),
+        cmocka_unit_test(test_components_with_hooks_are_not_gathered),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
