@@ -53,7 +53,7 @@ static uint64_t layout_bytes(const tes_query_t *q, uint32_t k)
 void tes__gather_plan(tes_query_t *q)
 {
     q->gather_k = 0;
-    if (q->mode != TES__QUERY_DRIVEN || !q->sparse_only)
+    if (q->mode != TES__QUERY_DRIVEN || q->table_data)
         return;
     for (int32_t s = 0; s < q->sparse_count; s++) {
         const tes__term_info_t *t = &q->terms[q->sparse_terms[s]];
@@ -96,20 +96,18 @@ static uint32_t *positions_of(tes_iter_t *it, int32_t i)
     return (uint32_t *)(values_of(it, i) + 2 * round8((uint64_t)q->gather_k * q->terms[i].info->size));
 }
 
-uint32_t tes__gather_chunk(tes_iter_t *it, uint32_t p, const uint32_t *pos0, uint32_t run, uint8_t hide)
+uint32_t tes__gather_chunk(tes_iter_t *it, const tes_entity_t *entities, uint32_t avail,
+                           uint32_t driver_pos, const uint32_t *pos0, uint32_t run, uint8_t hide)
 {
     const tes_query_t *q = it->priv_query;
-    int32_t d = it->priv_driver;
-    const tes__sparse_store_t *driver = &q->terms[d].info->store;
-    const tes__sparse_set_t *set = &driver->set;
+    int32_t d = it->priv_driver; /* -1 for a group's members */
     const struct tes__filters *f = q->filters;
-    uint32_t limit = q->gather_k;
-    if (set->count - p < limit)
-        limit = set->count - p;
-    if (q->terms[d].data) { /* the driver's field is a slice of one data page */
-        uint32_t page_end = ((p >> driver->page_shift) + 1) << driver->page_shift;
-        if (page_end - p < limit)
-            limit = page_end - p;
+    uint32_t limit = q->gather_k < avail ? q->gather_k : avail;
+    if (d >= 0 && q->terms[d].data) { /* the driver's field is a slice of one data page */
+        const tes__sparse_store_t *driver = &q->terms[d].info->store;
+        uint32_t page_end = ((driver_pos >> driver->page_shift) + 1) << driver->page_shift;
+        if (page_end - driver_pos < limit)
+            limit = page_end - driver_pos;
     }
     if (limit <= run)
         return 0;
@@ -127,10 +125,24 @@ uint32_t tes__gather_chunk(tes_iter_t *it, uint32_t p, const uint32_t *pos0, uin
      * terms present as the first. */
     uint32_t k = 1, pos[TES_MAX_TERMS];
     for (; k < limit; k++) {
-        tes_entity_t e = set->packed[p + k];
-        if (tes__sparse_is_tombstone(e) || (hide && tes__filters_hide(f, hide, e)) ||
-            !tes__query_match_sparse(q, e, d, p + k, pos))
+        tes_entity_t e = entities[k];
+        if (d < 0) {
+            /* A group member: it matches, only its values are looked up;
+             * where a store holds it right after the first member's
+             * position (members keep the order they joined in), one compare
+             * against the packed array replaces the lookup. */
+            for (int32_t j = 0; j < ndata; j++) {
+                int32_t i = data_terms[j];
+                const tes__sparse_set_t *st = &q->terms[i].info->store.set;
+                uint32_t next = pos0[i] + k;
+                pos[i] = pos0[i] != TES_NULL_INDEX && next < st->count && st->packed[next] == e
+                             ? next
+                             : tes__sparse_set_find(st, e);
+            }
+        } else if (tes__sparse_is_tombstone(e) || (hide && tes__filters_hide(f, hide, e)) ||
+                   !tes__query_match_sparse(q, e, d, driver_pos + k, pos)) {
             break;
+        }
         int32_t j = 0;
         for (; j < ndata; j++) {
             int32_t i = data_terms[j];
@@ -169,11 +181,13 @@ uint32_t tes__gather_chunk(tes_iter_t *it, uint32_t p, const uint32_t *pos0, uin
             mask |= UINT32_C(1) << i;
         }
     }
+    for (int32_t i = 0; i < q->term_count; i++)
+        if (!q->terms[i].sparse) /* tags and NOT terms (no table data here) */
+            it->priv_fields[i] = NULL;
     it->priv_gather_count = k;
     it->priv_gather_mask = mask;
     it->count = (int32_t)k;
-    it->entities = set->packed + p;
-    it->priv_cursor = p + k;
+    it->entities = entities;
     return k;
 }
 

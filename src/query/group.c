@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+#include "query/gather.h"
+
 static bool is_member(const tes__group_t *g, tes_entity_t e)
 {
     if (!g->owning)
@@ -231,6 +233,12 @@ static bool next_member_chunk(tes_iter_t *it, const tes__group_t *g)
                 (first && !tes__query_rows_continue(q, first, k, tes__entity_slot(ei, next))))
                 break;
         }
+    }
+    /* A short run: gather a longer chunk if the query can (gather.h). */
+    if (k < TES__GATHER_MIN && q->gather_k &&
+        tes__gather_chunk(it, set->packed + p, set->count - p, 0, pos, k, 0)) {
+        it->priv_cursor = p + (uint32_t)it->count;
+        return true;
     }
     tes__query_sparse_fields(q, pos, it->priv_fields);
     if (first)

@@ -153,8 +153,11 @@ static bool next_driven_chunk(tes_iter_t *it)
         }
     }
     /* A short run: gather a longer chunk if the query can (gather.h). */
-    if (k < TES__GATHER_MIN && q->gather_k && tes__gather_chunk(it, p, pos, k, hide))
+    if (k < TES__GATHER_MIN && q->gather_k && q->sparse_only &&
+        tes__gather_chunk(it, set->packed + p, set->count - p, p, pos, k, hide)) {
+        it->priv_cursor = p + (uint32_t)it->count;
         return true;
+    }
     tes__query_sparse_fields(q, pos, it->priv_fields);
     if (!q->sparse_only)
         tes__query_table_fields(q, first, it->priv_fields);

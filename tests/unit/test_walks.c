@@ -261,6 +261,34 @@ static void test_gathered_writes_back_on_fini_and_keeps_get_mut(void **state)
     tes_world_free(f.w);
 }
 
+/* A non-owning group over the W8 shape gathers too: long chunks, written
+ * back, never slower than the view it replaces. */
+static void test_nonowning_group_gathers(void **state)
+{
+    (void)state;
+    w8_t f;
+    w8_build(&f, NULL);
+    tes_query_desc_t d = {.terms = {{f.pos}, {f.vel, TES_AND, TES_IN}},
+                          .flags = TES_QUERY_NONOWNING_GROUP};
+    tes_query_t *q = tes_query_new(f.w, &d);
+    int32_t seen = 0, longest = 0;
+    tes_iter_t it = tes_query_iter(q);
+    while (tes_iter_next(&it)) {
+        V3 *p = tes_field(&it, 0);
+        const V3 *v = tes_field(&it, 1);
+        for (int32_t i = 0; i < it.count; i++)
+            p[i].z += v[i].z;
+        seen += it.count;
+        longest = it.count > longest ? it.count : longest;
+    }
+    assert_int_equal(seen, 100);
+    assert_true(longest >= 16);
+    for (int i = 0; i < 1000; i++)
+        assert_true(((const V3 *)tes_get(f.w, f.es[i], f.pos))->z == (i % 10 == 0 ? 3.0f : 0.0f));
+    tes_query_free(q);
+    tes_world_free(f.w);
+}
+
 static void copy_v3(void *dst, const void *src, int32_t count, void *ctx)
 {
     (void)ctx;
@@ -300,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_nonowning_group_runs),
         cmocka_unit_test(test_sparse_view_gathers_scattered_values),
         cmocka_unit_test(test_gathered_writes_back_on_fini_and_keeps_get_mut),
+        cmocka_unit_test(test_nonowning_group_gathers),
         cmocka_unit_test(test_components_with_hooks_are_not_gathered),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
