@@ -318,7 +318,8 @@ enum {
     TES_QUERY_INCLUDE_DISABLED = 1 << 0, /* also match entities with TES_DISABLED */
     TES_QUERY_INCLUDE_PREFAB = 1 << 1,   /* also match entities with TES_PREFAB */
     /* Keep a sparse set of the matching entities up to date on every change
-     * (seed 002 b): iteration walks exactly the matches. */
+     * (seed 002 b): iteration walks exactly the matches. On a query with a
+     * table AND term it builds nothing: the table cache already does it. */
     TES_QUERY_NONOWNING_GROUP = 1 << 2,
     /* Keep the matching entities packed at the front of every AND term's
      * sparse store, in the same order (seed 002 c): every chunk is fully

@@ -7,10 +7,12 @@
  *   order: chunks are then plain slices of every store (fully contiguous).
  *   A store can have one owner; stable stores delete in place and cannot be
  *   reordered, so they cannot be owned.
- * Both learn about changes through a world watcher: before a change an
- * entity that may stop matching leaves, after it an entity that matches
- * joins. Only changes of the group's own components, of TES_DISABLED /
- * TES_PREFAB, and whole-entity changes (destroy, clear, clone) matter.
+ * Both learn about changes through a world watcher subscribed to the
+ * group's own components and TES_DISABLED / TES_PREFAB (the world routes
+ * nothing else to it, besides whole-entity changes: spawn, destroy, clear,
+ * clone): before a change an entity that may stop matching leaves, after
+ * it an entity that matches joins. Only DRIVEN-mode queries have groups; a
+ * non-owning flag on a table query is served by the table cache.
  */
 #ifndef TES_QUERY_GROUP_H
 #define TES_QUERY_GROUP_H

@@ -70,7 +70,6 @@ static int on_table(void *ctx, tes__table_t *t, bool commit)
         return TES_OK;
     }
     q->table_ok[t->id] = tes__query_table_ok(q, t);
-    q->tables_failing += !q->table_ok[t->id];
     if (match)
         fill_match(q, t, &q->matches[q->match_count++]);
     return TES_OK;
@@ -197,7 +196,6 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
     if (!rc) {
         for (uint32_t i = 0; i < g->count; i++) {
             q->table_ok[i] = tes__query_table_ok(q, g->tables[i]);
-            q->tables_failing += !q->table_ok[i];
             if (q->mode != TES__QUERY_DRIVEN && table_matches(q, g->tables[i]))
                 fill_match(q, g->tables[i], &q->matches[q->match_count++]);
         }

@@ -1,8 +1,9 @@
 /*
  * Queries: a validated list of terms, the cache of tables that match the
- * table terms, and (optionally) a group. Internal layout shared by
- * query.c (creation, matching, counting), iter.c (chunk iteration) and
- * group.c (groups over sparse stores).
+ * table terms, the compiled per-entity matcher, and (optionally) a group.
+ * Internal layout shared by query.c (creation, the matcher), iter.c (chunk
+ * iteration), group.c (groups over sparse stores), gather.c (gathered
+ * chunks of scattered values) and filter.c (the default filters' index).
  *
  * A query runs in one of three modes, chosen once at creation:
  * - TABLE: at least one AND term is a table component. The cache lists the
@@ -10,7 +11,8 @@
  *   present, a run of rows whose sparse fields are contiguous too).
  * - DRIVEN: every AND term is sparse. The smallest AND pool drives (seed 002
  *   a): its packed array is walked and the other terms are checked with the
- *   sparse set's branch-free contains; table filters are a per-table byte.
+ *   sparse set's branch-free contains; table filters are a per-table byte,
+ *   or for sparse-only queries one byte per entity in the filter index.
  * - ALL: no AND term at all. Every table that passes the filters, plus the
  *   entities of the virtual root (read from the entity index).
  * A group (TES_QUERY_NONOWNING_GROUP / TES_QUERY_OWNING_GROUP) replaces the
@@ -58,7 +60,6 @@ struct tes_query {
     uint32_t match_cap;
     uint8_t *table_ok;    /* per table id: passes the table-level filters */
     uint32_t table_ok_cap;
-    uint32_t tables_failing; /* tables whose table_ok is 0 */
     bool sparse_only;     /* every term is on a sparse component */
     uint8_t filter_mask;  /* TES__FILTER_* bits the default filters hide */
     struct tes__filters *filters; /* the world's filter index (sparse_only
