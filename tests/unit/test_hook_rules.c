@@ -336,6 +336,44 @@ static void test_dtor_frees_query_during_world_free(void **state)
     assert_int_equal(P.fired, 1);
 }
 
+static tes_comp_t P_tag;
+
+static void copy_adds(void *dst, const void *src, int32_t count, void *ctx)
+{
+    (void)ctx;
+    memcpy(dst, src, (size_t)count * 8);
+    if (P.fired++ == 0) {
+        tes_entity_t *target = ctx;
+        P.begin_rc = tes_add(P_world, *target, P_tag);
+    }
+}
+
+/* A deferred clone is applied at the flush by library code, not through a
+ * public call: its copy hooks ran with no hook level, so a structural call
+ * from them went through (here: moving the clone's source row while the
+ * clone was copying from it). */
+static void test_deferred_clone_hooks_are_hooks(void **state)
+{
+    (void)state;
+    P = (probe_t){0};
+    tes_world_t *w = P_world = tes_world_new(NULL);
+    static tes_entity_t src;
+    tes_comp_t a = comp(w, "A", 8, TES_STORAGE_TABLE, (tes_hooks_t){.copy = copy_adds, .ctx = &src});
+    P_tag = comp(w, "Tag", 0, TES_STORAGE_TABLE, (tes_hooks_t){0});
+    src = tes_spawn(w);
+    int64_t v = 5;
+    assert_int_equal(tes_set(w, src, a, &v), TES_OK);
+    P = (probe_t){0}; /* the copy hook ran in the set: forget it */
+    assert_int_equal(tes_defer_begin(w), TES_OK);
+    tes_entity_t copy = tes_clone(w, src);
+    assert_int_equal(tes_defer_end(w), TES_OK);
+    assert_int_equal(P.begin_rc, TES_ERR_BUSY);
+    assert_false(tes_has(w, src, P_tag));
+    assert_int_equal(*(const int64_t *)tes_get(w, copy, a), 5);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) /* runs the tests whose names match argv[1] */
@@ -350,6 +388,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_iteration_refused_in_hook),
         cmocka_unit_test(test_world_free_refused_in_hook),
         cmocka_unit_test(test_dtor_frees_query_during_world_free),
+        cmocka_unit_test(test_deferred_clone_hooks_are_hooks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

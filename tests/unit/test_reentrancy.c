@@ -3,10 +3,10 @@
  * hook kind (ctor, dtor, copy, move, on_add, on_set, on_remove) of a
  * component, in every context a hook can run in (an immediate call, the
  * flush of tes_defer_end, the flush that ends an iteration and the calls
- * queued during it, tes_instantiate / tes_instance_destroy, tes_world_free),
- * for the component in a table, in a sparse store, and in a store an owning
- * group reorders. Each cell asserts the documented outcome (docs/reference.md,
- * "Hook rules"): the call works as documented, or it is refused with
+ * queued during it, tes_instantiate / tes_instance_destroy, tes_world_free,
+ * building an owning group), for the component in a table, in a sparse
+ * store, and in a store an owning group reorders. Each cell asserts the
+ * documented outcome (docs/reference.md, "Hook rules"): the call works as documented, or it is refused with
  * TES_ERR_BUSY and changes nothing (same entities, same components, same
  * values, same bytes allocated).
  *
@@ -48,6 +48,7 @@ typedef struct fixture {
     int storage;
     tes_comp_t h, b, x, t, g, s1, s2, o1, o2;
     tes_entity_t by[NBY], subj[NSUBJ], fresh, tgt, dis, prefab, child, member;
+    tes_entity_t bulk[2], copy, gone; /* made by change_everything */
     tes_instance_t inst;
     tes_query_t *q_b;        /* plain query over B: the bystanders */
     tes_query_t *q_victim;   /* plain query, freed by a call */
@@ -626,6 +627,18 @@ static int change_everything(void)
         STEP(tes_remove(w, F.subj[1], F.h)); /* the last value fills the hole */
     STEP(tes_add(w, F.subj[2], F.g));        /* joins the owning group: swaps */
     STEP(tes_remove(w, F.subj[3], F.h));
+    /* The bulk, clone, clear, destroy and instance paths run the same hooks
+     * from code of their own. */
+    STEP(tes_spawn_n(w, 2, &F.h, 1, F.bulk));
+    F.copy = tes_clone(w, F.subj[2]);
+    STEP(F.copy ? TES_OK : tes_last_error(w));
+    STEP(tes_clear(w, F.bulk[0]));
+    STEP(tes_destroy(w, F.bulk[1]));
+    tes_entity_t out[2];
+    tes_instance_t inst = tes_instantiate(w, F.prefab, out, 2);
+    STEP(inst ? TES_OK : tes_last_error(w));
+    STEP(tes_instance_destroy(w, inst));
+    F.gone = out[0];
 #undef STEP
     return rc;
 }
@@ -648,6 +661,12 @@ static void check_changed(void)
     assert_true(tes_has(w, F.subj[2], F.g));
     assert_int_equal(*(const int64_t *)tes_get(w, F.subj[2], F.h), 12);
     assert_false(tes_has(w, F.subj[3], F.h));
+    assert_true(tes_alive(w, F.bulk[0]));
+    assert_int_equal(tes_components_of(w, F.bulk[0], NULL, 0), 0);
+    assert_false(tes_alive(w, F.bulk[1]));
+    assert_int_equal(*(const int64_t *)tes_get(w, F.copy, F.h), 12);
+    assert_true(tes_has(w, F.copy, F.g));
+    assert_false(tes_alive(w, F.gone));
 }
 
 static void ctx_immediate(void)
@@ -694,6 +713,20 @@ static void ctx_instances(void)
     assert_int_equal(*(const int64_t *)tes_get(F.w, b[1], F.h), 7);
 }
 
+/* Building an owning group moves values of the stores it takes over. */
+static void ctx_owning_build(void)
+{
+    if (F.storage != ST_SPARSE)
+        return; /* H is in a table, or already owned */
+    assert_int_equal(tes_add(F.w, F.subj[2], F.g), TES_OK);
+    tes_query_desc_t d = {.terms = {{F.h}, {F.g}}, .flags = TES_QUERY_OWNING_GROUP};
+    tes_query_t *q = tes_query_new(F.w, &d);
+    assert_non_null(q);
+    assert_int_equal(tes_query_count(q), 2);
+    assert_int_equal(*(const int64_t *)tes_get(F.w, F.subj[2], F.h), 12);
+    assert_int_equal(*(const int64_t *)tes_get(F.w, F.subj[1], F.h), 11);
+}
+
 static void ctx_world_free(void)
 {
     tes_world_free(F.w);
@@ -703,18 +736,21 @@ static void ctx_world_free(void)
 typedef struct context {
     const char *name;
     void (*run)(void);
-    uint32_t kinds; /* the hook kinds that fire in this context */
+    uint32_t kinds[ST_COUNT]; /* per storage: the hook kinds that fire here */
 } context_t;
 
 #define ALL_KINDS ((1u << K_COUNT) - 1)
+#define EVERY(kinds) {kinds, kinds, kinds}
 static const context_t CONTEXTS[] = {
-    {"immediate", ctx_immediate, ALL_KINDS},
-    {"flush", ctx_flush, ALL_KINDS},
-    {"iteration", ctx_iteration, ALL_KINDS},
+    {"immediate", ctx_immediate, EVERY(ALL_KINDS)},
+    {"flush", ctx_flush, EVERY(ALL_KINDS)},
+    {"iteration", ctx_iteration, EVERY(ALL_KINDS)},
     /* Instantiation fires no on_set. */
-    {"instantiate/instance_destroy", ctx_instances, ALL_KINDS & ~(1u << K_ON_SET)},
+    {"instantiate/instance_destroy", ctx_instances, EVERY(ALL_KINDS & ~(1u << K_ON_SET))},
     /* tes_world_free runs destructors only. */
-    {"world_free", ctx_world_free, 1u << K_DTOR},
+    {"world_free", ctx_world_free, EVERY(1u << K_DTOR)},
+    /* Only a sparse H can be taken over (moves only). */
+    {"owning group build", ctx_owning_build, {0, 1u << K_MOVE, 0}},
 };
 #define NCONTEXTS ((int)(sizeof CONTEXTS / sizeof CONTEXTS[0]))
 
@@ -776,7 +812,7 @@ static void run_cell(int storage, int ctx, int kind, int call)
     armed_t done = A;
     A.call = NULL;
     check_after();
-    bool applicable = (CONTEXTS[ctx].kinds >> kind) & 1;
+    bool applicable = (CONTEXTS[ctx].kinds[storage] >> kind) & 1;
     if (!applicable) {
         cells_na++;
         if (done.runs && ++cells_failed)
@@ -836,7 +872,7 @@ static void test_contexts_fire_their_hooks(void **state)
             memset(&A, 0, sizeof A);
             CONTEXTS[ctx].run();
             for (int kind = 0; kind < K_COUNT; kind++) {
-                bool listed = (CONTEXTS[ctx].kinds >> kind) & 1;
+                bool listed = (CONTEXTS[ctx].kinds[storage] >> kind) & 1;
                 if (listed != (fired[kind] > 0))
                     fail_msg("[%s, %s]: %s fired %d times", STORAGE_NAMES[storage],
                              CONTEXTS[ctx].name, KIND_NAMES[kind], fired[kind]);
