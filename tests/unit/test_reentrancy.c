@@ -626,6 +626,10 @@ static int change_everything(void)
     else
         STEP(tes_remove(w, F.subj[1], F.h)); /* the last value fills the hole */
     STEP(tes_add(w, F.subj[2], F.g));        /* joins the owning group: swaps */
+    int64_t *p = tes_ensure(w, F.subj[2], F.h); /* deferred: staged, assigned at the flush */
+    STEP(p ? TES_OK : tes_last_error(w));
+    if (p)
+        *p = 12;
     STEP(tes_remove(w, F.subj[3], F.h));
     /* The bulk, clone, clear, destroy and instance paths run the same hooks
      * from code of their own. */
