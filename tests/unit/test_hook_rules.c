@@ -374,6 +374,115 @@ static void test_deferred_clone_hooks_are_hooks(void **state)
     tes_world_free(w);
 }
 
+/* An allocator that fails its `fail_at`-th call (counting from when it is
+ * armed) and keeps the balance of live bytes. */
+typedef struct failing {
+    int64_t armed_calls, fail_at, injected;
+    int64_t live;
+} failing_t;
+
+static bool should_fail(failing_t *f)
+{
+    if (f->fail_at <= 0 || ++f->armed_calls != f->fail_at)
+        return false;
+    f->injected++;
+    return true;
+}
+
+static void *f_alloc(size_t size, void *user)
+{
+    failing_t *f = user;
+    if (should_fail(f))
+        return NULL;
+    void *p = malloc(size);
+    f->live += p ? (int64_t)size : 0;
+    return p;
+}
+
+static void *f_realloc(void *ptr, size_t old_size, size_t new_size, void *user)
+{
+    failing_t *f = user;
+    if (should_fail(f))
+        return NULL;
+    void *p = realloc(ptr, new_size);
+    if (p)
+        f->live += (int64_t)new_size - (int64_t)old_size;
+    return p;
+}
+
+static void f_free(void *ptr, size_t size, void *user)
+{
+    failing_t *f = user;
+    if (ptr)
+        f->live -= (int64_t)size;
+    free(ptr);
+}
+
+static void arm(failing_t *f, int64_t k)
+{
+    f->armed_calls = 0;
+    f->fail_at = k;
+}
+
+/* Allocation failures around a non-owning group asked for inside a hook:
+ * in the hook's tes_query_new (NULL, TES_ERR_NOMEM, nothing registered), in
+ * the call that runs the hook (TES_ERR_NOMEM, nothing changed), and in the
+ * group's build at its first count or iteration (the query still answers
+ * right, and builds its group later). Nothing leaks in any run. */
+static void test_group_from_hook_under_allocation_failures(void **state)
+{
+    (void)state;
+    int64_t injected = 0, build_failures = 0;
+    for (int64_t k = 1;; k++) {
+        failing_t fa = {0};
+        tes_world_desc_t wd = {.allocator = {f_alloc, f_realloc, f_free, &fa}};
+        tes_world_t *w = tes_world_new(&wd);
+        assert_non_null(w);
+        P = (probe_t){0};
+        tes_comp_t a = comp(w, "A", 8, TES_STORAGE_SPARSE, (tes_hooks_t){0});
+        tes_comp_t c = comp(w, "C", 8, TES_STORAGE_TABLE, (tes_hooks_t){.on_add = build_query});
+        P_desc = (tes_query_desc_t){.terms = {{a}}, .flags = TES_QUERY_NONOWNING_GROUP};
+        for (int i = 0; i < 300; i++)
+            assert_int_equal(tes_add(w, tes_spawn(w), a), TES_OK);
+        tes_entity_t e = tes_spawn(w);
+        /* The k-th allocation from here on fails: in the add, in its
+         * hook's tes_query_new, or in the group's build by the first count. */
+        arm(&fa, k);
+        int rc = tes_add(w, e, c);
+        if (rc == TES_ERR_NOMEM) {
+            assert_false(tes_has(w, e, c));
+            assert_null(P.query); /* the hook never ran: on_add comes last */
+        } else {
+            assert_int_equal(rc, TES_OK);
+            assert_true(tes_has(w, e, c));
+            if (!P.query)
+                assert_int_equal(tes_last_error(w), TES_ERR_NOMEM);
+        }
+        if (P.query) {
+            int64_t was = fa.injected;
+            assert_int_equal(tes_query_count(P.query), 300);
+            build_failures += fa.injected - was;
+            arm(&fa, 0);
+            int32_t n = 0;
+            tes_iter_t it = tes_query_iter(P.query);
+            while (tes_iter_next(&it))
+                n += it.count;
+            assert_int_equal(n, 300);
+            assert_int_equal(tes_add(w, tes_spawn(w), a), TES_OK);
+            assert_int_equal(tes_query_count(P.query), 301);
+        }
+        arm(&fa, 0);
+        assert_int_equal(tes__world_check(w), TES_OK);
+        tes_world_free(w);
+        assert_int_equal(fa.live, 0);
+        injected += fa.injected;
+        if (fa.injected == 0)
+            break; /* k passed every allocation both phases make */
+    }
+    assert_true(injected > 3);
+    assert_true(build_failures > 0); /* the build's own allocations were reached */
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) /* runs the tests whose names match argv[1] */
@@ -389,6 +498,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_world_free_refused_in_hook),
         cmocka_unit_test(test_dtor_frees_query_during_world_free),
         cmocka_unit_test(test_deferred_clone_hooks_are_hooks),
+        cmocka_unit_test(test_group_from_hook_under_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
