@@ -201,6 +201,9 @@ static inline void tes__fire(tes_world_t *w, tes__observer_fn fn, const tes__com
 {
     if (!fn)
         return;
+    /* Observers run only inside a structural call (or another hook level),
+     * so the rules for calls made from hooks hold. */
+    tes__assert(w->hook_depth > 0);
     w->hook_depth++;
     fn(w, e, ptr, info->hooks.ctx);
     w->hook_depth--;
