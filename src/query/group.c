@@ -224,8 +224,9 @@ static bool next_member_chunk(tes_iter_t *it, const tes__group_t *g)
     }
     const tes__slot_t *first = q->table_data ? tes__entity_slot(ei, e) : NULL;
     uint32_t k = 1;
-    if (q->packed_count >= 0) {
-        k = tes__query_packed_run(q, pos, set->packed + p, set->count - p, NULL, 0, 0);
+    if (q->member_count >= 0) {
+        k = tes__query_packed_run(q, q->member_terms, q->member_count, pos, set->packed + p,
+                                  set->count - p, NULL, 0, 0);
     } else {
         for (; p + k < set->count; k++) {
             tes_entity_t next = set->packed[p + k];

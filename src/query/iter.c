@@ -100,10 +100,10 @@ static bool next_root_chunk(tes_iter_t *it)
     return true;
 }
 /* Runs of the driving pool's packed array whose entities match (DRIVEN
- * mode). A sparse-only query never reads an entity's table: its default
- * filters come from the filter index (one byte per entity, skipped while
- * no entity carries a filtered tag); other queries check the table's
- * table-level terms. */
+ * mode). A sparse-only query never reads an entity's table (skip_tables):
+ * its default filters come from the filter index (one byte per entity,
+ * skipped while no entity carries a filtered tag); other queries check the
+ * table's table-level terms. */
 static bool next_driven_chunk(tes_iter_t *it)
 {
     const tes_query_t *q = it->priv_query;
@@ -119,7 +119,7 @@ static bool next_driven_chunk(tes_iter_t *it)
         tes_entity_t e = set->packed[p];
         if (tes__sparse_is_tombstone(e))
             continue;
-        if (q->sparse_only ? hide && tes__filters_hide(f, hide, e)
+        if (q->skip_tables ? hide && tes__filters_hide(f, hide, e)
                            : !(first = tes__entity_slot(ei, e)) ||
                                  !q->table_ok[tes__slot_table(q->w, first)->id])
             continue;
@@ -131,15 +131,15 @@ static bool next_driven_chunk(tes_iter_t *it)
         return false;
     }
     uint32_t k = 1;
-    if (q->packed_count >= 0) {
-        k = tes__query_packed_run(q, pos, set->packed + p, set->count - p, hide ? f->tags : NULL,
-                                  hide ? f->cap : 0, hide);
+    if (q->skip_tables && q->and_only) {
+        k = tes__query_packed_run(q, q->sparse_terms, q->sparse_count, pos, set->packed + p,
+                                  set->count - p, hide ? f->tags : NULL, hide ? f->cap : 0, hide);
     } else {
         for (; p + k < set->count; k++) {
             tes_entity_t e = set->packed[p + k];
             if (tes__sparse_is_tombstone(e))
                 break;
-            if (q->sparse_only) {
+            if (q->skip_tables) {
                 if (hide && tes__filters_hide(f, hide, e))
                     break;
             } else {
@@ -153,13 +153,13 @@ static bool next_driven_chunk(tes_iter_t *it)
         }
     }
     /* A short run: gather a longer chunk if the query can (gather.h). */
-    if (k < TES__GATHER_MIN && q->gather_k && q->sparse_only &&
+    if (k < TES__GATHER_MIN && q->gather_k && q->skip_tables &&
         tes__gather_chunk(it, set->packed + p, set->count - p, p, pos, k, hide)) {
         it->priv_cursor = p + (uint32_t)it->count;
         return true;
     }
     tes__query_sparse_fields(q, pos, it->priv_fields);
-    if (!q->sparse_only)
+    if (!q->skip_tables)
         tes__query_table_fields(q, first, it->priv_fields);
     it->count = (int32_t)k;
     it->entities = set->packed + p;
@@ -167,7 +167,9 @@ static bool next_driven_chunk(tes_iter_t *it)
     return true;
 }
 
-tes_iter_t tes_query_iter(tes_query_t *q)
+/* An iterator over q positioned before its first chunk; opens no deferral
+ * level. */
+static tes_iter_t iter_start(tes_query_t *q)
 {
     /* Only the state fields are set: the fields array and the scratch are
      * written before they are read, and zeroing ~250 bytes per iteration
@@ -186,6 +188,7 @@ tes_iter_t tes_query_iter(tes_query_t *q)
     it.priv_gather_mask = 0;
     if (!q)
         return it;
+    tes__query_settle_group(q);
     if (q->group)
         it.priv_phase = PHASE_GROUP;
     else if (q->mode == TES__QUERY_DRIVEN) {
@@ -193,6 +196,23 @@ tes_iter_t tes_query_iter(tes_query_t *q)
         it.priv_driver = tes__query_driver(q);
     } else
         it.priv_phase = PHASE_TABLES;
+    return it;
+}
+
+tes_iter_t tes_query_iter(tes_query_t *q)
+{
+    tes_iter_t it = iter_start(q);
+    if (!q)
+        return it;
+    /* Inside a hook the world is in the middle of a change (a value hook
+     * may run halfway through a row move), and an iterator's deferral level
+     * would make the rest of that change queue up: refused, with an
+     * iterator that is already finished. */
+    if (tes__in_hook(q->w) || q->w->defer.flushing) {
+        tes__fail(q->w, TES_ERR_BUSY);
+        it.priv_done = 1;
+        return it;
+    }
     q->w->defer.depth++;
     return it;
 }
@@ -259,8 +279,10 @@ int32_t tes_query_count(tes_query_t *q)
         for (uint32_t i = 0; i < q->match_count; i++)
             n += q->matches[i].table->count;
     } else {
-        tes_iter_t it = tes_query_iter(q);
-        while (tes_iter_next(&it))
+        /* No user code runs during this walk, so it needs no deferral level
+         * (and works inside hooks, where tes_query_iter is refused). */
+        tes_iter_t it = iter_start(q);
+        while (advance(&it))
             n += it.count;
     }
     return n > INT32_MAX ? INT32_MAX : (int32_t)n;

@@ -126,21 +126,17 @@ static int setup_terms(tes_query_t *q, const tes_query_desc_t *d)
         if (q->terms[i].sparse)
             q->sparse_terms[q->sparse_count++] = (uint8_t)i;
     }
-    /* Packed runs (tes__query_packed_run): a sparse-only AND-only query
-     * compares every term; a group, whose members are known to match,
-     * compares its data terms, when all are sparse AND terms. */
+    /* Packed runs of a group's members (tes__query_packed_run): its data
+     * terms, when all are sparse AND terms. */
     bool and_data = !q->table_data;
     for (int32_t i = 0; i < n; i++)
         and_data &= !q->terms[i].data || (q->terms[i].sparse && q->terms[i].oper == TES_AND);
-    q->packed_count = -1;
-    if (and_data && (d->flags & TES_QUERY_NONOWNING_GROUP)) {
-        q->packed_count = 0;
+    q->member_count = -1;
+    if (and_data) {
+        q->member_count = 0;
         for (int32_t i = 0; i < n; i++)
             if (q->terms[i].data)
-                q->packed_terms[q->packed_count++] = (uint8_t)i;
-    } else if (q->sparse_only && q->and_only) {
-        memcpy(q->packed_terms, q->sparse_terms, sizeof q->packed_terms);
-        q->packed_count = n;
+                q->member_terms[q->member_count++] = (uint8_t)i;
     }
     q->mode = table_and ? TES__QUERY_TABLE : any_and ? TES__QUERY_DRIVEN : TES__QUERY_ALL;
     q->filter_mask = (uint8_t)((q->skip_disabled ? TES__FILTER_DISABLED : 0) |
@@ -181,9 +177,15 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
     q->w = w;
     int rc = setup_terms(q, desc);
     /* An owning group reorders its stores when it is built: never under a
-     * live iterator or inside a deferred block. */
-    if (!rc && (q->flags & TES_QUERY_OWNING_GROUP) && w->defer.depth > 0)
+     * live iterator, inside a deferred block or inside a hook (the call that
+     * runs the hook may hold addresses in those stores). */
+    if (!rc && (q->flags & TES_QUERY_OWNING_GROUP) && (w->defer.depth > 0 || tes__in_hook(w)))
         rc = TES_ERR_BUSY;
+    /* A non-owning group asked for inside a hook would be filled from a
+     * world in the middle of a change, and would hear the rest of that
+     * change without the room its watchers reserved: it is built later,
+     * outside hooks. */
+    bool pending = !rc && (q->flags & TES_QUERY_NONOWNING_GROUP) && tes__in_hook(w);
     /* Size the caches for every existing table, then fill them. */
     tes__table_graph_t *g = &w->tables;
     uint32_t cap = q->table_ok_cap;
@@ -204,8 +206,13 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
      * filter index (filter.h), never through entities' tables (a group
      * needs neither: its members are known to pass). */
     if (!rc && q->mode == TES__QUERY_DRIVEN && q->sparse_only && q->filter_mask &&
-        !(q->flags & (TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP)))
+        !(q->flags & TES_QUERY_OWNING_GROUP) && (w->filters || !tes__in_hook(w)))
         rc = tes__filters_use(w, &q->filters);
+    /* Inside a hook a new filter index would hear the rest of the change in
+     * progress without having reserved for it, so it is not created there:
+     * a query made in a hook before any index exists checks entities'
+     * tables instead (same results, slower). */
+    q->skip_tables = q->sparse_only && (q->filters || !q->filter_mask);
     if (!rc && (rc = tes__graph_listen(g, a, on_table, q)) == TES_OK) {
         if ((rc = tes__world_depend(w, query_fini, q)) != TES_OK)
             tes__graph_unlisten(g, q);
@@ -216,8 +223,14 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
      * tables. */
     bool group = (q->flags & TES_QUERY_OWNING_GROUP) ||
                  ((q->flags & TES_QUERY_NONOWNING_GROUP) && q->mode == TES__QUERY_DRIVEN);
-    if (!rc && group) {
-        if ((rc = tes__group_new(q)) != TES_OK) {
+    if (!rc && pending && group) {
+        q->group_pending = true;
+    } else if (!rc && group) {
+        /* Building an owning group runs move hooks: they run as hooks. */
+        tes__hook_enter(w);
+        rc = tes__group_new(q);
+        tes__world_end(w);
+        if (rc != TES_OK) {
             tes__world_undepend(w, q);
             tes__graph_unlisten(g, q);
         }
@@ -230,10 +243,34 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
     return q;
 }
 
+/* The release of a query freed from inside a hook (the world already
+ * dropped it from its dependents). */
+static void query_release_doomed(void *ctx)
+{
+    tes_query_t *q = ctx;
+    tes__graph_unlisten(&q->w->tables, q);
+    query_release(q);
+}
+
+void tes__query_settle_group(tes_query_t *q)
+{
+    if (!q->group_pending || tes__in_hook(q->w))
+        return;
+    if (tes__group_new(q) == TES_OK) /* non-owning: runs no hook */
+        q->group_pending = false;
+}
+
 void tes_query_free(tes_query_t *q)
 {
     if (!q)
         return;
+    /* Inside a hook the query may be in use by the call running the hook
+     * (its group's watcher may be the one reordering a store): it keeps
+     * working until that call ends, and is freed then. */
+    if (tes__in_hook(q->w)) {
+        tes__world_doom(q->w, q, query_release_doomed);
+        return;
+    }
     tes__graph_unlisten(&q->w->tables, q);
     tes__world_undepend(q->w, q);
     query_release(q);

@@ -68,12 +68,22 @@ struct tes_query {
     bool table_data;      /* some table term has a field */
     uint8_t sparse_terms[TES_MAX_TERMS]; /* indices of the sparse terms */
     int32_t sparse_count;
-    uint8_t packed_terms[TES_MAX_TERMS]; /* the terms a packed run compares */
-    int32_t packed_count; /* -1: runs need the general test (see below) */
+    uint8_t member_terms[TES_MAX_TERMS]; /* a group's packed-run terms */
+    int32_t member_count; /* -1: members' runs need the general test */
+    bool skip_tables;     /* the driven walk never reads entities' tables:
+                             sparse-only, default filters by the filter index */
     uint32_t gather_k;    /* entities per gathered chunk, 0: never (gather.h) */
     uint32_t gather_off[TES_MAX_TERMS]; /* per sparse data term: its buffer area */
     tes__group_t *group;
+    /* A non-owning group asked for from inside a hook: built by the first
+     * tes_query_iter / tes_query_count outside hooks (until then the query
+     * walks its tables or pools, with the same results). */
+    bool group_pending;
 };
+
+/* Builds a pending group if no hook runs; on failure (no memory) it stays
+ * pending and the query keeps working without it. */
+void tes__query_settle_group(tes_query_t *q);
 
 /* True when table t passes the filters that do not depend on AND terms:
  * no table NOT term in its type, and the default filters. */
@@ -120,22 +130,23 @@ bool tes__query_run_continues(const tes_query_t *q, const uint32_t *start, uint3
 
 /* The packed run (the fast case of tes__query_run_continues): given the
  * positions pos of entities[0] in the stores, how many of entities[0..limit)
- * sit at consecutive positions in every store of packed_terms, stopping at
- * the end of a store or of a data page, and before an entity the filter
- * index hides (hide = the query's mask, 0 to skip the test), and before a
- * tombstone. Usable when packed_count >= 0: every term that can end a
- * run is a sparse AND term (for a DRIVEN walk of a sparse-only AND-only
- * query: all terms; for a group's members, which are known to match: the
- * data terms). */
-static inline uint32_t tes__query_packed_run(const tes_query_t *q, const uint32_t *pos,
-                                             const tes_entity_t *entities, uint32_t limit,
-                                             const uint8_t *tags, uint32_t tags_cap, uint8_t hide)
+ * sit at consecutive positions in the store of every term listed in
+ * terms[0..n), stopping at the end of a store or of a data page, before a
+ * tombstone, and before an entity the filter index hides (hide = the
+ * query's mask, 0 to skip the test). The terms must be sparse AND terms:
+ * for a driven walk of a sparse-only AND-only query all of them
+ * (sparse_terms), for a group's members, known to match, the data terms
+ * (member_terms). */
+static inline uint32_t tes__query_packed_run(const tes_query_t *q, const uint8_t *terms, int32_t n,
+                                             const uint32_t *pos, const tes_entity_t *entities,
+                                             uint32_t limit, const uint8_t *tags, uint32_t tags_cap,
+                                             uint8_t hide)
 {
     const tes_entity_t *packed[TES_MAX_TERMS];
-    for (int32_t s = 0; s < q->packed_count; s++) {
-        const tes__term_info_t *t = &q->terms[q->packed_terms[s]];
+    for (int32_t s = 0; s < n; s++) {
+        const tes__term_info_t *t = &q->terms[terms[s]];
         const tes__sparse_store_t *st = &t->info->store;
-        uint32_t at = pos[q->packed_terms[s]];
+        uint32_t at = pos[terms[s]];
         packed[s] = st->set.packed + at;
         uint32_t room = st->set.count - at;
         if (t->data) {
@@ -154,9 +165,9 @@ static inline uint32_t tes__query_packed_run(const tes_query_t *q, const uint32_
             (hide && index < tags_cap && (tags[index] & hide)))
             break;
         int32_t s = 0;
-        while (s < q->packed_count && packed[s][k] == e)
+        while (s < n && packed[s][k] == e)
             s++;
-        if (s < q->packed_count)
+        if (s < n)
             break;
     }
     return k < limit ? k : limit;

@@ -122,6 +122,46 @@ static void test_filter_index_follows_entities(void **state)
     tes_world_free(w);
 }
 
+/* A sparse-only query made inside a hook, before any filter index exists:
+ * the index is not created mid-change; the query checks tables instead and
+ * still skips disabled entities. */
+static tes_query_t *made_in_hook;
+static tes_comp_t hook_a, hook_b;
+static void make_query(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
+{
+    (void)e, (void)ptr, (void)ctx;
+    if (made_in_hook)
+        return;
+    tes_query_desc_t d = {.terms = {{hook_a}, {hook_b}}};
+    made_in_hook = tes_query_new(w, &d);
+}
+
+static void test_sparse_query_made_in_hook_filters_by_table(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    hook_a = comp(w, "A", 4, TES_STORAGE_SPARSE);
+    hook_b = comp(w, "B", 4, TES_STORAGE_SPARSE);
+    tes_component_desc_t hd = {.name = "H", .size = 4, .hooks = {.on_add = make_query}};
+    tes_comp_t h = tes_component(w, &hd);
+    tes_entity_t es[10];
+    for (int i = 0; i < 10; i++) {
+        es[i] = tes_spawn(w);
+        assert_int_equal(tes_add(w, es[i], hook_a) | tes_add(w, es[i], hook_b), TES_OK);
+    }
+    made_in_hook = NULL;
+    assert_int_equal(tes_add(w, es[0], h), TES_OK);
+    assert_non_null(made_in_hook);
+    assert_null(w->filters);
+    assert_false(made_in_hook->skip_tables);
+    assert_int_equal(tes_disable(w, es[4]), TES_OK);
+    int32_t chunks;
+    assert_int_equal(walk_count(made_in_hook, &chunks), 9);
+    tes_query_free(made_in_hook);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
 /* The non-owning flag on a query with a table AND term builds no group
  * (the table cache already is one) and changes no result. */
 static void test_nonowning_flag_on_table_query_walks_tables(void **state)
@@ -324,6 +364,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_events_are_routed_per_component),
         cmocka_unit_test(test_filter_index_follows_entities),
+        cmocka_unit_test(test_sparse_query_made_in_hook_filters_by_table),
         cmocka_unit_test(test_nonowning_flag_on_table_query_walks_tables),
         cmocka_unit_test(test_nonowning_group_runs),
         cmocka_unit_test(test_sparse_view_gathers_scattered_values),
