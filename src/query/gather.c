@@ -124,6 +124,9 @@ uint32_t tes__gather_chunk(tes_iter_t *it, const tes_entity_t *entities, uint32_
     /* Consecutive driver entities that match, with the same optional
      * terms present as the first. */
     uint32_t k = 1, pos[TES_MAX_TERMS];
+    bool follows[TES_MAX_TERMS]; /* group walk: members still follow pos0 */
+    for (int32_t j = 0; j < ndata; j++)
+        follows[data_terms[j]] = true;
     for (; k < limit; k++) {
         tes_entity_t e = entities[k];
         if (d < 0) {
@@ -135,9 +138,12 @@ uint32_t tes__gather_chunk(tes_iter_t *it, const tes_entity_t *entities, uint32_
                 int32_t i = data_terms[j];
                 const tes__sparse_set_t *st = &q->terms[i].info->store.set;
                 uint32_t next = pos0[i] + k;
-                pos[i] = pos0[i] != TES_NULL_INDEX && next < st->count && st->packed[next] == e
-                             ? next
-                             : tes__sparse_set_find(st, e);
+                if (follows[i] && pos0[i] != TES_NULL_INDEX && next < st->count && st->packed[next] == e) {
+                    pos[i] = next;
+                } else { /* scattered: stop guessing for this chunk */
+                    follows[i] = false;
+                    pos[i] = tes__sparse_set_find(st, e);
+                }
             }
         } else if (tes__sparse_is_tombstone(e) || (hide && tes__filters_hide(f, hide, e)) ||
                    !tes__query_match_sparse(q, e, d, driver_pos + k, pos)) {
