@@ -377,7 +377,8 @@ tes_iter_t tes_query_iter(tes_query_t *q);
 bool tes_iter_next(tes_iter_t *it);
 /* The field of term `term` for this chunk: an array of it->count values
  * aligned with it->entities. NULL for NOT terms, tags, an OPTIONAL term the
- * chunk's entities lack, and out-of-range terms. */
+ * chunk's entities lack, out-of-range terms, and an iterator with no chunk
+ * (before the first tes_iter_next, or finished). */
 void *tes_field(const tes_iter_t *it, int32_t term);
 /* Ends an iteration early (idempotent; harmless after tes_iter_next
  * returned false). */

@@ -342,7 +342,9 @@ bool tes_iter_next(tes_iter_t *it)
 
 void *tes_field(const tes_iter_t *it, int32_t term)
 {
-    if (!it || it->priv_done || !it->priv_query || term < 0 ||
+    /* No chunk yet (before the first tes_iter_next) or none any more: the
+     * field array holds nothing to read, and `entities` says so. */
+    if (!it || it->priv_done || !it->priv_query || !it->entities || term < 0 ||
         term >= it->priv_query->term_count)
         return NULL;
     return it->priv_fields[term];
