@@ -39,7 +39,7 @@ typedef struct tes__term_info {
 /* One matching table and, per term, its column there (-1: no column). */
 typedef struct tes__query_match {
     tes__table_t *table;
-    int16_t column[TES_MAX_TERMS];
+    int32_t column[TES_MAX_TERMS]; /* a table may have more than 32767 columns */
 } tes__query_match_t;
 
 typedef struct tes__group tes__group_t;
