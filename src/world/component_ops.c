@@ -196,7 +196,7 @@ static void *ensure_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
          * the current one when it exists) that the flush assigns. */
         void *staged = NULL;
         const void *init = NULL;
-        const tes__op_t *filler = NULL;
+        uint32_t filler = TES_NULL_INDEX;
         int queued = tes__defer_lookup(w, e, c, &staged, &init, &filler);
         if (queued == TES__QUEUED_NONE && tes_has(w, e, c))
             return tes_get_mut(w, e, c);
@@ -206,8 +206,12 @@ static void *ensure_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
             tes__fail(w, TES_ERR_NOMEM);
             return NULL;
         }
-        if (queued == TES__QUEUED_FILL)
-            filler->fill(w, filler->value, e, c, staged);
+        /* Staging appended a command, which may have moved the queue:
+         * the filling command is found again by its position. */
+        if (queued == TES__QUEUED_FILL) {
+            const tes__op_t *op = &w->defer.ops[filler];
+            op->fill(w, op->value, e, c, staged);
+        }
         return staged;
     }
     void *ptr;
