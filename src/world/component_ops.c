@@ -240,6 +240,10 @@ static int remove_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
         uint32_t pos = tes__sparse_set_find(&st->set, e);
         if (pos == TES_NULL_INDEX)
             return TES_OK;
+        /* Losing a component can make e join a group (one with a NOT term
+         * on it): room first, like every other structural change. */
+        if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
+            return tes__fail(w, TES_ERR_NOMEM);
         void *ptr = st->size ? tes__sparse_store_at(st, pos) : NULL;
         tes__fire(w, info->hooks.on_remove, info, e, ptr);
         tes__watch_before(w, e, c);
