@@ -293,6 +293,9 @@ static void copy_member(tes_world_t *w, const plan_t *p, uint32_t i)
  * and on_add observers see the finished instances. */
 static void plan_commit(tes_world_t *w, const plan_t *p)
 {
+    /* Copy hooks and observers run from here on; the watchers will still
+     * hear of every entity of the plan. */
+    tes__watch_scope_list(w, p->indices, NULL, p->n * p->m);
     for (uint32_t i = 0; i < p->m; i++)
         if (p->members[i])
             copy_member(w, p, i);

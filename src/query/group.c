@@ -164,9 +164,15 @@ int tes__group_new(tes_query_t *q)
     uint32_t count = 0, cap = 0;
     if (!rc)
         rc = collect(q, &found, &count, &cap);
-    /* Non-owning: room for every member before anything is committed. */
+    /* Non-owning: room for every member, then the members, before the
+     * watcher is registered. Registering reserves room beyond them for the
+     * entities of a structural call in progress (a group built by an
+     * observer), which may still join. Nothing is shared yet, so a failure
+     * only releases the group. */
     for (uint32_t i = 0; !rc && !g->owning && i < count; i++)
         rc = watch_reserve(g, tes_entity_index(found[i]), i ? 0 : count);
+    for (uint32_t i = 0; !rc && !g->owning && i < count; i++)
+        join(g, found[i]);
     tes__watcher_t watcher = {watch_reserve, watch_before, watch_after, g, false};
     if (!rc)
         rc = tes__world_watch(q->w, &watcher);
@@ -175,11 +181,13 @@ int tes__group_new(tes_query_t *q)
         group_release(g, a);
         return rc;
     }
-    for (uint32_t i = 0; i < count; i++)
-        join(g, found[i]);
-    tes__free(a, found, (size_t)cap * sizeof *found);
+    /* Owning: the stores are claimed before any value moves (the moves run
+     * move hooks), then the matches are swapped to the front. */
     for (int32_t k = 0; k < g->owned_count; k++)
         g->owned[k]->owner = g;
+    for (uint32_t i = 0; g->owning && i < count; i++)
+        join(g, found[i]);
+    tes__free(a, found, (size_t)cap * sizeof *found);
     q->group = g;
     return TES_OK;
 }

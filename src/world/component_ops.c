@@ -86,7 +86,7 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
         /* Only an owning group (a watcher) reorders stored values. */
         if (value_io && *value_io && st->size && w->watcher_count && hold_value(w, info, value_io))
             return TES_ERR_NOMEM;
-        if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
+        if (tes__watch_reserve_one(w, tes_entity_index(e)))
             return TES_ERR_NOMEM;
         tes__watch_before(w, e, info->id);
         *ptr = tes__sparse_store_insert(st, e);
@@ -112,7 +112,7 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
             return TES_ERR_NOMEM;
         if (tes__table_reserve(dst, &w->alloc, 1))
             return TES_ERR_NOMEM;
-        if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
+        if (tes__watch_reserve_one(w, tes_entity_index(e)))
             return TES_ERR_NOMEM;
         tes__watch_before(w, e, info->id);
         move_to(w, e, slot, dst);
@@ -242,7 +242,7 @@ static int remove_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
             return TES_OK;
         /* Losing a component can make e join a group (one with a NOT term
          * on it): room first, like every other structural change. */
-        if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
+        if (tes__watch_reserve_one(w, tes_entity_index(e)))
             return tes__fail(w, TES_ERR_NOMEM);
         void *ptr = st->size ? tes__sparse_store_at(st, pos) : NULL;
         tes__fire(w, info->hooks.on_remove, info, e, ptr);
@@ -262,7 +262,7 @@ static int remove_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     tes__table_t *dst = tes__graph_step(&w->tables, &w->alloc, &w->components, src, c, false);
     if (!dst || tes__table_reserve(dst, &w->alloc, 1))
         return tes__fail(w, TES_ERR_NOMEM);
-    if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
+    if (tes__watch_reserve_one(w, tes_entity_index(e)))
         return tes__fail(w, TES_ERR_NOMEM);
     void *ptr = col >= 0 ? tes__table_cell(src, (uint32_t)col, slot->row) : NULL;
     tes__fire(w, info->hooks.on_remove, info, e, ptr);

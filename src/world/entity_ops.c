@@ -156,6 +156,8 @@ static int spawn_batch(tes_world_t *w, uint32_t n, const tes_comp_t *table_ids, 
         memcpy(table->entities + first_row, out, (size_t)n * sizeof *out);
         table->count += n;
     }
+    /* Ctor hooks run from here on, before the watchers hear of the batch. */
+    tes__watch_scope_list(w, NULL, out, n);
     for (uint32_t c = 0; c < table->column_count; c++)
         tes__table_construct(table, c, first_row, n);
     for (uint32_t s = 0; s < sn; s++) {
@@ -261,7 +263,7 @@ static int clear_impl(tes_world_t *w, tes_entity_t e)
         tes__defer_push(w, TES__OP_CLEAR, e, 0, TES_NULL, NULL);
         return TES_OK;
     }
-    if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
+    if (tes__watch_reserve_one(w, tes_entity_index(e)))
         return tes__fail(w, TES_ERR_NOMEM);
     tes__world_strip(w, e, slot, false); /* the root is virtual: nothing to reserve */
     tes__slot_set_table(slot, 0, 0);
@@ -290,7 +292,7 @@ static int clone_reserve(tes_world_t *w, tes_entity_t src, const tes__slot_t *sl
             tes__sparse_store_reserve(&info->store, a, 1, index, NULL, NULL))
             return TES_ERR_NOMEM;
     }
-    return w->watcher_count ? tes__watch_reserve(w, index, 1) : TES_OK;
+    return tes__watch_reserve_one(w, index);
 }
 
 /* Copies src's components into dst (in the root table, no components);

@@ -122,6 +122,13 @@ int tes__world_watch(tes_world_t *w, const tes__watcher_t *watcher)
     if (tes__grow(&w->alloc, (void **)&w->watchers, &w->watcher_cap,
                   (uint64_t)w->watcher_count + 1, sizeof *w->watchers, 4))
         return TES_ERR_NOMEM;
+    /* Registered by a hook in the middle of a structural call: the call
+     * reserved room only in the watchers it knew, and will still report
+     * its entities to this one. */
+    const tes__watch_scope_t *scope = &w->watch_scope;
+    for (uint32_t i = 0; !watcher->destroy_only && i < scope->count; i++)
+        if (watcher->reserve(watcher->ctx, tes__watch_scope_index(scope, i), i ? 0 : scope->count))
+            return TES_ERR_NOMEM;
     w->watchers[w->watcher_count++] = *watcher;
     return TES_OK;
 }
@@ -161,6 +168,13 @@ void tes__world_unwatch(tes_world_t *w, void *ctx)
 {
     for (uint32_t i = 0; i < w->watcher_count; i++) {
         if (w->watchers[i].ctx == ctx) {
+            if (w->watch_walking) {
+                /* A hook run by a notification removed it: the walk goes
+                 * by position, so leave a dead entry and compact after. */
+                w->watchers[i].ctx = NULL;
+                w->watch_dead = true;
+                return;
+            }
             /* Keep registration order: watchers run in it. */
             for (uint32_t j = i + 1; j < w->watcher_count; j++)
                 w->watchers[j - 1] = w->watchers[j];
@@ -168,6 +182,16 @@ void tes__world_unwatch(tes_world_t *w, void *ctx)
             return;
         }
     }
+}
+
+void tes__world_watch_compact(tes_world_t *w)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < w->watcher_count; i++)
+        if (w->watchers[i].ctx)
+            w->watchers[kept++] = w->watchers[i];
+    w->watcher_count = kept;
+    w->watch_dead = false;
 }
 
 /* Calls visit(w, info, e, ptr) for each sparse component e has. */
