@@ -159,7 +159,13 @@ static int apply(tes_world_t *w, const tes__op_t *op)
     case TES__OP_REMOVE: return tes_remove(w, op->e, op->comp);
     case TES__OP_CLEAR: return tes_clear(w, op->e);
     case TES__OP_CLONE: {
-        int rc = tes__clone_into(w, op->e, op->src);
+        /* A structural call like the others: its ctor, copy and on_add
+         * hooks must find structural calls refused. */
+        int rc = tes__world_begin(w);
+        if (rc)
+            return rc;
+        rc = tes__clone_into(w, op->e, op->src);
+        tes__world_end(w);
         return rc && rc != TES_ERR_STALE ? tes__fail(w, rc) : rc;
     }
     case TES__OP_CALL: return op->call(w, op->value, true);

@@ -256,6 +256,283 @@ static void test_field_before_first_next_is_null(void **state)
     tes_world_free(w);
 }
 
+/* ------------------------------------------------------------ defect 5 */
+
+/* What the observers of defect 5 saw. */
+static struct {
+    tes_comp_t a, b;
+    tes_query_t *group;     /* built by the on_add observer */
+    int built;
+    void *on_set_ptr;       /* the address on_set received */
+} d5;
+
+static void d5_on_add(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
+{
+    (void)e, (void)ptr, (void)ctx;
+    if (d5.built++)
+        return;
+    tes_query_desc_t d = {.terms = {{d5.a}, {d5.b}}, .flags = TES_QUERY_OWNING_GROUP};
+    d5.group = tes_query_new(w, &d); /* may be refused: the values must be right either way */
+}
+
+static void d5_on_set(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
+{
+    (void)w, (void)e, (void)ctx;
+    d5.on_set_ptr = ptr;
+}
+
+/* An on_add observer that builds an owning group reorders the store it was
+ * called for: tes_set then wrote its value through the address it had
+ * before the observer ran, into another entity's component, and tes_ensure
+ * returned that address. */
+static void test_set_after_observer_reorders_store(void **state)
+{
+    (void)state;
+    for (int mode = 0; mode < 3; mode++) { /* tes_set, tes_ensure, deferred tes_ensure */
+        memset(&d5, 0, sizeof d5);
+        tes_world_t *w = tes_world_new(NULL);
+        tes_component_desc_t da = {.name = "A", .size = 4, .storage = TES_STORAGE_SPARSE,
+                                   .hooks = {.on_add = d5_on_add, .on_set = d5_on_set}};
+        d5.a = tes_component(w, &da);
+        d5.b = comp(w, "B", 4, TES_STORAGE_SPARSE);
+        tes_entity_t x = tes_spawn(w), y = tes_spawn(w), e = tes_spawn(w);
+        int one = 1, two = 2;
+        d5.built = 1; /* no group while the others are set up */
+        assert_int_equal(tes_set(w, x, d5.a, &one), TES_OK);
+        assert_int_equal(tes_set(w, y, d5.a, &two), TES_OK);
+        assert_int_equal(tes_add(w, y, d5.b), TES_OK);
+        assert_int_equal(tes_add(w, e, d5.b), TES_OK);
+        d5.built = 0;
+        int v = 42;
+        if (mode == 0) {
+            assert_int_equal(tes_set(w, e, d5.a, &v), TES_OK);
+            assert_ptr_equal(d5.on_set_ptr, tes_get(w, e, d5.a));
+        } else if (mode == 1) {
+            int *p = tes_ensure(w, e, d5.a);
+            assert_ptr_equal(p, tes_get(w, e, d5.a));
+            *p = v;
+        } else {
+            /* The flush assigns a deferred ensure through tes_ensure. */
+            tes_defer_begin(w);
+            int *p = tes_ensure(w, e, d5.a);
+            assert_non_null(p);
+            *p = v;
+            assert_int_equal(tes_defer_end(w), TES_OK);
+        }
+        assert_int_equal(d5.built, 1);
+        assert_int_equal(*(const int *)tes_get(w, e, d5.a), 42);
+        assert_int_equal(*(const int *)tes_get(w, x, d5.a), 1);
+        assert_int_equal(*(const int *)tes_get(w, y, d5.a), 2);
+        if (d5.group)
+            assert_int_equal(tes_query_count(d5.group), 2);
+        assert_int_equal(tes__world_check(w), TES_OK);
+        tes_world_free(w);
+    }
+}
+
+/* ------------------------------------------------------------ defect 6 */
+
+static struct {
+    tes_comp_t a, c;
+    tes_query_t *group;
+} d6;
+
+static void d6_build_group(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
+{
+    (void)e, (void)ptr, (void)ctx;
+    if (d6.group)
+        return;
+    tes_query_desc_t d = {.terms = {{d6.a}, {d6.c, TES_NOT}}, .flags = TES_QUERY_NONOWNING_GROUP};
+    d6.group = tes_query_new(w, &d);
+    assert_non_null(d6.group);
+}
+
+/* The on_remove observer of table component C builds {A, NOT C} while
+ * tes_remove(e, C) runs: room had been reserved only in the watchers that
+ * existed before the observer, and e then joined the new group. */
+static void test_observer_builds_group_during_remove(void **state)
+{
+    (void)state;
+    for (int sparse = 0; sparse < 2; sparse++) {
+        memset(&d6, 0, sizeof d6);
+        tes_world_t *w = tes_world_new(NULL);
+        d6.a = comp(w, "A", 4, TES_STORAGE_TABLE);
+        tes_component_desc_t dc = {.name = "C", .size = 4,
+                                   .storage = sparse ? TES_STORAGE_SPARSE : TES_STORAGE_TABLE,
+                                   .hooks.on_remove = d6_build_group};
+        d6.c = tes_component(w, &dc);
+        tes_entity_t e = tes_spawn(w);
+        assert_int_equal(tes_add(w, e, d6.a), TES_OK);
+        assert_int_equal(tes_add(w, e, d6.c), TES_OK);
+        assert_int_equal(tes_remove(w, e, d6.c), TES_OK);
+        assert_non_null(d6.group);
+        assert_int_equal(tes_query_count(d6.group), 1);
+        tes_iter_t it = tes_query_iter(d6.group);
+        assert_true(tes_iter_next(&it));
+        assert_true(it.entities[0] == e);
+        tes_iter_fini(&it);
+        assert_int_equal(tes__world_check(w), TES_OK);
+        tes_world_free(w);
+    }
+}
+
+/* ------------------------------------------------------------ the classes */
+
+static struct {
+    tes_world_t *w;
+    tes_comp_t t, s;
+    tes_query_t *group;
+} cls;
+
+static void ctor_builds_group(void *ptr, int32_t count, void *ctx)
+{
+    (void)ctx;
+    memset(ptr, 0, (size_t)count * 4);
+    if (cls.group || !cls.w)
+        return;
+    tes_query_desc_t d = {.terms = {{cls.t}, {cls.s}}, .flags = TES_QUERY_NONOWNING_GROUP};
+    cls.group = tes_query_new(cls.w, &d);
+    assert_non_null(cls.group);
+}
+
+/* A ctor hook of a batch spawn builds a group over the batch's sparse
+ * component, which the batch inserts after the ctor ran: every entity then
+ * joined a group that had reserved room for none. Also for a prefab
+ * instantiation, whose copies are built before the watchers hear of them. */
+static void test_ctor_builds_group_during_batch(void **state)
+{
+    (void)state;
+    for (int via_prefab = 0; via_prefab < 2; via_prefab++) {
+        memset(&cls, 0, sizeof cls);
+        tes_world_t *w = tes_world_new(NULL);
+        tes_component_desc_t dt = {.name = "T", .size = 4, .hooks.ctor = ctor_builds_group};
+        cls.t = tes_component(w, &dt);
+        cls.s = comp(w, "S", 4, TES_STORAGE_SPARSE);
+        tes_comp_t both[2] = {cls.t, cls.s};
+        enum { N = 300 };
+        if (!via_prefab) {
+            tes_entity_t out[N];
+            cls.w = w;
+            assert_int_equal(tes_spawn_n(w, N, both, 2, out), TES_OK);
+        } else {
+            tes_entity_t p = tes_prefab_new(w);
+            assert_int_equal(tes_add(w, p, cls.s), TES_OK);
+            assert_int_equal(tes_add(w, p, cls.t), TES_OK);
+            tes_instance_t inst[N];
+            cls.w = w;
+            assert_int_equal(tes_instantiate_n(w, p, N, inst), TES_OK);
+        }
+        assert_non_null(cls.group);
+        assert_int_equal(tes_query_count(cls.group), N);
+        assert_int_equal(tes__world_check(w), TES_OK);
+        tes_world_free(w);
+    }
+}
+
+static struct {
+    tes_query_t *victim; /* freed by the move hook */
+    bool armed;
+} mv;
+
+static void move_frees_query(void *dst, void *src, int32_t count, void *ctx)
+{
+    (void)ctx;
+    memcpy(dst, src, (size_t)count * 4);
+    if (mv.armed) {
+        mv.armed = false;
+        tes_query_free(mv.victim);
+    }
+}
+
+/* A move hook run by an owning group's swap frees a query whose group was
+ * registered earlier: the watcher list closed up under the notification
+ * loop, and the group registered after it never heard of the change. */
+static void test_hook_frees_group_during_notification(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_component_desc_t da = {.name = "A", .size = 4, .storage = TES_STORAGE_SPARSE,
+                               .hooks.move = move_frees_query};
+    tes_comp_t a = tes_component(w, &da);
+    tes_comp_t b = comp(w, "B", 4, TES_STORAGE_SPARSE);
+    tes_comp_t c = comp(w, "C", 4, TES_STORAGE_SPARSE);
+    tes_query_desc_t d0 = {.terms = {{c}}, .flags = TES_QUERY_NONOWNING_GROUP};
+    tes_query_desc_t d1 = {.terms = {{a}, {b}}, .flags = TES_QUERY_OWNING_GROUP};
+    tes_query_desc_t d2 = {.terms = {{a}}, .flags = TES_QUERY_NONOWNING_GROUP};
+    mv.victim = tes_query_new(w, &d0);
+    tes_query_t *owning = tes_query_new(w, &d1);
+    tes_query_t *later = tes_query_new(w, &d2);
+    assert_non_null(mv.victim);
+    assert_non_null(owning);
+    assert_non_null(later);
+    tes_entity_t x = tes_spawn(w), y = tes_spawn(w), e = tes_spawn(w);
+    tes_add(w, x, a);
+    tes_add(w, x, b);
+    tes_add(w, y, a);
+    tes_add(w, e, b);
+    /* e's A lands behind y's; joining the owning group swaps it forward. */
+    mv.armed = true;
+    assert_int_equal(tes_add(w, e, a), TES_OK);
+    assert_false(mv.armed);
+    assert_int_equal(tes_query_count(owning), 2);
+    assert_int_equal(tes_query_count(later), 3);
+    /* And leaving: the same walk over `before`. */
+    tes_query_t *again = tes_query_new(w, &d0);
+    mv.victim = again;
+    mv.armed = true;
+    assert_int_equal(tes_remove(w, x, b), TES_OK);
+    assert_int_equal(tes_query_count(owning), 1);
+    assert_int_equal(tes_query_count(later), 3);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
+static struct {
+    tes_world_t *w;
+    tes_entity_t src;
+    int refused;
+    int calls;
+} cl;
+
+static void ctor_destroys_source(void *ptr, int32_t count, void *ctx)
+{
+    (void)ctx;
+    memset(ptr, 0, (size_t)count * 4);
+    if (!cl.w)
+        return;
+    cl.calls++;
+    cl.refused += tes_destroy(cl.w, cl.src) == TES_ERR_BUSY;
+}
+
+/* A deferred clone ran at the flush outside any structural call, so its
+ * ctor hook could destroy the entity being copied (the copy then read a
+ * row that had been handed to another entity). */
+static void test_flush_clone_hooks_refuse_structural_calls(void **state)
+{
+    (void)state;
+    memset(&cl, 0, sizeof cl);
+    tes_world_t *w = tes_world_new(NULL);
+    tes_component_desc_t dv = {.name = "V", .size = 4, .hooks.ctor = ctor_destroys_source};
+    tes_comp_t v = tes_component(w, &dv);
+    tes_entity_t other = tes_spawn(w);
+    cl.src = tes_spawn(w);
+    int seven = 7, eight = 8;
+    tes_set(w, other, v, &eight);
+    tes_set(w, cl.src, v, &seven);
+    tes_defer_begin(w);
+    tes_entity_t copy = tes_clone(w, cl.src);
+    cl.w = w;
+    tes_defer_end(w);
+    assert_int_equal(cl.calls, 1);
+    assert_int_equal(cl.refused, 1);
+    assert_true(tes_alive(w, cl.src));
+    assert_int_equal(*(const int *)tes_get(w, copy, v), 7);
+    assert_int_equal(*(const int *)tes_get(w, other, v), 8);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    cl.w = NULL;
+    tes_world_free(w);
+}
+
 /* An optional argument runs only the tests matching that pattern. */
 int main(int argc, char **argv)
 {
@@ -267,6 +544,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_column_block_size_overflow),
         cmocka_unit_test(test_wide_table_columns_not_truncated),
         cmocka_unit_test(test_field_before_first_next_is_null),
+        cmocka_unit_test(test_set_after_observer_reorders_store),
+        cmocka_unit_test(test_observer_builds_group_during_remove),
+        cmocka_unit_test(test_ctor_builds_group_during_batch),
+        cmocka_unit_test(test_hook_frees_group_during_notification),
+        cmocka_unit_test(test_flush_clone_hooks_refuse_structural_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
