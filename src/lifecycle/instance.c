@@ -188,14 +188,14 @@ int32_t tes_instance_members(const tes_world_t *w, tes_instance_t inst, tes_enti
 /* Destroys every member of a live instance, now. */
 static void destroy_members(tes_world_t *w, tes_instance_t inst)
 {
-    tes__lifecycle_t *lc = w->lifecycle;
-    tes__instance_rec_t *rec = &lc->recs[tes_entity_index(inst)];
-    /* Each destroy unlinks the member; the last one retires the id. */
-    uint32_t members = rec->count;
-    for (uint32_t k = 0; k < members; k++) {
+    /* Each destroy unlinks the member; the last one retires the id. A
+     * destroy runs hooks, so the record is looked up again each time
+     * (never a pointer into the record array kept across them), and the
+     * walk stops when the instance is gone. */
+    tes__instance_rec_t *rec;
+    while ((rec = live_rec(w, inst)) != NULL && rec->count) {
         uint32_t index = rec->first;
-        tes_entity_t e = tes_entity_make(index, w->entities.slots[index].generation);
-        tes__world_destroy(w, e, &w->entities.slots[index]);
+        tes__world_destroy(w, tes_entity_make(index, w->entities.slots[index].generation));
     }
 }
 

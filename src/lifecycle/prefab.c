@@ -107,7 +107,9 @@ tes_entity_t tes_prefab_child(tes_world_t *w, tes_entity_t prefab)
         return TES_NULL;
     }
     tes_entity_t child = spawn_prefab_entity(w);
-    if (child)
+    /* The spawn ran watchers: the record is found again by its root. */
+    rec = prefab_of(w->lifecycle, prefab);
+    if (child && rec)
         rec->members[rec->count++] = child;
     return child;
 }
@@ -238,8 +240,11 @@ static void remap_value(const plan_t *p, uint32_t k, const tes__component_t *inf
 static void copy_member(tes_world_t *w, const plan_t *p, uint32_t i)
 {
     tes_entity_t member = p->members[i];
+    /* The copies run ctor and copy hooks: the member's location is read
+     * once, before any of them. */
     const tes__slot_t *src_slot = tes__entity_slot(&w->entities, member);
     const tes__table_t *src = tes__slot_table(w, src_slot);
+    uint32_t src_row = src_slot->row;
     tes__table_t *dst = p->dst[i];
     bool sparse = (src_slot->table & TES__SLOT_SPARSE) != 0;
     uint32_t first_row = dst->count, rows = 0;
@@ -256,7 +261,7 @@ static void copy_member(tes_world_t *w, const plan_t *p, uint32_t i)
      * to one. Column by column, the copies are consecutive rows. */
     for (uint32_t c = 0; c < dst->column_count; c++) {
         const tes__component_t *info = dst->columns[c].info;
-        const void *value = tes__table_cell(src, c, src_slot->row);
+        const void *value = tes__table_cell(src, c, src_row);
         bool plain = !info->hooks.ctor && !info->hooks.copy;
         for (uint32_t r = 0, k = 0; r < rows; r++, k++) {
             while (p->skip[k * p->m + i])
@@ -303,11 +308,11 @@ static void plan_commit(tes_world_t *w, const plan_t *p)
         if (p->skip[k])
             continue;
         tes_entity_t e = p->ents[k];
-        tes__slot_t *slot = &w->entities.slots[tes_entity_index(e)];
-        tes__watch_after(w, e, 0);
+        tes__watch_after(w, e, 0); /* may run move hooks: the slot is read after */
+        const tes__slot_t *slot = &w->entities.slots[tes_entity_index(e)];
         if ((tes__slot_table(w, slot)->flags & TES__TABLE_HAS_ON_ADD) ||
             (slot->table & TES__SLOT_SPARSE))
-            tes__world_each(w, e, slot, tes__fire_on_add);
+            tes__world_each(w, e, tes__fire_on_add);
     }
 }
 

@@ -88,10 +88,11 @@ tes_entity_t tes_spawn(tes_world_t *w)
     return spawn_slow(w);
 }
 
-void tes__world_destroy(tes_world_t *w, tes_entity_t e, tes__slot_t *slot)
+void tes__world_destroy(tes_world_t *w, tes_entity_t e)
 {
-    if (slot->table != 0) /* an entity in the virtual root has nothing to strip */
-        tes__world_strip(w, e, slot, true);
+    /* An entity in the virtual root has nothing to strip. */
+    if (w->entities.slots[tes_entity_index(e)].table != 0)
+        tes__world_strip(w, e, true);
     else if (w->watcher_count)
         tes__watch_before(w, e, TES__WATCH_DESTROY);
     tes__entity_free(&w->entities, e);
@@ -247,7 +248,7 @@ static int destroy_impl(tes_world_t *w, tes_entity_t e)
         tes__defer_push(w, TES__OP_DESTROY, e, 0, TES_NULL, NULL);
         return TES_OK;
     }
-    tes__world_destroy(w, e, slot);
+    tes__world_destroy(w, e);
     return TES_OK;
 }
 
@@ -265,8 +266,9 @@ static int clear_impl(tes_world_t *w, tes_entity_t e)
     }
     if (tes__watch_reserve_one(w, tes_entity_index(e)))
         return tes__fail(w, TES_ERR_NOMEM);
-    tes__world_strip(w, e, slot, false); /* the root is virtual: nothing to reserve */
-    tes__slot_set_table(slot, 0, 0);
+    tes__world_strip(w, e, false); /* the root is virtual: nothing to reserve */
+    /* Hooks ran: the slot is found again. */
+    tes__slot_set_table(&w->entities.slots[tes_entity_index(e)], 0, 0);
     tes__watch_after(w, e, 0);
     return TES_OK;
 }
@@ -299,17 +301,21 @@ static int clone_reserve(tes_world_t *w, tes_entity_t src, const tes__slot_t *sl
  * everything was reserved. Fires watchers, then on_add for each copy. */
 static void clone_commit(tes_world_t *w, tes_entity_t dst, tes_entity_t src)
 {
+    /* The copies run ctor and copy hooks: what the loops need is read from
+     * the slots first, never through slot pointers kept across them. */
     const tes__slot_t *slot = tes__entity_slot(&w->entities, src);
     tes__slot_t *copy_slot = tes__entity_slot(&w->entities, dst);
     tes__table_t *table = tes__slot_table(w, slot);
     uint32_t src_row = slot->row;
+    bool sparse = (slot->table & TES__SLOT_SPARSE) != 0;
+    uint32_t dst_row = tes__table_push(table, dst);
     copy_slot->table = slot->table;
-    copy_slot->row = tes__table_push(table, dst);
+    copy_slot->row = dst_row;
     for (uint32_t c = 0; c < table->column_count; c++)
-        clone_value(table->columns[c].info, tes__table_cell(table, c, copy_slot->row),
+        clone_value(table->columns[c].info, tes__table_cell(table, c, dst_row),
                     tes__table_cell(table, c, src_row));
     const tes__registry_t *reg = &w->components;
-    for (uint32_t i = 0; (slot->table & TES__SLOT_SPARSE) && i < reg->sparse_count; i++) {
+    for (uint32_t i = 0; sparse && i < reg->sparse_count; i++) {
         tes__component_t *info = reg->items[reg->sparse[i]];
         if (!tes__sparse_set_contains(&info->store.set, src))
             continue;
@@ -319,7 +325,7 @@ static void clone_commit(tes_world_t *w, tes_entity_t dst, tes_entity_t src)
     }
     tes__watch_after(w, dst, 0);
     /* Observers see the finished copy. */
-    tes__world_each(w, dst, copy_slot, tes__fire_on_add);
+    tes__world_each(w, dst, tes__fire_on_add);
 }
 
 int tes__clone_into(tes_world_t *w, tes_entity_t dst, tes_entity_t src)

@@ -246,18 +246,19 @@ static inline void tes__fire(tes_world_t *w, tes__observer_fn fn, const tes__com
 typedef void (*tes__visit_fn)(tes_world_t *w, tes__component_t *info, tes_entity_t e, void *ptr);
 
 /* Calls visit for each component of a live entity: table components in type
- * order (ptr NULL for tags), then sparse ones by ascending id. */
-void tes__world_each(tes_world_t *w, tes_entity_t e, const tes__slot_t *slot, tes__visit_fn visit);
+ * order (ptr NULL for tags), then sparse ones by ascending id. visit may
+ * run hooks: the entity is looked up again after each call. */
+void tes__world_each(tes_world_t *w, tes_entity_t e, tes__visit_fn visit);
 /* A tes__visit_fn that fires on_add. */
 void tes__fire_on_add(tes_world_t *w, tes__component_t *info, tes_entity_t e, void *ptr);
 
 /* Runs on_remove for every component of e, then destroys them all and
  * leaves e in no table row (the caller frees the slot or re-homes it).
  * `destroying` tells watchers whether e is about to die or be cleared. */
-void tes__world_strip(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, bool destroying);
+void tes__world_strip(tes_world_t *w, tes_entity_t e, bool destroying);
 
 /* Destroys a live entity whatever its instance (the strict-lifecycle rule
  * is the caller's business). Must run between tes__world_begin and end. */
-void tes__world_destroy(tes_world_t *w, tes_entity_t e, tes__slot_t *slot);
+void tes__world_destroy(tes_world_t *w, tes_entity_t e);
 
 #endif
