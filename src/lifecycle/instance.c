@@ -178,11 +178,11 @@ int32_t tes_instance_members(const tes_world_t *w, tes_instance_t inst, tes_enti
     const tes__instance_rec_t *rec = live_rec(w, inst);
     if (!rec || cap < 0 || (cap > 0 && !out))
         return -1;
-    int32_t n = 0;
+    uint64_t n = 0; /* reported up to INT32_MAX */
     for (uint32_t i = rec->first; i != TES_NULL_INDEX; i = w->lifecycle->links[i].next, n++)
-        if (n < cap)
+        if (n < (uint64_t)cap)
             out[n] = tes_entity_make(i, w->entities.slots[i].generation);
-    return n;
+    return n > INT32_MAX ? INT32_MAX : (int32_t)n;
 }
 
 /* Destroys every member of a live instance, now. */

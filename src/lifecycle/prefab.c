@@ -15,6 +15,7 @@
  */
 #include <string.h>
 
+#include "core/checked.h"
 #include "lifecycle/instance.h"
 
 /* ------------------------------------------------------------------ records */
@@ -121,15 +122,15 @@ int32_t tes_prefab_members(const tes_world_t *w, tes_entity_t prefab, tes_entity
     const tes__prefab_rec_t *rec = prefab_of(w->lifecycle, prefab);
     if (!rec)
         return -1;
-    int32_t n = 0;
+    uint64_t n = 0; /* reported up to INT32_MAX */
     for (uint32_t i = 0; i < rec->count; i++) {
         if (!tes_alive(w, rec->members[i]))
             continue;
-        if (n < cap)
+        if (n < (uint64_t)cap)
             out[n] = rec->members[i];
         n++;
     }
-    return n;
+    return n > INT32_MAX ? INT32_MAX : (int32_t)n;
 }
 
 /* ------------------------------------------------------------------ plans */
@@ -327,11 +328,20 @@ static int plan_new(tes_world_t *w, const tes__prefab_rec_t *rec, uint32_t n, pl
     uint64_t total = (uint64_t)n * p->m;
     if (total > UINT32_MAX / 2)
         return TES_ERR_FULL;
-    p->members = tes__malloc(a, p->m * sizeof *p->members);
-    p->dst = tes__malloc(a, p->m * sizeof *p->dst);
-    p->ents = tes__malloc(a, (size_t)total * sizeof *p->ents);
-    p->indices = tes__malloc(a, (size_t)total * sizeof *p->indices);
-    p->skip = tes__calloc(a, total);
+    /* Checked sizes: with a 32-bit size_t, 2^29 entities of 8 bytes wrap. */
+    size_t member_bytes, dst_bytes, ent_bytes, index_bytes;
+    if (!tes__size_mul(&member_bytes, p->m, sizeof *p->members) ||
+        !tes__size_mul(&dst_bytes, p->m, sizeof *p->dst) ||
+        !tes__size_mul(&ent_bytes, (size_t)total, sizeof *p->ents) ||
+        !tes__size_mul(&index_bytes, (size_t)total, sizeof *p->indices)) {
+        p->m = p->n = 0; /* nothing allocated: plan_free frees nothing */
+        return TES_ERR_NOMEM;
+    }
+    p->members = tes__malloc(a, member_bytes);
+    p->dst = tes__malloc(a, dst_bytes);
+    p->ents = tes__malloc(a, ent_bytes);
+    p->indices = tes__malloc(a, index_bytes);
+    p->skip = tes__calloc(a, (size_t)total);
     if (!p->members || !p->dst || !p->ents || !p->indices || !p->skip)
         return TES_ERR_NOMEM;
     uint32_t k = 0;

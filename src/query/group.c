@@ -211,15 +211,17 @@ static bool next_owned_chunk(tes_iter_t *it, const tes__group_t *g)
     uint32_t pos = it->priv_cursor;
     if (pos >= g->length)
         return false;
-    uint32_t end = g->length;
+    uint64_t end = g->length;
     for (int32_t k = 0; k < g->owned_count; k++) {
         const tes__sparse_store_t *st = &g->owned[k]->store;
         if (!st->size)
             continue;
-        uint32_t page_end = ((pos >> st->page_shift) + 1) << st->page_shift;
+        /* 64-bit: the last page of the position space ends at 2^32. */
+        uint64_t page_end = ((uint64_t)(pos >> st->page_shift) + 1) << st->page_shift;
         if (page_end < end)
             end = page_end;
     }
+    end = tes__chunk_end(pos, end);
     void *ptrs[TES_MAX_TERMS] = {0};
     for (int32_t i = 0; i < q->term_count; i++)
         if (q->terms[i].oper == TES_AND && q->terms[i].data)
@@ -227,7 +229,7 @@ static bool next_owned_chunk(tes_iter_t *it, const tes__group_t *g)
     memcpy(it->priv_fields, ptrs, sizeof ptrs);
     it->count = (int32_t)(end - pos);
     it->entities = g->owned[0]->store.set.packed + pos;
-    it->priv_cursor = end;
+    it->priv_cursor = (uint32_t)end;
     return true;
 }
 
@@ -242,8 +244,8 @@ static bool next_member_chunk(tes_iter_t *it, const tes__group_t *g)
     void *ptrs[TES_MAX_TERMS] = {0}, *prev[TES_MAX_TERMS], *next[TES_MAX_TERMS] = {0};
     tes__query_match_entity(q, set->packed[pos], ptrs);
     memcpy(prev, ptrs, sizeof prev);
-    uint32_t end = pos + 1;
-    for (; end < set->count; end++) {
+    uint32_t end = pos + 1, last = tes__chunk_end(pos, set->count);
+    for (; end < last; end++) {
         tes__query_match_entity(q, set->packed[end], next);
         if (!tes__query_contiguous(q, prev, next, false))
             break;

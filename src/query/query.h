@@ -64,6 +64,15 @@ struct tes_query {
     tes__group_t *group;
 };
 
+/* A chunk holds at most INT32_MAX entities (tes_iter_t.count is an
+ * int32_t, and a sparse set or a group may hold more): the end of a chunk
+ * that starts at pos and could run to end. */
+static inline uint32_t tes__chunk_end(uint32_t pos, uint64_t end)
+{
+    uint64_t most = (uint64_t)pos + INT32_MAX;
+    return (uint32_t)(end < most ? end : most);
+}
+
 /* True when table t passes the filters that do not depend on AND terms:
  * no table NOT term in its type, and the default filters. */
 bool tes__query_table_ok(const tes_query_t *q, const tes__table_t *t);

@@ -18,6 +18,12 @@ uint64_t tes__type_hash(const tes_comp_t *type, uint32_t count)
 tes__table_t *tes__table_new(tes__alloc_t *a, const tes__registry_t *r, uint32_t id,
                              const tes_comp_t *type, uint32_t type_count)
 {
+    /* Column and type positions are int32_t (tes__table_type_index): a
+     * longer type is refused, like any request too large to allocate. */
+    size_t type_bytes, column_bytes;
+    if (type_count > INT32_MAX || !tes__size_mul(&type_bytes, type_count, sizeof *type) ||
+        !tes__size_mul(&column_bytes, type_count, sizeof(tes__column_t)))
+        return NULL;
     tes__table_t *t = tes__calloc(a, sizeof *t);
     if (!t)
         return NULL;
@@ -36,14 +42,14 @@ tes__table_t *tes__table_new(tes__alloc_t *a, const tes__registry_t *r, uint32_t
                     (type[i] == TES_PREFAB ? TES__TABLE_PREFAB : 0);
     }
     if (type_count) {
-        t->type = tes__malloc(a, (size_t)type_count * sizeof *t->type);
+        t->type = tes__malloc(a, type_bytes);
         if (!t->type)
             goto fail;
-        memcpy(t->type, type, (size_t)type_count * sizeof *type);
+        memcpy(t->type, type, type_bytes);
         t->type_count = type_count;
     }
     if (columns) {
-        t->columns = tes__calloc(a, (size_t)columns * sizeof *t->columns);
+        t->columns = tes__calloc(a, (size_t)columns * sizeof *t->columns); /* <= column_bytes */
         if (!t->columns)
             goto fail;
         t->column_count = columns;

@@ -342,8 +342,9 @@ int32_t tes_components_of(const tes_world_t *w, tes_entity_t e, tes_comp_t *out,
         return -1;
     const tes__table_t *table = tes__slot_table(w, slot);
     const tes__registry_t *reg = &w->components;
-    /* Merge the table type and the sparse ids, both ascending. */
-    int32_t n = 0;
+    /* Merge the table type and the sparse ids, both ascending. Counted in
+     * 64 bits, reported up to INT32_MAX. */
+    uint64_t n = 0;
     uint32_t i = 0, j = 0;
     bool sparse = (slot->table & TES__SLOT_SPARSE) != 0;
     uint32_t sparse_count = sparse ? reg->sparse_count : 0;
@@ -360,11 +361,11 @@ int32_t tes_components_of(const tes_world_t *w, tes_entity_t e, tes_comp_t *out,
             next = a, i++;
         else
             next = b, j++;
-        if (n < cap)
+        if (n < (uint64_t)cap)
             out[n] = next;
         n++;
     }
-    return n;
+    return n > INT32_MAX ? INT32_MAX : (int32_t)n;
 }
 
 int tes_disable(tes_world_t *w, tes_entity_t e) { return tes_add(w, e, TES_DISABLED); }

@@ -6,6 +6,8 @@
  */
 #include "world/world.h"
 
+#include "core/checked.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -214,13 +216,18 @@ static int spawn_n_impl(tes_world_t *w, int32_t n, const tes_comp_t *comps, int3
                                     : spawn_batch(w, (uint32_t)n, NULL, 0, NULL, 0, NULL, out);
         return rc ? tes__fail(w, rc) : TES_OK;
     }
-    /* Three arrays of ncomps ids: sorted, table ids, sparse ids. */
+    /* More ids than components exist must repeat one or name an unknown
+     * one; refusing them first also bounds the buffer below. */
     uint32_t nc = (uint32_t)ncomps;
+    if (nc >= w->components.count)
+        return tes__fail(w, TES_ERR_INVALID);
+    /* Three arrays of ncomps ids: sorted, table ids, sparse ids. */
     tes_comp_t small[3 * 32];
     tes_comp_t *buf = small;
+    size_t buf_size = 0;
     if (nc > 32) {
-        buf = tes__malloc(&w->alloc, (size_t)nc * 3 * sizeof *buf);
-        if (!buf)
+        if (!tes__size_mul(&buf_size, nc, 3 * sizeof *buf) ||
+            !(buf = tes__malloc(&w->alloc, buf_size)))
             return tes__fail(w, TES_ERR_NOMEM);
     }
     uint32_t tn, sn;
@@ -230,7 +237,7 @@ static int spawn_n_impl(tes_world_t *w, int32_t n, const tes_comp_t *comps, int3
     else if (rc == TES_OK && n > 0)
         rc = spawn_batch(w, (uint32_t)n, buf + nc, tn, buf + 2 * nc, sn, buf, out);
     if (buf != small)
-        tes__free(&w->alloc, buf, (size_t)nc * 3 * sizeof *buf);
+        tes__free(&w->alloc, buf, buf_size);
     return rc ? tes__fail(w, rc) : TES_OK;
 }
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "core/checked.h"
 #include "tessera.h"
 #include "world/check.h"
 
@@ -533,6 +534,29 @@ static void test_flush_clone_hooks_refuse_structural_calls(void **state)
     tes_world_free(w);
 }
 
+/* The checked size helpers report overflow at the exact boundary, for
+ * whatever width size_t has here. */
+static void test_checked_size_helpers(void **state)
+{
+    (void)state;
+    size_t out = 7;
+    assert_true(tes__size_mul(&out, SIZE_MAX / 3, 3));
+    assert_true(out == SIZE_MAX / 3 * 3);
+    assert_false(tes__size_mul(&out, SIZE_MAX / 3 + 1, 3));
+    assert_true(out == SIZE_MAX / 3 * 3); /* untouched on overflow */
+    assert_true(tes__size_mul(&out, 0, SIZE_MAX) && out == 0);
+    assert_true(tes__size_mul(&out, SIZE_MAX, 0) && out == 0);
+    assert_true(tes__size_add(&out, SIZE_MAX - 5, 5) && out == SIZE_MAX);
+    assert_false(tes__size_add(&out, SIZE_MAX - 5, 6));
+    assert_true(tes__size_align(&out, 17, 16) && out == 32);
+    assert_true(tes__size_align(&out, 32, 16) && out == 32);
+    assert_true(tes__size_align(&out, 5, 0) && out == 5);
+    assert_false(tes__size_align(&out, SIZE_MAX - 3, 16));
+    assert_true(tes__size_mul_add(&out, 1000, 1000, 24) && out == 1000024);
+    assert_false(tes__size_mul_add(&out, SIZE_MAX / 2, 2, 2));
+    assert_true(tes__size_from_u64(&out, 12345) && out == 12345);
+}
+
 /* An optional argument runs only the tests matching that pattern. */
 int main(int argc, char **argv)
 {
@@ -549,6 +573,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ctor_builds_group_during_batch),
         cmocka_unit_test(test_hook_frees_group_during_notification),
         cmocka_unit_test(test_flush_clone_hooks_refuse_structural_calls),
+        cmocka_unit_test(test_checked_size_helpers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
