@@ -97,13 +97,14 @@ tes__lifecycle_t *tes__lifecycle(tes_world_t *w)
     }
     tes__entity_index_init(&lc->ids, w->entities.generation_limit, 0);
     lc->prefab_free = TES_NULL_INDEX;
-    tes__watcher_t watcher = {watch_reserve, watch_before, watch_after, lc, true};
+    tes__watcher_t watcher = {.reserve = watch_reserve, .before = watch_before,
+                              .after = watch_after, .ctx = lc, .destroy_only = true};
     if (tes__world_watch(w, &watcher)) {
         tes__free(&w->alloc, lc, sizeof *lc);
         return NULL;
     }
     if (tes__world_depend(w, lifecycle_fini, lc)) {
-        tes__world_unwatch(w, lc);
+        tes__world_unwatch(w, lc, NULL);
         tes__free(&w->alloc, lc, sizeof *lc);
         return NULL;
     }

@@ -157,6 +157,7 @@ int tes__group_new(tes_query_t *q)
     if (!g)
         return TES_ERR_NOMEM;
     g->q = q;
+    g->w = q->w;
     g->owning = (q->flags & TES_QUERY_OWNING_GROUP) != 0;
     tes__sparse_set_init(&g->members);
     int rc = g->owning ? claim_stores(g) : TES_OK;
@@ -173,7 +174,8 @@ int tes__group_new(tes_query_t *q)
         rc = watch_reserve(g, tes_entity_index(found[i]), i ? 0 : count);
     for (uint32_t i = 0; !rc && !g->owning && i < count; i++)
         join(g, found[i]);
-    tes__watcher_t watcher = {watch_reserve, watch_before, watch_after, g, false};
+    tes__watcher_t watcher = {.reserve = watch_reserve, .before = watch_before,
+                              .after = watch_after, .ctx = g};
     if (!rc)
         rc = tes__world_watch(q->w, &watcher);
     if (rc) {
@@ -192,16 +194,24 @@ int tes__group_new(tes_query_t *q)
     return TES_OK;
 }
 
+/* The group's memory, once no notification is using it. */
+static void group_release_late(void *ctx)
+{
+    tes__group_t *g = ctx;
+    group_release(g, &g->w->alloc);
+}
+
 void tes__group_free(tes_query_t *q)
 {
     tes__group_t *g = q->group;
     if (!g)
         return;
-    tes__world_unwatch(q->w, g);
     for (int32_t k = 0; k < g->owned_count; k++)
         g->owned[k]->owner = NULL;
-    group_release(g, &q->w->alloc);
     q->group = NULL;
+    /* Freed now, or (when a hook that this group's own swap ran frees the
+     * query) when the notification is over: the swap still uses g. */
+    tes__world_unwatch(q->w, g, group_release_late);
 }
 
 /* Owning walk: slices of the prefix, cut at the stores' page boundaries. */

@@ -164,32 +164,43 @@ void tes__world_undepend(tes_world_t *w, void *ctx)
     }
 }
 
-void tes__world_unwatch(tes_world_t *w, void *ctx)
+void tes__world_unwatch(tes_world_t *w, void *ctx, void (*release)(void *ctx))
 {
     for (uint32_t i = 0; i < w->watcher_count; i++) {
-        if (w->watchers[i].ctx == ctx) {
-            if (w->watch_walking) {
-                /* A hook run by a notification removed it: the walk goes
-                 * by position, so leave a dead entry and compact after. */
-                w->watchers[i].ctx = NULL;
-                w->watch_dead = true;
-                return;
-            }
-            /* Keep registration order: watchers run in it. */
-            for (uint32_t j = i + 1; j < w->watcher_count; j++)
-                w->watchers[j - 1] = w->watchers[j];
-            w->watcher_count--;
+        tes__watcher_t *wt = &w->watchers[i];
+        if (wt->dead || wt->ctx != ctx)
+            continue;
+        if (w->watch_walking) {
+            /* A hook run by a notification removed it: the walk goes by
+             * position and may still be inside this watcher's callback, so
+             * it stays (dead, skipped) until the walk is over. */
+            wt->dead = true;
+            wt->release = release;
+            w->watch_dead = true;
             return;
         }
+        /* Keep registration order: watchers run in it. */
+        for (uint32_t j = i + 1; j < w->watcher_count; j++)
+            w->watchers[j - 1] = w->watchers[j];
+        w->watcher_count--;
+        if (release)
+            release(ctx);
+        return;
     }
+    if (release) /* never registered: nothing can be using it */
+        release(ctx);
 }
 
 void tes__world_watch_compact(tes_world_t *w)
 {
     uint32_t kept = 0;
-    for (uint32_t i = 0; i < w->watcher_count; i++)
-        if (w->watchers[i].ctx)
-            w->watchers[kept++] = w->watchers[i];
+    for (uint32_t i = 0; i < w->watcher_count; i++) {
+        tes__watcher_t wt = w->watchers[i];
+        if (!wt.dead)
+            w->watchers[kept++] = wt;
+        else if (wt.release)
+            wt.release(wt.ctx);
+    }
     w->watcher_count = kept;
     w->watch_dead = false;
 }

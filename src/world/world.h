@@ -33,6 +33,8 @@ typedef struct tes__watcher {
     void (*after)(void *ctx, tes_entity_t e, tes_comp_t c);
     void *ctx;
     bool destroy_only; /* hears only before(e, TES__WATCH_DESTROY) */
+    bool dead;         /* removed during a walk; dropped when it ends */
+    void (*release)(void *ctx); /* a dead watcher's deferred release */
 } tes__watcher_t;
 
 /* The entities whose changes the structural call in progress reports to
@@ -77,7 +79,7 @@ struct tes_world {
     uint32_t watcher_count;
     uint32_t watcher_cap;
     uint32_t watch_walking; /* > 0 while before/after notifications run */
-    bool watch_dead;        /* a watcher was removed during a walk (ctx NULL) */
+    bool watch_dead;        /* a watcher was removed during a walk */
     tes__watch_scope_t watch_scope;
     struct tes__lifecycle *lifecycle; /* created by the lifecycle layer on first use */
     uint32_t instances_alive;         /* kept by the lifecycle layer, for stats */
@@ -98,9 +100,13 @@ int tes__world_scratch(tes_world_t *w, size_t size);
 int tes__world_depend(tes_world_t *w, void (*fini)(void *ctx), void *ctx);
 void tes__world_undepend(tes_world_t *w, void *ctx);
 
-/* Registers / removes a watcher (removal matches on ctx). */
+/* Registers / removes a watcher (removal matches on ctx). release, when
+ * not NULL, frees what ctx owns: at once, or, when a hook run by a
+ * notification removes the watcher (freeing a group's query from a move
+ * hook that the group's own swap runs), once the walk that is using ctx is
+ * over. */
 int tes__world_watch(tes_world_t *w, const tes__watcher_t *watcher);
-void tes__world_unwatch(tes_world_t *w, void *ctx);
+void tes__world_unwatch(tes_world_t *w, void *ctx, void (*release)(void *ctx));
 
 /* Drops the watchers removed during a walk (see tes__world_unwatch). */
 void tes__world_watch_compact(tes_world_t *w);
@@ -108,13 +114,12 @@ void tes__world_watch_compact(tes_world_t *w);
 /* Asks every watcher for room for a change of the entity with this index
  * (extra: how many more entities may join, in all, for a batch). The loops
  * read the list by position on every step: a hook may register a watcher
- * (growing the list) or remove one (leaving a dead entry, ctx NULL) while
- * they run. */
+ * (growing the list) or remove one (leaving a dead entry) while they run. */
 static inline int tes__watch_reserve(tes_world_t *w, uint32_t entity_index, uint32_t extra)
 {
     for (uint32_t i = 0; i < w->watcher_count; i++) {
         tes__watcher_t *wt = &w->watchers[i];
-        if (wt->destroy_only || !wt->ctx)
+        if (wt->destroy_only || wt->dead)
             continue;
         int rc = wt->reserve(wt->ctx, entity_index, extra);
         if (rc)
@@ -145,7 +150,7 @@ static inline void tes__watch_before(tes_world_t *w, tes_entity_t e, tes_comp_t 
     w->watch_walking++;
     for (uint32_t i = 0; i < w->watcher_count; i++) {
         const tes__watcher_t *wt = &w->watchers[i];
-        if (wt->ctx && (!wt->destroy_only || c == TES__WATCH_DESTROY))
+        if (!wt->dead && (!wt->destroy_only || c == TES__WATCH_DESTROY))
             wt->before(wt->ctx, e, c);
     }
     if (--w->watch_walking == 0 && w->watch_dead)
@@ -157,7 +162,7 @@ static inline void tes__watch_after(tes_world_t *w, tes_entity_t e, tes_comp_t c
     w->watch_walking++;
     for (uint32_t i = 0; i < w->watcher_count; i++) {
         const tes__watcher_t *wt = &w->watchers[i];
-        if (wt->ctx && !wt->destroy_only)
+        if (!wt->dead && !wt->destroy_only)
             wt->after(wt->ctx, e, c);
     }
     if (--w->watch_walking == 0 && w->watch_dead)

@@ -557,6 +557,56 @@ static void test_checked_size_helpers(void **state)
     assert_true(tes__size_from_u64(&out, 12345) && out == 12345);
 }
 
+static struct {
+    tes_query_t *own; /* the owning group's query, freed by its own swap */
+    bool armed;
+} self;
+
+static void move_frees_own_group(void *dst, void *src, int32_t count, void *ctx)
+{
+    (void)ctx;
+    memcpy(dst, src, (size_t)count * 4);
+    if (self.armed) {
+        self.armed = false;
+        tes_query_free(self.own);
+    }
+}
+
+/* The move hook run by an owning group's swap frees that group's own
+ * query: the swap went on with the group's scratch value and length after
+ * they were freed (the last move copied freed memory into a component). */
+static void test_hook_frees_own_group_during_swap(void **state)
+{
+    (void)state;
+    tes_world_desc_t desc = {.allocator = {poison_alloc, poison_realloc, poison_free, NULL}};
+    tes_world_t *w = tes_world_new(&desc);
+    tes_component_desc_t da = {.name = "A", .size = 4, .storage = TES_STORAGE_SPARSE,
+                               .hooks.move = move_frees_own_group};
+    tes_comp_t a = tes_component(w, &da);
+    tes_comp_t b = comp(w, "B", 4, TES_STORAGE_SPARSE);
+    tes_query_desc_t d = {.terms = {{a}, {b}}, .flags = TES_QUERY_OWNING_GROUP};
+    self.own = tes_query_new(w, &d);
+    assert_non_null(self.own);
+    tes_entity_t x = tes_spawn(w), y = tes_spawn(w), e = tes_spawn(w);
+    int vx = 1, vy = 2, ve = 3;
+    tes_set(w, x, a, &vx);
+    tes_add(w, x, b);
+    tes_set(w, y, a, &vy);
+    tes_set(w, e, a, &ve);
+    self.armed = true; /* e's A sits behind y's: joining swaps them */
+    assert_int_equal(tes_add(w, e, b), TES_OK);
+    assert_false(self.armed);
+    assert_int_equal(*(const int *)tes_get(w, x, a), 1);
+    assert_int_equal(*(const int *)tes_get(w, y, a), 2);
+    assert_int_equal(*(const int *)tes_get(w, e, a), 3);
+    /* The stores are free again: a new owning group can claim them. */
+    tes_query_t *again = tes_query_new(w, &d);
+    assert_non_null(again);
+    assert_int_equal(tes_query_count(again), 2);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
 /* An optional argument runs only the tests matching that pattern. */
 int main(int argc, char **argv)
 {
@@ -574,6 +624,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_hook_frees_group_during_notification),
         cmocka_unit_test(test_flush_clone_hooks_refuse_structural_calls),
         cmocka_unit_test(test_checked_size_helpers),
+        cmocka_unit_test(test_hook_frees_own_group_during_swap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
