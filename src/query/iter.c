@@ -173,9 +173,9 @@ static bool run_continues(const tes_query_t *q, int32_t driver, const uint32_t *
     for (int32_t i = 0; i < q->term_count; i++) {
         const tes__term_info_t *t = &q->terms[i];
         const tes__sparse_store_t *st = &t->info->store;
+        uint64_t at = (uint64_t)start[i] + k; /* 64-bit: never wraps */
         if (i == driver)
             goto same_page;
-        uint64_t at = (uint64_t)start[i] + k; /* 64-bit: never wraps */
         if (t->oper == TES_AND && at < st->set.count && st->set.packed[at] == e)
             goto same_page;
         uint32_t p = tes__sparse_set_find(&st->set, e);

@@ -101,7 +101,8 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
             tes__watch_after(w, e, info->id);
         /* The ctor hook and the watchers ran since the insert: an owning
          * group may have moved the value. */
-        *ptr = tes__sparse_store_get(st, e);
+        if (w->watcher_count || info->hooks.ctor)
+            *ptr = tes__sparse_store_get(st, e);
         return TES_OK;
     }
     tes__table_t *src = tes__slot_table(w, slot);

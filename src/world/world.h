@@ -147,6 +147,8 @@ static inline void tes__watch_scope_list(tes_world_t *w, const uint32_t *indices
 
 static inline void tes__watch_before(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
+    if (!w->watcher_count)
+        return;
     w->watch_walking++;
     for (uint32_t i = 0; i < w->watcher_count; i++) {
         const tes__watcher_t *wt = &w->watchers[i];
@@ -159,6 +161,8 @@ static inline void tes__watch_before(tes_world_t *w, tes_entity_t e, tes_comp_t 
 
 static inline void tes__watch_after(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
+    if (!w->watcher_count)
+        return;
     w->watch_walking++;
     for (uint32_t i = 0; i < w->watcher_count; i++) {
         const tes__watcher_t *wt = &w->watchers[i];
