@@ -86,9 +86,19 @@ void tes_world_free(tes_world_t *w)
         d.fini(d.ctx);
     }
     tes__free(&w->alloc, w->dependents, (size_t)w->dependent_cap * sizeof *w->dependents);
+    /* Destructors below are user code: nothing they reach may point at the
+     * freed list (a new dependent starts a new one). */
+    w->dependents = NULL;
+    w->dependent_count = w->dependent_cap = 0;
     w->hook_depth++; /* destructors may not change the world */
     tes__defer_fini(w);
     destroy_all_values(w);
+    /* Queries a destructor built meanwhile go the same way. */
+    while (w->dependent_count) {
+        tes__dependent_t d = w->dependents[--w->dependent_count];
+        d.fini(d.ctx);
+    }
+    tes__free(&w->alloc, w->dependents, (size_t)w->dependent_cap * sizeof *w->dependents);
     tes__free(&w->alloc, w->watchers, (size_t)w->watcher_cap * sizeof *w->watchers);
     tes__free(&w->alloc, w->scratch, w->scratch_size);
     tes__graph_fini(&w->tables, &w->alloc);

@@ -681,6 +681,41 @@ static void test_observer_group_allocation_failures(void **state)
     assert_true(built);
 }
 
+static struct {
+    tes_world_t *w;
+    tes_comp_t a;
+    int built;
+} td;
+
+static void dtor_builds_query(void *ptr, int32_t count, void *ctx)
+{
+    (void)ptr, (void)count, (void)ctx;
+    if (!td.w)
+        return;
+    tes_query_desc_t d = {.terms = {{td.a}}, .flags = TES_QUERY_NONOWNING_GROUP};
+    td.built += tes_query_new(td.w, &d) != NULL;
+}
+
+/* A destructor run by tes_world_free built a query: registering it grew
+ * the world's list of dependents, which tes_world_free had just freed (a
+ * realloc of a freed block), and the query was never freed. */
+static void test_world_free_dtor_builds_query(void **state)
+{
+    (void)state;
+    memset(&td, 0, sizeof td);
+    tes_world_t *w = tes_world_new(NULL);
+    tes_component_desc_t da = {.name = "A", .size = 4, .hooks.dtor = dtor_builds_query};
+    td.a = tes_component(w, &da);
+    tes_query_desc_t d = {.terms = {{td.a}}};
+    assert_non_null(tes_query_new(w, &d)); /* a dependent list to free */
+    tes_entity_t e = tes_spawn(w);
+    assert_int_equal(tes_add(w, e, td.a), TES_OK);
+    td.w = w;
+    tes_world_free(w);
+    assert_int_equal(td.built, 1);
+    td.w = NULL;
+}
+
 /* An optional argument runs only the tests matching that pattern. */
 int main(int argc, char **argv)
 {
@@ -700,6 +735,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_checked_size_helpers),
         cmocka_unit_test(test_hook_frees_own_group_during_swap),
         cmocka_unit_test(test_observer_group_allocation_failures),
+        cmocka_unit_test(test_world_free_dtor_builds_query),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
