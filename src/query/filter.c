@@ -89,10 +89,11 @@ int tes__filters_use(tes_world_t *w, struct tes__filters **out)
             put(f, i, tags_of(w, tes_entity_make(i, s->generation)));
     }
     tes_comp_t tags[2] = {TES_DISABLED, TES_PREFAB};
-    tes__watcher_t watcher = {watch_reserve, watch_before, watch_after, f, false};
+    tes__watcher_t watcher = {.reserve = watch_reserve, .before = watch_before,
+                              .after = watch_after, .ctx = f};
     if (!rc && (rc = tes__world_watch(w, &watcher, tags, 2)) == TES_OK &&
         (rc = tes__world_depend(w, filters_fini, f)) != TES_OK)
-        tes__world_unwatch(w, f);
+        tes__world_unwatch(w, f, NULL);
     if (rc) {
         tes__free(&w->alloc, f->tags, f->cap);
         tes__free(&w->alloc, f, sizeof *f);

@@ -133,9 +133,11 @@ static bool next_driven_chunk(tes_iter_t *it)
     uint32_t k = 1;
     if (q->skip_tables && q->and_only) {
         k = tes__query_packed_run(q, q->sparse_terms, q->sparse_count, pos, set->packed + p,
-                                  set->count - p, hide ? f->tags : NULL, hide ? f->cap : 0, hide);
+                                  tes__chunk_end(p, set->count) - p, hide ? f->tags : NULL,
+                                  hide ? f->cap : 0, hide);
     } else {
-        for (; p + k < set->count; k++) {
+        uint32_t last = tes__chunk_end(p, set->count); /* it.count is an int32_t */
+        for (; p + k < last; k++) {
             tes_entity_t e = set->packed[p + k];
             if (tes__sparse_is_tombstone(e))
                 break;
@@ -249,7 +251,9 @@ bool tes_iter_next(tes_iter_t *it)
 
 void *tes_field(const tes_iter_t *it, int32_t term)
 {
-    if (!it || it->priv_done || !it->priv_query || term < 0 ||
+    /* No chunk yet (before the first tes_iter_next) or none any more: the
+     * field array holds nothing to read, and `entities` says so. */
+    if (!it || it->priv_done || !it->priv_query || !it->entities || term < 0 ||
         term >= it->priv_query->term_count)
         return NULL;
     return it->priv_fields[term];

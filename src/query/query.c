@@ -48,7 +48,7 @@ static void fill_match(const tes_query_t *q, tes__table_t *t, tes__query_match_t
         int32_t col = -1;
         if (i < q->term_count && !q->terms[i].sparse && q->terms[i].data)
             col = tes__table_column_index(t, q->terms[i].comp);
-        m->column[i] = (int16_t)col;
+        m->column[i] = col;
     }
 }
 
@@ -299,7 +299,7 @@ bool tes__query_run_continues(const tes_query_t *q, const uint32_t *start, uint3
             if (t->oper == TES_AND && !known && !tes__sparse_set_contains(&st->set, e))
                 return false;
         } else if (start[i] != TES_NULL_INDEX) {
-            uint32_t want = start[i] + k;
+            uint64_t want = (uint64_t)start[i] + k; /* 64-bit: never wraps */
             if (want >= st->set.count || st->set.packed[want] != e ||
                 (want >> st->page_shift) != (start[i] >> st->page_shift))
                 return false;

@@ -100,9 +100,7 @@ void tes_world_free(tes_world_t *w)
     }
     tes__free(&w->alloc, w->dependents, (size_t)w->dependent_cap * sizeof *w->dependents);
     tes__free(&w->alloc, w->watchers, (size_t)w->watcher_cap * sizeof *w->watchers);
-    for (uint32_t c = 0; c < w->route_cap; c++)
-        tes__free(&w->alloc, w->routes[c].items, (size_t)w->routes[c].cap * sizeof *w->routes[c].items);
-    tes__free(&w->alloc, w->routes, (size_t)w->route_cap * sizeof *w->routes);
+    tes__free(&w->alloc, w->watch_routes, (size_t)w->watch_route_cap * sizeof *w->watch_routes);
     tes__free(&w->alloc, w->scratch, w->scratch_size);
     tes__graph_fini(&w->tables, &w->alloc);
     tes__registry_fini(&w->components, &w->alloc);
@@ -130,65 +128,50 @@ int tes_world_stats(const tes_world_t *w, tes_world_stats_t *out)
 
 int tes_last_error(const tes_world_t *w) { return w ? w->last_error : TES_ERR_INVALID; }
 
-/* Appends into reserved room. */
-static void list_append(tes__watch_list_t *l, const tes__watcher_t *watcher)
+/* Adds delta to the route count of each component wt subscribes to. */
+static void route(tes_world_t *w, const tes__watcher_t *wt, int delta)
 {
-    tes__assert(l->count < l->cap);
-    l->items[l->count++] = *watcher;
-}
-
-static int list_reserve(tes__alloc_t *a, tes__watch_list_t *l)
-{
-    return tes__grow(a, (void **)&l->items, &l->cap, (uint64_t)l->count + 1, sizeof *l->items, 4);
-}
-
-/* Removes ctx's entry, keeping registration order (watchers run in it). */
-static void list_remove(tes__watch_list_t *l, void *ctx)
-{
-    for (uint32_t i = 0; i < l->count; i++) {
-        if (l->items[i].ctx == ctx) {
-            memmove(&l->items[i], &l->items[i + 1], (size_t)(l->count - i - 1) * sizeof *l->items);
-            l->count--;
-            return;
-        }
-    }
+    for (uint32_t i = 0; i < wt->ncomps; i++)
+        w->watch_routes[wt->comps[i]] += (uint32_t)delta;
 }
 
 int tes__world_watch(tes_world_t *w, const tes__watcher_t *watcher, const tes_comp_t *comps,
                      uint32_t n)
 {
-    tes__alloc_t *a = &w->alloc;
-    /* Reserve every list first, so failure registers nothing. */
-    tes__watch_list_t all = {w->watchers, w->watcher_count, w->watcher_cap};
-    if (list_reserve(a, &all))
+    tes__assert(n <= TES__WATCH_MAX_COMPS);
+    tes__watcher_t wt = *watcher;
+    wt.ncomps = 0;
+    uint32_t most = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        bool repeated = false;
+        for (uint32_t j = 0; j < wt.ncomps; j++)
+            repeated |= wt.comps[j] == comps[i];
+        if (!repeated)
+            wt.comps[wt.ncomps++] = comps[i];
+        most = comps[i] > most ? comps[i] : most;
+    }
+    if (tes__grow(&w->alloc, (void **)&w->watchers, &w->watcher_cap,
+                  (uint64_t)w->watcher_count + 1, sizeof *w->watchers, 4))
         return TES_ERR_NOMEM;
-    w->watchers = all.items;
-    w->watcher_cap = all.cap;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t cap = w->route_cap;
-        if (tes__grow(a, (void **)&w->routes, &cap, (uint64_t)comps[i] + 1, sizeof *w->routes, 16))
+    if (wt.ncomps && most >= w->watch_route_cap) {
+        uint32_t cap = w->watch_route_cap;
+        if (tes__grow(&w->alloc, (void **)&w->watch_routes, &cap, (uint64_t)most + 1,
+                      sizeof *w->watch_routes, 16))
             return TES_ERR_NOMEM;
-        memset(w->routes + w->route_cap, 0, (size_t)(cap - w->route_cap) * sizeof *w->routes);
-        w->route_cap = cap;
-        if (list_reserve(a, &w->routes[comps[i]]))
+        memset(w->watch_routes + w->watch_route_cap, 0,
+               (size_t)(cap - w->watch_route_cap) * sizeof *w->watch_routes);
+        w->watch_route_cap = cap;
+    }
+    /* Registered by a hook in the middle of a structural call: the call
+     * reserved room only in the watchers it knew, and will still report
+     * its entities to this one. */
+    const tes__watch_scope_t *scope = &w->watch_scope;
+    for (uint32_t i = 0; !wt.destroy_only && i < scope->count; i++)
+        if (wt.reserve(wt.ctx, tes__watch_scope_index(scope, i), i ? 0 : scope->count))
             return TES_ERR_NOMEM;
-    }
-    w->watchers[w->watcher_count++] = *watcher;
-    for (uint32_t i = 0; i < n; i++) {
-        tes__watch_list_t *l = &w->routes[comps[i]];
-        if (!l->count || l->items[l->count - 1].ctx != watcher->ctx) /* a repeated id */
-            list_append(l, watcher);
-    }
+    w->watchers[w->watcher_count++] = wt;
+    route(w, &wt, +1);
     return TES_OK;
-}
-
-void tes__world_unwatch(tes_world_t *w, void *ctx)
-{
-    tes__watch_list_t all = {w->watchers, w->watcher_count, w->watcher_cap};
-    list_remove(&all, ctx);
-    w->watcher_count = all.count;
-    for (uint32_t c = 0; c < w->route_cap; c++)
-        list_remove(&w->routes[c], ctx);
 }
 
 int tes__world_scratch(tes_world_t *w, size_t size)
@@ -252,6 +235,48 @@ void tes__world_release_doomed(tes_world_t *w)
     }
 }
 
+void tes__world_unwatch(tes_world_t *w, void *ctx, void (*release)(void *ctx))
+{
+    for (uint32_t i = 0; i < w->watcher_count; i++) {
+        tes__watcher_t *wt = &w->watchers[i];
+        if (wt->dead || wt->ctx != ctx)
+            continue;
+        route(w, wt, -1); /* it hears nothing from now on */
+        if (w->watch_walking) {
+            /* A hook run by a notification removed it: the walk goes by
+             * position and may still be inside this watcher's callback, so
+             * it stays (dead, skipped) until the walk is over. */
+            wt->dead = true;
+            wt->release = release;
+            w->watch_dead = true;
+            return;
+        }
+        /* Keep registration order: watchers run in it. */
+        for (uint32_t j = i + 1; j < w->watcher_count; j++)
+            w->watchers[j - 1] = w->watchers[j];
+        w->watcher_count--;
+        if (release)
+            release(ctx);
+        return;
+    }
+    if (release) /* never registered: nothing can be using it */
+        release(ctx);
+}
+
+void tes__world_watch_compact(tes_world_t *w)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < w->watcher_count; i++) {
+        tes__watcher_t wt = w->watchers[i];
+        if (!wt.dead)
+            w->watchers[kept++] = wt;
+        else if (wt.release)
+            wt.release(wt.ctx);
+    }
+    w->watcher_count = kept;
+    w->watch_dead = false;
+}
+
 /* Calls visit(w, info, e, ptr) for each sparse component e has. */
 static void each_sparse(tes_world_t *w, tes_entity_t e, tes__visit_fn visit)
 {
@@ -263,18 +288,29 @@ static void each_sparse(tes_world_t *w, tes_entity_t e, tes__visit_fn visit)
     }
 }
 
-void tes__world_each(tes_world_t *w, tes_entity_t e, const tes__slot_t *slot, tes__visit_fn visit)
+void tes__world_each(tes_world_t *w, tes_entity_t e, tes__visit_fn visit)
 {
+    /* visit runs hooks (observers): the slot is looked up again after each
+     * one, never held across it. Hooks cannot move e to another table
+     * (structural calls are refused while they run). */
+    const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+    if (!slot)
+        return;
     tes__table_t *table = tes__slot_table(w, slot);
     uint32_t col = 0;
     for (uint32_t i = 0; i < table->type_count; i++) {
         tes__component_t *info = tes__registry_get(&w->components, table->type[i]);
+        slot = tes__entity_slot(&w->entities, e);
+        if (!slot)
+            return;
+        tes__assert(tes__slot_table(w, slot) == table);
         void *ptr = NULL;
         if (info->size)
             ptr = tes__table_cell(table, col++, slot->row);
         visit(w, info, e, ptr);
     }
-    if (slot->table & TES__SLOT_SPARSE)
+    slot = tes__entity_slot(&w->entities, e);
+    if (slot && (slot->table & TES__SLOT_SPARSE))
         each_sparse(w, e, visit);
 }
 
@@ -296,22 +332,26 @@ static void drop_sparse(tes_world_t *w, tes__component_t *info, tes_entity_t e, 
     (void)w;
 }
 
-void tes__world_strip(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, bool destroying)
+void tes__world_strip(tes_world_t *w, tes_entity_t e, bool destroying)
 {
-    tes__table_t *table = tes__slot_table(w, slot);
-    bool sparse = (slot->table & TES__SLOT_SPARSE) != 0;
+    uint32_t index = tes_entity_index(e);
+    tes__table_t *table = tes__slot_table(w, &w->entities.slots[index]);
+    bool sparse = (w->entities.slots[index].table & TES__SLOT_SPARSE) != 0;
     /* Observers first, while the entity is still whole; then watchers. */
     if ((table->flags & TES__TABLE_HAS_ON_REMOVE) || sparse)
-        tes__world_each(w, e, slot, fire_remove);
+        tes__world_each(w, e, fire_remove);
     tes__watch_before(w, e, destroying ? TES__WATCH_DESTROY : 0);
-    /* Then destructors. */
+    /* Then destructors. Every phase runs hooks, so the slot is read by
+     * index after each, never through a pointer kept across them. */
     w->hook_depth++;
-    tes__table_destruct_row(table, slot->row);
-    tes_entity_t moved = tes__table_remove_row(table, slot->row);
+    uint32_t row = w->entities.slots[index].row;
+    tes__assert(tes__slot_table(w, &w->entities.slots[index]) == table);
+    tes__table_destruct_row(table, row);
+    tes_entity_t moved = tes__table_remove_row(table, row);
     if (moved != TES_NULL)
-        w->entities.slots[tes_entity_index(moved)].row = slot->row;
+        w->entities.slots[tes_entity_index(moved)].row = row;
     if (sparse)
         each_sparse(w, e, drop_sparse);
     w->hook_depth--;
-    slot->table &= ~TES__SLOT_SPARSE;
+    w->entities.slots[index].table &= ~TES__SLOT_SPARSE;
 }
