@@ -654,6 +654,7 @@ int main(void)
     mis_cases_defer();
     mis_cases_prefab();
     mis_cases_hooks();
+    mis_cases_bulk();
     mis_teardown();
     mis_cases_full();
     printf("misuse: %d cases, %d failures\n", g_cases, g_failures);
