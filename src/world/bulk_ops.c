@@ -489,16 +489,20 @@ static int spawn_bulk_now(tes_world_t *w, const tes_bulk_desc_t *d, const comp_l
     for (uint32_t i = 0; i < n && w->watcher_count; i++)
         tes__watch_after(w, handles[i], 0);
     /* Observers last, once every entity of the batch is complete: on_add
-     * component by component, then on_set for the components given data.
-     * The handles are read from `handles` again each time: the table's
-     * column does not move (hooks make no structural changes). */
-    for (uint32_t k = 0; l->hooked && k < nc; k++) {
-        const tes__component_t *info = tes__registry_get(&w->components, d->comps[k]);
+     * component by component (ascending id), entity by entity; then on_set
+     * likewise for the components given data. The handles are read from
+     * `handles` again each time: the table's column does not move (hooks
+     * make no structural changes). */
+    for (uint32_t s = 0; l->hooked && s < nc; s++) {
+        const tes__component_t *info = tes__registry_get(&w->components, l->sorted[s]);
         for (uint32_t i = 0; info->hooks.on_add && i < n; i++)
             tes__fire(w, info->hooks.on_add, info, handles[i], tes_get_mut(w, handles[i], info->id));
     }
-    for (uint32_t k = 0; l->hooked && d->data && k < nc; k++) {
-        const tes__component_t *info = tes__registry_get(&w->components, d->comps[k]);
+    for (uint32_t s = 0; l->hooked && d->data && s < nc; s++) {
+        const tes__component_t *info = tes__registry_get(&w->components, l->sorted[s]);
+        uint32_t k = 0;
+        while (d->comps[k] != info->id)
+            k++;
         for (uint32_t i = 0; d->data[k] && info->hooks.on_set && i < n; i++)
             tes__fire(w, info->hooks.on_set, info, handles[i], tes_get_mut(w, handles[i], info->id));
     }
