@@ -493,13 +493,13 @@ static int spawn_bulk_now(tes_world_t *w, const tes_bulk_desc_t *d, const comp_l
      * likewise for the components given data. The handles are read from
      * `handles` again each time: the table's column does not move (hooks
      * make no structural changes). */
-    for (uint32_t s = 0; l->hooked && s < nc; s++) {
-        const tes__component_t *info = tes__registry_get(&w->components, l->sorted[s]);
+    for (uint32_t j = 0; l->hooked && j < nc; j++) {
+        const tes__component_t *info = tes__registry_get(&w->components, l->sorted[j]);
         for (uint32_t i = 0; info->hooks.on_add && i < n; i++)
             tes__fire(w, info->hooks.on_add, info, handles[i], tes_get_mut(w, handles[i], info->id));
     }
-    for (uint32_t s = 0; l->hooked && d->data && s < nc; s++) {
-        const tes__component_t *info = tes__registry_get(&w->components, l->sorted[s]);
+    for (uint32_t j = 0; l->hooked && d->data && j < nc; j++) {
+        const tes__component_t *info = tes__registry_get(&w->components, l->sorted[j]);
         uint32_t k = 0;
         while (d->comps[k] != info->id)
             k++;
