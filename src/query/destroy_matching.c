@@ -78,15 +78,48 @@ static void drop_sparse(tes_world_t *w, tes_entity_t e)
     }
 }
 
+/* Frees the slots of n live entities in order, as tes__entity_free would
+ * one by one, with the per-world tests taken out of the loop. */
+static void free_slots(tes__entity_index_t *ei, const tes_entity_t *es, uint32_t n)
+{
+    if (ei->instances) {
+        for (uint32_t i = 0; i < n; i++)
+            tes__entity_free(ei, es[i]);
+        return;
+    }
+    tes__slot_t *slots = ei->slots;
+    uint32_t next = ei->next, limit = ei->generation_limit, freed = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t index = tes_entity_index(es[i]);
+        tes__slot_t *s = &slots[index];
+        s->table = TES__SLOT_FREE;
+        if (tes__unlikely(s->generation >= limit)) {
+            s->generation = TES_TOMBSTONE; /* retired for good */
+            continue;
+        }
+        s->generation++;
+        s->row = next;
+        next = index;
+        freed++;
+    }
+    ei->retired += n - freed;
+    ei->available += freed;
+    ei->alive -= n;
+    ei->next = next;
+}
+
 /* Destroys every entity of table t at once; see the file comment. Runs
  * between tes__world_begin and end; cannot fail. */
 static void empty_table(tes_world_t *w, tes__table_t *t)
 {
     tes__entity_index_t *ei = &w->entities;
     uint32_t n = t->count;
+    /* Rows may own sparse components only if some sparse component is
+     * registered: without one, the per-row passes below are skipped. */
+    bool sparse = w->components.sparse_count > 0;
     /* Observers first, while every entity of the table is whole. */
     bool on_remove = (t->flags & TES__TABLE_HAS_ON_REMOVE) != 0;
-    for (uint32_t row = 0; row < n; row++) {
+    for (uint32_t row = 0; (on_remove || sparse) && row < n; row++) {
         tes__slot_t *slot = &ei->slots[tes_entity_index(t->entities[row])];
         if (on_remove || (slot->table & TES__SLOT_SPARSE))
             tes__world_each(w, t->entities[row], slot, fire_on_remove);
@@ -98,12 +131,11 @@ static void empty_table(tes_world_t *w, tes__table_t *t)
     w->hook_depth++;
     for (uint32_t c = 0; (t->flags & TES__TABLE_HAS_DTOR) && c < t->column_count; c++)
         tes__component_destruct(t->columns[c].info, t->columns[c].data, n);
-    for (uint32_t row = 0; row < n; row++)
+    for (uint32_t row = 0; sparse && row < n; row++)
         if (ei->slots[tes_entity_index(t->entities[row])].table & TES__SLOT_SPARSE)
             drop_sparse(w, t->entities[row]);
     w->hook_depth--;
-    for (uint32_t row = 0; row < n; row++)
-        tes__entity_free(ei, t->entities[row]);
+    free_slots(ei, t->entities, n);
     t->count = 0;
 }
 

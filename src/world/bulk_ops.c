@@ -171,6 +171,79 @@ static tes_entity_t spawn_with_deferred(tes_world_t *w, const tes_value_t *value
     return e;
 }
 
+/* Keeps a table-only bundle for the fast path of tes_spawn_with. */
+static void remember_bundle(tes_world_t *w, const tes_value_t *values, const comp_lists_t *l,
+                            const tes__table_t *table)
+{
+    tes__bundle_cache_t *b = &w->bundle;
+    if (l->sparse_count || !l->n || l->n > TES__BUNDLE_MAX)
+        return;
+    for (uint32_t i = 0; i < l->n; i++) {
+        int32_t col = tes__table_column_index(table, values[i].comp);
+        if (col >= (int32_t)UINT16_MAX)
+            return;
+        b->ids[i] = values[i].comp;
+        b->col[i] = col < 0 ? UINT16_MAX : (uint16_t)col;
+    }
+    b->n = l->n;
+    b->table = table->id;
+    b->hooked = l->hooked;
+}
+
+/* The fast path: the bundle tes_spawn_with placed last, again, in a world
+ * with no hook running, nothing deferred and no watcher. Returns false to
+ * take the general path (a different bundle, a value that lives in the
+ * destination table, a slot array to grow); *e is TES_NULL on failure. */
+static bool spawn_with_cached(tes_world_t *w, const tes_value_t *values, int32_t n,
+                              tes_entity_t *out)
+{
+    const tes__bundle_cache_t *b = &w->bundle;
+    if ((uint32_t)n != b->n || !values)
+        return false;
+    for (int32_t i = 0; i < n; i++)
+        if (values[i].comp != b->ids[i])
+            return false;
+    tes__table_t *t = w->tables.tables[b->table];
+    tes__entity_index_t *ei = &w->entities;
+    if (!ei->available && ei->count >= ei->room)
+        return false;
+    for (int32_t i = 0; i < n; i++)
+        if (values[i].ptr && tes__table_holds(t, values[i].ptr))
+            return false;
+    if (tes__table_reserve(t, &w->alloc, 1)) {
+        tes__fail(w, TES_ERR_NOMEM);
+        *out = TES_NULL;
+        return true;
+    }
+    w->hook_depth++; /* ctor and copy hooks may not change the world */
+    tes_entity_t e = tes__entity_create(ei);
+    tes__slot_t *slot = &ei->slots[tes_entity_index(e)];
+    uint32_t row = tes__table_push(t, e);
+    slot->table = t->id;
+    slot->row = row;
+    for (int32_t i = 0; i < n; i++) {
+        if (b->col[i] == UINT16_MAX)
+            continue;
+        const tes__column_t *col = &t->columns[b->col[i]];
+        write_value(col->info, col->data + (size_t)row * col->size, values[i].ptr);
+    }
+    if (b->hooked) {
+        for (int32_t i = 0; i < n; i++) {
+            tes__component_t *info = tes__registry_get(&w->components, values[i].comp);
+            if (info->hooks.on_add)
+                tes__fire(w, info->hooks.on_add, info, e, tes_get_mut(w, e, info->id));
+        }
+        for (int32_t i = 0; i < n; i++) {
+            tes__component_t *info = tes__registry_get(&w->components, values[i].comp);
+            if (values[i].ptr && info->hooks.on_set)
+                tes__fire(w, info->hooks.on_set, info, e, tes_get_mut(w, e, info->id));
+        }
+    }
+    w->hook_depth--;
+    *out = e;
+    return true;
+}
+
 /* Immediate: reserve the row, the slot, the sparse room and the watchers'
  * room; then write every value into place and fire the observers. */
 static int spawn_with_now(tes_world_t *w, const tes_value_t *values, const comp_lists_t *l,
@@ -239,6 +312,7 @@ static int spawn_with_now(tes_world_t *w, const tes_value_t *values, const comp_
     if (w->watcher_count)
         tes__watch_after(w, e, 0);
     *out = e;
+    remember_bundle(w, values, l, table);
     if (!l->hooked)
         return TES_OK;
     /* Observers see the finished entity: on_add for every component, then
@@ -287,6 +361,10 @@ static tes_entity_t spawn_with_impl(tes_world_t *w, const tes_value_t *values, i
 
 tes_entity_t tes_spawn_with(tes_world_t *w, const tes_value_t *values, int32_t n)
 {
+    tes_entity_t e;
+    if (w && tes__likely(!(w->hook_depth | w->defer.depth | (int32_t)w->watcher_count)) &&
+        spawn_with_cached(w, values, n, &e))
+        return e;
     TES__STRUCTURAL(tes_entity_t, w, TES_NULL, spawn_with_impl(w, values, n));
 }
 
