@@ -133,6 +133,11 @@ void fs_sc_bulk_spawn_with(fs_run_t *r)
             fs_track(r, e);
         prev = e;
     }
+    /* The same table-only bundle again and again (the cached way), its
+     * table growing. */
+    const int bundle[] = {FS_C_T24, FS_C_T4, FS_C_TTAG, FS_C_T16};
+    for (int i = 0; i < 40 && !r->dead; i++)
+        spawn_with(r, bundle, 4, 50u + (uint32_t)i);
     /* Deferred: staged values and the queue. */
     fs_defer_begin(r);
     for (int i = 0; i < 12 && !r->dead; i++)

@@ -236,6 +236,42 @@ static void test_bulk_calls_refused_in_hooks(void **state)
     tes_world_free(w);
 }
 
+/* The same bundle again (the fast path keyed by the last bundle): same
+ * values and hooks as the first time, and other bundles in between. */
+static void test_spawn_with_repeated_bundle(void **state)
+{
+    (void)state;
+    fixture_t f;
+    fixture_init(&f, NULL);
+    vec3 p = {1, 2, 3}, q = {4, 5, 6};
+    for (int round = 0; round < 3000; round++) {
+        nevents = 0;
+        p.x = (float)round;
+        tes_value_t vals[] = {{f.pos, &p}, {f.tag, NULL}, {f.plain, &q}, {f.vel, NULL}};
+        int n = round % 7 == 3 ? 2 : 4;
+        tes_entity_t e = tes_spawn_with(f.w, vals, n);
+        assert_true(e != TES_NULL);
+        assert_true(vec_is(tes_get(f.w, e, f.pos), (float)round, 2, 3));
+        assert_int_equal(tes_components_of(f.w, e, NULL, 0), n);
+        assert_int_equal(count_events("add"), n == 4 ? 3 : 2);
+        assert_int_equal(count_events("set:P"), 1);
+        assert_int_equal(count_events("copy:P"), 1);
+        assert_int_equal(find_event("set:P"), nevents - 1);
+        if (n == 4) {
+            assert_true(vec_is(tes_get(f.w, e, f.plain), 4, 5, 6));
+            assert_true(vec_is(tes_get(f.w, e, f.vel), 0, 0, 0));
+        }
+        if (round % 5 == 0)
+            assert_int_equal(tes_destroy(f.w, e), TES_OK); /* recycled slots too */
+        if (round % 11 == 0) {
+            /* The same ids in another order are another bundle. */
+            tes_value_t swapped[] = {{f.tag, NULL}, {f.pos, &p}};
+            assert_true(tes_spawn_with(f.w, swapped, 2) != TES_NULL);
+        }
+    }
+    fixture_fini(&f);
+}
+
 static void test_spawn_with_value_inside_destination_table(void **state)
 {
     (void)state;
@@ -914,6 +950,7 @@ int main(void)
         cmocka_unit_test(test_spawn_with_values_and_hook_order),
         cmocka_unit_test(test_spawn_with_bad_input),
         cmocka_unit_test(test_bulk_calls_refused_in_hooks),
+        cmocka_unit_test(test_spawn_with_repeated_bundle),
         cmocka_unit_test(test_spawn_with_value_inside_destination_table),
         cmocka_unit_test(test_spawn_with_deferred),
         cmocka_unit_test(test_allocation_failures_change_nothing),
