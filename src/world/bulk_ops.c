@@ -191,7 +191,7 @@ static void remember_bundle(tes_world_t *w, const tes_value_t *values, const com
 }
 
 /* The fast path: the bundle tes_spawn_with placed last, again, in a world
- * with no hook running, nothing deferred and no watcher. Returns false to
+ * with no hook running and nothing deferred. Returns false to
  * take the general path (a different bundle, a value that lives in the
  * destination table, a slot array to grow); *e is TES_NULL on failure. */
 static bool spawn_with_cached(tes_world_t *w, const tes_value_t *values, int32_t n,
@@ -210,7 +210,8 @@ static bool spawn_with_cached(tes_world_t *w, const tes_value_t *values, int32_t
     for (int32_t i = 0; i < n; i++)
         if (values[i].ptr && tes__table_holds(t, values[i].ptr))
             return false;
-    if (tes__table_reserve(t, &w->alloc, 1)) {
+    if (tes__table_reserve(t, &w->alloc, 1) ||
+        (w->watcher_count && tes__watch_reserve(w, next_index(ei), 1))) {
         tes__fail(w, TES_ERR_NOMEM);
         *out = TES_NULL;
         return true;
@@ -227,6 +228,8 @@ static bool spawn_with_cached(tes_world_t *w, const tes_value_t *values, int32_t
         const tes__column_t *col = &t->columns[b->col[i]];
         write_value(col->info, col->data + (size_t)row * col->size, values[i].ptr);
     }
+    if (w->watcher_count)
+        tes__watch_after(w, e, 0);
     if (b->hooked) {
         for (int32_t i = 0; i < n; i++) {
             tes__component_t *info = tes__registry_get(&w->components, values[i].comp);
@@ -362,8 +365,7 @@ static tes_entity_t spawn_with_impl(tes_world_t *w, const tes_value_t *values, i
 tes_entity_t tes_spawn_with(tes_world_t *w, const tes_value_t *values, int32_t n)
 {
     tes_entity_t e;
-    if (w && tes__likely(!(w->hook_depth | w->defer.depth | (int32_t)w->watcher_count)) &&
-        spawn_with_cached(w, values, n, &e))
+    if (w && tes__likely(!(w->hook_depth | w->defer.depth)) && spawn_with_cached(w, values, n, &e))
         return e;
     TES__STRUCTURAL(tes_entity_t, w, TES_NULL, spawn_with_impl(w, values, n));
 }
