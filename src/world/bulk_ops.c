@@ -178,10 +178,15 @@ static void remember_bundle(tes_world_t *w, const tes_value_t *values, const com
     tes__bundle_cache_t *b = &w->bundle;
     if (l->sparse_count || !l->n || l->n > TES__BUNDLE_MAX)
         return;
+    b->plain = true;
     for (uint32_t i = 0; i < l->n; i++) {
         int32_t col = tes__table_column_index(table, values[i].comp);
-        if (col >= (int32_t)UINT16_MAX)
+        if (col >= (int32_t)UINT16_MAX) {
+            b->n = 0;
             return;
+        }
+        const tes__component_t *info = tes__registry_get(&w->components, values[i].comp);
+        b->plain &= !info->hooks.ctor && !info->hooks.copy;
         b->ids[i] = values[i].comp;
         b->col[i] = col < 0 ? UINT16_MAX : (uint16_t)col;
     }
@@ -200,16 +205,14 @@ static bool spawn_with_cached(tes_world_t *w, const tes_value_t *values, int32_t
     const tes__bundle_cache_t *b = &w->bundle;
     if ((uint32_t)n != b->n || !values)
         return false;
-    for (int32_t i = 0; i < n; i++)
-        if (values[i].comp != b->ids[i])
-            return false;
     tes__table_t *t = w->tables.tables[b->table];
+    uintptr_t block = (uintptr_t)t->block;
+    for (int32_t i = 0; i < n; i++)
+        if (values[i].comp != b->ids[i] || (uintptr_t)values[i].ptr - block < t->block_size)
+            return false; /* another bundle, or a value the table's growth would move */
     tes__entity_index_t *ei = &w->entities;
     if (!ei->available && ei->count >= ei->room)
         return false;
-    for (int32_t i = 0; i < n; i++)
-        if (values[i].ptr && tes__table_holds(t, values[i].ptr))
-            return false;
     if (tes__table_reserve(t, &w->alloc, 1) ||
         (w->watcher_count && tes__watch_reserve(w, next_index(ei), 1))) {
         tes__fail(w, TES_ERR_NOMEM);
@@ -226,7 +229,13 @@ static bool spawn_with_cached(tes_world_t *w, const tes_value_t *values, int32_t
         if (b->col[i] == UINT16_MAX)
             continue;
         const tes__column_t *col = &t->columns[b->col[i]];
-        write_value(col->info, col->data + (size_t)row * col->size, values[i].ptr);
+        uint8_t *cell = col->data + (size_t)row * col->size;
+        if (!b->plain)
+            write_value(col->info, cell, values[i].ptr);
+        else if (values[i].ptr)
+            tes__copy_bytes(cell, values[i].ptr, col->size);
+        else
+            tes__zero_bytes(cell, col->size);
     }
     if (w->watcher_count)
         tes__watch_after(w, e, 0);

@@ -54,6 +54,7 @@ typedef struct tes__bundle_cache {
     uint32_t n;                    /* 0: empty */
     uint32_t table;
     bool hooked;                   /* some value has on_add or on_set */
+    bool plain;                    /* no value has a ctor or copy hook */
 } tes__bundle_cache_t;
 
 struct tes_world {
