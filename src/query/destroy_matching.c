@@ -198,13 +198,10 @@ static int32_t destroy_listed(tes_world_t *w, tes_query_t *q)
 {
     handle_list_t l = {0};
     int rc = TES_OK;
-    tes_iter_t it = tes_query_iter(q);
-    while (tes_iter_next(&it)) {
-        if ((rc = list_push(w, &l, it.entities, (uint32_t)it.count)) != TES_OK) {
-            tes_iter_fini(&it);
-            break;
-        }
-    }
+    /* No user code runs during the walk: no deferral level needed. */
+    tes_iter_t it = tes__query_walk_start(q);
+    while (rc == TES_OK && tes__query_walk_next(&it))
+        rc = list_push(w, &l, it.entities, (uint32_t)it.count);
     if (!rc)
         rc = check_owned(w, l.items, l.count);
     if (!rc && l.count > INT32_MAX)

@@ -219,7 +219,7 @@ static bool spawn_with_cached(tes_world_t *w, const tes_value_t *values, int32_t
         *out = TES_NULL;
         return true;
     }
-    w->hook_depth++; /* ctor and copy hooks may not change the world */
+    tes__hook_enter(w); /* ctor and copy hooks may not change the world */
     tes_entity_t e = tes__entity_create(ei);
     tes__slot_t *slot = &ei->slots[tes_entity_index(e)];
     uint32_t row = tes__table_push(t, e);
@@ -251,7 +251,7 @@ static bool spawn_with_cached(tes_world_t *w, const tes_value_t *values, int32_t
                 tes__fire(w, info->hooks.on_set, info, e, tes_get_mut(w, e, info->id));
         }
     }
-    w->hook_depth--;
+    tes__world_end(w); /* releases queries a hook freed */
     *out = e;
     return true;
 }
