@@ -70,6 +70,8 @@ static const bench_workload_t *const workloads[] = {
     &bench_query_iter_empty,
     &bench_instantiate_n,
     &bench_instantiate_single,
+    &bench_snapshot_save,
+    &bench_snapshot_load,
 };
 #define WORKLOAD_COUNT ((int)(sizeof workloads / sizeof workloads[0]))
 

@@ -372,7 +372,7 @@ static int stage_entities(tes__snap_plan_t *p, stage_t *s, bool track_instances)
         }
     }
     /* Room in the watchers (groups) for every entity they will hear of. */
-    for (uint32_t i = 0, first = 1; i < count; i++) {
+    for (uint32_t i = 0, first = 1; p->w->watcher_count && i < count; i++) {
         if (!(p->state[i] & TES__SNAP_LIVE))
             continue;
         if (tes__watch_reserve(p->w, i, first ? s->alive : 0))

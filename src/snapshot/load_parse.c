@@ -13,8 +13,8 @@
  */
 #include "snapshot/snapshot.h"
 
-/* The first read; the buffer then doubles as bytes arrive, so what is
- * allocated stays below twice what the reader delivered plus this. */
+/* The first read; the buffer then grows fourfold as bytes arrive, so what
+ * is allocated stays below four times what the reader delivered plus this. */
 #define READ_CHUNK 4096u
 
 /* Reads the header and the body + checksum into p->buf. */
@@ -40,7 +40,9 @@ static int read_input(tes__snap_plan_t *p, const tes_reader_t *in)
     size_t got = sizeof header;
     while (got < total) {
         if (got == p->buf_cap) {
-            size_t grow = p->buf_cap <= (total - got) ? p->buf_cap : total - got;
+            /* x4: the copies growth costs stay a third of the input, and
+             * the buffer stays below four times what has arrived. */
+            size_t grow = 3 * p->buf_cap <= (total - got) ? 3 * p->buf_cap : total - got;
             uint8_t *bigger = tes__realloc(p->a, p->buf, p->buf_cap, p->buf_cap + grow);
             if (!bigger)
                 return TES_ERR_NOMEM;

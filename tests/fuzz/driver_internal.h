@@ -166,6 +166,13 @@ int fzd_destroy_status(const fz_driver_t *d, tes_entity_t e);
 /* Full check of instances, prefabs and held references. */
 void fzd_check_lifecycle(fz_driver_t *d);
 
+/* driver_snapshot.c */
+/* Adds save/load hooks to a tracked component's hooks. */
+void fzd_snapshot_hooks(int k, tes_hooks_t *hooks);
+/* Save, load into a fresh world, compare bytes, carry on with the loaded
+ * world (at top level; inside a deferred level only checks the refusal). */
+void fzd_op_snapshot(fz_driver_t *d);
+
 /* driver_defer.c */
 /* Closes one deferred level the driver opened; at zero the model applies
  * its queue. Returns what applying it must report (TES_OK if it did not). */
