@@ -167,10 +167,11 @@ static int stage_lifecycle(tes__snap_plan_t *p, stage_t *s)
     if (s->link_cap && !(s->links = tes__malloc(a, (size_t)s->link_cap * sizeof *s->links)))
         return TES_ERR_NOMEM;
     if (p->nprefabs) {
-        if (!(s->prefabs = tes__calloc(a, (size_t)p->nprefabs * sizeof *s->prefabs)) ||
-            tes__map_reserve(&s->prefab_map, a, p->nprefabs))
+        if (!(s->prefabs = tes__calloc(a, (size_t)p->nprefabs * sizeof *s->prefabs)))
             return TES_ERR_NOMEM;
         s->prefab_cap = p->nprefabs;
+        if (tes__map_reserve(&s->prefab_map, a, p->nprefabs))
+            return TES_ERR_NOMEM;
     }
     /* Instance ids and member lists. */
     fill_index(slots, ix, p->inst_state);

@@ -101,7 +101,7 @@ static int parse_comps(tes__snap_plan_t *p, tes__cursor_t *c)
             (framed && !info->hooks.load) ||
             (!framed && size && (info->hooks.copy || info->hooks.move || info->hooks.dtor)))
             mismatch = TES_ERR_INVALID;
-        p->comps[i] = (tes__snap_comp_t){info, framed};
+        p->comps[i] = (tes__snap_comp_t){info, framed, false};
     }
     return mismatch;
 }
@@ -188,6 +188,7 @@ static int parse_tables(tes__snap_plan_t *p, tes__cursor_t *c)
             if (comp >= p->ncomps || (k && comp <= tes__get_u32(st->type + 4 * (k - 1))) ||
                 p->comps[comp].info->storage != TES_STORAGE_TABLE)
                 return TES_ERR_FORMAT;
+            p->comps[comp].used = true;
         }
         /* Tables strictly ascending by type. */
         if (t) {
@@ -248,6 +249,7 @@ static int parse_stores(tes__snap_plan_t *p, tes__cursor_t *c)
             rc = TES_ERR_FORMAT;
             break;
         }
+        p->comps[st->comp].used = true;
         st->refs = tes__cursor_take(c, (uint64_t)st->count * 4);
         if (st->count > hole_size) {
             tes__free(p->a, hole, hole_size);
@@ -360,6 +362,11 @@ int tes__snap_parse(tes__snap_plan_t *p, const tes_reader_t *in)
         rc = parse_lifecycle(p, &c);
     if (!rc && (c.bad || c.p != c.end))
         rc = TES_ERR_FORMAT;
+    /* Saves list only the components something uses: one byte sequence per
+     * world, so a loaded world saves to the bytes it was loaded from. */
+    for (uint32_t i = 0; !rc && i < p->ncomps; i++)
+        if (!p->comps[i].used)
+            rc = TES_ERR_FORMAT;
     return rc;
 }
 

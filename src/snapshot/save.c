@@ -14,7 +14,9 @@
  * length.
  *
  * The world is const: the temporary buffers come from its allocator, whose
- * byte counters are back where they were when the call returns.
+ * byte counters are back where they were when the call returns. Like every
+ * failed call, a failed save records its status (tes_last_error), and save
+ * hooks run with the world marked busy, so they cannot change it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -379,8 +381,10 @@ int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out)
 {
     if (!w || !out || !out->write)
         return TES_ERR_INVALID;
-    if (w->hook_depth || w->defer.depth > 0)
+    if (w->hook_depth || w->defer.depth > 0) {
+        ((tes_world_t *)w)->last_error = TES_ERR_BUSY;
         return TES_ERR_BUSY;
+    }
     /* The world is const to the caller; only the allocator's counters move,
      * and they are back where they were when this returns. */
     tes__alloc_t *a = (tes__alloc_t *)&w->alloc;
@@ -413,6 +417,8 @@ int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out)
             rc = TES_ERR_IO;
     }
     tes__out_free(&o);
+    if (rc)
+        ((tes_world_t *)w)->last_error = rc; /* a failed call is recorded, const or not */
     return rc;
 }
 

@@ -25,6 +25,7 @@
 typedef struct tes__snap_comp {
     tes__component_t *info; /* the target world's record */
     bool framed;             /* values go through load hooks */
+    bool used;               /* named by a table type or a store */
 } tes__snap_comp_t;
 
 typedef struct tes__snap_table {

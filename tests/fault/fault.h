@@ -241,6 +241,9 @@ void fs_sc_clear_group(fs_run_t *r);
 void fs_sc_defer_spawn_grow(fs_run_t *r);
 void fs_sc_defer_clear(fs_run_t *r);
 
+/* Scenarios of scenarios_snapshot.c. */
+void fs_sc_snapshot(fs_run_t *r);
+
 typedef struct fs_scenario {
     const char *name;
     void (*run)(fs_run_t *r);

@@ -72,6 +72,8 @@ static int name_load(void *ptr, const tes_reader_t *in, void *ctx)
     if (rc)
         return rc;
     text[len] = 0;
+    if (memchr(text, 0, len))
+        return TES_ERR_FORMAT; /* save never writes a NUL inside */
     v->text = dup_text(text);
     return v->text ? TES_OK : TES_ERR_NOMEM;
 }
