@@ -495,12 +495,13 @@ int tes_instance_adopt(tes_world_t *w, tes_instance_t inst, tes_entity_t e);
 
 /* Writes the whole world to `out` (format: docs/snapshot_format.md): every
  * entity slot (live, free, retired) with its generation and the free list,
- * every component value, prefabs, instances and their membership. Fails
- * with TES_ERR_INVALID (NULL arguments, a live component with a copy hook,
- * a move hook or a dtor but no save hook, while deferred changes are
- * queued), TES_ERR_NOMEM, or the status a writer or save hook returned.
- * Nothing in the world changes; on failure `out` may have received part of
- * the snapshot. */
+ * every component value, prefabs, instances and their membership. The
+ * snapshot is built in memory and handed to out->write in one call, so a
+ * writer sees all of it or nothing. Fails with TES_ERR_INVALID (NULL
+ * arguments, a component in use with a copy hook, a move hook or a dtor but
+ * no save hook), TES_ERR_BUSY (from inside a hook, or while the world is
+ * deferred), TES_ERR_NOMEM, or the status a writer or save hook returned;
+ * the status is recorded for tes_last_error. Nothing in the world changes. */
 int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out);
 
 /* Restores a snapshot into w, which must have no live entities and must
