@@ -197,6 +197,7 @@ static int stage_lifecycle(tes__snap_plan_t *p, stage_t *s)
     /* Prefab records, in saved order. */
     uint32_t n_prefab = tes__cursor_u32(&c);
     tes__assert(n_prefab == p->nprefabs);
+    (void)n_prefab;
     for (uint32_t r = 0; r < p->nprefabs; r++) {
         uint32_t n = tes__cursor_u32(&c);
         uint32_t cap = n < 4 ? 4 : n;

@@ -16,6 +16,9 @@
 /* The first read; the buffer then grows fourfold as bytes arrive, so what
  * is allocated stays below four times what the reader delivered plus this. */
 #define READ_CHUNK 4096u
+/* The largest single read: small enough that a piece is still in cache
+ * when it is hashed. */
+#define READ_PIECE (256u * 1024u)
 
 /* Reads the header and the body + checksum into p->buf. */
 static int read_input(tes__snap_plan_t *p, const tes_reader_t *in)
@@ -38,6 +41,11 @@ static int read_input(tes__snap_plan_t *p, const tes_reader_t *in)
     p->buf_cap = cap;
     memcpy(p->buf, header, sizeof header);
     size_t got = sizeof header;
+    /* The checksum covers header and body; each piece is hashed right after
+     * it is read, while it is still in cache. */
+    size_t hashed = 0, body_end = TES__SNAP_HEADER_SIZE + (size_t)body;
+    tes__snap_hash_t hash;
+    tes__snap_hash_init(&hash, 0);
     while (got < total) {
         if (got == p->buf_cap) {
             /* x4: the copies growth costs stay a third of the input, and
@@ -49,14 +57,21 @@ static int read_input(tes__snap_plan_t *p, const tes_reader_t *in)
             p->buf = bigger;
             p->buf_cap += grow;
         }
-        size_t chunk = p->buf_cap - got;
+        size_t chunk = p->buf_cap - got < READ_PIECE ? p->buf_cap - got : READ_PIECE;
         rc = in->read(p->buf + got, chunk, in->user);
         if (rc)
             return rc < 0 ? rc : TES_ERR_IO;
         got += chunk;
+        size_t upto = got < body_end ? got : body_end;
+        upto -= upto % TES__SNAP_HASH_BLOCK;
+        if (upto > hashed) {
+            tes__snap_hash_blocks(&hash, p->buf + hashed, upto - hashed);
+            hashed = upto;
+        }
     }
-    p->body_end = TES__SNAP_HEADER_SIZE + (size_t)body;
-    if (tes__snap_hash(p->buf, p->body_end, 0) != tes__get_u64(p->buf + p->body_end))
+    p->body_end = body_end;
+    uint64_t sum = tes__snap_hash_finish(&hash, p->buf + hashed, body_end - hashed, body_end);
+    if (sum != tes__get_u64(p->buf + body_end))
         return TES_ERR_FORMAT;
     return TES_OK;
 }

@@ -195,6 +195,9 @@ void fzd_op_snapshot(fz_driver_t *d)
     if (d->defer_depth > 0) {
         if (rc != TES_ERR_BUSY)
             fzd_fail(d, "a save while deferred returned %d, want TES_ERR_BUSY", rc);
+        else if (tes_last_error(d->w) != TES_ERR_BUSY)
+            fzd_fail(d, "a refused save did not record TES_ERR_BUSY");
+        d->last_error = TES_ERR_BUSY;
         free(snap.data);
         return;
     }
