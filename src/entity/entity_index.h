@@ -70,6 +70,11 @@ static inline void tes__slot_make_retired(tes__slot_t *s)
 {
     *s = (tes__slot_t){TES_TOMBSTONE, TES__SLOT_FREE, 0};
 }
+/* Whether a live slot carries the hint that it may own sparse components. */
+static inline bool tes__slot_has_sparse_hint(const tes__slot_t *s)
+{
+    return (s->table & TES__SLOT_SPARSE) != 0;
+}
 static inline void tes__slot_make_live(tes__slot_t *s, uint32_t generation, uint32_t table,
                                        uint32_t row, bool sparse)
 {

@@ -83,8 +83,8 @@ static void fill_index(tes__slot_t *slots, const tes__snap_index_t *ix, const ui
             tes__slot_make_retired(&slots[i]);
         else if (state[i] & TES__SNAP_FREE)
             tes__slot_make_free(&slots[i], slot_gen(ix, i), slot_link(ix, i));
-        else
-            tes__slot_make_live(&slots[i], slot_gen(ix, i), 0, 0, false);
+        else /* in the root table until a snapshot table places it */
+            tes__slot_make_live(&slots[i], slot_gen(ix, i), 0, 0, (state[i] & TES__SNAP_SPARSE) != 0);
     }
 }
 
@@ -356,21 +356,16 @@ static int stage_entities(tes__snap_plan_t *p, stage_t *s, bool track_instances)
     if (!(s->slots = tes__malloc(a, (size_t)count * sizeof *s->slots)))
         return TES_ERR_NOMEM;
     fill_index(s->slots, &p->entities, p->state);
-    for (uint32_t i = 0; i < count; i++) {
-        if (p->state[i] & TES__SNAP_LIVE) {
-            s->alive++;
-            tes__slot_make_live(&s->slots[i], slot_gen(&p->entities, i), 0, 0,
-                                (p->state[i] & TES__SNAP_SPARSE) != 0);
-        }
-        if (s->instances && p->member_of)
-            s->instances[i] = p->member_of[i];
-    }
+    s->alive = count - p->entities.free_count - p->entities.retired;
+    if (s->instances && p->member_of)
+        memcpy(s->instances, p->member_of, (size_t)count * sizeof *s->instances);
     for (uint32_t t = 0; t < p->ntables; t++) {
         const tes__snap_table_t *st = &p->tables[t];
+        uint32_t id = st->target->id;
         for (uint32_t r = 0; r < st->rows; r++) {
-            uint32_t index = tes__get_u32(st->entities + 4 * (size_t)r);
-            tes__slot_make_live(&s->slots[index], slot_gen(&p->entities, index), st->target->id, r,
-                                (p->state[index] & TES__SNAP_SPARSE) != 0);
+            tes__slot_t *slot = &s->slots[tes__get_u32(st->entities + 4 * (size_t)r)];
+            tes__slot_make_live(slot, slot->generation, id, r,
+                                tes__slot_has_sparse_hint(slot));
         }
     }
     /* Room in the watchers (groups) for every entity they will hear of. */
