@@ -137,29 +137,32 @@ static int parse_index(tes__snap_plan_t *p, tes__cursor_t *c, tes__snap_index_t 
     uint32_t gen_limit = p->w->entities.generation_limit;
     for (uint32_t i = 0; i < ix->count; i++) {
         uint32_t gen = tes__get_u32(ix->slots + 8 * (size_t)i);
+        uint8_t linked = tes__get_u32(ix->slots + 8 * (size_t)i + 4) ? TES__SNAP_LINKED : 0;
         if (gen == TES_TOMBSTONE) {
-            (*state)[i] = TES__SNAP_RETIRED;
+            (*state)[i] = TES__SNAP_RETIRED | linked;
             ix->retired++;
         } else if (gen == 0 || gen > gen_limit) {
             return TES_ERR_FORMAT;
         } else {
-            (*state)[i] = TES__SNAP_LIVE;
+            (*state)[i] = TES__SNAP_LIVE | linked;
         }
     }
     /* The free list: free_count distinct non-retired slots, ending in the
      * null index; every other slot has link 0. */
     uint32_t at = ix->free_head;
     for (uint32_t k = 0; k < ix->free_count; k++) {
-        if (at >= ix->count || (*state)[at] != TES__SNAP_LIVE)
+        if (at >= ix->count || !((*state)[at] & TES__SNAP_LIVE))
             return TES_ERR_FORMAT;
         (*state)[at] = TES__SNAP_FREE;
         at = tes__get_u32(ix->slots + 8 * (size_t)at + 4);
     }
     if (at != TES_NULL_INDEX)
         return TES_ERR_FORMAT;
-    for (uint32_t i = 0; i < ix->count; i++)
-        if ((*state)[i] != TES__SNAP_FREE && tes__get_u32(ix->slots + 8 * (size_t)i + 4) != 0)
+    /* Only free slots may have links (the walk cleared their LINKED bit). */
+    for (uint32_t i = 0; i < ix->count; i++) {
+        if ((*state)[i] & TES__SNAP_LINKED)
             return TES_ERR_FORMAT;
+    }
     return TES_OK;
 }
 

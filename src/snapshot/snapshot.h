@@ -21,6 +21,7 @@
 #define TES__SNAP_PLACED 8u   /* in a snapshot table */
 #define TES__SNAP_SPARSE 16u  /* in some sparse store */
 #define TES__SNAP_PREFAB 32u  /* in some prefab record */
+#define TES__SNAP_LINKED 64u  /* parse scratch: the slot's link is not 0 */
 
 typedef struct tes__snap_comp {
     tes__component_t *info; /* the target world's record */
