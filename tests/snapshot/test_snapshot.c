@@ -378,6 +378,43 @@ static void test_errors(void **state)
     tes_world_free(a);
 }
 
+/* A target that had a life before (slots used and freed, stable-store
+ * tombstones, instance ids and prefab records used): the load replaces all
+ * of it, and the result is the saved world exactly. */
+static void test_load_into_used_world(void **state)
+{
+    (void)state;
+    sw_ids_t ia, ib;
+    tes_world_t *a = populated(&ia, 1);
+    sw_buf_t snap;
+    assert_int_equal(sw_save(a, &snap), TES_OK);
+    tes_world_t *b = new_world(&ib, false, false);
+    assert_true(sw_populate(b, &ib, 3));
+    tes_entity_t all[256];
+    int32_t n = 0;
+    for (uint32_t i = 0; i < 256; i++)
+        for (uint32_t g = 1; g <= 3; g++)
+            if (tes_alive(b, tes_entity_make(i, g)) && n < 256)
+                all[n++] = tes_entity_make(i, g);
+    for (int32_t i = 0; i < n; i++)
+        if (tes_alive(b, all[i]))
+            assert_int_equal(tes_destroy(b, all[i]), TES_OK);
+    assert_int_equal(tes_entity_count(b), 0);
+    assert_int_equal(sw_load(b, snap.data, snap.size), TES_OK);
+    assert_int_equal(tes__world_check(b), TES_OK);
+    assert_equal_worlds(a, &ia, b, &ib);
+    sw_buf_t again;
+    assert_int_equal(sw_save(b, &again), TES_OK);
+    assert_int_equal(again.size, snap.size);
+    assert_memory_equal(again.data, snap.data, snap.size);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(tes_spawn(a), tes_spawn(b));
+    sw_buf_free(&again);
+    sw_buf_free(&snap);
+    tes_world_free(a);
+    tes_world_free(b);
+}
+
 static int failing_write(const void *data, size_t size, void *user)
 {
     (void)data, (void)size, (void)user;
@@ -425,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_hostile_headers_bounded),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_files_and_writers),
+        cmocka_unit_test(test_load_into_used_world),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
