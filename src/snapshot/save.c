@@ -390,7 +390,8 @@ int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out)
     tes__alloc_t *a = (tes__alloc_t *)&w->alloc;
     save_plan_t plan = {.w = w, .a = a};
     tes__outbuf_t o = {.a = a};
-    ((tes_world_t *)w)->hook_depth++; /* save hooks may not change the world */
+    /* Save hooks run as hooks: structural calls from them are refused. */
+    tes__hook_enter((tes_world_t *)w);
     int rc = plan_make(&plan);
     if (!rc && !tes__out_reserve(&o, estimate(&plan)))
         rc = o.status;
@@ -410,7 +411,7 @@ int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out)
     if (!rc)
         rc = o.status;
     plan_free(&plan);
-    ((tes_world_t *)w)->hook_depth--;
+    tes__world_end((tes_world_t *)w);
     if (!rc) {
         rc = out->write(o.data, o.size, out->user);
         if (rc > 0)
