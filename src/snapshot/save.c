@@ -432,6 +432,8 @@ int tes_snapshot_save_file(const tes_world_t *w, const char *path)
 {
     if (!w || !path)
         return TES_ERR_INVALID;
+    if (w->hook_depth || w->defer.depth > 0) /* refused before the file is touched */
+        return tes_snapshot_save(w, &(tes_writer_t){file_write, NULL});
     FILE *f = fopen(path, "wb");
     if (!f)
         return TES_ERR_IO;

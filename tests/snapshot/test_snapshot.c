@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -415,6 +416,46 @@ static void test_load_into_used_world(void **state)
     tes_world_free(b);
 }
 
+/* Snapshot calls from inside a hook are refused (TES_ERR_BUSY). */
+static int hook_save_rc, hook_load_rc, hook_file_rc;
+static const char *hook_path;
+static void on_add_snapshot(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
+{
+    (void)e, (void)ptr, (void)ctx;
+    sw_buf_t b;
+    hook_save_rc = sw_save(w, &b);
+    sw_buf_free(&b);
+    hook_load_rc = sw_load(w, (const uint8_t *)"", 0);
+    hook_file_rc = tes_snapshot_save_file(w, hook_path);
+}
+
+static void test_refused_inside_hooks(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_component_desc_t d = {.name = "Probe", .size = 4};
+    d.hooks.on_add = on_add_snapshot;
+    tes_comp_t probe = tes_component(w, &d);
+    char path[] = "/tmp/tes_snapshot_hook_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "keep", 4), 4);
+    close(fd);
+    hook_path = path;
+    tes_entity_t e = tes_spawn(w);
+    assert_int_equal(tes_add(w, e, probe), TES_OK);
+    assert_int_equal(hook_save_rc, TES_ERR_BUSY);
+    assert_int_equal(hook_load_rc, TES_ERR_BUSY);
+    assert_int_equal(hook_file_rc, TES_ERR_BUSY);
+    FILE *f = fopen(path, "rb");
+    char text[8] = "";
+    assert_non_null(f);
+    assert_int_equal(fread(text, 1, sizeof text, f), 4); /* the file was not touched */
+    fclose(f);
+    remove(path);
+    tes_world_free(w);
+}
+
 static int failing_write(const void *data, size_t size, void *user)
 {
     (void)data, (void)size, (void)user;
@@ -463,6 +504,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_files_and_writers),
         cmocka_unit_test(test_load_into_used_world),
+        cmocka_unit_test(test_refused_inside_hooks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
