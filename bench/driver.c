@@ -76,6 +76,8 @@ static const bench_workload_t *const workloads[] = {
     &bench_bulk_destroy_matching,
     &bench_bulk_get_n_table,
     &bench_bulk_get_n_sparse,
+    &bench_snapshot_save,
+    &bench_snapshot_load,
 };
 #define WORKLOAD_COUNT ((int)(sizeof workloads / sizeof workloads[0]))
 

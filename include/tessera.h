@@ -147,6 +147,19 @@ typedef enum tes_storage_t {
     TES_STORAGE_SPARSE = 1 /* sparse set: cheap add/remove, never moves the entity */
 } tes_storage_t;
 
+/* Byte streams for snapshots (tes_snapshot_save / tes_snapshot_load). Each
+ * callback returns TES_OK or a negative status; a reader that cannot deliver
+ * all `size` bytes returns TES_ERR_IO. */
+typedef struct tes_writer_t {
+    int (*write)(const void *data, size_t size, void *user);
+    void *user;
+} tes_writer_t;
+
+typedef struct tes_reader_t {
+    int (*read)(void *data, size_t size, void *user);
+    void *user;
+} tes_reader_t;
+
 /* Lifecycle hooks. Any may be NULL.
  * - ctor: turns raw memory into `count` values (default: zero-fill).
  * - dtor: ends `count` values (default: nothing).
@@ -176,6 +189,13 @@ typedef struct tes_hooks_t {
     void (*on_set)(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx);
     void (*on_remove)(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx);
     void *ctx;
+    /* Snapshots of components that own memory (those with a copy hook, a
+     * move hook or a dtor; others are saved as raw bytes): save writes one
+     * value to `out`, load reads one back into constructed memory (ctor or
+     * zeroed) and must read exactly the bytes save wrote. Both return TES_OK
+     * or a negative status, which fails the whole save or load. */
+    int (*save)(const void *ptr, const tes_writer_t *out, void *ctx);
+    int (*load)(void *ptr, const tes_reader_t *in, void *ctx);
 } tes_hooks_t;
 
 #define TES_MAX_ENTITY_FIELDS 8
@@ -559,6 +579,41 @@ int tes_instance_detach(tes_world_t *w, tes_entity_t e);
  * not alive), TES_ERR_INVALID (e already belongs to an instance),
  * TES_ERR_NOMEM. */
 int tes_instance_adopt(tes_world_t *w, tes_instance_t inst, tes_entity_t e);
+
+/* ------------------------------------------------------------------------ */
+/* Snapshots                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Writes the whole world to `out` (format: docs/snapshot_format.md): every
+ * entity slot (live, free, retired) with its generation and the free list,
+ * every component value, prefabs, instances and their membership. The
+ * snapshot is built in memory and handed to out->write in one call, so a
+ * writer sees all of it or nothing. Fails with TES_ERR_INVALID (NULL
+ * arguments, a component in use with a copy hook, a move hook or a dtor but
+ * no save hook), TES_ERR_BUSY (from inside a hook, or while the world is
+ * deferred), TES_ERR_NOMEM, or the status a writer or save hook returned;
+ * the status is recorded for tes_last_error. Nothing in the world changes. */
+int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out);
+
+/* Restores a snapshot into w, which must have no live entities and must
+ * have every component the snapshot names registered under the same name
+ * and layout (size, align, storage, stability), and the same
+ * generation_limit and entity_limit (TES_ERR_INVALID otherwise; extra
+ * components are fine). Every entity keeps its exact handle; the free list
+ * and retired slots come back as saved, so w issues the same handles the
+ * saved world would have. entity_fields are restored as saved (no
+ * remapping). No observers fire; values of components with a load hook are
+ * constructed, then read by it. Any malformed, truncated or corrupted input
+ * fails with TES_ERR_FORMAT (or the reader's TES_ERR_IO), allocates at most
+ * a small multiple of the input's size before it is verified, and leaves
+ * the world as it was. TES_ERR_BUSY from inside a hook or while deferred;
+ * TES_ERR_NOMEM. */
+int tes_snapshot_load(tes_world_t *w, const tes_reader_t *in);
+
+/* The same through a file (created or truncated / opened for reading);
+ * TES_ERR_IO when it cannot be opened, written or read. */
+int tes_snapshot_save_file(const tes_world_t *w, const char *path);
+int tes_snapshot_load_file(tes_world_t *w, const char *path);
 
 #ifdef __cplusplus
 }

@@ -246,6 +246,8 @@ void fs_sc_bulk_spawn_with(fs_run_t *r);
 void fs_sc_bulk_spawn_bulk(fs_run_t *r);
 void fs_sc_bulk_destroy_n(fs_run_t *r);
 void fs_sc_bulk_destroy_matching(fs_run_t *r);
+/* Scenarios of scenarios_snapshot.c. */
+void fs_sc_snapshot(fs_run_t *r);
 
 typedef struct fs_scenario {
     const char *name;

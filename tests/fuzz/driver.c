@@ -352,6 +352,7 @@ static bool setup(fz_driver_t *d, const fz_config_t *cfg)
         for (uint32_t f = 0; f < c->nrefs; f++)
             cd.entity_fields[f] = c->ref_off[f];
         fz_tracker_hooks(&d->t, k, &cd.hooks);
+        fzd_snapshot_hooks(k, &cd.hooks);
         tes_comp_t id = tes_component(d->w, &cd);
         if (id == 0 || id == TES_DISABLED || id == TES_PREFAB) {
             fzd_fail(d, "tes_component(%s) = %u (error %d)", c->name, id, tes_last_error(d->w));
@@ -447,6 +448,7 @@ enum {
     OP_QUERY_NEW,    /* free one query, create another */
     OP_DEFER,        /* tes_defer_begin, ops, tes_defer_end */
     OP_QUERY_MUTATE, /* ops from inside a query loop */
+    OP_SNAPSHOT,     /* save, load into a fresh world, carry on with it (driver_snapshot.c) */
     OP_COUNT
 };
 
@@ -490,6 +492,7 @@ static const uint32_t op_weight[OP_COUNT] = {
     [OP_QUERY_NEW] = 0,
     [OP_DEFER] = 0,
     [OP_QUERY_MUTATE] = 0,
+    [OP_SNAPSHOT] = 0,
 };
 
 /* The composite ops' shares, in 1/1000 of all ops: rare enough to keep a
@@ -499,6 +502,7 @@ static const uint32_t composite_permille[OP_COUNT] = {
     [OP_QUERY_NEW] = 4,
     [OP_DEFER] = 35,
     [OP_QUERY_MUTATE] = 40,
+    [OP_SNAPSHOT] = 2,
 };
 
 /* Inside query loops: the structural ops (plus writes through tes_get_mut),
@@ -572,7 +576,7 @@ static const char *const op_names[OP_COUNT] = {
     "clear", "clone", "components_of", "disable", "enabled", "stats", "spawn_with", "spawn_bulk",
     "destroy_n", "destroy_matching", "get_n", "prefab_new",
     "prefab_child", "prefab_edit", "instantiate", "instantiate_n", "instance_destroy",
-    "instance_read", "detach", "adopt", "query_check", "query_new", "defer", "query_mutate"};
+    "instance_read", "detach", "adopt", "query_check", "query_new", "defer", "query_mutate", "snapshot"};
 
 void fzd_run_op(fz_driver_t *d, int op)
 {
@@ -616,6 +620,7 @@ void fzd_run_op(fz_driver_t *d, int op)
     case OP_QUERY_NEW: fzd_op_query_new(d); break;
     case OP_DEFER: fzd_op_defer_block(d); break;
     case OP_QUERY_MUTATE: fzd_op_query_mutate(d); break;
+    case OP_SNAPSHOT: fzd_op_snapshot(d); break;
     default: fzd_op_stats(d); break;
     }
 }

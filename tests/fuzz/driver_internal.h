@@ -173,6 +173,12 @@ void fzd_op_spawn_bulk(fz_driver_t *d);
 void fzd_op_destroy_n(fz_driver_t *d);
 void fzd_op_destroy_matching(fz_driver_t *d);
 void fzd_op_get_n(fz_driver_t *d);
+/* driver_snapshot.c */
+/* Adds save/load hooks to a tracked component's hooks. */
+void fzd_snapshot_hooks(int k, tes_hooks_t *hooks);
+/* Save, load into a fresh world, compare bytes, carry on with the loaded
+ * world (at top level; inside a deferred level only checks the refusal). */
+void fzd_op_snapshot(fz_driver_t *d);
 
 /* driver_defer.c */
 /* Closes one deferred level the driver opened; at zero the model applies
