@@ -31,7 +31,7 @@ static uint32_t peek_next_index(const tes__entity_index_t *ei)
  * watchers, refusal inside hooks. */
 static tes__noinline tes_entity_t spawn_slow(tes_world_t *w)
 {
-    if (w->hook_depth) {
+    if (w->hook_depth || w->no_create) {
         tes__fail(w, TES_ERR_BUSY);
         return TES_NULL;
     }
@@ -378,11 +378,11 @@ int tes_clear(tes_world_t *w, tes_entity_t e)
 
 tes_entity_t tes_clone(tes_world_t *w, tes_entity_t e)
 {
-    TES__STRUCTURAL(tes_entity_t, w, TES_NULL, clone_impl(w, e));
+    TES__CREATING(tes_entity_t, w, TES_NULL, clone_impl(w, e));
 }
 
 int tes_spawn_n(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncomps,
                 tes_entity_t *out)
 {
-    TES__STRUCTURAL(int, w, tes__status, spawn_n_impl(w, n, comps, ncomps, out));
+    TES__CREATING(int, w, tes__status, spawn_n_impl(w, n, comps, ncomps, out));
 }

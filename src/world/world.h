@@ -15,6 +15,8 @@
 #include "storage/table_graph.h"
 #include "world/defer.h"
 
+struct tes__pool;
+
 typedef void (*tes__observer_fn)(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx);
 
 /* A watcher hears about every structural change to any entity: higher
@@ -43,6 +45,7 @@ typedef struct tes__dependent {
 } tes__dependent_t;
 
 struct tes__lifecycle; /* the lifecycle layer's state, opaque here */
+struct tes__systems;   /* the system layer's state, opaque here */
 
 struct tes_world {
     tes__alloc_t alloc;
@@ -63,7 +66,23 @@ struct tes_world {
     int last_error;
     int32_t hook_depth; /* > 0 while a user hook runs: structural calls are refused */
     bool strict_lifecycle;
+    /* Threads (tes_progress). While systems run on several threads at once,
+     * `parallel` is set and failures are recorded per thread in
+     * thread_errors (index: tes__pool_thread), so that no two threads write
+     * the same word; `no_create` refuses entity-creating calls (a parallel
+     * system's handles would depend on timing). Both are written only by
+     * the calling thread, between jobs. */
+    struct tes__pool *pool;       /* NULL with threads <= 1 */
+    int32_t threads;              /* 1 + workers */
+    int *thread_errors;           /* threads entries */
+    bool parallel;
+    bool no_create;
+    struct tes__systems *systems; /* created by the system layer on first use */
 };
+
+/* tes__fail while systems run on several threads: records the status in
+ * the calling thread's own slot. */
+int tes__fail_parallel(tes_world_t *w, int status);
 
 /* Makes w->scratch hold at least size bytes. TES_OK or TES_ERR_NOMEM. */
 int tes__world_scratch(tes_world_t *w, size_t size);
@@ -110,6 +129,8 @@ int tes__clone_into(tes_world_t *w, tes_entity_t dst, tes_entity_t src);
 /* Records a failure and returns it, so `return tes__fail(w, rc);` works. */
 static inline int tes__fail(tes_world_t *w, int status)
 {
+    if (tes__unlikely(w->parallel))
+        return tes__fail_parallel(w, status);
     w->last_error = status;
     return status;
 }
@@ -151,12 +172,26 @@ static inline int tes__world_begin(tes_world_t *w)
 
 static inline void tes__world_end(tes_world_t *w) { w->hook_depth--; }
 
+/* tes__world_begin for calls that create entities (spawn, clone, prefab and
+ * instantiate calls), which a parallel system may not make. */
+static inline int tes__world_begin_create(tes_world_t *w)
+{
+    if (w && tes__unlikely(w->no_create))
+        return tes__fail(w, TES_ERR_BUSY);
+    return tes__world_begin(w);
+}
+
 /* The body of a public structural call: runs `call` between begin and end.
  * A refused call returns the begin status (int calls) or `failed` (calls
  * that return a handle or a pointer). */
-#define TES__STRUCTURAL(type, w, failed, call)                                   \
+#define TES__STRUCTURAL(type, w, failed, call) \
+    TES__GUARDED(tes__world_begin, type, w, failed, call)
+/* The same for calls that create entities. */
+#define TES__CREATING(type, w, failed, call) \
+    TES__GUARDED(tes__world_begin_create, type, w, failed, call)
+#define TES__GUARDED(begin, type, w, failed, call)                               \
     do {                                                                         \
-        int tes__status = tes__world_begin(w);                                   \
+        int tes__status = begin(w);                                              \
         if (tes__status)                                                         \
             return (failed);                                                     \
         type tes__result = (call);                                               \
