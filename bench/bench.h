@@ -98,6 +98,10 @@ extern const bench_workload_t bench_query_create;
 extern const bench_workload_t bench_query_iter_empty;
 extern const bench_workload_t bench_instantiate_n;
 extern const bench_workload_t bench_instantiate_single;
+extern const bench_workload_t bench_systems_1;
+extern const bench_workload_t bench_systems_2;
+extern const bench_workload_t bench_systems_4;
+extern const bench_workload_t bench_systems_empty;
 extern const bench_memory_t bench_memory_probes[];
 extern const int bench_memory_probe_count;
 

@@ -70,6 +70,10 @@ static const bench_workload_t *const workloads[] = {
     &bench_query_iter_empty,
     &bench_instantiate_n,
     &bench_instantiate_single,
+    &bench_systems_1,
+    &bench_systems_2,
+    &bench_systems_4,
+    &bench_systems_empty,
 };
 #define WORKLOAD_COUNT ((int)(sizeof workloads / sizeof workloads[0]))
 
