@@ -256,5 +256,7 @@ const fs_scenario_t fs_scenarios[] = {
     {"clear_group", fs_sc_clear_group},
     {"defer_spawn_grow", fs_sc_defer_spawn_grow},
     {"defer_clear", fs_sc_defer_clear},
+    /* scenarios_systems.c */
+    {"systems", fs_sc_systems},
 };
 const int fs_nscenarios = (int)(sizeof fs_scenarios / sizeof fs_scenarios[0]);
