@@ -49,7 +49,7 @@ tes_entity_t tes_prefab_new(tes_world_t *w)
 {
     if (!w)
         return TES_NULL;
-    if (w->hook_depth || w->no_create) {
+    if (w->hook_depth || (w->refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))) {
         tes__fail(w, TES_ERR_BUSY);
         return TES_NULL;
     }
@@ -96,7 +96,8 @@ tes_entity_t tes_prefab_child(tes_world_t *w, tes_entity_t prefab)
     if (!w)
         return TES_NULL;
     tes__prefab_rec_t *rec;
-    int rc = w->hook_depth || w->no_create ? TES_ERR_BUSY : lookup_prefab(w, prefab, &rec);
+    int rc = w->hook_depth || (w->refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))
+                 ? TES_ERR_BUSY : lookup_prefab(w, prefab, &rec);
     if (!rc && rec->count == rec->cap)
         prune_members(w, rec);
     if (!rc && tes__grow(&w->alloc, (void **)&rec->members, &rec->cap, (uint64_t)rec->count + 1,

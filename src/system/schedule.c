@@ -131,8 +131,11 @@ static void run_unit(const tes__systems_t *ss, const tes__unit_t *u, int32_t thr
 static int run_live(tes_world_t *w, const tes__systems_t *ss, tes_system_t *s)
 {
     w->defer.depth++;
-    bool no_create = w->no_create;
-    w->no_create = s->parallel;
+    uint8_t refuse = w->refuse;
+    if (!s->structural)
+        w->refuse |= TES__REFUSE_STRUCTURAL;
+    else if (s->parallel)
+        w->refuse |= TES__REFUSE_CREATE;
     if (!s->query) {
         run_empty(ss, s, 0);
     } else {
@@ -142,7 +145,7 @@ static int run_live(tes_world_t *w, const tes__systems_t *ss, tes_system_t *s)
         while (tes_iter_next(&it))
             s->run(&it);
     }
-    w->no_create = no_create;
+    w->refuse = refuse;
     return tes__defer_end(w);
 }
 
@@ -236,16 +239,13 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
         /* Out of memory for the plan: the same systems, one by one. */
         for (uint32_t i = first; i < last; i++) {
             tes_system_t *s = ss->items[ss->order[i]];
-            if (!s->doomed) {
-                w->hook_depth++;
+            if (!s->doomed)
                 run_live(w, ss, s);
-                w->hook_depth--;
-            }
         }
         return;
     }
-    /* Structural calls are refused while these systems run, as in hooks. */
-    w->hook_depth++;
+    /* Structural calls are refused while these systems run. */
+    w->refuse |= TES__REFUSE_STRUCTURAL;
     if (w->pool && ss->unit_count > 1) {
         level_job_t job = {ss, 0};
         atomic_init(&job.next, 0);
@@ -258,7 +258,7 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
         for (uint32_t u = 0; u < ss->unit_count; u++)
             run_unit(ss, &ss->units[u], 0);
     }
-    w->hook_depth--;
+    w->refuse &= (uint8_t)~TES__REFUSE_STRUCTURAL;
 }
 
 int tes__schedule_run(tes_world_t *w, tes__systems_t *ss)

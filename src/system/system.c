@@ -77,7 +77,7 @@ static void derive_access(tes_world_t *w, tes_system_t *s, const tes_query_desc_
 
 static tes_system_t *system_new(tes_world_t *w, const tes_system_desc_t *d)
 {
-    if (w->hook_depth || (w->systems && w->systems->running)) {
+    if (tes__in_hook(w) || (w->systems && w->systems->running)) {
         tes__fail(w, TES_ERR_BUSY);
         return NULL;
     }
@@ -171,7 +171,7 @@ int tes_progress(tes_world_t *w, float delta_time)
     if (!w)
         return TES_ERR_INVALID;
     tes__systems_t *ss = w->systems;
-    if (w->hook_depth || w->defer.depth > 0 || (ss && ss->running))
+    if (tes__in_hook(w) || w->defer.depth > 0 || (ss && ss->running))
         return tes__fail(w, TES_ERR_BUSY);
     if (!ss || !ss->count)
         return TES_OK;
@@ -182,7 +182,9 @@ int tes_progress(tes_world_t *w, float delta_time)
     }
     ss->running = true;
     ss->delta_time = delta_time;
+    w->refuse = TES__REFUSE_FRAME;
     int rc = tes__schedule_run(w, ss);
+    w->refuse = 0;
     ss->running = false;
     for (uint32_t i = ss->count; i-- > 0;)
         if (ss->items[i]->doomed)

@@ -33,6 +33,7 @@ typedef struct record {
     void *ctx;
     tes_comp_t a;
     tes_entity_t spawned;
+    tes_query_t *q;
 } record_t;
 
 static void count_rows(tes_iter_t *it)
@@ -157,7 +158,19 @@ static void try_structural(tes_iter_t *it)
         assert_int_equal(tes_progress(it->world, 0), TES_ERR_BUSY);
         assert_null(tes_system_new(it->world, &(tes_system_desc_t){.name = "y", .run = nop}));
         assert_int_equal(tes_defer_begin(it->world), TES_ERR_BUSY);
+        assert_int_equal(tes_defer_end(it->world), TES_ERR_BUSY);
+        tes_world_free(it->world); /* refused: the frame goes on */
+        assert_int_equal(tes_last_error(it->world), TES_ERR_BUSY);
         r->rows++;
+    }
+    /* Queries work inside systems (unlike inside hooks). */
+    if (r->calls++ == 0) {
+        int32_t n = 0;
+        tes_iter_t q = tes_query_iter(r->q);
+        while (tes_iter_next(&q))
+            n += q.count;
+        assert_int_equal(n, 5000);
+        assert_int_equal(tes_query_count(r->q), 5000);
     }
 }
 
@@ -169,13 +182,14 @@ static void test_non_structural_system_is_refused(void **state)
         tes_comp_t a = comp(w, "A", 4, TES_STORAGE_TABLE);
         for (int i = 0; i < 5000; i++)
             assert_int_equal(tes_add(w, tes_spawn(w), a), TES_OK);
-        record_t r = {.a = a};
+        record_t r = {.a = a, .q = tes_query_new(w, &(tes_query_desc_t){.terms = {{a}}})};
         assert_non_null(tes_system_new(w, &(tes_system_desc_t){
                                               .name = "s", .query = {.terms = {{a, TES_AND, TES_IN}}},
                                               .run = try_structural, .ctx = &r}));
         assert_int_equal(tes_progress(w, 0), TES_OK);
         assert_int_equal(r.first_status, TES_ERR_BUSY);
         assert_int_equal(r.rows, 5000);
+        assert_int_equal(r.calls, 1);
         assert_int_equal(tes_entity_count(w), 5000);
         assert_false(tes_is_deferred(w));
         assert_int_equal(tes__world_check(w), TES_OK);
