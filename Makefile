@@ -8,7 +8,7 @@ FUZZ := build/fuzz
 FUZZ_LONG := build/fuzz-long
 PREFIX ?= /usr/local
 
-.PHONY: all build run test sanitize bench fuzz fuzz-long install clean deps
+.PHONY: all build run test sanitize tsan bench fuzz fuzz-long install clean deps
 
 all: build
 
@@ -42,6 +42,15 @@ sanitize: deps
 	$(CMAKE) -S . -B $(SAN) -DCMAKE_BUILD_TYPE=Debug -DTES_SANITIZE=ON -DTES_DEBUG=ON -DTES_BUILD_BENCH=OFF
 	$(CMAKE) --build $(SAN) -j $(JOBS)
 	cd $(SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure
+
+# ThreadSanitizer over the tests that use threads (systems on worker
+# threads; concurrent reads and iteration): any report fails the target.
+TSAN := build/tsan
+TSAN_TESTS ?= test_system|threads
+tsan: deps
+	$(CMAKE) -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g" -DTES_TSAN=ON -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=OFF
+	$(CMAKE) --build $(TSAN) -j $(JOBS)
+	cd $(TSAN) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -R '$(TSAN_TESTS)'
 
 # Line and branch coverage of src/ over the whole ctest suite (gcovr). The
 # suite includes fault_alloc_sites, which reports how many allocation call

@@ -483,7 +483,7 @@ int tes_snapshot_load(tes_world_t *w, const tes_reader_t *in)
         return TES_ERR_INVALID;
     if (!in || !in->read)
         return tes__fail(w, TES_ERR_INVALID);
-    if (w->defer.depth > 0)
+    if (w->defer.depth > 0 || w->refuse)
         return tes__fail(w, TES_ERR_BUSY);
     int rc = tes__world_begin(w);
     if (rc)
