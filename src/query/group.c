@@ -256,7 +256,7 @@ static bool next_member_chunk(tes_iter_t *it, const tes__group_t *g)
         }
     }
     /* A short run: gather a longer chunk if the query can (gather.h). */
-    if (k < TES__GATHER_MIN && q->gather_k &&
+    if (k < TES__GATHER_MIN && q->gather_k && it->priv_gather_count != TES__GATHER_OFF &&
         tes__gather_chunk(it, set->packed + p, set->count - p, 0, pos, k, 0)) {
         it->priv_cursor = p + (uint32_t)it->count;
         return true;

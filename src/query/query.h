@@ -46,6 +46,11 @@ typedef struct tes__query_match {
 
 typedef struct tes__group tes__group_t;
 
+/* priv_phase of a detached chunk: an iterator built by the scheduler around
+ * one chunk (or part of one) that a system runs on. It has fields but no
+ * walk: tes_iter_next returns false and tes_iter_fini does nothing. */
+#define TES__ITER_DETACHED UINT32_C(0xFFFFFFFF)
+
 struct tes_query {
     tes_world_t *w;
     tes__term_info_t terms[TES_MAX_TERMS];
@@ -80,6 +85,13 @@ struct tes_query {
      * walks its tables or pools, with the same results). */
     bool group_pending;
 };
+
+/* A walk over q's chunks, as an iteration yields them, without a deferral
+ * level: for library code during which no user code runs (counting,
+ * collecting matches), also from inside a structural call. Start, then
+ * call next until it returns false; nothing to end. */
+tes_iter_t tes__query_walk_start(tes_query_t *q);
+bool tes__query_walk_next(tes_iter_t *it);
 
 /* Builds a pending group if no hook runs; on failure (no memory) it stays
  * pending and the query keeps working without it. */
@@ -198,6 +210,12 @@ static inline bool tes__query_rows_continue(const tes_query_t *q, const tes__slo
     return !q->table_data || (((slot->table ^ first->table) & TES__SLOT_TABLE_MASK) == 0 &&
                               slot->row == first->row + k);
 }
+
+/* Makes an iterator's fields stay valid after it moves on (the scheduler
+ * keeps every chunk's fields of a frame): it then never gathers values
+ * into its own buffer (gather.h). Call before the first tes_iter_next. */
+#define TES__GATHER_OFF UINT32_MAX
+static inline void tes__iter_keep_fields(tes_iter_t *it) { it->priv_gather_count = TES__GATHER_OFF; }
 
 /* The sparse AND term with the fewest live entities (seed 002 a), or -1. */
 int32_t tes__query_driver(const tes_query_t *q);

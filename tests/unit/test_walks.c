@@ -329,6 +329,48 @@ static void test_nonowning_group_gathers(void **state)
     tes_world_free(f.w);
 }
 
+static void move_system(tes_iter_t *it)
+{
+    V3 *p = tes_field(it, 0);
+    const V3 *v = tes_field(it, 1);
+    for (int32_t i = 0; i < it->count; i++)
+        p[i].x += v[i].x;
+}
+
+/* A system keeps its chunks' fields for the whole frame: over the W8 shape
+ * its query must not hand it gathered copies (which the next chunk would
+ * overwrite), on one thread and on several. */
+static void test_systems_over_scattered_values(void **state)
+{
+    (void)state;
+    for (int32_t threads = 1; threads <= 2; threads++) {
+        w8_t f;
+        w8_build(&f, NULL);
+        tes_world_free(f.w); /* rebuilt with threads */
+        tes_world_desc_t wd = {.threads = threads};
+        f.w = tes_world_new(&wd);
+        f.pos = comp(f.w, "Pos", sizeof(V3), TES_STORAGE_SPARSE);
+        f.vel = comp(f.w, "Vel", sizeof(V3), TES_STORAGE_SPARSE);
+        for (int i = 0; i < 1000; i++) {
+            f.es[i] = tes_spawn(f.w);
+            assert_int_equal(tes_set(f.w, f.es[i], f.pos, &(V3){(float)i, 0, 0}), TES_OK);
+            if (i % 10 == 0)
+                assert_int_equal(tes_set(f.w, f.es[i], f.vel, &(V3){1, 2, 3}), TES_OK);
+        }
+        tes_system_desc_t sd = {.name = "move", .run = move_system, .parallel = threads > 1};
+        sd.query.terms[0] = (tes_term_t){f.pos, TES_AND, TES_INOUT};
+        sd.query.terms[1] = (tes_term_t){f.vel, TES_AND, TES_IN};
+        assert_non_null(tes_system_new(f.w, &sd));
+        assert_int_equal(tes_progress(f.w, 0.0f), TES_OK);
+        assert_int_equal(tes_progress(f.w, 0.0f), TES_OK);
+        for (int i = 0; i < 1000; i++) {
+            const V3 *p = tes_get(f.w, f.es[i], f.pos);
+            assert_true(p->x == (float)i + (i % 10 == 0 ? 2.0f : 0.0f));
+        }
+        tes_world_free(f.w);
+    }
+}
+
 static void copy_v3(void *dst, const void *src, int32_t count, void *ctx)
 {
     (void)ctx;
@@ -370,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_sparse_view_gathers_scattered_values),
         cmocka_unit_test(test_gathered_writes_back_on_fini_and_keeps_get_mut),
         cmocka_unit_test(test_nonowning_group_gathers),
+        cmocka_unit_test(test_systems_over_scattered_values),
         cmocka_unit_test(test_components_with_hooks_are_not_gathered),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
