@@ -45,12 +45,20 @@ static double run(int32_t threads)
     tes_comp_t pos = TES_COMPONENT(w, Position);
     tes_comp_t vel = TES_COMPONENT(w, Velocity);
     tes_comp_t ag = TES_COMPONENT(w, Age);
-    for (int i = 0; i < 100000; i++) {
-        tes_entity_t e = tes_spawn(w);
-        tes_set(w, e, pos, &(Position){(float)i, 0});
-        tes_set(w, e, vel, &(Velocity){1, (float)(i % 3)});
-        tes_set(w, e, ag, &(Age){i % 4});
+    enum { N = 100000 };
+    static Position ps[N];
+    static Velocity vs[N];
+    static Age as[N];
+    for (int i = 0; i < N; i++) {
+        ps[i] = (Position){(float)i, 0};
+        vs[i] = (Velocity){1, (float)(i % 3)};
+        as[i] = (Age){i % 4};
     }
+    /* All of them at once, straight into their table, values column by column. */
+    tes_comp_t comps[] = {pos, vel, ag};
+    const void *data[] = {ps, vs, as};
+    if (tes_spawn_bulk(w, &(tes_bulk_desc_t){N, comps, 3, data, NULL}) != TES_OK)
+        return -1;
     tes_system_new(w, &(tes_system_desc_t){
                           .name = "move", .run = move, .parallel = true,
                           .query = {.terms = {{pos, TES_AND, TES_INOUT}, {vel, TES_AND, TES_IN}}}});
