@@ -230,7 +230,7 @@ int tes_instance_destroy(tes_world_t *w, tes_instance_t inst)
             rc = tes__fail(w, TES_ERR_NOMEM);
         else {
             memcpy(arg, &inst, sizeof inst);
-            tes__defer_push_call(w, destroy_deferred, NULL, arg);
+            tes__defer_push_call(w, destroy_deferred, NULL, arg, NULL, 0);
         }
     } else {
         destroy_members(w, inst);

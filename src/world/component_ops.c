@@ -39,8 +39,7 @@ static int enter_component(tes_world_t *w, tes_entity_t e, tes_comp_t c, tes__sl
     return *info ? TES_OK : tes__fail(w, TES_ERR_INVALID);
 }
 
-/* Moves entity e, whose slot is `slot`, to table dst (which has room). */
-static void move_to(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, tes__table_t *dst)
+void tes__world_move(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, tes__table_t *dst)
 {
     tes__table_t *src = tes__slot_table(w, slot);
     tes_entity_t moved;
@@ -115,7 +114,7 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
         if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
             return TES_ERR_NOMEM;
         tes__watch_before(w, e, info->id);
-        move_to(w, e, slot, dst);
+        tes__world_move(w, e, slot, dst);
         *added = true;
         tes__watch_after(w, e, info->id);
     }
@@ -162,8 +161,7 @@ static int set_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *va
     if (info->size && !value)
         return tes__fail(w, TES_ERR_INVALID);
     if (w->defer.depth > 0) {
-        void *staged;
-        rc = tes__defer_set(w, e, c, value, true, &staged);
+        rc = tes__defer_set(w, e, c, value);
         return rc ? tes__fail(w, rc) : TES_OK;
     }
     void *ptr;
@@ -190,25 +188,14 @@ static void *ensure_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
         return NULL;
     }
     if (w->defer.depth > 0) {
-        /* The component as it will be after the queued commands: its
-         * current address if nothing queued touches it, the staged value
-         * of a queued set or ensure, or else a new staged value (a copy of
-         * the current one when it exists) that the flush assigns. */
-        void *staged = NULL;
-        const void *init = NULL;
-        const tes__op_t *filler = NULL;
-        int queued = tes__defer_lookup(w, e, c, &staged, &init, &filler);
-        if (queued == TES__QUEUED_NONE && tes_has(w, e, c))
-            return tes_get_mut(w, e, c);
-        if (queued == TES__QUEUED_STAGED)
-            return staged;
-        if (tes__defer_set(w, e, c, init, false, &staged)) {
-            tes__fail(w, TES_ERR_NOMEM);
-            return NULL;
-        }
-        if (queued == TES__QUEUED_FILL)
-            filler->fill(w, filler->value, e, c, staged);
-        return staged;
+        /* The component as it will be after the queued commands (see
+         * tes__defer_ensure): found through the queue's records, without
+         * walking the queue. */
+        int status;
+        void *value = tes__defer_ensure(w, e, c, &status);
+        if (!value)
+            tes__fail(w, status);
+        return value;
     }
     void *ptr;
     bool added;
@@ -259,7 +246,7 @@ static int remove_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     void *ptr = col >= 0 ? tes__table_cell(src, (uint32_t)col, slot->row) : NULL;
     tes__fire(w, info->hooks.on_remove, info, e, ptr);
     tes__watch_before(w, e, c);
-    move_to(w, e, slot, dst); /* runs the destructor */
+    tes__world_move(w, e, slot, dst); /* runs the destructor */
     tes__watch_after(w, e, c);
     return TES_OK;
 }

@@ -1,19 +1,105 @@
 /*
- * The command queue behind deferred mode; see defer.h. Applying a command
- * goes through the same public calls as immediate mode, so deferred and
- * immediate changes share every rule (hooks, ordering, validation). A
- * command whose entity died earlier in the queue is dropped: the calls
- * report TES_ERR_STALE and the flush ignores that status.
+ * The command queue behind deferred mode: queuing, the per-entity and
+ * per-pair records, and deferred tes_ensure (see defer.h). The flush lives in
+ * defer_flush.c.
+ *
+ * Every queuing call first reserves all the room it may need (a command,
+ * an entity record, a pair record, a staged value) and only then writes,
+ * so a call that fails with TES_ERR_NOMEM leaves the queue as it was. No
+ * pointer into the queue's arrays is kept across a reserve: records are
+ * looked up again by entity index after it.
  */
 #include "world/defer.h"
 
+#include <string.h>
+
 #include "world/world.h"
+
+/* ------------------------------------------------------------------ records */
+
+static tes__defer_entity_t *entity_find(const tes__defer_t *d, tes_entity_t e)
+{
+    uint32_t index = tes_entity_index(e);
+    if (index >= d->ent_at_cap)
+        return NULL;
+    uint32_t at = d->ent_at[index];
+    return at < d->ent_count && d->ents[at].e == e ? &d->ents[at] : NULL;
+}
+
+/* The record of e, made if missing (room reserved). */
+static tes__defer_entity_t *entity_get(tes__defer_t *d, tes_entity_t e)
+{
+    tes__defer_entity_t *rec = entity_find(d, e);
+    if (rec)
+        return rec;
+    tes__assert(d->ent_count < d->ent_cap && tes_entity_index(e) < d->ent_at_cap);
+    d->ent_at[tes_entity_index(e)] = d->ent_count;
+    rec = &d->ents[d->ent_count++];
+    *rec = (tes__defer_entity_t){.e = e, .last_op = TES__OP_END};
+    return rec;
+}
+
+static uint64_t pair_key(tes_entity_t e, tes_comp_t c)
+{
+    return (uint64_t)tes_entity_index(e) << 32 | c; /* c >= 1: never 0 */
+}
+
+/* The pair record of (e, c) that is still valid for e's record (NULL if
+ * none). */
+static tes__defer_pair_t *pair_find(const tes__defer_t *d, const tes__defer_entity_t *er,
+                                    tes_entity_t e, tes_comp_t c)
+{
+    uint64_t at;
+    if (!er || !tes__map_get(&d->pair_map, pair_key(e, c), &at))
+        return NULL;
+    tes__defer_pair_t *p = &d->pairs[at];
+    return p->resets == er->resets ? p : NULL;
+}
+
+/* Writes the pair record of (e, c) (room reserved). */
+static void pair_put(tes__defer_t *d, const tes__defer_entity_t *er, tes_entity_t e, tes_comp_t c,
+                     uint8_t state, void *staged)
+{
+    uint64_t key = pair_key(e, c), at;
+    if (!tes__map_get(&d->pair_map, key, &at)) {
+        tes__assert(d->pair_count < d->pair_cap);
+        at = d->pair_count++;
+        tes__map_insert(&d->pair_map, key, at);
+    }
+    d->pairs[at] = (tes__defer_pair_t){key, er->resets, state, staged};
+}
+
+/* Whether e holds c once the queue's last whole-entity command on e has
+ * run (before the pair commands that follow it). */
+static bool base_has(const tes_world_t *w, const tes__defer_entity_t *er, tes_entity_t e,
+                     tes_comp_t c)
+{
+    switch (er ? er->reset : TES__RESET_NONE) {
+    case TES__RESET_EMPTY: return false;
+    case TES__RESET_CLONE: return tes_has(w, er->src, c);
+    case TES__RESET_FILL: return er->fill(w, er->fill_arg, e, c, NULL) == TES__FILL_HAS;
+    default: return tes_has(w, e, c);
+    }
+}
+
+/* ------------------------------------------------------------------ queuing */
 
 int tes__defer_reserve(tes_world_t *w, uint32_t n)
 {
     tes__defer_t *d = &w->defer;
-    return tes__grow(&w->alloc, (void **)&d->ops, &d->cap, (uint64_t)d->count + n, sizeof *d->ops,
-                     64);
+    tes__alloc_t *a = &w->alloc;
+    uint32_t old_at = d->ent_at_cap;
+    if (tes__grow(a, (void **)&d->ops, &d->cap, (uint64_t)d->count + n, sizeof *d->ops, 64) ||
+        tes__grow(a, (void **)&d->ents, &d->ent_cap, (uint64_t)d->ent_count + n, sizeof *d->ents,
+                  64) ||
+        tes__grow(a, (void **)&d->pairs, &d->pair_cap, (uint64_t)d->pair_count + n,
+                  sizeof *d->pairs, 64) ||
+        tes__map_reserve(&d->pair_map, a, n) ||
+        tes__grow(a, (void **)&d->ent_at, &d->ent_at_cap, w->entities.cap, sizeof *d->ent_at, 64))
+        return TES_ERR_NOMEM; /* what did grow is only capacity */
+    if (d->ent_at_cap > old_at) /* never read uninitialised memory */
+        memset(d->ent_at + old_at, 0xFF, (size_t)(d->ent_at_cap - old_at) * sizeof *d->ent_at);
+    return TES_OK;
 }
 
 void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_comp_t comp,
@@ -21,190 +107,162 @@ void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_co
 {
     tes__defer_t *d = &w->defer;
     tes__assert(d->count < d->cap);
-    d->ops[d->count++] = (tes__op_t){kind, comp, e, src, value, NULL, NULL};
+    uint32_t at = d->count++;
+    d->ops[at] = (tes__op_t){kind, comp, TES__OP_END, e, src, value, NULL};
+    tes__defer_entity_t *er = entity_get(d, e);
+    if (er->last_op != TES__OP_END)
+        d->ops[er->last_op].next = at;
+    er->last_op = at;
+    switch (kind) {
+    case TES__OP_DESTROY:
+    case TES__OP_CLEAR:
+        er->reset = TES__RESET_EMPTY;
+        er->resets++;
+        break;
+    case TES__OP_CLONE:
+        er->reset = TES__RESET_CLONE;
+        er->src = src;
+        er->resets++;
+        break;
+    case TES__OP_ADD: {
+        /* An add changes nothing when c is there already. */
+        const tes__defer_pair_t *p = pair_find(d, er, e, comp);
+        if (p ? p->state == TES__PAIR_ABSENT : !base_has(w, er, e, comp))
+            pair_put(d, er, e, comp, TES__PAIR_FRESH, NULL);
+        break;
+    }
+    case TES__OP_REMOVE: pair_put(d, er, e, comp, TES__PAIR_ABSENT, NULL); break;
+    case TES__OP_SET:
+    case TES__OP_ENSURE:
+        pair_put(d, er, e, comp, value ? TES__PAIR_STAGED : TES__PAIR_FRESH, value);
+        break;
+    default: break;
+    }
 }
 
-void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn fill, void *arg)
+void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn fill, void *arg,
+                          const tes_entity_t *filled, uint32_t nfilled)
 {
     tes__defer_t *d = &w->defer;
     tes__assert(d->count < d->cap);
-    d->ops[d->count++] = (tes__op_t){TES__OP_CALL, 0, TES_NULL, TES_NULL, arg, fn, fill};
+    d->ops[d->count++] = (tes__op_t){TES__OP_CALL, 0, TES__OP_END, TES_NULL, TES_NULL, arg, fn};
+    for (uint32_t i = 0; fill && i < nfilled; i++) {
+        /* The call acts on each entity it fills like a clone whose source
+         * only the call knows. */
+        tes__defer_entity_t *er = entity_get(d, filled[i]);
+        er->reset = TES__RESET_FILL;
+        er->fill = fill;
+        er->fill_arg = arg;
+        er->resets++;
+    }
 }
 
-int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value, bool on_set,
-                   void **staged)
+/* A staged value of c: constructed, then a copy of init when not NULL.
+ * NULL when the arena cannot grow (nothing changed). */
+static void *stage(tes_world_t *w, const tes__component_t *info, const void *init)
+{
+    void *value = tes__arena_alloc(&w->defer.arena, &w->alloc, info->size, info->align);
+    if (value) {
+        tes__component_construct1(info, value);
+        if (init)
+            tes__component_copy1(info, value, init);
+    }
+    return value;
+}
+
+int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
 {
     const tes__component_t *info = tes__registry_get(&w->components, c);
-    *staged = NULL;
     if (tes__defer_reserve(w, 1))
         return TES_ERR_NOMEM;
-    if (info->size) {
-        *staged = tes__malloc(&w->alloc, info->size);
-        if (!*staged)
-            return TES_ERR_NOMEM;
-        tes__component_construct1(info, *staged);
-        if (value)
-            tes__component_copy1(info, *staged, value);
-    }
-    tes__defer_push(w, on_set ? TES__OP_SET : TES__OP_ENSURE, e, c, TES_NULL, *staged);
+    void *staged = NULL;
+    if (info->size && !(staged = stage(w, info, value)))
+        return TES_ERR_NOMEM;
+    tes__defer_push(w, TES__OP_SET, e, c, TES_NULL, staged);
     return TES_OK;
 }
 
-int tes__defer_lookup(const tes_world_t *w, tes_entity_t e, tes_comp_t c, void **staged,
-                      const void **init, const tes__op_t **filler)
-{
-    /* Replays the queued commands on e, tracking whether c will be there
-     * and where its value will come from. */
-    bool touched = false, present = tes_has(w, e, c);
-    const void *source = present ? tes_get(w, e, c) : NULL; /* value it will hold */
-    void *stage = NULL;
-    const tes__op_t *fill = NULL;
-    for (uint32_t i = 0; i < w->defer.count; i++) {
-        const tes__op_t *op = &w->defer.ops[i];
-        if (op->kind == TES__OP_CALL && op->fill) {
-            /* A call that fills e (a deferred instantiate) acts like a clone
-             * whose source only the call knows. */
-            int gives = op->fill(w, op->value, e, c, NULL);
-            if (gives != TES__FILL_NONE) {
-                touched = true, present = gives == TES__FILL_HAS, stage = NULL, source = NULL;
-                fill = present ? op : NULL;
-            }
-            continue;
-        }
-        if (op->e != e)
-            continue;
-        bool mine = op->comp == c;
-        switch (op->kind) {
-        case TES__OP_SET:
-        case TES__OP_ENSURE:
-            if (mine)
-                touched = present = true, stage = op->value, source = NULL, fill = NULL;
-            break;
-        case TES__OP_ADD:
-            if (mine && !present)
-                touched = present = true, stage = NULL, source = NULL, fill = NULL;
-            break;
-        case TES__OP_REMOVE:
-            if (mine)
-                touched = true, present = false, stage = NULL, source = NULL, fill = NULL;
-            break;
-        case TES__OP_CLEAR:
-        case TES__OP_DESTROY:
-            touched = true, present = false, stage = NULL, source = NULL, fill = NULL;
-            break;
-        case TES__OP_CLONE:
-            /* e receives src's components as they will be at the flush;
-             * src's current value is the best guess for the copy. */
-            touched = true, present = tes_has(w, op->src, c), stage = NULL, fill = NULL;
-            source = present ? tes_get(w, op->src, c) : NULL;
-            break;
-        case TES__OP_MATERIALIZE:
-        case TES__OP_CALL:
-            break;
-        }
-    }
-    *staged = stage;
-    *init = source;
-    *filler = fill;
-    if (!touched)
-        return TES__QUEUED_NONE;
-    if (stage)
-        return TES__QUEUED_STAGED;
-    return fill && present ? TES__QUEUED_FILL : TES__QUEUED_NEW;
-}
-
-/* Ends a staged value's life. */
-static void release_staged(tes_world_t *w, const tes__op_t *op)
-{
-    if (!op->value)
-        return;
-    const tes__component_t *info = tes__registry_get(&w->components, op->comp);
-    w->hook_depth++;
-    tes__component_destruct(info, op->value, 1);
-    w->hook_depth--;
-    tes__free(&w->alloc, op->value, info->size);
-}
-
-static int apply(tes_world_t *w, const tes__op_t *op)
-{
-    switch (op->kind) {
-    case TES__OP_MATERIALIZE: {
-        tes__slot_t *slot = tes__entity_slot(&w->entities, op->e);
-        if (slot && (slot->table & TES__SLOT_TABLE_MASK) == 0)
-            slot->row = 0;
-        return TES_OK;
-    }
-    case TES__OP_DESTROY: return tes_destroy(w, op->e);
-    case TES__OP_ADD: return tes_add(w, op->e, op->comp);
-    case TES__OP_REMOVE: return tes_remove(w, op->e, op->comp);
-    case TES__OP_CLEAR: return tes_clear(w, op->e);
-    case TES__OP_CLONE: {
-        int rc = tes__clone_into(w, op->e, op->src);
-        return rc && rc != TES_ERR_STALE ? tes__fail(w, rc) : rc;
-    }
-    case TES__OP_CALL: return op->call(w, op->value, true);
-    case TES__OP_SET: {
-        int rc = tes_set(w, op->e, op->comp, op->value);
-        release_staged(w, op);
-        return rc;
-    }
-    case TES__OP_ENSURE: {
-        /* Add if missing (on_add), then assign: no on_set, as immediately. */
-        int rc = TES_OK;
-        const tes__component_t *info = tes__registry_get(&w->components, op->comp);
-        void *ptr = tes_ensure(w, op->e, op->comp);
-        if (ptr) {
-            w->hook_depth++;
-            tes__component_copy1(info, ptr, op->value);
-            w->hook_depth--;
-        } else {
-            rc = tes_last_error(w);
-        }
-        release_staged(w, op);
-        return rc;
-    }
-    }
-    return TES_ERR_INVALID;
-}
-
-int tes__defer_end(tes_world_t *w)
+void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *status)
 {
     tes__defer_t *d = &w->defer;
-    if (d->depth <= 0)
-        return tes__fail(w, TES_ERR_INVALID);
-    if (--d->depth > 0 || d->flushing)
-        return TES_OK;
-    /* Apply in order. Commands cannot be queued while flushing (depth is
-     * zero and hooks may not make structural changes), but an iterator
-     * opened by a hook could reopen a level: `flushing` keeps such a level
-     * from starting a nested flush. */
-    d->flushing = true;
-    int first_error = TES_OK;
-    for (uint32_t i = 0; i < d->count; i++) {
-        int before = w->last_error;
-        int rc = apply(w, &d->ops[i]);
-        if (rc == TES_ERR_STALE)
-            w->last_error = before; /* a dropped command is not an error */
-        else if (rc && first_error == TES_OK)
-            first_error = rc;
+    const tes__component_t *info = tes__registry_get(&w->components, c);
+    *status = TES_OK;
+    const tes__defer_entity_t *er = entity_find(d, e);
+    const tes__defer_pair_t *p = pair_find(d, er, e, c);
+    if (p && p->state == TES__PAIR_STAGED)
+        return p->staged;
+    /* Where the value e will hold comes from, when no queued pair command
+     * decides it: e's own value, a clone source's current value (the best
+     * guess for the copy the flush takes), or the filling call. */
+    const void *init = NULL;
+    tes__defer_fill_fn fill = NULL;
+    void *fill_arg = NULL;
+    if (!p) {
+        switch (er ? er->reset : TES__RESET_NONE) {
+        case TES__RESET_NONE:
+            if (tes_has(w, e, c))
+                return tes_get_mut(w, e, c); /* untouched by the queue */
+            break;
+        case TES__RESET_CLONE: init = tes_get(w, er->src, c); break;
+        case TES__RESET_FILL:
+            if (er->fill(w, er->fill_arg, e, c, NULL) == TES__FILL_HAS)
+                fill = er->fill, fill_arg = er->fill_arg;
+            break;
+        default: break;
+        }
     }
-    d->count = 0;
-    d->flushing = false;
-    return first_error; /* each failed command recorded its own error already */
+    /* init points into a table or store, which reserving queue room does
+     * not move; er is not used past this point. */
+    void *value;
+    if (tes__defer_reserve(w, 1) || !(value = stage(w, info, init))) {
+        *status = TES_ERR_NOMEM;
+        return NULL;
+    }
+    if (fill)
+        fill(w, fill_arg, e, c, value);
+    tes__defer_push(w, TES__OP_ENSURE, e, c, TES_NULL, value);
+    return value;
+}
+
+/* ------------------------------------------------------------------ lifetime */
+
+void tes__defer_reset(tes_world_t *w)
+{
+    tes__defer_t *d = &w->defer;
+    tes__map_t *m = &d->pair_map;
+    if ((uint64_t)m->count * 8 < m->cap) {
+        for (uint32_t i = 0; i < d->pair_count; i++)
+            tes__map_remove(m, d->pairs[i].key, i);
+    } else if (m->cap) {
+        memset(m->entries, 0, (size_t)m->cap * sizeof *m->entries);
+        m->count = 0;
+    }
+    d->count = d->ent_count = d->pair_count = 0;
+    tes__arena_reset(&d->arena);
 }
 
 void tes__defer_fini(tes_world_t *w)
 {
     tes__defer_t *d = &w->defer;
+    tes__alloc_t *a = &w->alloc;
     for (uint32_t i = 0; i < d->count; i++) {
-        if (d->ops[i].kind == TES__OP_SET || d->ops[i].kind == TES__OP_ENSURE)
-            release_staged(w, &d->ops[i]);
-        else if (d->ops[i].kind == TES__OP_CALL)
-            d->ops[i].call(w, d->ops[i].value, false);
+        const tes__op_t *op = &d->ops[i];
+        if ((op->kind == TES__OP_SET || op->kind == TES__OP_ENSURE) && op->value) {
+            const tes__component_t *info = tes__registry_get(&w->components, op->comp);
+            w->hook_depth++;
+            tes__component_destruct(info, op->value, 1);
+            w->hook_depth--;
+        } else if (op->kind == TES__OP_CALL) {
+            op->call(w, op->value, false);
+        }
     }
-    tes__free(&w->alloc, d->ops, (size_t)d->cap * sizeof *d->ops);
-    d->ops = NULL;
-    d->count = d->cap = 0;
+    tes__free(a, d->ops, (size_t)d->cap * sizeof *d->ops);
+    tes__free(a, d->ents, (size_t)d->ent_cap * sizeof *d->ents);
+    tes__free(a, d->pairs, (size_t)d->pair_cap * sizeof *d->pairs);
+    tes__free(a, d->ent_at, (size_t)d->ent_at_cap * sizeof *d->ent_at);
+    tes__map_fini(&d->pair_map, a);
+    tes__arena_fini(&d->arena, a);
+    memset(d, 0, sizeof *d);
 }
 
 int tes_defer_begin(tes_world_t *w)

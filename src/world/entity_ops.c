@@ -185,11 +185,12 @@ static int spawn_deferred(tes_world_t *w, uint32_t n, const tes_comp_t *comps, u
                           tes_entity_t *out)
 {
     uint64_t ops = (uint64_t)n * (1 + nc);
-    if (ops > UINT32_MAX || tes__defer_reserve(w, (uint32_t)ops))
+    if (ops > UINT32_MAX)
         return TES_ERR_NOMEM;
+    /* Entity slots first: the queue's records are sized by them. */
     int rc = tes__entity_reserve(&w->entities, &w->alloc, n);
-    if (rc)
-        return rc;
+    if (rc || tes__defer_reserve(w, (uint32_t)ops))
+        return rc ? rc : TES_ERR_NOMEM;
     tes__entity_create_n(&w->entities, n, 0, TES__ROW_PENDING, 0, out);
     for (uint32_t i = 0; i < n; i++) {
         tes__defer_push(w, TES__OP_MATERIALIZE, out[i], 0, TES_NULL, NULL);

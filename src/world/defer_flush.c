@@ -1,0 +1,272 @@
+/*
+ * Applying the deferred queue (see defer.h). The result must be what
+ * applying the commands one by one in call order gives; the work should be
+ * one table move per entity, however many adds, removes and sets it got.
+ *
+ * The rule. A command is *quiet* when it is an add, remove, set or ensure
+ * of a component without on_add/on_set/on_remove hooks, and no group
+ * watches the world's structural changes; a materialise is quiet too. Any
+ * other command (a destroy, clear, clone, deferred call, or a command whose
+ * hooks could look at the world) is a *barrier* and is applied alone, in
+ * its place. Between two barriers, the quiet table commands of one entity
+ * are applied together, at the place of the first of them, as one table
+ * move from the entity's table to the table of its final type: nothing that
+ * runs in between can see the entity, so no user code can tell the
+ * difference. Quiet sparse commands stay in their own place (a sparse
+ * insert or erase moves no row anyway).
+ *
+ * What a merged move does, per component: a component the entity keeps is
+ * moved (move hook); one it gains is constructed; one it loses is
+ * destroyed; one that was removed and added again is destroyed and
+ * constructed in place (in call order it would have been). The last value
+ * a queued set or ensure staged for it is then copied in (copy hook), and
+ * every staged value is destroyed. So ctor and dtor stay balanced and each
+ * component ends with the value call order gives it; assignments a later
+ * command overwrote, and intermediate moves, are skipped. Row order within a
+ * table can differ from call order (it is unspecified either way).
+ *
+ * If the merged move cannot reserve its table (TES_ERR_NOMEM) the same
+ * commands are applied one by one instead, each failing or not on its own,
+ * as in call order.
+ */
+#include "world/defer.h"
+
+#include "world/world.h"
+
+/* Distinct components one merged move tracks; more end the merge there
+ * (the rest is merged again from its own place). */
+#define MERGE_MAX 16
+
+static void release_staged(tes_world_t *w, const tes__op_t *op)
+{
+    if (!op->value)
+        return;
+    const tes__component_t *info = tes__registry_get(&w->components, op->comp);
+    w->hook_depth++;
+    tes__component_destruct(info, op->value, 1);
+    w->hook_depth--;
+}
+
+/* Applies one command through the public calls, like immediate mode. */
+static int apply(tes_world_t *w, const tes__op_t *op)
+{
+    switch (op->kind) {
+    case TES__OP_MATERIALIZE: {
+        tes__slot_t *slot = tes__entity_slot(&w->entities, op->e);
+        if (slot && (slot->table & TES__SLOT_TABLE_MASK) == 0)
+            slot->row = 0;
+        return TES_OK;
+    }
+    case TES__OP_DESTROY: return tes_destroy(w, op->e);
+    case TES__OP_ADD: return tes_add(w, op->e, op->comp);
+    case TES__OP_REMOVE: return tes_remove(w, op->e, op->comp);
+    case TES__OP_CLEAR: return tes_clear(w, op->e);
+    case TES__OP_CLONE: {
+        int rc = tes__clone_into(w, op->e, op->src);
+        return rc && rc != TES_ERR_STALE ? tes__fail(w, rc) : rc;
+    }
+    case TES__OP_CALL: return op->call(w, op->value, true);
+    case TES__OP_SET: {
+        int rc = tes_set(w, op->e, op->comp, op->value);
+        release_staged(w, op);
+        return rc;
+    }
+    case TES__OP_ENSURE: {
+        /* Add if missing (on_add), then assign: no on_set, as immediately. */
+        int rc = TES_OK;
+        const tes__component_t *info = tes__registry_get(&w->components, op->comp);
+        void *ptr = tes_ensure(w, op->e, op->comp);
+        if (ptr) {
+            w->hook_depth++;
+            tes__component_copy1(info, ptr, op->value);
+            w->hook_depth--;
+        } else {
+            rc = tes_last_error(w);
+        }
+        release_staged(w, op);
+        return rc;
+    }
+    case TES__OP_DONE: return TES_OK;
+    }
+    return TES_ERR_INVALID;
+}
+
+/* See the rule above. */
+static bool is_barrier(const tes_world_t *w, const tes__op_t *op)
+{
+    switch (op->kind) {
+    case TES__OP_MATERIALIZE:
+    case TES__OP_DONE: return false;
+    case TES__OP_ADD:
+    case TES__OP_REMOVE:
+    case TES__OP_SET:
+    case TES__OP_ENSURE: {
+        const tes_hooks_t *h = &tes__registry_get(&w->components, op->comp)->hooks;
+        return h->on_add || h->on_set || h->on_remove;
+    }
+    default: return true;
+    }
+}
+
+static bool is_merged(const tes_world_t *w, const tes__op_t *op)
+{
+    return op->kind >= TES__OP_ADD && op->kind <= TES__OP_ENSURE && !is_barrier(w, op) &&
+           tes__registry_get(&w->components, op->comp)->storage == TES_STORAGE_TABLE;
+}
+
+/* What the merged commands do to one component. */
+typedef struct net {
+    const tes__component_t *info;
+    bool had;     /* in the entity's table before */
+    bool present; /* after the commands so far */
+    bool reborn;  /* removed and added again: a new value in the old cell */
+    void *value;  /* the staged value to assign last, or NULL */
+} net_t;
+
+static net_t *net_of(net_t *net, uint32_t *n, const tes_world_t *w, const tes__table_t *src,
+                     tes_comp_t c)
+{
+    for (uint32_t k = 0; k < *n; k++)
+        if (net[k].info->id == c)
+            return &net[k];
+    if (*n == MERGE_MAX)
+        return NULL;
+    bool had = tes__table_type_index(src, c) >= 0;
+    net[*n] = (net_t){tes__registry_get(&w->components, c), had, had, false, NULL};
+    return &net[(*n)++];
+}
+
+/* Applies the merged commands of the entity of command `first`, those
+ * before `end` (the next barrier), as one move. Returns the first error of
+ * the commands (an entity that died earlier: TES_ERR_STALE). */
+static int apply_merged(tes_world_t *w, uint32_t first, uint32_t end)
+{
+    tes__defer_t *d = &w->defer;
+    tes_entity_t e = d->ops[first].e;
+    tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+    if (!slot) { /* dropped, like each of its commands would be */
+        release_staged(w, &d->ops[first]);
+        d->ops[first].kind = TES__OP_DONE;
+        return TES_ERR_STALE;
+    }
+    tes__table_t *src = tes__slot_table(w, slot);
+    net_t net[MERGE_MAX];
+    uint32_t n = 0, stop = end;
+    for (uint32_t j = first; j < end; j = d->ops[j].next) {
+        const tes__op_t *op = &d->ops[j];
+        if (!is_merged(w, op))
+            continue; /* a quiet sparse command: applied in its own place */
+        net_t *c = net_of(net, &n, w, src, op->comp);
+        if (!c) {
+            stop = j;
+            break;
+        }
+        switch (op->kind) {
+        case TES__OP_ADD:
+            if (!c->present)
+                c->present = true, c->reborn |= c->had, c->value = NULL;
+            break;
+        case TES__OP_REMOVE: c->present = false, c->value = NULL; break;
+        default: /* SET, ENSURE */
+            if (!c->present)
+                c->present = true, c->reborn |= c->had;
+            c->value = op->value;
+            break;
+        }
+    }
+    /* The final table, reserved before anything changes. */
+    tes__table_t *dst = src;
+    for (uint32_t k = 0; k < n && dst; k++)
+        if (net[k].had != net[k].present)
+            dst = tes__graph_step(&w->tables, &w->alloc, &w->components, dst, net[k].info->id,
+                                  net[k].present);
+    if (!dst || (dst != src && tes__table_reserve(dst, &w->alloc, 1))) {
+        /* Out of memory: one by one, as call order would. */
+        int first_error = TES_OK;
+        for (uint32_t j = first; j < stop; j = d->ops[j].next) {
+            tes__op_t op = d->ops[j];
+            if (!is_merged(w, &op))
+                continue;
+            d->ops[j].kind = TES__OP_DONE;
+            int rc = apply(w, &op);
+            if (rc && first_error == TES_OK)
+                first_error = rc;
+        }
+        return first_error;
+    }
+    w->hook_depth++; /* type hooks run below: no structural calls */
+    if (dst != src)
+        tes__world_move(w, e, slot, dst);
+    for (uint32_t k = 0; k < n; k++) {
+        const tes__component_t *info = net[k].info;
+        if (!net[k].present || !info->size)
+            continue;
+        int32_t col = tes__table_column_index(dst, info->id);
+        void *cell = tes__table_cell(dst, (uint32_t)col, slot->row);
+        if (net[k].reborn) {
+            tes__component_destruct(info, cell, 1);
+            tes__component_construct1(info, cell);
+        }
+        if (net[k].value)
+            tes__component_copy1(info, cell, net[k].value);
+    }
+    w->hook_depth--;
+    for (uint32_t j = first; j < stop; j = d->ops[j].next) {
+        if (!is_merged(w, &d->ops[j]))
+            continue;
+        release_staged(w, &d->ops[j]);
+        d->ops[j].kind = TES__OP_DONE;
+    }
+    return TES_OK;
+}
+
+/* True when a watcher (a group) hears every structural change: then each
+ * command is applied in its place. */
+static bool watched(const tes_world_t *w)
+{
+    for (uint32_t i = 0; i < w->watcher_count; i++)
+        if (!w->watchers[i].destroy_only)
+            return true;
+    return false;
+}
+
+int tes__defer_end(tes_world_t *w)
+{
+    tes__defer_t *d = &w->defer;
+    if (d->depth <= 0)
+        return tes__fail(w, TES_ERR_INVALID);
+    if (--d->depth > 0 || d->flushing)
+        return TES_OK;
+    /* Commands cannot be queued while flushing (depth is zero and hooks
+     * may not make structural changes), but an iterator opened by a hook
+     * could reopen a level: `flushing` keeps such a level from starting a
+     * nested flush. The queue's arrays do not change until the reset, and
+     * commands are read by index all the same. */
+    d->flushing = true;
+    bool merge = !watched(w);
+    int first_error = TES_OK;
+    uint32_t barrier = 0; /* the first barrier at or after the merge point */
+    for (uint32_t i = 0; i < d->count; i++) {
+        tes__op_t op = d->ops[i];
+        if (op.kind == TES__OP_DONE)
+            continue;
+        int before = w->last_error;
+        int rc;
+        if (merge && is_merged(w, &op)) {
+            if (barrier <= i)
+                for (barrier = i + 1; barrier < d->count && !is_barrier(w, &d->ops[barrier]);)
+                    barrier++;
+            rc = apply_merged(w, i, barrier);
+        } else {
+            d->ops[i].kind = TES__OP_DONE;
+            rc = apply(w, &op);
+        }
+        if (rc == TES_ERR_STALE)
+            w->last_error = before; /* a dropped command is not an error */
+        else if (rc && first_error == TES_OK)
+            first_error = rc;
+    }
+    tes__defer_reset(w);
+    d->flushing = false;
+    return first_error; /* each failed command recorded its own error already */
+}
