@@ -98,6 +98,9 @@ extern const bench_workload_t bench_query_create;
 extern const bench_workload_t bench_query_iter_empty;
 extern const bench_workload_t bench_instantiate_n;
 extern const bench_workload_t bench_instantiate_single;
+extern const bench_workload_t bench_defer_ensure;
+extern const bench_workload_t bench_defer_set;
+extern const bench_workload_t bench_defer_set3;
 extern const bench_memory_t bench_memory_probes[];
 extern const int bench_memory_probe_count;
 

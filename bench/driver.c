@@ -70,6 +70,9 @@ static const bench_workload_t *const workloads[] = {
     &bench_query_iter_empty,
     &bench_instantiate_n,
     &bench_instantiate_single,
+    &bench_defer_ensure,
+    &bench_defer_set,
+    &bench_defer_set3,
 };
 #define WORKLOAD_COUNT ((int)(sizeof workloads / sizeof workloads[0]))
 

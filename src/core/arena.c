@@ -7,20 +7,10 @@
  */
 #include "core/arena.h"
 
-#include <stddef.h>
-
-struct tes__arena_block {
-    tes__arena_block_t *next;
-    size_t size; /* usable bytes after the header */
-    size_t used;
-};
-
 #define ARENA_FIRST_BLOCK ((size_t)4096)
 #define ARENA_MAX_BLOCK ((size_t)1 << 20)
 
-/* The header rounded up so the data starts at the allocator's alignment. */
-#define ARENA_HEADER \
-    ((sizeof(tes__arena_block_t) + _Alignof(max_align_t) - 1) & ~(_Alignof(max_align_t) - 1))
+#define ARENA_HEADER TES__ARENA_HEADER
 
 static unsigned char *block_data(tes__arena_block_t *b) { return (unsigned char *)b + ARENA_HEADER; }
 
@@ -36,7 +26,7 @@ static void *block_fit(tes__arena_block_t *b, size_t size, size_t align)
     return (void *)at;
 }
 
-void *tes__arena_alloc(tes__arena_t *a, tes__alloc_t *alloc, size_t size, size_t align)
+void *tes__arena_alloc_slow(tes__arena_t *a, tes__alloc_t *alloc, size_t size, size_t align)
 {
     if (!size)
         return NULL;

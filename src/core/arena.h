@@ -14,7 +14,19 @@
 
 #include "core/alloc.h"
 
+#include <stddef.h>
+
 typedef struct tes__arena_block tes__arena_block_t;
+struct tes__arena_block {
+    tes__arena_block_t *next;
+    size_t size; /* usable bytes after the header */
+    size_t used;
+};
+
+/* The header rounded up so a block's data starts at the allocator's
+ * alignment. */
+#define TES__ARENA_HEADER \
+    ((sizeof(tes__arena_block_t) + _Alignof(max_align_t) - 1) & ~(_Alignof(max_align_t) - 1))
 
 typedef struct tes__arena {
     tes__arena_block_t *first;   /* every block, in the order they were made */
@@ -25,7 +37,23 @@ typedef struct tes__arena {
 /* Returns size bytes aligned to align (a power of two, 0 = 1), or NULL when
  * the allocator fails or the size overflows (nothing changed). size 0
  * returns NULL without failing: callers never ask for tags. */
-void *tes__arena_alloc(tes__arena_t *a, tes__alloc_t *alloc, size_t size, size_t align);
+void *tes__arena_alloc_slow(tes__arena_t *a, tes__alloc_t *alloc, size_t size, size_t align);
+static inline void *tes__arena_alloc(tes__arena_t *a, tes__alloc_t *alloc, size_t size,
+                                     size_t align)
+{
+    /* The common case inline: it fits in the current block. */
+    tes__arena_block_t *b = a->current;
+    if (b && size && align) {
+        uintptr_t base = (uintptr_t)b + TES__ARENA_HEADER;
+        uintptr_t at = (base + b->used + (align - 1)) & ~(uintptr_t)(align - 1);
+        size_t offset = (size_t)(at - base);
+        if (offset <= b->size && b->size - offset >= size) {
+            b->used = offset + size;
+            return (void *)at;
+        }
+    }
+    return tes__arena_alloc_slow(a, alloc, size, align);
+}
 /* Forgets every value; keeps the blocks. */
 void tes__arena_reset(tes__arena_t *a);
 /* Frees every block. */

@@ -7,7 +7,8 @@
  * an entity record, a pair record, a staged value) and only then writes,
  * so a call that fails with TES_ERR_NOMEM leaves the queue as it was. No
  * pointer into the queue's arrays is kept across a reserve: records are
- * looked up again by entity index after it.
+ * looked up again by entity index after it, and refer to each other by
+ * position.
  */
 #include "world/defer.h"
 
@@ -35,38 +36,35 @@ static tes__defer_entity_t *entity_get(tes__defer_t *d, tes_entity_t e)
     tes__assert(d->ent_count < d->ent_cap && tes_entity_index(e) < d->ent_at_cap);
     d->ent_at[tes_entity_index(e)] = d->ent_count;
     rec = &d->ents[d->ent_count++];
-    *rec = (tes__defer_entity_t){.e = e, .last_op = TES__OP_END};
+    *rec = (tes__defer_entity_t){.e = e, .last_op = TES__OP_END, .first_pair = TES__OP_END};
     return rec;
 }
 
-static uint64_t pair_key(tes_entity_t e, tes_comp_t c)
-{
-    return (uint64_t)tes_entity_index(e) << 32 | c; /* c >= 1: never 0 */
-}
-
-/* The pair record of (e, c) that is still valid for e's record (NULL if
- * none). */
+/* The pair record of (e, c) since e's last reset (NULL if none). */
 static tes__defer_pair_t *pair_find(const tes__defer_t *d, const tes__defer_entity_t *er,
-                                    tes_entity_t e, tes_comp_t c)
+                                    tes_comp_t c)
 {
-    uint64_t at;
-    if (!er || !tes__map_get(&d->pair_map, pair_key(e, c), &at))
-        return NULL;
-    tes__defer_pair_t *p = &d->pairs[at];
-    return p->resets == er->resets ? p : NULL;
+    for (uint32_t at = er ? er->first_pair : TES__OP_END; at != TES__OP_END;
+         at = d->pairs[at].next)
+        if (d->pairs[at].comp == c)
+            return &d->pairs[at];
+    return NULL;
 }
 
 /* Writes the pair record of (e, c) (room reserved). */
-static void pair_put(tes__defer_t *d, const tes__defer_entity_t *er, tes_entity_t e, tes_comp_t c,
-                     uint8_t state, void *staged)
+static void pair_put(tes__defer_t *d, tes__defer_entity_t *er, tes_comp_t c, uint8_t state,
+                     void *staged)
 {
-    uint64_t key = pair_key(e, c), at;
-    if (!tes__map_get(&d->pair_map, key, &at)) {
+    tes__defer_pair_t *p = pair_find(d, er, c);
+    if (!p) {
         tes__assert(d->pair_count < d->pair_cap);
-        at = d->pair_count++;
-        tes__map_insert(&d->pair_map, key, at);
+        p = &d->pairs[d->pair_count];
+        p->comp = c;
+        p->next = er->first_pair;
+        er->first_pair = d->pair_count++;
     }
-    d->pairs[at] = (tes__defer_pair_t){key, er->resets, state, staged};
+    p->state = state;
+    p->staged = staged;
 }
 
 /* Whether e holds c once the queue's last whole-entity command on e has
@@ -84,7 +82,7 @@ static bool base_has(const tes_world_t *w, const tes__defer_entity_t *er, tes_en
 
 /* ------------------------------------------------------------------ queuing */
 
-int tes__defer_reserve(tes_world_t *w, uint32_t n)
+int tes__defer_reserve_slow(tes_world_t *w, uint32_t n)
 {
     tes__defer_t *d = &w->defer;
     tes__alloc_t *a = &w->alloc;
@@ -94,12 +92,25 @@ int tes__defer_reserve(tes_world_t *w, uint32_t n)
                   64) ||
         tes__grow(a, (void **)&d->pairs, &d->pair_cap, (uint64_t)d->pair_count + n,
                   sizeof *d->pairs, 64) ||
-        tes__map_reserve(&d->pair_map, a, n) ||
         tes__grow(a, (void **)&d->ent_at, &d->ent_at_cap, w->entities.cap, sizeof *d->ent_at, 64))
         return TES_ERR_NOMEM; /* what did grow is only capacity */
     if (d->ent_at_cap > old_at) /* never read uninitialised memory */
         memset(d->ent_at + old_at, 0xFF, (size_t)(d->ent_at_cap - old_at) * sizeof *d->ent_at);
     return TES_OK;
+}
+
+/* See the rule in defer_flush.c: commands whose hooks could look at the
+ * world, and whole-entity commands, are barriers. */
+static uint8_t merge_class(const tes_world_t *w, tes__op_kind_t kind, tes_comp_t comp)
+{
+    if (kind == TES__OP_MATERIALIZE)
+        return TES__OP_QUIET;
+    if (kind < TES__OP_ADD || kind > TES__OP_ENSURE)
+        return TES__OP_BARRIER;
+    const tes__component_t *info = tes__registry_get(&w->components, comp);
+    if (info->hooks.on_add || info->hooks.on_set || info->hooks.on_remove)
+        return TES__OP_BARRIER;
+    return info->storage == TES_STORAGE_TABLE ? TES__OP_MERGED : TES__OP_QUIET;
 }
 
 void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_comp_t comp,
@@ -108,7 +119,8 @@ void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_co
     tes__defer_t *d = &w->defer;
     tes__assert(d->count < d->cap);
     uint32_t at = d->count++;
-    d->ops[at] = (tes__op_t){kind, comp, TES__OP_END, e, src, value, NULL};
+    d->ops[at] = (tes__op_t){(uint8_t)kind, merge_class(w, kind, comp), comp, TES__OP_END, e, src,
+                             value, NULL};
     tes__defer_entity_t *er = entity_get(d, e);
     if (er->last_op != TES__OP_END)
         d->ops[er->last_op].next = at;
@@ -117,24 +129,24 @@ void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_co
     case TES__OP_DESTROY:
     case TES__OP_CLEAR:
         er->reset = TES__RESET_EMPTY;
-        er->resets++;
+        er->first_pair = TES__OP_END;
         break;
     case TES__OP_CLONE:
         er->reset = TES__RESET_CLONE;
         er->src = src;
-        er->resets++;
+        er->first_pair = TES__OP_END;
         break;
     case TES__OP_ADD: {
         /* An add changes nothing when c is there already. */
-        const tes__defer_pair_t *p = pair_find(d, er, e, comp);
+        const tes__defer_pair_t *p = pair_find(d, er, comp);
         if (p ? p->state == TES__PAIR_ABSENT : !base_has(w, er, e, comp))
-            pair_put(d, er, e, comp, TES__PAIR_FRESH, NULL);
+            pair_put(d, er, comp, TES__PAIR_FRESH, NULL);
         break;
     }
-    case TES__OP_REMOVE: pair_put(d, er, e, comp, TES__PAIR_ABSENT, NULL); break;
+    case TES__OP_REMOVE: pair_put(d, er, comp, TES__PAIR_ABSENT, NULL); break;
     case TES__OP_SET:
     case TES__OP_ENSURE:
-        pair_put(d, er, e, comp, value ? TES__PAIR_STAGED : TES__PAIR_FRESH, value);
+        pair_put(d, er, comp, value ? TES__PAIR_STAGED : TES__PAIR_FRESH, value);
         break;
     default: break;
     }
@@ -145,7 +157,8 @@ void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn f
 {
     tes__defer_t *d = &w->defer;
     tes__assert(d->count < d->cap);
-    d->ops[d->count++] = (tes__op_t){TES__OP_CALL, 0, TES__OP_END, TES_NULL, TES_NULL, arg, fn};
+    d->ops[d->count++] =
+        (tes__op_t){TES__OP_CALL, TES__OP_BARRIER, 0, TES__OP_END, TES_NULL, TES_NULL, arg, fn};
     for (uint32_t i = 0; fill && i < nfilled; i++) {
         /* The call acts on each entity it fills like a clone whose source
          * only the call knows. */
@@ -153,7 +166,7 @@ void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn f
         er->reset = TES__RESET_FILL;
         er->fill = fill;
         er->fill_arg = arg;
-        er->resets++;
+        er->first_pair = TES__OP_END;
     }
 }
 
@@ -188,7 +201,7 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
     const tes__component_t *info = tes__registry_get(&w->components, c);
     *status = TES_OK;
     const tes__defer_entity_t *er = entity_find(d, e);
-    const tes__defer_pair_t *p = pair_find(d, er, e, c);
+    const tes__defer_pair_t *p = pair_find(d, er, c);
     if (p && p->state == TES__PAIR_STAGED)
         return p->staged;
     /* Where the value e will hold comes from, when no queued pair command
@@ -229,14 +242,6 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
 void tes__defer_reset(tes_world_t *w)
 {
     tes__defer_t *d = &w->defer;
-    tes__map_t *m = &d->pair_map;
-    if ((uint64_t)m->count * 8 < m->cap) {
-        for (uint32_t i = 0; i < d->pair_count; i++)
-            tes__map_remove(m, d->pairs[i].key, i);
-    } else if (m->cap) {
-        memset(m->entries, 0, (size_t)m->cap * sizeof *m->entries);
-        m->count = 0;
-    }
     d->count = d->ent_count = d->pair_count = 0;
     tes__arena_reset(&d->arena);
 }
@@ -260,7 +265,6 @@ void tes__defer_fini(tes_world_t *w)
     tes__free(a, d->ents, (size_t)d->ent_cap * sizeof *d->ents);
     tes__free(a, d->pairs, (size_t)d->pair_cap * sizeof *d->pairs);
     tes__free(a, d->ent_at, (size_t)d->ent_at_cap * sizeof *d->ent_at);
-    tes__map_fini(&d->pair_map, a);
     tes__arena_fini(&d->arena, a);
     memset(d, 0, sizeof *d);
 }

@@ -16,7 +16,7 @@
  *
  * Beside the command array the queue keeps a record per entity it names
  * (found through an array indexed by entity index) and a record per
- * (entity, component) pair it changes (found through a hash map). They
+ * (entity, component) pair it changes (listed from the entity's). They
  * answer "what will e hold for c after the queue" in constant time, which a
  * deferred tes_ensure needs, and they chain each entity's commands together
  * for the flush. Records refer to commands by index, never by address.
@@ -28,7 +28,6 @@
 #define TES_WORLD_DEFER_H
 
 #include "core/arena.h"
-#include "core/hash.h"
 #include "tessera.h"
 
 typedef enum tes__op_kind {
@@ -60,8 +59,17 @@ typedef int (*tes__defer_fill_fn)(const tes_world_t *w, void *arg, tes_entity_t 
 
 #define TES__OP_END UINT32_MAX /* no next command */
 
+/* How the flush may treat a command (see defer_flush.c), fixed when it is
+ * queued (a component's hooks never change). */
+enum {
+    TES__OP_BARRIER, /* applied alone, in its place */
+    TES__OP_QUIET,   /* no observer: a materialise, a sparse change */
+    TES__OP_MERGED   /* a quiet table change: joins its entity's merged move */
+};
+
 typedef struct tes__op {
-    tes__op_kind_t kind;
+    uint8_t kind;      /* tes__op_kind_t */
+    uint8_t merge;     /* TES__OP_BARRIER, _QUIET or _MERGED */
     tes_comp_t comp;
     uint32_t next;     /* the next command on the same entity, or TES__OP_END */
     tes_entity_t e;
@@ -74,10 +82,10 @@ typedef struct tes__op {
  * replaced all of its components, and the chain of its commands. */
 typedef struct tes__defer_entity {
     tes_entity_t e;
-    uint32_t last_op;   /* for chaining; TES__OP_END before the first */
-    uint32_t resets;    /* whole-entity commands so far: older pair records are void */
-    uint8_t reset;      /* TES__RESET_* */
-    tes_entity_t src;   /* RESET_CLONE: the entity copied at the flush */
+    uint32_t last_op;    /* for chaining; TES__OP_END before the first */
+    uint32_t first_pair; /* its pair records since the last reset, newest first */
+    uint8_t reset;       /* TES__RESET_* */
+    tes_entity_t src;    /* RESET_CLONE: the entity copied at the flush */
     tes__defer_fill_fn fill; /* RESET_FILL: the call that fills e */
     void *fill_arg;
 } tes__defer_entity_t;
@@ -90,10 +98,12 @@ enum {
 };
 
 /* What the queue does to one component of one entity, after the entity's
- * last whole-entity command. */
+ * last whole-entity command. An entity's pair records form a list from its
+ * entity record: a lookup walks as many records as the entity has distinct
+ * components with queued changes (a handful), however long the queue. */
 typedef struct tes__defer_pair {
-    uint64_t key;    /* its key in pair_map */
-    uint32_t resets; /* the entity's reset count when written */
+    tes_comp_t comp;
+    uint32_t next;   /* the entity's next (older) pair record, or TES__OP_END */
     uint8_t state;   /* TES__PAIR_* */
     void *staged;    /* PAIR_STAGED: the value the last set/ensure stages */
 } tes__defer_pair_t;
@@ -116,7 +126,6 @@ typedef struct tes__defer {
     tes__defer_pair_t *pairs;
     uint32_t pair_count;
     uint32_t pair_cap;
-    tes__map_t pair_map;       /* (entity index << 32 | component) -> position in pairs */
     tes__arena_t arena;        /* staged values */
     int32_t depth;          /* all levels: explicit blocks and live iterators */
     int32_t explicit_depth; /* levels opened by tes_defer_begin */
@@ -129,7 +138,8 @@ typedef struct tes__defer {
 /* Makes room for n more commands (and their records). The entities they
  * name must already have slots (reserve the entity index first). TES_OK or
  * TES_ERR_NOMEM (nothing changed). */
-int tes__defer_reserve(tes_world_t *w, uint32_t n);
+int tes__defer_reserve_slow(tes_world_t *w, uint32_t n);
+/* tes__defer_reserve(w, n), inline in world.h, calls it when room is short. */
 /* Appends a command into reserved room. */
 void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_comp_t comp,
                      tes_entity_t src, void *value);

@@ -91,27 +91,14 @@ static int apply(tes_world_t *w, const tes__op_t *op)
     return TES_ERR_INVALID;
 }
 
-/* See the rule above. */
-static bool is_barrier(const tes_world_t *w, const tes__op_t *op)
+static bool is_barrier(const tes__op_t *op)
 {
-    switch (op->kind) {
-    case TES__OP_MATERIALIZE:
-    case TES__OP_DONE: return false;
-    case TES__OP_ADD:
-    case TES__OP_REMOVE:
-    case TES__OP_SET:
-    case TES__OP_ENSURE: {
-        const tes_hooks_t *h = &tes__registry_get(&w->components, op->comp)->hooks;
-        return h->on_add || h->on_set || h->on_remove;
-    }
-    default: return true;
-    }
+    return op->merge == TES__OP_BARRIER && op->kind != TES__OP_DONE;
 }
 
-static bool is_merged(const tes_world_t *w, const tes__op_t *op)
+static bool is_merged(const tes__op_t *op)
 {
-    return op->kind >= TES__OP_ADD && op->kind <= TES__OP_ENSURE && !is_barrier(w, op) &&
-           tes__registry_get(&w->components, op->comp)->storage == TES_STORAGE_TABLE;
+    return op->merge == TES__OP_MERGED && op->kind != TES__OP_DONE;
 }
 
 /* What the merged commands do to one component. */
@@ -154,7 +141,7 @@ static int apply_merged(tes_world_t *w, uint32_t first, uint32_t end)
     uint32_t n = 0, stop = end;
     for (uint32_t j = first; j < end; j = d->ops[j].next) {
         const tes__op_t *op = &d->ops[j];
-        if (!is_merged(w, op))
+        if (!is_merged(op))
             continue; /* a quiet sparse command: applied in its own place */
         net_t *c = net_of(net, &n, w, src, op->comp);
         if (!c) {
@@ -185,7 +172,7 @@ static int apply_merged(tes_world_t *w, uint32_t first, uint32_t end)
         int first_error = TES_OK;
         for (uint32_t j = first; j < stop; j = d->ops[j].next) {
             tes__op_t op = d->ops[j];
-            if (!is_merged(w, &op))
+            if (!is_merged(&op))
                 continue;
             d->ops[j].kind = TES__OP_DONE;
             int rc = apply(w, &op);
@@ -212,7 +199,7 @@ static int apply_merged(tes_world_t *w, uint32_t first, uint32_t end)
     }
     w->hook_depth--;
     for (uint32_t j = first; j < stop; j = d->ops[j].next) {
-        if (!is_merged(w, &d->ops[j]))
+        if (!is_merged(&d->ops[j]))
             continue;
         release_staged(w, &d->ops[j]);
         d->ops[j].kind = TES__OP_DONE;
@@ -252,9 +239,9 @@ int tes__defer_end(tes_world_t *w)
             continue;
         int before = w->last_error;
         int rc;
-        if (merge && is_merged(w, &op)) {
+        if (merge && is_merged(&op)) {
             if (barrier <= i)
-                for (barrier = i + 1; barrier < d->count && !is_barrier(w, &d->ops[barrier]);)
+                for (barrier = i + 1; barrier < d->count && !is_barrier(&d->ops[barrier]);)
                     barrier++;
             rc = apply_merged(w, i, barrier);
         } else {
