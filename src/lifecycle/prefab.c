@@ -427,8 +427,8 @@ static int instantiate(tes_world_t *w, tes_entity_t prefab, uint32_t n, tes_inst
     }
     if (!rc)
         rc = !deferred ? plan_reserve(w, p)
-             : total == UINT32_MAX || tes__defer_reserve(w, 1 + total) ? TES_ERR_NOMEM
-                                                                      : TES_OK;
+             : tes__defer_reserve_call(w, total) ? TES_ERR_NOMEM
+                                                  : TES_OK;
     if (rc) {
         plan_free(w, p);
         if (p != &local)

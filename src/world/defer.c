@@ -7,8 +7,8 @@
  * an entity record, a pair record, a staged value) and only then writes,
  * so a call that fails with TES_ERR_NOMEM leaves the queue as it was. No
  * pointer into the queue's arrays is kept across a reserve: records are
- * looked up again by entity index after it, and refer to each other by
- * position.
+ * looked up again by entity index after it, and refer to each other and to
+ * commands by position.
  */
 #include "world/defer.h"
 
@@ -36,7 +36,7 @@ static tes__defer_entity_t *entity_get(tes__defer_t *d, tes_entity_t e)
     tes__assert(d->ent_count < d->ent_cap && tes_entity_index(e) < d->ent_at_cap);
     d->ent_at[tes_entity_index(e)] = d->ent_count;
     rec = &d->ents[d->ent_count++];
-    *rec = (tes__defer_entity_t){.e = e, .last_op = TES__OP_END, .first_pair = TES__OP_END};
+    *rec = (tes__defer_entity_t){e, TES__OP_END, TES__OP_END, TES__OP_END};
     return rec;
 }
 
@@ -51,9 +51,10 @@ static tes__defer_pair_t *pair_find(const tes__defer_t *d, const tes__defer_enti
     return NULL;
 }
 
-/* Writes the pair record of (e, c) (room reserved). */
-static void pair_put(tes__defer_t *d, tes__defer_entity_t *er, tes_comp_t c, uint8_t state,
-                     void *staged)
+/* Writes the pair record of (e, c) (room reserved: at most one per
+ * command). */
+static void pair_put(tes__defer_t *d, tes__defer_entity_t *er, tes_comp_t c, uint32_t state,
+                     uint32_t op)
 {
     tes__defer_pair_t *p = pair_find(d, er, c);
     if (!p) {
@@ -64,7 +65,7 @@ static void pair_put(tes__defer_t *d, tes__defer_entity_t *er, tes_comp_t c, uin
         er->first_pair = d->pair_count++;
     }
     p->state = state;
-    p->staged = staged;
+    p->op = op;
 }
 
 /* Whether e holds c once the queue's last whole-entity command on e has
@@ -72,12 +73,17 @@ static void pair_put(tes__defer_t *d, tes__defer_entity_t *er, tes_comp_t c, uin
 static bool base_has(const tes_world_t *w, const tes__defer_entity_t *er, tes_entity_t e,
                      tes_comp_t c)
 {
-    switch (er ? er->reset : TES__RESET_NONE) {
-    case TES__RESET_EMPTY: return false;
-    case TES__RESET_CLONE: return tes_has(w, er->src, c);
-    case TES__RESET_FILL: return er->fill(w, er->fill_arg, e, c, NULL) == TES__FILL_HAS;
-    default: return tes_has(w, e, c);
+    const tes__defer_t *d = &w->defer;
+    if (!er || er->reset_op == TES__OP_END)
+        return tes_has(w, e, c);
+    const tes__op_t *reset = &d->ops[er->reset_op];
+    if (reset->kind == TES__OP_CLONE)
+        return tes_has(w, reset->src, c);
+    if (reset->kind == TES__OP_CALL) {
+        const tes__defer_call_t *call = &d->calls[reset->call];
+        return call->fill(w, call->arg, e, c, NULL) == TES__FILL_HAS;
     }
+    return false; /* destroyed or cleared */
 }
 
 /* ------------------------------------------------------------------ queuing */
@@ -87,15 +93,30 @@ int tes__defer_reserve_slow(tes_world_t *w, uint32_t n)
     tes__defer_t *d = &w->defer;
     tes__alloc_t *a = &w->alloc;
     uint32_t old_at = d->ent_at_cap;
-    if (tes__grow(a, (void **)&d->ops, &d->cap, (uint64_t)d->count + n, sizeof *d->ops, 64) ||
+    uint64_t need = (uint64_t)d->count + n;
+    if (tes__grow(a, (void **)&d->ops, &d->cap, need, sizeof *d->ops, 64) ||
+        tes__grow(a, (void **)&d->pairs, &d->pair_cap, need, sizeof *d->pairs, 64) ||
+        tes__grow(a, (void **)&d->barriers, &d->barrier_cap, need, sizeof *d->barriers, 64) ||
         tes__grow(a, (void **)&d->ents, &d->ent_cap, (uint64_t)d->ent_count + n, sizeof *d->ents,
                   64) ||
-        tes__grow(a, (void **)&d->pairs, &d->pair_cap, (uint64_t)d->pair_count + n,
-                  sizeof *d->pairs, 64) ||
         tes__grow(a, (void **)&d->ent_at, &d->ent_at_cap, w->entities.cap, sizeof *d->ent_at, 64))
         return TES_ERR_NOMEM; /* what did grow is only capacity */
     if (d->ent_at_cap > old_at) /* never read uninitialised memory */
         memset(d->ent_at + old_at, 0xFF, (size_t)(d->ent_at_cap - old_at) * sizeof *d->ent_at);
+    d->room = d->cap < d->pair_cap ? d->cap : d->pair_cap;
+    d->room = d->room < d->barrier_cap ? d->room : d->barrier_cap;
+    return TES_OK;
+}
+
+int tes__defer_reserve_call(tes_world_t *w, uint32_t nfilled)
+{
+    tes__defer_t *d = &w->defer;
+    if (tes__defer_reserve(w, 1) ||
+        tes__grow(&w->alloc, (void **)&d->ents, &d->ent_cap, (uint64_t)d->ent_count + nfilled,
+                  sizeof *d->ents, 64) ||
+        tes__grow(&w->alloc, (void **)&d->calls, &d->call_cap, (uint64_t)d->call_count + 1,
+                  sizeof *d->calls, 8))
+        return TES_ERR_NOMEM;
     return TES_OK;
 }
 
@@ -113,14 +134,33 @@ static uint8_t merge_class(const tes_world_t *w, tes__op_kind_t kind, tes_comp_t
     return info->storage == TES_STORAGE_TABLE ? TES__OP_MERGED : TES__OP_QUIET;
 }
 
+/* Appends a command (room reserved); returns its position. */
+static uint32_t append(tes__defer_t *d, tes__op_kind_t kind, uint8_t merge, tes_comp_t comp,
+                       tes_entity_t e)
+{
+    tes__assert(d->count < d->room);
+    uint32_t at = d->count++;
+    tes__op_t *op = &d->ops[at];
+    op->kind = (uint8_t)kind;
+    op->merge = merge;
+    op->comp = comp;
+    op->next = TES__OP_END;
+    op->e = e;
+    op->src = TES_NULL;
+    if (merge == TES__OP_BARRIER)
+        d->barriers[d->barrier_count++] = at;
+    return at;
+}
+
 void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_comp_t comp,
                      tes_entity_t src, void *value)
 {
     tes__defer_t *d = &w->defer;
-    tes__assert(d->count < d->cap);
-    uint32_t at = d->count++;
-    d->ops[at] = (tes__op_t){(uint8_t)kind, merge_class(w, kind, comp), comp, TES__OP_END, e, src,
-                             value, NULL};
+    uint32_t at = append(d, kind, merge_class(w, kind, comp), comp, e);
+    if (kind == TES__OP_CLONE)
+        d->ops[at].src = src;
+    else if (kind == TES__OP_SET || kind == TES__OP_ENSURE)
+        d->ops[at].value = value;
     tes__defer_entity_t *er = entity_get(d, e);
     if (er->last_op != TES__OP_END)
         d->ops[er->last_op].next = at;
@@ -128,25 +168,21 @@ void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_co
     switch (kind) {
     case TES__OP_DESTROY:
     case TES__OP_CLEAR:
-        er->reset = TES__RESET_EMPTY;
-        er->first_pair = TES__OP_END;
-        break;
     case TES__OP_CLONE:
-        er->reset = TES__RESET_CLONE;
-        er->src = src;
+        er->reset_op = at;
         er->first_pair = TES__OP_END;
         break;
     case TES__OP_ADD: {
         /* An add changes nothing when c is there already. */
         const tes__defer_pair_t *p = pair_find(d, er, comp);
         if (p ? p->state == TES__PAIR_ABSENT : !base_has(w, er, e, comp))
-            pair_put(d, er, comp, TES__PAIR_FRESH, NULL);
+            pair_put(d, er, comp, TES__PAIR_FRESH, at);
         break;
     }
-    case TES__OP_REMOVE: pair_put(d, er, comp, TES__PAIR_ABSENT, NULL); break;
+    case TES__OP_REMOVE: pair_put(d, er, comp, TES__PAIR_ABSENT, at); break;
     case TES__OP_SET:
     case TES__OP_ENSURE:
-        pair_put(d, er, comp, value ? TES__PAIR_STAGED : TES__PAIR_FRESH, value);
+        pair_put(d, er, comp, value ? TES__PAIR_STAGED : TES__PAIR_FRESH, at);
         break;
     default: break;
     }
@@ -156,16 +192,15 @@ void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn f
                           const tes_entity_t *filled, uint32_t nfilled)
 {
     tes__defer_t *d = &w->defer;
-    tes__assert(d->count < d->cap);
-    d->ops[d->count++] =
-        (tes__op_t){TES__OP_CALL, TES__OP_BARRIER, 0, TES__OP_END, TES_NULL, TES_NULL, arg, fn};
+    tes__assert(d->call_count < d->call_cap);
+    uint32_t at = append(d, TES__OP_CALL, TES__OP_BARRIER, 0, TES_NULL);
+    d->ops[at].call = d->call_count;
+    d->calls[d->call_count++] = (tes__defer_call_t){fn, fill, arg};
     for (uint32_t i = 0; fill && i < nfilled; i++) {
         /* The call acts on each entity it fills like a clone whose source
          * only the call knows. */
         tes__defer_entity_t *er = entity_get(d, filled[i]);
-        er->reset = TES__RESET_FILL;
-        er->fill = fill;
-        er->fill_arg = arg;
+        er->reset_op = at;
         er->first_pair = TES__OP_END;
     }
 }
@@ -175,7 +210,9 @@ void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn f
 static void *stage(tes_world_t *w, const tes__component_t *info, const void *init)
 {
     void *value = tes__arena_alloc(&w->defer.arena, &w->alloc, info->size, info->align);
-    if (value) {
+    if (value && init && !info->hooks.ctor && !info->hooks.copy)
+        tes__copy_bytes(value, init, info->size); /* zero-fill then copy, in one */
+    else if (value) {
         tes__component_construct1(info, value);
         if (init)
             tes__component_copy1(info, value, init);
@@ -203,36 +240,33 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
     const tes__defer_entity_t *er = entity_find(d, e);
     const tes__defer_pair_t *p = pair_find(d, er, c);
     if (p && p->state == TES__PAIR_STAGED)
-        return p->staged;
+        return d->ops[p->op].value;
     /* Where the value e will hold comes from, when no queued pair command
      * decides it: e's own value, a clone source's current value (the best
      * guess for the copy the flush takes), or the filling call. */
     const void *init = NULL;
-    tes__defer_fill_fn fill = NULL;
-    void *fill_arg = NULL;
-    if (!p) {
-        switch (er ? er->reset : TES__RESET_NONE) {
-        case TES__RESET_NONE:
-            if (tes_has(w, e, c))
-                return tes_get_mut(w, e, c); /* untouched by the queue */
-            break;
-        case TES__RESET_CLONE: init = tes_get(w, er->src, c); break;
-        case TES__RESET_FILL:
-            if (er->fill(w, er->fill_arg, e, c, NULL) == TES__FILL_HAS)
-                fill = er->fill, fill_arg = er->fill_arg;
-            break;
-        default: break;
-        }
+    tes__defer_call_t filler = {NULL, NULL, NULL};
+    if (!p && (!er || er->reset_op == TES__OP_END)) {
+        if (tes_has(w, e, c))
+            return tes_get_mut(w, e, c); /* untouched by the queue */
+    } else if (!p) {
+        const tes__op_t *reset = &d->ops[er->reset_op];
+        if (reset->kind == TES__OP_CLONE)
+            init = tes_get(w, reset->src, c);
+        else if (reset->kind == TES__OP_CALL &&
+                 d->calls[reset->call].fill(w, d->calls[reset->call].arg, e, c, NULL) ==
+                     TES__FILL_HAS)
+            filler = d->calls[reset->call]; /* a copy: the array may move */
     }
     /* init points into a table or store, which reserving queue room does
-     * not move; er is not used past this point. */
+     * not move; er and p are not used past this point. */
     void *value;
     if (tes__defer_reserve(w, 1) || !(value = stage(w, info, init))) {
         *status = TES_ERR_NOMEM;
         return NULL;
     }
-    if (fill)
-        fill(w, fill_arg, e, c, value);
+    if (filler.fill)
+        filler.fill(w, filler.arg, e, c, value);
     tes__defer_push(w, TES__OP_ENSURE, e, c, TES_NULL, value);
     return value;
 }
@@ -242,7 +276,7 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
 void tes__defer_reset(tes_world_t *w)
 {
     tes__defer_t *d = &w->defer;
-    d->count = d->ent_count = d->pair_count = 0;
+    d->count = d->ent_count = d->pair_count = d->barrier_count = d->call_count = 0;
     tes__arena_reset(&d->arena);
 }
 
@@ -258,13 +292,15 @@ void tes__defer_fini(tes_world_t *w)
             tes__component_destruct(info, op->value, 1);
             w->hook_depth--;
         } else if (op->kind == TES__OP_CALL) {
-            op->call(w, op->value, false);
+            d->calls[op->call].run(w, d->calls[op->call].arg, false);
         }
     }
     tes__free(a, d->ops, (size_t)d->cap * sizeof *d->ops);
-    tes__free(a, d->ents, (size_t)d->ent_cap * sizeof *d->ents);
     tes__free(a, d->pairs, (size_t)d->pair_cap * sizeof *d->pairs);
+    tes__free(a, d->barriers, (size_t)d->barrier_cap * sizeof *d->barriers);
+    tes__free(a, d->ents, (size_t)d->ent_cap * sizeof *d->ents);
     tes__free(a, d->ent_at, (size_t)d->ent_at_cap * sizeof *d->ent_at);
+    tes__free(a, d->calls, (size_t)d->call_cap * sizeof *d->calls);
     tes__arena_fini(&d->arena, a);
     memset(d, 0, sizeof *d);
 }

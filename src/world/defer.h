@@ -67,35 +67,36 @@ enum {
     TES__OP_MERGED   /* a quiet table change: joins its entity's merged move */
 };
 
+/* One command: 32 bytes, the queue's hot data. */
 typedef struct tes__op {
-    uint8_t kind;      /* tes__op_kind_t */
-    uint8_t merge;     /* TES__OP_BARRIER, _QUIET or _MERGED */
+    uint8_t kind;  /* tes__op_kind_t */
+    uint8_t merge; /* TES__OP_BARRIER, _QUIET or _MERGED */
     tes_comp_t comp;
-    uint32_t next;     /* the next command on the same entity, or TES__OP_END */
+    uint32_t next; /* the next command on the same entity, or TES__OP_END */
     tes_entity_t e;
-    tes_entity_t src;
-    void *value;       /* SET/ENSURE: staged value (in the arena); CALL: the argument */
-    tes__defer_fn call;
+    union {
+        tes_entity_t src; /* CLONE: the entity copied */
+        void *value;      /* SET/ENSURE: the staged value, in the arena (NULL for tags) */
+        uint32_t call;    /* CALL: position in the queue's calls */
+    };
 } tes__op_t;
 
-/* What the queue does to one entity as a whole: the last command that
- * replaced all of its components, and the chain of its commands. */
+/* A deferred call's functions and argument. */
+typedef struct tes__defer_call {
+    tes__defer_fn run;
+    tes__defer_fill_fn fill; /* NULL: it gives no entity components */
+    void *arg;
+} tes__defer_call_t;
+
+/* What the queue does to one entity: its last whole-entity command (a
+ * destroy or clear empties it, a clone or a filling call replaces its
+ * components) and the chain of its commands. */
 typedef struct tes__defer_entity {
     tes_entity_t e;
     uint32_t last_op;    /* for chaining; TES__OP_END before the first */
-    uint32_t first_pair; /* its pair records since the last reset, newest first */
-    uint8_t reset;       /* TES__RESET_* */
-    tes_entity_t src;    /* RESET_CLONE: the entity copied at the flush */
-    tes__defer_fill_fn fill; /* RESET_FILL: the call that fills e */
-    void *fill_arg;
+    uint32_t reset_op;   /* the last whole-entity command, or TES__OP_END */
+    uint32_t first_pair; /* its pair records since reset_op, newest first */
 } tes__defer_entity_t;
-
-enum {
-    TES__RESET_NONE,  /* e starts from its current components */
-    TES__RESET_EMPTY, /* cleared or destroyed: no components */
-    TES__RESET_CLONE, /* a copy of src */
-    TES__RESET_FILL   /* whatever fill says (a deferred instantiation) */
-};
 
 /* What the queue does to one component of one entity, after the entity's
  * last whole-entity command. An entity's pair records form a list from its
@@ -103,29 +104,36 @@ enum {
  * components with queued changes (a handful), however long the queue. */
 typedef struct tes__defer_pair {
     tes_comp_t comp;
-    uint32_t next;   /* the entity's next (older) pair record, or TES__OP_END */
-    uint8_t state;   /* TES__PAIR_* */
-    void *staged;    /* PAIR_STAGED: the value the last set/ensure stages */
+    uint32_t next;  /* the entity's next (older) pair record, or TES__OP_END */
+    uint32_t op;    /* PAIR_STAGED: the set/ensure whose value c will hold */
+    uint32_t state; /* TES__PAIR_* */
 } tes__defer_pair_t;
 
 enum {
     TES__PAIR_FRESH = 1, /* added while missing: a constructed default */
     TES__PAIR_ABSENT,    /* removed */
-    TES__PAIR_STAGED     /* set or ensured: *staged */
+    TES__PAIR_STAGED     /* set or ensured: the value ops[op] stages */
 };
 
 typedef struct tes__defer {
     tes__op_t *ops;
     uint32_t count;
     uint32_t cap;
+    tes__defer_pair_t *pairs;  /* at most one per command */
+    uint32_t pair_count;
+    uint32_t pair_cap;
+    uint32_t *barriers;        /* positions of barrier commands, ascending */
+    uint32_t barrier_count;
+    uint32_t barrier_cap;
+    uint32_t room;             /* min(cap, pair_cap, barrier_cap) */
     tes__defer_entity_t *ents; /* one per entity the queue names */
     uint32_t ent_count;
     uint32_t ent_cap;
     uint32_t *ent_at;          /* entity index -> position in ents (checked) */
     uint32_t ent_at_cap;
-    tes__defer_pair_t *pairs;
-    uint32_t pair_count;
-    uint32_t pair_cap;
+    tes__defer_call_t *calls;
+    uint32_t call_count;
+    uint32_t call_cap;
     tes__arena_t arena;        /* staged values */
     int32_t depth;          /* all levels: explicit blocks and live iterators */
     int32_t explicit_depth; /* levels opened by tes_defer_begin */
@@ -137,15 +145,18 @@ typedef struct tes__defer {
 
 /* Makes room for n more commands (and their records). The entities they
  * name must already have slots (reserve the entity index first). TES_OK or
- * TES_ERR_NOMEM (nothing changed). */
+ * TES_ERR_NOMEM (nothing changed). tes__defer_reserve(w, n), inline in
+ * world.h, calls it when room is short. */
 int tes__defer_reserve_slow(tes_world_t *w, uint32_t n);
-/* tes__defer_reserve(w, n), inline in world.h, calls it when room is short. */
+/* Makes room for one deferred call that fills nfilled entities. TES_OK or
+ * TES_ERR_NOMEM (nothing changed). */
+int tes__defer_reserve_call(tes_world_t *w, uint32_t nfilled);
 /* Appends a command into reserved room. */
 void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_comp_t comp,
                      tes_entity_t src, void *value);
-/* Appends a deferred call into reserved room (the call's own slot plus one
- * per filled entity: reserve 1 + nfilled). fill may be NULL (the call gives
- * no entity components); otherwise filled lists the entities it fills. */
+/* Appends a deferred call into room reserved by tes__defer_reserve_call.
+ * fill may be NULL (the call gives no entity components); otherwise filled
+ * lists the entities it fills. */
 void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn fill, void *arg,
                           const tes_entity_t *filled, uint32_t nfilled);
 

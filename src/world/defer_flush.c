@@ -65,7 +65,10 @@ static int apply(tes_world_t *w, const tes__op_t *op)
         int rc = tes__clone_into(w, op->e, op->src);
         return rc && rc != TES_ERR_STALE ? tes__fail(w, rc) : rc;
     }
-    case TES__OP_CALL: return op->call(w, op->value, true);
+    case TES__OP_CALL: {
+        tes__defer_call_t call = w->defer.calls[op->call];
+        return call.run(w, call.arg, true);
+    }
     case TES__OP_SET: {
         int rc = tes_set(w, op->e, op->comp, op->value);
         release_staged(w, op);
@@ -89,11 +92,6 @@ static int apply(tes_world_t *w, const tes__op_t *op)
     case TES__OP_DONE: return TES_OK;
     }
     return TES_ERR_INVALID;
-}
-
-static bool is_barrier(const tes__op_t *op)
-{
-    return op->merge == TES__OP_BARRIER && op->kind != TES__OP_DONE;
 }
 
 static bool is_merged(const tes__op_t *op)
@@ -123,6 +121,48 @@ static net_t *net_of(net_t *net, uint32_t *n, const tes_world_t *w, const tes__t
     return &net[(*n)++];
 }
 
+/* Applies the merged commands from `first` to `stop` (exclusive) one by one,
+ * in call order: the fallback when a merged move cannot reserve. Returns
+ * the first error. */
+static int apply_each(tes_world_t *w, uint32_t first, uint32_t stop)
+{
+    tes__defer_t *d = &w->defer;
+    int first_error = TES_OK;
+    for (uint32_t j = first; j < stop; j = d->ops[j].next) {
+        tes__op_t op = d->ops[j];
+        if (!is_merged(&op))
+            continue;
+        d->ops[j].kind = TES__OP_DONE;
+        int rc = apply(w, &op);
+        if (rc && first_error == TES_OK)
+            first_error = rc;
+    }
+    return first_error;
+}
+
+/* The common case of a merged move: one add, set or ensure. The same as
+ * apply_merged, with less bookkeeping. */
+static int apply_single(tes_world_t *w, uint32_t at, tes__slot_t *slot)
+{
+    tes__op_t *op = &w->defer.ops[at];
+    const tes__component_t *info = tes__registry_get(&w->components, op->comp);
+    tes__table_t *src = tes__slot_table(w, slot);
+    tes__table_t *dst = tes__graph_step(&w->tables, &w->alloc, &w->components, src, op->comp, true);
+    if (!dst || (dst != src && tes__table_reserve(dst, &w->alloc, 1)))
+        return apply_each(w, at, at + 1);
+    w->hook_depth++; /* type hooks run below: no structural calls */
+    if (dst != src)
+        tes__world_move(w, op->e, slot, dst);
+    if (op->kind != TES__OP_ADD && op->value) {
+        int32_t col = tes__table_column_index(dst, op->comp);
+        tes__component_copy1(info, tes__table_cell(dst, (uint32_t)col, slot->row), op->value);
+        tes__component_destruct(info, op->value, 1);
+    }
+    w->hook_depth--;
+    op->kind = TES__OP_DONE;
+    return TES_OK;
+}
+
 /* Applies the merged commands of the entity of command `first`, those
  * before `end` (the next barrier), as one move. Returns the first error of
  * the commands (an entity that died earlier: TES_ERR_STALE). */
@@ -136,6 +176,8 @@ static int apply_merged(tes_world_t *w, uint32_t first, uint32_t end)
         d->ops[first].kind = TES__OP_DONE;
         return TES_ERR_STALE;
     }
+    if (d->ops[first].next >= end && d->ops[first].kind != TES__OP_REMOVE)
+        return apply_single(w, first, slot);
     tes__table_t *src = tes__slot_table(w, slot);
     net_t net[MERGE_MAX];
     uint32_t n = 0, stop = end;
@@ -167,20 +209,8 @@ static int apply_merged(tes_world_t *w, uint32_t first, uint32_t end)
         if (net[k].had != net[k].present)
             dst = tes__graph_step(&w->tables, &w->alloc, &w->components, dst, net[k].info->id,
                                   net[k].present);
-    if (!dst || (dst != src && tes__table_reserve(dst, &w->alloc, 1))) {
-        /* Out of memory: one by one, as call order would. */
-        int first_error = TES_OK;
-        for (uint32_t j = first; j < stop; j = d->ops[j].next) {
-            tes__op_t op = d->ops[j];
-            if (!is_merged(&op))
-                continue;
-            d->ops[j].kind = TES__OP_DONE;
-            int rc = apply(w, &op);
-            if (rc && first_error == TES_OK)
-                first_error = rc;
-        }
-        return first_error;
-    }
+    if (!dst || (dst != src && tes__table_reserve(dst, &w->alloc, 1)))
+        return apply_each(w, first, stop); /* out of memory: as call order would */
     w->hook_depth++; /* type hooks run below: no structural calls */
     if (dst != src)
         tes__world_move(w, e, slot, dst);
@@ -232,7 +262,7 @@ int tes__defer_end(tes_world_t *w)
     d->flushing = true;
     bool merge = !watched(w);
     int first_error = TES_OK;
-    uint32_t barrier = 0; /* the first barrier at or after the merge point */
+    uint32_t next_barrier = 0; /* position in d->barriers */
     for (uint32_t i = 0; i < d->count; i++) {
         tes__op_t op = d->ops[i];
         if (op.kind == TES__OP_DONE)
@@ -240,10 +270,11 @@ int tes__defer_end(tes_world_t *w)
         int before = w->last_error;
         int rc;
         if (merge && is_merged(&op)) {
-            if (barrier <= i)
-                for (barrier = i + 1; barrier < d->count && !is_barrier(&d->ops[barrier]);)
-                    barrier++;
-            rc = apply_merged(w, i, barrier);
+            while (next_barrier < d->barrier_count && d->barriers[next_barrier] < i)
+                next_barrier++;
+            uint32_t end =
+                next_barrier < d->barrier_count ? d->barriers[next_barrier] : d->count;
+            rc = apply_merged(w, i, end);
         } else {
             d->ops[i].kind = TES__OP_DONE;
             rc = apply(w, &op);

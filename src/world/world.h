@@ -117,8 +117,8 @@ void tes__world_move(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, tes__tab
 static inline int tes__defer_reserve(tes_world_t *w, uint32_t n)
 {
     const tes__defer_t *d = &w->defer;
-    if ((uint64_t)d->count + n <= d->cap && (uint64_t)d->ent_count + n <= d->ent_cap &&
-        (uint64_t)d->pair_count + n <= d->pair_cap && w->entities.cap <= d->ent_at_cap)
+    if ((uint64_t)d->count + n <= d->room && (uint64_t)d->ent_count + n <= d->ent_cap &&
+        w->entities.cap <= d->ent_at_cap)
         return TES_OK;
     return tes__defer_reserve_slow(w, n);
 }
