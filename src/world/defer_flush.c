@@ -4,8 +4,8 @@
  * one table move per entity, however many adds, removes and sets it got.
  *
  * The rule. A command is *quiet* when it is an add, remove, set or ensure
- * of a component without on_add/on_set/on_remove hooks, and no group
- * watches the world's structural changes; a materialise is quiet too. Any
+ * of a component without on_add/on_set/on_remove hooks; a materialise is
+ * quiet too. Any
  * other command (a destroy, clear, clone, deferred call, or a command whose
  * hooks could look at the world) is a *barrier* and is applied alone, in
  * its place. Between two barriers, the quiet table commands of one entity
@@ -25,9 +25,13 @@
  * command overwrote, and intermediate moves, are skipped. Row order within a
  * table can differ from call order (it is unspecified either way).
  *
- * If the merged move cannot reserve its table (TES_ERR_NOMEM) the same
- * commands are applied one by one instead, each failing or not on its own,
- * as in call order.
+ * Groups watching the world hear of each component the move adds or
+ * removes, as they would of single adds and removes (they are library
+ * code and observe only the final membership).
+ *
+ * If the merged move cannot reserve its table or the watchers' room
+ * (TES_ERR_NOMEM) the same commands are applied one by one instead, each
+ * failing or not on its own, as in call order.
  */
 #include "world/defer.h"
 
@@ -148,11 +152,16 @@ static int apply_single(tes_world_t *w, uint32_t at, tes__slot_t *slot)
     const tes__component_t *info = tes__registry_get(&w->components, op->comp);
     tes__table_t *src = tes__slot_table(w, slot);
     tes__table_t *dst = tes__graph_step(&w->tables, &w->alloc, &w->components, src, op->comp, true);
-    if (!dst || (dst != src && tes__table_reserve(dst, &w->alloc, 1)))
+    if (!dst || (dst != src && (tes__table_reserve(dst, &w->alloc, 1) ||
+                                (w->watcher_count &&
+                                 tes__watch_reserve(w, tes_entity_index(op->e), 1)))))
         return apply_each(w, at, at + 1);
     w->hook_depth++; /* type hooks run below: no structural calls */
-    if (dst != src)
+    if (dst != src) {
+        tes__watch_before(w, op->e, op->comp);
         tes__world_move(w, op->e, slot, dst);
+        tes__watch_after(w, op->e, op->comp);
+    }
     if (op->kind != TES__OP_ADD && op->value) {
         int32_t col = tes__table_column_index(dst, op->comp);
         tes__component_copy1(info, tes__table_cell(dst, (uint32_t)col, slot->row), op->value);
@@ -209,11 +218,22 @@ static int apply_merged(tes_world_t *w, uint32_t first, uint32_t end)
         if (net[k].had != net[k].present)
             dst = tes__graph_step(&w->tables, &w->alloc, &w->components, dst, net[k].info->id,
                                   net[k].present);
-    if (!dst || (dst != src && tes__table_reserve(dst, &w->alloc, 1)))
+    if (!dst || (dst != src && (tes__table_reserve(dst, &w->alloc, 1) ||
+                                (w->watcher_count &&
+                                 tes__watch_reserve(w, tes_entity_index(e), 1)))))
         return apply_each(w, first, stop); /* out of memory: as call order would */
     w->hook_depth++; /* type hooks run below: no structural calls */
-    if (dst != src)
+    if (dst != src) {
+        /* Watchers (groups) hear of each component that came or went, as
+         * around a single add or remove: all befores, the move, all afters. */
+        for (uint32_t k = 0; k < n; k++)
+            if (net[k].had != net[k].present)
+                tes__watch_before(w, e, net[k].info->id);
         tes__world_move(w, e, slot, dst);
+        for (uint32_t k = 0; k < n; k++)
+            if (net[k].had != net[k].present)
+                tes__watch_after(w, e, net[k].info->id);
+    }
     for (uint32_t k = 0; k < n; k++) {
         const tes__component_t *info = net[k].info;
         if (!net[k].present || !info->size)
@@ -237,16 +257,6 @@ static int apply_merged(tes_world_t *w, uint32_t first, uint32_t end)
     return TES_OK;
 }
 
-/* True when a watcher (a group) hears every structural change: then each
- * command is applied in its place. */
-static bool watched(const tes_world_t *w)
-{
-    for (uint32_t i = 0; i < w->watcher_count; i++)
-        if (!w->watchers[i].destroy_only)
-            return true;
-    return false;
-}
-
 int tes__defer_end(tes_world_t *w)
 {
     tes__defer_t *d = &w->defer;
@@ -260,7 +270,6 @@ int tes__defer_end(tes_world_t *w)
      * nested flush. The queue's arrays do not change until the reset, and
      * commands are read by index all the same. */
     d->flushing = true;
-    bool merge = !watched(w);
     int first_error = TES_OK;
     uint32_t next_barrier = 0; /* position in d->barriers */
     for (uint32_t i = 0; i < d->count; i++) {
@@ -269,7 +278,7 @@ int tes__defer_end(tes_world_t *w)
             continue;
         int before = w->last_error;
         int rc;
-        if (merge && is_merged(&op)) {
+        if (is_merged(&op)) {
             while (next_barrier < d->barrier_count && d->barriers[next_barrier] < i)
                 next_barrier++;
             uint32_t end =

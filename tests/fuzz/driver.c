@@ -442,6 +442,7 @@ enum {
     OP_QUERY_NEW,    /* free one query, create another */
     OP_DEFER,        /* tes_defer_begin, ops, tes_defer_end */
     OP_QUERY_MUTATE, /* ops from inside a query loop */
+    OP_DEFER_BURST,  /* a deferred block of many changes to one or two entities */
     OP_COUNT
 };
 
@@ -487,6 +488,7 @@ static const uint32_t composite_permille[OP_COUNT] = {
     [OP_QUERY_NEW] = 4,
     [OP_DEFER] = 35,
     [OP_QUERY_MUTATE] = 40,
+    [OP_DEFER_BURST] = 20,
 };
 
 /* Inside query loops: the structural ops (plus writes through tes_get_mut),
@@ -553,7 +555,8 @@ static const char *const op_names[OP_COUNT] = {
     "spawn", "spawn_n", "destroy", "alive", "add", "set", "ensure", "remove", "has", "get",
     "clear", "clone", "components_of", "disable", "enabled", "stats", "prefab_new",
     "prefab_child", "prefab_edit", "instantiate", "instantiate_n", "instance_destroy",
-    "instance_read", "detach", "adopt", "query_check", "query_new", "defer", "query_mutate"};
+    "instance_read", "detach", "adopt", "query_check", "query_new", "defer", "query_mutate",
+    "defer_burst"};
 
 void fzd_run_op(fz_driver_t *d, int op)
 {
@@ -592,6 +595,7 @@ void fzd_run_op(fz_driver_t *d, int op)
     case OP_QUERY_NEW: fzd_op_query_new(d); break;
     case OP_DEFER: fzd_op_defer_block(d); break;
     case OP_QUERY_MUTATE: fzd_op_query_mutate(d); break;
+    case OP_DEFER_BURST: fzd_op_defer_burst(d); break;
     default: fzd_op_stats(d); break;
     }
 }

@@ -172,5 +172,6 @@ void fzd_check_lifecycle(fz_driver_t *d);
 int fzd_level_closed(fz_driver_t *d);
 void fzd_op_defer_block(fz_driver_t *d);
 void fzd_op_query_mutate(fz_driver_t *d);
+void fzd_op_defer_burst(fz_driver_t *d);
 
 #endif
