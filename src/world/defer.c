@@ -122,16 +122,20 @@ int tes__defer_reserve_call(tes_world_t *w, uint32_t nfilled)
 
 /* See the rule in defer_flush.c: commands whose hooks could look at the
  * world, and whole-entity commands, are barriers. */
+static uint8_t pair_class(const tes__component_t *info)
+{
+    if (info->hooks.on_add || info->hooks.on_set || info->hooks.on_remove)
+        return TES__OP_BARRIER;
+    return info->storage == TES_STORAGE_TABLE ? TES__OP_MERGED : TES__OP_QUIET;
+}
+
 static uint8_t merge_class(const tes_world_t *w, tes__op_kind_t kind, tes_comp_t comp)
 {
     if (kind == TES__OP_MATERIALIZE)
         return TES__OP_QUIET;
     if (kind < TES__OP_ADD || kind > TES__OP_ENSURE)
         return TES__OP_BARRIER;
-    const tes__component_t *info = tes__registry_get(&w->components, comp);
-    if (info->hooks.on_add || info->hooks.on_set || info->hooks.on_remove)
-        return TES__OP_BARRIER;
-    return info->storage == TES_STORAGE_TABLE ? TES__OP_MERGED : TES__OP_QUIET;
+    return pair_class(tes__registry_get(&w->components, comp));
 }
 
 /* Appends a command (room reserved); returns its position. */
@@ -152,11 +156,12 @@ static uint32_t append(tes__defer_t *d, tes__op_kind_t kind, uint8_t merge, tes_
     return at;
 }
 
-void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_comp_t comp,
-                     tes_entity_t src, void *value)
+/* tes__defer_push with the command's merge class already known. */
+static void push(tes_world_t *w, tes__op_kind_t kind, uint8_t merge, tes_entity_t e,
+                 tes_comp_t comp, tes_entity_t src, void *value)
 {
     tes__defer_t *d = &w->defer;
-    uint32_t at = append(d, kind, merge_class(w, kind, comp), comp, e);
+    uint32_t at = append(d, kind, merge, comp, e);
     if (kind == TES__OP_CLONE)
         d->ops[at].src = src;
     else if (kind == TES__OP_SET || kind == TES__OP_ENSURE)
@@ -186,6 +191,12 @@ void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_co
         break;
     default: break;
     }
+}
+
+void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_comp_t comp,
+                     tes_entity_t src, void *value)
+{
+    push(w, kind, merge_class(w, kind, comp), e, comp, src, value);
 }
 
 void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn fill, void *arg,
@@ -228,7 +239,7 @@ int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *val
     void *staged = NULL;
     if (info->size && !(staged = stage(w, info, value)))
         return TES_ERR_NOMEM;
-    tes__defer_push(w, TES__OP_SET, e, c, TES_NULL, staged);
+    push(w, TES__OP_SET, pair_class(info), e, c, TES_NULL, staged);
     return TES_OK;
 }
 
@@ -267,7 +278,7 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
     }
     if (filler.fill)
         filler.fill(w, filler.arg, e, c, value);
-    tes__defer_push(w, TES__OP_ENSURE, e, c, TES_NULL, value);
+    push(w, TES__OP_ENSURE, pair_class(info), e, c, TES_NULL, value);
     return value;
 }
 

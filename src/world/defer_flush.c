@@ -273,18 +273,19 @@ int tes__defer_end(tes_world_t *w)
     int first_error = TES_OK;
     uint32_t next_barrier = 0; /* position in d->barriers */
     for (uint32_t i = 0; i < d->count; i++) {
-        tes__op_t op = d->ops[i];
-        if (op.kind == TES__OP_DONE)
+        const tes__op_t *at = &d->ops[i]; /* the array does not move while flushing */
+        if (at->kind == TES__OP_DONE)
             continue;
         int before = w->last_error;
         int rc;
-        if (is_merged(&op)) {
+        if (is_merged(at)) {
             while (next_barrier < d->barrier_count && d->barriers[next_barrier] < i)
                 next_barrier++;
             uint32_t end =
                 next_barrier < d->barrier_count ? d->barriers[next_barrier] : d->count;
             rc = apply_merged(w, i, end);
         } else {
+            tes__op_t op = *at;
             d->ops[i].kind = TES__OP_DONE;
             rc = apply(w, &op);
         }
