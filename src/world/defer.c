@@ -299,9 +299,9 @@ void tes__defer_fini(tes_world_t *w)
         const tes__op_t *op = &d->ops[i];
         if ((op->kind == TES__OP_SET || op->kind == TES__OP_ENSURE) && op->value) {
             const tes__component_t *info = tes__registry_get(&w->components, op->comp);
-            w->hook_depth++;
+            tes__hook_enter(w);
             tes__component_destruct(info, op->value, 1);
-            w->hook_depth--;
+            tes__world_end(w);
         } else if (op->kind == TES__OP_CALL) {
             d->calls[op->call].run(w, d->calls[op->call].arg, false);
         }
@@ -316,10 +316,23 @@ void tes__defer_fini(tes_world_t *w)
     memset(d, 0, sizeof *d);
 }
 
+/* A deferral level opened or closed from inside a hook would change how
+ * the call that runs the hook goes on (during a flush: queue the remaining
+ * commands onto the queue being applied), so both are refused there. */
+static bool defer_refused(tes_world_t *w)
+{
+    if (!tes__in_hook(w) && !w->defer.flushing)
+        return false;
+    tes__fail(w, TES_ERR_BUSY);
+    return true;
+}
+
 int tes_defer_begin(tes_world_t *w)
 {
     if (!w)
         return TES_ERR_INVALID;
+    if (defer_refused(w))
+        return TES_ERR_BUSY;
     w->defer.depth++;
     w->defer.explicit_depth++;
     return TES_OK;
@@ -329,6 +342,8 @@ int tes_defer_end(tes_world_t *w)
 {
     if (!w)
         return TES_ERR_INVALID;
+    if (defer_refused(w))
+        return TES_ERR_BUSY;
     /* Only levels opened by tes_defer_begin: an iterator's level ends with
      * the iterator. */
     if (w->defer.explicit_depth <= 0)

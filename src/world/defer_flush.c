@@ -46,9 +46,9 @@ static void release_staged(tes_world_t *w, const tes__op_t *op)
     if (!op->value)
         return;
     const tes__component_t *info = tes__registry_get(&w->components, op->comp);
-    w->hook_depth++;
+    tes__hook_enter(w);
     tes__component_destruct(info, op->value, 1);
-    w->hook_depth--;
+    tes__world_end(w);
 }
 
 /* Applies one command through the public calls, like immediate mode. */
@@ -66,7 +66,10 @@ static int apply(tes_world_t *w, const tes__op_t *op)
     case TES__OP_REMOVE: return tes_remove(w, op->e, op->comp);
     case TES__OP_CLEAR: return tes_clear(w, op->e);
     case TES__OP_CLONE: {
+        /* Not a public call: the hooks it runs must still run as hooks. */
+        tes__hook_enter(w);
         int rc = tes__clone_into(w, op->e, op->src);
+        tes__world_end(w);
         return rc && rc != TES_ERR_STALE ? tes__fail(w, rc) : rc;
     }
     case TES__OP_CALL: {
@@ -84,9 +87,9 @@ static int apply(tes_world_t *w, const tes__op_t *op)
         const tes__component_t *info = tes__registry_get(&w->components, op->comp);
         void *ptr = tes_ensure(w, op->e, op->comp);
         if (ptr) {
-            w->hook_depth++;
+            tes__hook_enter(w);
             tes__component_copy1(info, ptr, op->value);
-            w->hook_depth--;
+            tes__world_end(w);
         } else {
             rc = tes_last_error(w);
         }
@@ -156,7 +159,7 @@ static int apply_single(tes_world_t *w, uint32_t at, tes__slot_t *slot)
                                 (w->watcher_count &&
                                  tes__watch_reserve(w, tes_entity_index(op->e), 1)))))
         return apply_each(w, at, at + 1);
-    w->hook_depth++; /* type hooks run below: no structural calls */
+    tes__hook_enter(w); /* type hooks run below: no structural calls */
     if (dst != src) {
         tes__watch_before(w, op->e, op->comp);
         tes__world_move(w, op->e, slot, dst);
@@ -167,7 +170,7 @@ static int apply_single(tes_world_t *w, uint32_t at, tes__slot_t *slot)
         tes__component_copy1(info, tes__table_cell(dst, (uint32_t)col, slot->row), op->value);
         tes__component_destruct(info, op->value, 1);
     }
-    w->hook_depth--;
+    tes__world_end(w);
     op->kind = TES__OP_DONE;
     return TES_OK;
 }
@@ -222,7 +225,7 @@ static int apply_merged(tes_world_t *w, uint32_t first, uint32_t end)
                                 (w->watcher_count &&
                                  tes__watch_reserve(w, tes_entity_index(e), 1)))))
         return apply_each(w, first, stop); /* out of memory: as call order would */
-    w->hook_depth++; /* type hooks run below: no structural calls */
+    tes__hook_enter(w); /* type hooks run below: no structural calls */
     if (dst != src) {
         /* Watchers (groups) hear of each component that came or went, as
          * around a single add or remove: all befores, the move, all afters. */
@@ -247,7 +250,7 @@ static int apply_merged(tes_world_t *w, uint32_t first, uint32_t end)
         if (net[k].value)
             tes__component_copy1(info, cell, net[k].value);
     }
-    w->hook_depth--;
+    tes__world_end(w);
     for (uint32_t j = first; j < stop; j = d->ops[j].next) {
         if (!is_merged(&d->ops[j]))
             continue;
@@ -264,11 +267,16 @@ int tes__defer_end(tes_world_t *w)
         return tes__fail(w, TES_ERR_INVALID);
     if (--d->depth > 0 || d->flushing)
         return TES_OK;
-    /* Commands cannot be queued while flushing (depth is zero and hooks
-     * may not make structural changes), but an iterator opened by a hook
-     * could reopen a level: `flushing` keeps such a level from starting a
-     * nested flush. The queue's arrays do not change until the reset, and
-     * commands are read by index all the same. */
+    /* The applied calls see depth zero, so they change the world at once
+     * instead of queueing, and nothing run by them can raise the depth
+     * again: tes_defer_begin, tes_defer_end and tes_query_iter are refused
+     * inside hooks and while flushing, which is where any user code runs
+     * during a flush. So the queue's arrays neither grow nor move until the
+     * reset below (the loop still reads commands by position, and checks);
+     * `flushing` keeps a level that ends during the flush from starting a
+     * nested one. */
+    const uint32_t count = d->count;
+    (void)count; /* read by the check below, in debug builds */
     d->flushing = true;
     int first_error = TES_OK;
     uint32_t next_barrier = 0; /* position in d->barriers */
@@ -293,6 +301,7 @@ int tes__defer_end(tes_world_t *w)
             w->last_error = before; /* a dropped command is not an error */
         else if (rc && first_error == TES_OK)
             first_error = rc;
+        tes__assert(d->depth == 0 && d->count == count);
     }
     tes__defer_reset(w);
     d->flushing = false;
