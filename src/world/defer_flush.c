@@ -147,14 +147,30 @@ static int apply_each(tes_world_t *w, uint32_t first, uint32_t stop)
     return first_error;
 }
 
+/* The last single step taken: a run of entities that each get the same
+ * component (a system's deferred sets) takes the same edge again and
+ * writes the same column, so both are remembered. Tables are never freed
+ * while the world lives. */
+typedef struct step_memo {
+    const tes__table_t *src;
+    tes_comp_t comp;
+    tes__table_t *dst;
+    int32_t col;
+} step_memo_t;
+
 /* The common case of a merged move: one add, set or ensure. The same as
  * apply_merged, with less bookkeeping. */
-static int apply_single(tes_world_t *w, uint32_t at, tes__slot_t *slot)
+static int apply_single(tes_world_t *w, uint32_t at, tes__slot_t *slot, step_memo_t *memo)
 {
     tes__op_t *op = &w->defer.ops[at];
     const tes__component_t *info = tes__registry_get(&w->components, op->comp);
     tes__table_t *src = tes__slot_table(w, slot);
-    tes__table_t *dst = tes__graph_step(&w->tables, &w->alloc, &w->components, src, op->comp, true);
+    tes__table_t *dst = memo->dst;
+    if (src != memo->src || op->comp != memo->comp) {
+        dst = tes__graph_step(&w->tables, &w->alloc, &w->components, src, op->comp, true);
+        if (dst)
+            *memo = (step_memo_t){src, op->comp, dst, tes__table_column_index(dst, op->comp)};
+    }
     if (!dst || (dst != src && (tes__table_reserve(dst, &w->alloc, 1) ||
                                 (w->watcher_count &&
                                  tes__watch_reserve(w, tes_entity_index(op->e), 1)))))
@@ -166,7 +182,7 @@ static int apply_single(tes_world_t *w, uint32_t at, tes__slot_t *slot)
         tes__watch_after(w, op->e, op->comp);
     }
     if (op->kind != TES__OP_ADD && op->value) {
-        int32_t col = tes__table_column_index(dst, op->comp);
+        int32_t col = memo->col;
         tes__component_copy1(info, tes__table_cell(dst, (uint32_t)col, slot->row), op->value);
         tes__component_destruct(info, op->value, 1);
     }
@@ -178,7 +194,7 @@ static int apply_single(tes_world_t *w, uint32_t at, tes__slot_t *slot)
 /* Applies the merged commands of the entity of command `first`, those
  * before `end` (the next barrier), as one move. Returns the first error of
  * the commands (an entity that died earlier: TES_ERR_STALE). */
-static int apply_merged(tes_world_t *w, uint32_t first, uint32_t end)
+static int apply_merged(tes_world_t *w, uint32_t first, uint32_t end, step_memo_t *memo)
 {
     tes__defer_t *d = &w->defer;
     tes_entity_t e = d->ops[first].e;
@@ -189,7 +205,7 @@ static int apply_merged(tes_world_t *w, uint32_t first, uint32_t end)
         return TES_ERR_STALE;
     }
     if (d->ops[first].next >= end && d->ops[first].kind != TES__OP_REMOVE)
-        return apply_single(w, first, slot);
+        return apply_single(w, first, slot, memo);
     tes__table_t *src = tes__slot_table(w, slot);
     net_t net[MERGE_MAX];
     uint32_t n = 0, stop = end;
@@ -280,6 +296,7 @@ int tes__defer_end(tes_world_t *w)
     d->flushing = true;
     int first_error = TES_OK;
     uint32_t next_barrier = 0; /* position in d->barriers */
+    step_memo_t memo = {NULL, 0, NULL, -1};
     for (uint32_t i = 0; i < d->count; i++) {
         const tes__op_t *at = &d->ops[i]; /* the array does not move while flushing */
         if (at->kind == TES__OP_DONE)
@@ -291,7 +308,7 @@ int tes__defer_end(tes_world_t *w)
                 next_barrier++;
             uint32_t end =
                 next_barrier < d->barrier_count ? d->barriers[next_barrier] : d->count;
-            rc = apply_merged(w, i, end);
+            rc = apply_merged(w, i, end, &memo);
         } else {
             tes__op_t op = *at;
             d->ops[i].kind = TES__OP_DONE;
