@@ -101,6 +101,12 @@ extern const bench_workload_t bench_instantiate_single;
 extern const bench_workload_t bench_defer_ensure;
 extern const bench_workload_t bench_defer_set;
 extern const bench_workload_t bench_defer_set3;
+extern const bench_workload_t bench_bulk_spawn_with;
+extern const bench_workload_t bench_bulk_spawn_bulk;
+extern const bench_workload_t bench_bulk_destroy_n;
+extern const bench_workload_t bench_bulk_destroy_matching;
+extern const bench_workload_t bench_bulk_get_n_table;
+extern const bench_workload_t bench_bulk_get_n_sparse;
 extern const bench_memory_t bench_memory_probes[];
 extern const int bench_memory_probe_count;
 

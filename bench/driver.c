@@ -73,6 +73,12 @@ static const bench_workload_t *const workloads[] = {
     &bench_defer_ensure,
     &bench_defer_set,
     &bench_defer_set3,
+    &bench_bulk_spawn_with,
+    &bench_bulk_spawn_bulk,
+    &bench_bulk_destroy_n,
+    &bench_bulk_destroy_matching,
+    &bench_bulk_get_n_table,
+    &bench_bulk_get_n_sparse,
 };
 #define WORKLOAD_COUNT ((int)(sizeof workloads / sizeof workloads[0]))
 

@@ -225,11 +225,74 @@ tes_entity_t tes_spawn(tes_world_t *w);
 
 /* Creates n entities at once, each carrying the ncomps components in comps
  * (constructed or zero-filled; on_add fires for each), straight into their
- * final table. Writes the handles to out (which must hold n). Either all n
- * are created or none: TES_ERR_FULL, TES_ERR_NOMEM, TES_ERR_INVALID (n < 0,
- * out NULL, an unknown or repeated component, ncomps < 0). */
+ * final table. Writes the handles to out (which must hold n) unless out is
+ * NULL. Either all n are created or none: TES_ERR_FULL, TES_ERR_NOMEM,
+ * TES_ERR_INVALID (n < 0, an unknown or repeated component, ncomps < 0,
+ * comps NULL with ncomps > 0). The same as tes_spawn_bulk without data. */
 int tes_spawn_n(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncomps,
                 tes_entity_t *out);
+
+/* ------------------------------------------------------------------------ */
+/* Bundles, bulk and batch                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* One component and its value for tes_spawn_with. ptr NULL = the default
+ * value (constructed, or zero-filled); a ptr given for a tag is ignored. */
+typedef struct tes_value_t {
+    tes_comp_t comp;
+    const void *ptr;
+} tes_value_t;
+
+/* Creates one entity with all n components, placed straight into its final
+ * table (no intermediate moves): each value is constructed, then assigned
+ * from its ptr (copy hook or memcpy); then on_add fires for every component
+ * and on_set for every one given a ptr, in the order of `values`. ptr may
+ * point into the world's own storage. All or nothing: TES_NULL with
+ * TES_ERR_INVALID (n < 0, values NULL with n > 0, an unknown or repeated
+ * component), TES_ERR_FULL, TES_ERR_NOMEM, TES_ERR_BUSY (inside a hook).
+ * While the world is deferred the handle is live at once and the components
+ * arrive at the flush, one after the other (each as a deferred tes_set, or
+ * tes_add for a NULL ptr), their values copied at the call. */
+tes_entity_t tes_spawn_with(tes_world_t *w, const tes_value_t *values, int32_t n);
+
+/* A batch for tes_spawn_bulk. */
+typedef struct tes_bulk_desc_t {
+    int32_t count;             /* entities to create */
+    const tes_comp_t *comps;   /* ncomps distinct components */
+    int32_t ncomps;
+    /* NULL, or ncomps pointers: data[k] is NULL (defaults) or `count`
+     * contiguous values of comps[k] (ignored for a tag). */
+    const void *const *data;
+    tes_entity_t *out;         /* NULL, or room for count handles */
+} tes_bulk_desc_t;
+
+/* Creates d->count entities with the d->ncomps components straight into
+ * their final table, copying each data column in one pass (one memcpy for
+ * components without ctor and copy hooks). on_add fires for every component
+ * of every entity (component by component), then on_set for every value
+ * copied from data. All or nothing: TES_ERR_INVALID (d NULL, count < 0,
+ * ncomps < 0, comps NULL with ncomps > 0, an unknown or repeated
+ * component), TES_ERR_FULL, TES_ERR_NOMEM, TES_ERR_BUSY. Deferred like
+ * tes_spawn_n (handles at once, components at the flush, values copied at
+ * the call). */
+int tes_spawn_bulk(tes_world_t *w, const tes_bulk_desc_t *d);
+
+/* Destroys n entities, as tes_destroy would one after the other, in list
+ * order. Every handle is checked first, so it is all or nothing:
+ * TES_ERR_STALE if any is not alive, TES_ERR_INVALID if one is listed twice
+ * (or n < 0, or es NULL with n > 0), TES_ERR_OWNED if any belongs to an
+ * instance in a strict_lifecycle world; the first bad entry in list order
+ * decides. Needs no memory. Deferred like tes_destroy. */
+int tes_destroy_n(tes_world_t *w, const tes_entity_t *es, int32_t n);
+
+/* out[i] = tes_get(w, es[i], c) for i < n; returns how many are not NULL.
+ * Built for random access: it computes the addresses of a batch of
+ * entities with the loads of all of them in flight at once, and prefetches
+ * the values. -1 for a NULL world, n < 0, or es / out NULL with n > 0 (the
+ * world is const, so tes_last_error is not updated). A reader like tes_get:
+ * safe from several threads while nothing changes the world. */
+int32_t tes_get_n(const tes_world_t *w, tes_comp_t c, const tes_entity_t *es, int32_t n,
+                  const void **out);
 
 /* Destroys an entity: fires on_remove for each component, runs destructors,
  * frees the slot (and takes it out of its instance). TES_ERR_STALE if e is
@@ -283,7 +346,8 @@ int tes_clear(tes_world_t *w, tes_entity_t e);
 tes_entity_t tes_clone(tes_world_t *w, tes_entity_t e);
 
 /* Writes up to cap of e's component ids to out in ascending order and
- * returns how many e has (which may exceed cap). -1 if e is not alive or out
+ * returns how many e has (which may exceed cap; INT32_MAX for more than
+ * INT32_MAX). -1 if e is not alive or out
  * is NULL with cap > 0 (the world is const here, so tes_last_error is not
  * updated). */
 int32_t tes_components_of(const tes_world_t *w, tes_entity_t e, tes_comp_t *out, int32_t cap);
@@ -376,8 +440,19 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc);
  * running the hook returns (it may be in use by that call). */
 void tes_query_free(tes_query_t *q);
 
-/* The number of entities the query matches now. */
+/* The number of entities the query matches now (INT32_MAX for more). */
 int32_t tes_query_count(tes_query_t *q);
+
+/* Destroys every entity the query matches now and returns how many, in the
+ * order an iteration of the query would visit them (so their indices are
+ * recycled in that order). Tables whose every row matches are emptied
+ * whole: on_remove for all their rows, then one destructor call per column.
+ * Negative status on failure, with nothing destroyed: TES_ERR_INVALID (q
+ * NULL, or more than INT32_MAX matches), TES_ERR_OWNED (a match belongs to
+ * an instance in a strict world), TES_ERR_NOMEM, TES_ERR_BUSY. Deferred
+ * (while iterating, or inside tes_defer_begin/end): the matches are taken
+ * at the call and their count returned; they are destroyed at the flush. */
+int32_t tes_destroy_matching(tes_query_t *q);
 
 /* Starts an iteration. While any iterator is live, structural changes are
  * deferred (see tes_defer_begin). Call tes_iter_next until it returns
@@ -390,7 +465,8 @@ tes_iter_t tes_query_iter(tes_query_t *q);
 bool tes_iter_next(tes_iter_t *it);
 /* The field of term `term` for this chunk: an array of it->count values
  * aligned with it->entities. NULL for NOT terms, tags, an OPTIONAL term the
- * chunk's entities lack, and out-of-range terms. */
+ * chunk's entities lack, out-of-range terms, and an iterator with no chunk
+ * (before the first tes_iter_next, or finished). */
 void *tes_field(const tes_iter_t *it, int32_t term);
 /* Ends an iteration early (idempotent; harmless after tes_iter_next
  * returned false). */
@@ -438,8 +514,8 @@ tes_entity_t tes_prefab_new(tes_world_t *w);
  * TES_ERR_NOMEM, TES_ERR_FULL. */
 tes_entity_t tes_prefab_child(tes_world_t *w, tes_entity_t prefab);
 /* The prefab's live members, root first, then children in the order they
- * were added: writes up to cap to out and returns the count (-1 if prefab
- * is not a live prefab root). */
+ * were added: writes up to cap to out and returns the count (INT32_MAX for
+ * more; -1 if prefab is not a live prefab root). */
 int32_t tes_prefab_members(const tes_world_t *w, tes_entity_t prefab, tes_entity_t *out,
                            int32_t cap);
 
@@ -471,7 +547,8 @@ tes_instance_t tes_instance_of(const tes_world_t *w, tes_entity_t e);
  * (destroyed or detached). Instance ids are never reused. */
 bool tes_instance_alive(const tes_world_t *w, tes_instance_t inst);
 /* Writes up to cap members (in the order they joined) and returns their
- * count; -1 if inst is not alive or out is NULL with cap > 0. */
+ * count (INT32_MAX for more); -1 if inst is not alive or out is NULL with
+ * cap > 0. */
 int32_t tes_instance_members(const tes_world_t *w, tes_instance_t inst, tes_entity_t *out,
                              int32_t cap);
 /* Takes e out of its instance: it then lives on its own (and may be

@@ -216,10 +216,17 @@ void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn f
     }
 }
 
-/* A staged value of c: constructed, then a copy of init when not NULL.
- * NULL when the arena cannot grow (nothing changed). */
-static void *stage(tes_world_t *w, const tes__component_t *info, const void *init)
+void *tes__defer_stage(tes_world_t *w, const tes__component_t *info, const void *init)
 {
+    if (init && info->hooks.ctor) {
+        /* The ctor hook runs before the copy: copy from a bitwise image in
+         * the world's scratch, so a value that lives in a store stays
+         * readable whatever the hook does. */
+        if (tes__world_scratch(w, info->size))
+            return NULL;
+        tes__copy_bytes(w->scratch, init, info->size);
+        init = w->scratch;
+    }
     void *value = tes__arena_alloc(&w->defer.arena, &w->alloc, info->size, info->align);
     if (value && init && !info->hooks.ctor && !info->hooks.copy)
         tes__copy_bytes(value, init, info->size); /* zero-fill then copy, in one */
@@ -227,6 +234,19 @@ static void *stage(tes_world_t *w, const tes__component_t *info, const void *ini
         tes__component_construct1(info, value);
         if (init)
             tes__component_copy1(info, value, init);
+    }
+    return value;
+}
+
+/* Stages a value for a command queued right after: then checks the room
+ * reserved before is still there (the ctor and copy hooks ran in between).
+ * NULL on TES_ERR_NOMEM, with nothing queued. */
+static void *stage(tes_world_t *w, const tes__component_t *info, const void *init)
+{
+    void *value = tes__defer_stage(w, info, init);
+    if (value && tes__defer_reserve(w, 1)) {
+        tes__component_destruct(info, value, 1); /* its bytes wait for the reset */
+        return NULL;
     }
     return value;
 }
@@ -296,14 +316,15 @@ void tes__defer_fini(tes_world_t *w)
     tes__defer_t *d = &w->defer;
     tes__alloc_t *a = &w->alloc;
     for (uint32_t i = 0; i < d->count; i++) {
-        const tes__op_t *op = &d->ops[i];
-        if ((op->kind == TES__OP_SET || op->kind == TES__OP_ENSURE) && op->value) {
-            const tes__component_t *info = tes__registry_get(&w->components, op->comp);
+        tes__op_t op = d->ops[i]; /* a copy: hooks run below */
+        if ((op.kind == TES__OP_SET || op.kind == TES__OP_ENSURE) && op.value) {
+            const tes__component_t *info = tes__registry_get(&w->components, op.comp);
             tes__hook_enter(w);
-            tes__component_destruct(info, op->value, 1);
+            tes__component_destruct(info, op.value, 1);
             tes__world_end(w);
-        } else if (op->kind == TES__OP_CALL) {
-            d->calls[op->call].run(w, d->calls[op->call].arg, false);
+        } else if (op.kind == TES__OP_CALL) {
+            tes__defer_call_t call = d->calls[op.call];
+            call.run(w, call.arg, false);
         }
     }
     tes__free(a, d->ops, (size_t)d->cap * sizeof *d->ops);

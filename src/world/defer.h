@@ -173,6 +173,13 @@ int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *val
  * *status (nothing queued). */
 void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *status);
 
+/* A staged value of info's component for a command about to be queued:
+ * constructed, then a copy of *init when init is not NULL. It lives in the
+ * queue's arena until the flush (never freed on its own: a value that is
+ * not queued after all is only destructed). NULL on TES_ERR_NOMEM. */
+struct tes__component;
+void *tes__defer_stage(tes_world_t *w, const struct tes__component *info, const void *init);
+
 /* Ends one level; at zero applies the queue. Returns the first error met
  * while applying (the rest is still applied). Defined in defer_flush.c. */
 int tes__defer_end(tes_world_t *w);

@@ -429,6 +429,11 @@ enum {
     OP_DISABLE,
     OP_ENABLED,
     OP_STATS,
+    OP_SPAWN_WITH,
+    OP_SPAWN_BULK,
+    OP_DESTROY_N,
+    OP_DESTROY_MATCHING,
+    OP_GET_N,
     OP_PREFAB_NEW,
     OP_PREFAB_CHILD,
     OP_PREFAB_EDIT,  /* an ordinary change made to a prefab's member */
@@ -463,6 +468,13 @@ static const uint32_t op_weight[OP_COUNT] = {
     [OP_DISABLE] = 4,
     [OP_ENABLED] = 2,
     [OP_STATS] = 1,
+    /* Bundles, bulk and batch (driver_bulk.c); the ones that make or kill
+     * entities follow the population (see pick_op). */
+    [OP_SPAWN_WITH] = 0,
+    [OP_SPAWN_BULK] = 2,
+    [OP_DESTROY_N] = 0,
+    [OP_DESTROY_MATCHING] = 0,
+    [OP_GET_N] = 4,
     /* Prefabs and instances (the ones that make entities follow the
      * population, see pick_op). */
     [OP_PREFAB_NEW] = 1,
@@ -498,7 +510,8 @@ static const uint32_t structural_weight[OP_COUNT] = {
     [OP_ENSURE] = 8, [OP_REMOVE] = 10, [OP_CLEAR] = 4, [OP_CLONE] = 6, [OP_DISABLE] = 6,
     [OP_GET] = 6, [OP_PREFAB_NEW] = 1, [OP_PREFAB_CHILD] = 1, [OP_PREFAB_EDIT] = 2,
     [OP_INSTANTIATE] = 4, [OP_INSTANTIATE_N] = 2, [OP_INSTANCE_DESTROY] = 4, [OP_DETACH] = 1,
-    [OP_ADOPT] = 1,
+    [OP_ADOPT] = 1, [OP_SPAWN_WITH] = 5, [OP_SPAWN_BULK] = 2, [OP_DESTROY_N] = 5,
+    [OP_DESTROY_MATCHING] = 1,
 };
 
 int fzd_pick_structural_op(fz_driver_t *d)
@@ -510,6 +523,8 @@ int fzd_pick_structural_op(fz_driver_t *d)
         w[OP_INSTANTIATE] = w[OP_INSTANTIATE_N] = 1;
         w[OP_DESTROY] = 18;
         w[OP_INSTANCE_DESTROY] = 10;
+        w[OP_SPAWN_WITH] = w[OP_SPAWN_BULK] = 1;
+        w[OP_DESTROY_N] = 8;
     }
     uint32_t total = 0;
     for (int i = 0; i < OP_COUNT; i++)
@@ -539,6 +554,9 @@ int fzd_pick_op(fz_driver_t *d)
     w[OP_INSTANTIATE] = low ? 5 : 1;
     w[OP_INSTANTIATE_N] = low ? 2 : 1;
     w[OP_INSTANCE_DESTROY] = low ? 1 : 5;
+    w[OP_SPAWN_WITH] = low ? 6 : 2;
+    w[OP_DESTROY_N] = low ? 1 : 4;
+    w[OP_DESTROY_MATCHING] = low ? 0 : 1;
     uint32_t total = 0;
     for (int i = 0; i < OP_COUNT; i++)
         total += w[i];
@@ -553,7 +571,8 @@ int fzd_pick_op(fz_driver_t *d)
 
 static const char *const op_names[OP_COUNT] = {
     "spawn", "spawn_n", "destroy", "alive", "add", "set", "ensure", "remove", "has", "get",
-    "clear", "clone", "components_of", "disable", "enabled", "stats", "prefab_new",
+    "clear", "clone", "components_of", "disable", "enabled", "stats", "spawn_with", "spawn_bulk",
+    "destroy_n", "destroy_matching", "get_n", "prefab_new",
     "prefab_child", "prefab_edit", "instantiate", "instantiate_n", "instance_destroy",
     "instance_read", "detach", "adopt", "query_check", "query_new", "defer", "query_mutate",
     "defer_burst"};
@@ -582,6 +601,11 @@ void fzd_run_op(fz_driver_t *d, int op)
     case OP_COMPONENTS_OF: fzd_op_components_of(d); break;
     case OP_DISABLE: fzd_op_disable(d); break;
     case OP_ENABLED: fzd_op_enabled(d); break;
+    case OP_SPAWN_WITH: fzd_op_spawn_with(d); break;
+    case OP_SPAWN_BULK: fzd_op_spawn_bulk(d); break;
+    case OP_DESTROY_N: fzd_op_destroy_n(d); break;
+    case OP_DESTROY_MATCHING: fzd_op_destroy_matching(d); break;
+    case OP_GET_N: fzd_op_get_n(d); break;
     case OP_PREFAB_NEW: fzd_op_prefab_new(d); break;
     case OP_PREFAB_CHILD: fzd_op_prefab_child(d); break;
     case OP_PREFAB_EDIT: fzd_op_prefab_edit(d); break;
