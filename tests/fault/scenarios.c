@@ -262,5 +262,9 @@ const fs_scenario_t fs_scenarios[] = {
     {"bulk_spawn_bulk", fs_sc_bulk_spawn_bulk},
     {"bulk_destroy_n", fs_sc_bulk_destroy_n},
     {"bulk_destroy_matching", fs_sc_bulk_destroy_matching},
+    /* scenarios_snapshot.c */
+    {"snapshot", fs_sc_snapshot},
+    /* scenarios_systems.c */
+    {"systems", fs_sc_systems},
 };
 const int fs_nscenarios = (int)(sizeof fs_scenarios / sizeof fs_scenarios[0]);

@@ -319,6 +319,15 @@ static bool setup(fz_driver_t *d, const fz_config_t *cfg)
     desc.generation_limit = cfg->generation_limit;
     desc.entity_limit = cfg->entity_limit;
     desc.strict_lifecycle = cfg->strict;
+    /* 1 to 4 threads: systems run on workers, checked against the model's
+     * sequential frames. */
+    d->threads = 1 + (int32_t)fzd_draw(d, 4);
+    desc.threads = d->threads;
+    d->systems = calloc(1, fzd_systems_size());
+    if (!d->systems) {
+        fzd_fail(d, "out of memory");
+        return false;
+    }
     d->w = tes_world_new(&desc);
     if (!d->w) {
         fzd_fail(d, "tes_world_new failed");
@@ -352,6 +361,7 @@ static bool setup(fz_driver_t *d, const fz_config_t *cfg)
         for (uint32_t f = 0; f < c->nrefs; f++)
             cd.entity_fields[f] = c->ref_off[f];
         fz_tracker_hooks(&d->t, k, &cd.hooks);
+        fzd_snapshot_hooks(k, &cd.hooks);
         tes_comp_t id = tes_component(d->w, &cd);
         if (id == 0 || id == TES_DISABLED || id == TES_PREFAB) {
             fzd_fail(d, "tes_component(%s) = %u (error %d)", c->name, id, tes_last_error(d->w));
@@ -448,6 +458,8 @@ enum {
     OP_DEFER,        /* tes_defer_begin, ops, tes_defer_end */
     OP_QUERY_MUTATE, /* ops from inside a query loop */
     OP_DEFER_BURST,  /* a deferred block of many changes to one or two entities */
+    OP_SNAPSHOT,     /* save, load into a fresh world, carry on with it (driver_snapshot.c) */
+    OP_SYSTEMS,      /* tes_system_new / tes_system_free / tes_progress */
     OP_COUNT
 };
 
@@ -491,6 +503,7 @@ static const uint32_t op_weight[OP_COUNT] = {
     [OP_QUERY_NEW] = 0,
     [OP_DEFER] = 0,
     [OP_QUERY_MUTATE] = 0,
+    [OP_SNAPSHOT] = 0,
 };
 
 /* The composite ops' shares, in 1/1000 of all ops: rare enough to keep a
@@ -501,6 +514,8 @@ static const uint32_t composite_permille[OP_COUNT] = {
     [OP_DEFER] = 35,
     [OP_QUERY_MUTATE] = 40,
     [OP_DEFER_BURST] = 20,
+    [OP_SNAPSHOT] = 2,
+    [OP_SYSTEMS] = 15,
 };
 
 /* Inside query loops: the structural ops (plus writes through tes_get_mut),
@@ -575,7 +590,7 @@ static const char *const op_names[OP_COUNT] = {
     "destroy_n", "destroy_matching", "get_n", "prefab_new",
     "prefab_child", "prefab_edit", "instantiate", "instantiate_n", "instance_destroy",
     "instance_read", "detach", "adopt", "query_check", "query_new", "defer", "query_mutate",
-    "defer_burst"};
+    "defer_burst", "snapshot", "systems"};
 
 void fzd_run_op(fz_driver_t *d, int op)
 {
@@ -620,6 +635,8 @@ void fzd_run_op(fz_driver_t *d, int op)
     case OP_DEFER: fzd_op_defer_block(d); break;
     case OP_QUERY_MUTATE: fzd_op_query_mutate(d); break;
     case OP_DEFER_BURST: fzd_op_defer_burst(d); break;
+    case OP_SNAPSHOT: fzd_op_snapshot(d); break;
+    case OP_SYSTEMS: fzd_op_systems(d); break;
     default: fzd_op_stats(d); break;
     }
 }
@@ -649,6 +666,8 @@ static void teardown(fz_driver_t *d)
         /* The queue dies with the world: no hooks but destructors. */
     }
     fzd_queries_fini(d, how != 1);
+    if (d->systems)
+        fzd_systems_fini(d, how == 1);
 }
 
 void fz_run(const fz_config_t *cfg, fz_source_t *src, uint64_t max_ops, fz_result_t *res)
@@ -713,6 +732,9 @@ void fz_run(const fz_config_t *cfg, fz_source_t *src, uint64_t max_ops, fz_resul
         }
     }
     fzd_queries_fini(d, false);
+    if (d->systems)
+        fzd_systems_fini(d, false);
+    free(d->systems);
     for (int i = 0; i < FZ_MAX_ITERS; i++)
         free(d->seen[i].seen);
     fz_model_fini(&d->m);

@@ -376,6 +376,31 @@ static const char *c_handles(fixture_t *f)
                                                                                : "handles wrong";
 }
 
+/* Snapshots: refused before a byte is written or read. */
+static int c_no_write(const void *data, size_t size, void *user)
+{
+    (void)data, (void)size, (void)user;
+    return TES_ERR_IO; /* never reached when refused */
+}
+
+static int c_no_read(void *data, size_t size, void *user)
+{
+    (void)data, (void)size, (void)user;
+    return TES_ERR_IO;
+}
+
+static const char *c_snapshot_save(fixture_t *f)
+{
+    tes_writer_t out = {c_no_write, NULL};
+    return tes_snapshot_save(f->w, &out) == TES_ERR_BUSY ? NULL : "saved";
+}
+
+static const char *c_snapshot_load(fixture_t *f)
+{
+    tes_reader_t in = {c_no_read, NULL};
+    return tes_snapshot_load(f->w, &in) == TES_ERR_BUSY ? NULL : "loaded";
+}
+
 static const call_t CALLS[] = {
     {"tes_strerror", WORKS, false, c_strerror},
     {"tes_world_new/free (another world)", WORKS, false, c_world_new_free_other},
@@ -430,6 +455,8 @@ static const call_t CALLS[] = {
     {"tes_instance_detach", BUSY, false, c_instance_detach},
     {"tes_instance_adopt", BUSY, false, c_instance_adopt},
     {"tes_entity_index/generation/make", WORKS, false, c_handles},
+    {"tes_snapshot_save", BUSY, false, c_snapshot_save},
+    {"tes_snapshot_load", BUSY, false, c_snapshot_load},
 };
 #define NCALLS ((int)(sizeof CALLS / sizeof CALLS[0]))
 

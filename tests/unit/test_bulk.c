@@ -63,7 +63,7 @@ static tes_comp_t logged(tes_world_t *w, const char *name, size_t size, tes_stor
 {
     tes_component_desc_t d = {.name = name, .size = size, .storage = storage};
     d.hooks = (tes_hooks_t){size ? l_ctor : NULL, size ? l_dtor : NULL, size ? l_copy : NULL, NULL,
-                            l_add, l_set, l_rm, l} ;
+                            l_add, l_set, l_rm, l, NULL, NULL};
     tes_comp_t c = tes_component(w, &d);
     assert_true(c != 0);
     return c;
@@ -567,7 +567,7 @@ static void test_spawn_bulk_hook_counts(void **state)
                                   .storage = i ? TES_STORAGE_SPARSE : TES_STORAGE_TABLE};
         bulk_ctx[i] = (comp_ctx_t){&bulk_counts, sizeof(val_t), 0};
         d.hooks = (tes_hooks_t){h_ctor, h_dtor, h_copy, h_move, h_on_add, h_on_set, h_on_remove,
-                                &bulk_ctx[i]};
+                                &bulk_ctx[i], NULL, NULL};
         ids[i] = bulk_ctx[i].id = tes_component(w, &d);
     }
     enum { N = 5000 };
