@@ -227,11 +227,11 @@ int tes_instance_destroy(tes_world_t *w, tes_instance_t inst)
         rc = tes__fail(w, TES_ERR_STALE);
     else if (w->defer.depth > 0) {
         void *arg = NULL;
-        if (tes__defer_reserve(w, 1) || !(arg = tes__malloc(&w->alloc, sizeof inst)))
+        if (tes__defer_reserve_call(w, 0) || !(arg = tes__malloc(&w->alloc, sizeof inst)))
             rc = tes__fail(w, TES_ERR_NOMEM);
         else {
             memcpy(arg, &inst, sizeof inst);
-            tes__defer_push_call(w, destroy_deferred, NULL, arg);
+            tes__defer_push_call(w, destroy_deferred, NULL, arg, NULL, 0);
         }
     } else {
         destroy_members(w, inst);

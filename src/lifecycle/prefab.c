@@ -445,7 +445,9 @@ static int instantiate(tes_world_t *w, tes_entity_t prefab, uint32_t n, tes_inst
         rc = tes__instances_reserve(lc, n, max_index);
     }
     if (!rc)
-        rc = deferred ? (tes__defer_reserve(w, 1) ? TES_ERR_NOMEM : TES_OK) : plan_reserve(w, p);
+        rc = !deferred ? plan_reserve(w, p)
+             : tes__defer_reserve_call(w, total) ? TES_ERR_NOMEM
+                                                  : TES_OK;
     if (rc) {
         plan_free(w, p);
         if (p != &local)
@@ -469,7 +471,7 @@ static int instantiate(tes_world_t *w, tes_entity_t prefab, uint32_t n, tes_inst
     for (int32_t k = 0; k < cap && (uint32_t)k < total; k++)
         out[k] = p->ents[k];
     if (deferred) {
-        tes__defer_push_call(w, instantiate_deferred, instantiate_fill, p);
+        tes__defer_push_call(w, instantiate_deferred, instantiate_fill, p, p->ents, total);
         return TES_OK;
     }
     plan_commit(w, p);

@@ -111,20 +111,15 @@ static void write_value(const tes__component_t *info, void *cell, const void *sr
  * command, as a deferred tes_set does. NULL on TES_ERR_NOMEM. */
 static void *stage_value(tes_world_t *w, const tes__component_t *info, const void *value)
 {
-    void *staged = tes__malloc(&w->alloc, info->size);
-    if (staged) {
-        tes__component_construct1(info, staged);
-        if (value)
-            tes__component_copy1(info, staged, value);
-    }
-    return staged;
+    return tes__defer_stage(w, info, value); /* in the queue's arena */
 }
 
-/* Ends and frees a staged value that will never be queued. */
+/* Ends a staged value that will never be queued (its arena bytes are
+ * reclaimed at the next flush). */
 static void unstage_value(tes_world_t *w, const tes__component_t *info, void *staged)
 {
+    (void)w;
     tes__component_destruct(info, staged, 1);
-    tes__free(&w->alloc, staged, info->size);
 }
 
 /* ------------------------------------------------------------------ spawn_with */
@@ -138,10 +133,11 @@ static tes_entity_t spawn_with_deferred(tes_world_t *w, const tes_value_t *value
     int rc = TES_OK;
     if (n > 16 && !(staged = tes__calloc(&w->alloc, (size_t)n * sizeof *staged)))
         rc = TES_ERR_NOMEM;
-    if (!rc && tes__defer_reserve(w, n + 1))
-        rc = TES_ERR_NOMEM;
+    /* The entity slot first: the queue's records are sized by the slots. */
     if (!rc)
         rc = tes__entity_reserve(&w->entities, &w->alloc, 1);
+    if (!rc && tes__defer_reserve(w, n + 1))
+        rc = TES_ERR_NOMEM;
     uint32_t made = 0;
     for (; !rc && made < n; made++) {
         const tes__component_t *info = tes__registry_get(&w->components, values[made].comp);
@@ -401,11 +397,14 @@ static int spawn_bulk_deferred(tes_world_t *w, const tes_bulk_desc_t *d)
     uint64_t nstaged = 0;
     for (uint32_t k = 0; k < nc; k++)
         nstaged += bulk_column(w, d, k) ? n : 0;
-    if (ops > UINT32_MAX || nstaged > SIZE_MAX / sizeof(void *) || tes__defer_reserve(w, (uint32_t)ops))
+    if (ops > UINT32_MAX || nstaged > SIZE_MAX / sizeof(void *))
         return TES_ERR_NOMEM;
+    /* The entity slots first: the queue's records are sized by the slots. */
     int rc = tes__entity_reserve(&w->entities, a, n);
     if (rc)
         return rc;
+    if (tes__defer_reserve(w, (uint32_t)ops))
+        return TES_ERR_NOMEM;
     tes_entity_t *handles = d->out;
     if (!handles && !(handles = tes__malloc(a, (size_t)n * sizeof *handles)))
         return TES_ERR_NOMEM;

@@ -39,8 +39,7 @@ static int enter_component(tes_world_t *w, tes_entity_t e, tes_comp_t c, tes__sl
     return *info ? TES_OK : tes__fail(w, TES_ERR_INVALID);
 }
 
-/* Moves entity e, whose slot is `slot`, to table dst (which has room). */
-static void move_to(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, tes__table_t *dst)
+void tes__world_move(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, tes__table_t *dst)
 {
     tes__table_t *src = tes__slot_table(w, slot);
     uint32_t src_row = slot->row;
@@ -116,7 +115,7 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
         if (tes__watch_reserve_one(w, info->id, tes_entity_index(e)))
             return TES_ERR_NOMEM;
         tes__watch_before(w, e, info->id);
-        move_to(w, e, slot, dst);
+        tes__world_move(w, e, slot, dst);
         *added = true;
         tes__watch_after(w, e, info->id);
     }
@@ -167,8 +166,7 @@ static int set_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *va
     if (info->size && !value)
         return tes__fail(w, TES_ERR_INVALID);
     if (w->defer.depth > 0) {
-        void *staged;
-        rc = tes__defer_set(w, e, c, value, true, &staged);
+        rc = tes__defer_set(w, e, c, value);
         return rc ? tes__fail(w, rc) : TES_OK;
     }
     void *ptr;
@@ -202,29 +200,14 @@ static void *ensure_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
         return NULL;
     }
     if (w->defer.depth > 0) {
-        /* The component as it will be after the queued commands: its
-         * current address if nothing queued touches it, the staged value
-         * of a queued set or ensure, or else a new staged value (a copy of
-         * the current one when it exists) that the flush assigns. */
-        void *staged = NULL;
-        const void *init = NULL;
-        uint32_t filler = TES_NULL_INDEX;
-        int queued = tes__defer_lookup(w, e, c, &staged, &init, &filler);
-        if (queued == TES__QUEUED_NONE && tes_has(w, e, c))
-            return tes_get_mut(w, e, c);
-        if (queued == TES__QUEUED_STAGED)
-            return staged;
-        if (tes__defer_set(w, e, c, init, false, &staged)) {
-            tes__fail(w, TES_ERR_NOMEM);
-            return NULL;
-        }
-        /* Staging appended a command, which may have moved the queue:
-         * the filling command is found again by its position. */
-        if (queued == TES__QUEUED_FILL) {
-            const tes__op_t *op = &w->defer.ops[filler];
-            op->fill(w, op->value, e, c, staged);
-        }
-        return staged;
+        /* The component as it will be after the queued commands (see
+         * tes__defer_ensure): found through the queue's records, without
+         * walking the queue. */
+        int status;
+        void *value = tes__defer_ensure(w, e, c, &status);
+        if (!value)
+            tes__fail(w, status);
+        return value;
     }
     void *ptr;
     bool added;
@@ -285,7 +268,7 @@ static int remove_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
      * cannot move e (structural calls are refused while hooks run). */
     slot = &w->entities.slots[tes_entity_index(e)];
     tes__assert(tes__slot_table(w, slot) == src);
-    move_to(w, e, slot, dst); /* runs the destructor */
+    tes__world_move(w, e, slot, dst); /* runs the destructor */
     tes__watch_after(w, e, c);
     return TES_OK;
 }

@@ -1,255 +1,340 @@
 /*
- * The command queue behind deferred mode; see defer.h. Applying a command
- * goes through the same public calls as immediate mode, so deferred and
- * immediate changes share every rule (hooks, ordering, validation). A
- * command whose entity died earlier in the queue is dropped: the calls
- * report TES_ERR_STALE and the flush ignores that status.
+ * The command queue behind deferred mode: queuing, the per-entity and
+ * per-pair records, and deferred tes_ensure (see defer.h). The flush lives in
+ * defer_flush.c.
+ *
+ * Every queuing call first reserves all the room it may need (a command,
+ * an entity record, a pair record, a staged value) and only then writes,
+ * so a call that fails with TES_ERR_NOMEM leaves the queue as it was. No
+ * pointer into the queue's arrays is kept across a reserve: records are
+ * looked up again by entity index after it, and refer to each other and to
+ * commands by position.
  */
 #include "world/defer.h"
 
+#include <string.h>
+
 #include "world/world.h"
 
-int tes__defer_reserve(tes_world_t *w, uint32_t n)
+/* ------------------------------------------------------------------ records */
+
+static tes__defer_entity_t *entity_find(const tes__defer_t *d, tes_entity_t e)
+{
+    uint32_t index = tes_entity_index(e);
+    if (index >= d->ent_at_cap)
+        return NULL;
+    uint32_t at = d->ent_at[index];
+    return at < d->ent_count && d->ents[at].e == e ? &d->ents[at] : NULL;
+}
+
+/* The record of e, made if missing (room reserved). */
+static tes__defer_entity_t *entity_get(tes__defer_t *d, tes_entity_t e)
+{
+    tes__defer_entity_t *rec = entity_find(d, e);
+    if (rec)
+        return rec;
+    tes__assert(d->ent_count < d->ent_cap && tes_entity_index(e) < d->ent_at_cap);
+    d->ent_at[tes_entity_index(e)] = d->ent_count;
+    rec = &d->ents[d->ent_count++];
+    *rec = (tes__defer_entity_t){e, TES__OP_END, TES__OP_END, TES__OP_END};
+    return rec;
+}
+
+/* The pair record of (e, c) since e's last reset (NULL if none). */
+static tes__defer_pair_t *pair_find(const tes__defer_t *d, const tes__defer_entity_t *er,
+                                    tes_comp_t c)
+{
+    for (uint32_t at = er ? er->first_pair : TES__OP_END; at != TES__OP_END;
+         at = d->pairs[at].next)
+        if (d->pairs[at].comp == c)
+            return &d->pairs[at];
+    return NULL;
+}
+
+/* Writes the pair record of (e, c) (room reserved: at most one per
+ * command). */
+static void pair_put(tes__defer_t *d, tes__defer_entity_t *er, tes_comp_t c, uint32_t state,
+                     uint32_t op)
+{
+    tes__defer_pair_t *p = pair_find(d, er, c);
+    if (!p) {
+        tes__assert(d->pair_count < d->pair_cap);
+        p = &d->pairs[d->pair_count];
+        p->comp = c;
+        p->next = er->first_pair;
+        er->first_pair = d->pair_count++;
+    }
+    p->state = state;
+    p->op = op;
+}
+
+/* Whether e holds c once the queue's last whole-entity command on e has
+ * run (before the pair commands that follow it). */
+static bool base_has(const tes_world_t *w, const tes__defer_entity_t *er, tes_entity_t e,
+                     tes_comp_t c)
+{
+    const tes__defer_t *d = &w->defer;
+    if (!er || er->reset_op == TES__OP_END)
+        return tes_has(w, e, c);
+    const tes__op_t *reset = &d->ops[er->reset_op];
+    if (reset->kind == TES__OP_CLONE)
+        return tes_has(w, reset->src, c);
+    if (reset->kind == TES__OP_CALL) {
+        const tes__defer_call_t *call = &d->calls[reset->call];
+        return call->fill(w, call->arg, e, c, NULL) == TES__FILL_HAS;
+    }
+    return false; /* destroyed or cleared */
+}
+
+/* ------------------------------------------------------------------ queuing */
+
+int tes__defer_reserve_slow(tes_world_t *w, uint32_t n)
 {
     tes__defer_t *d = &w->defer;
-    return tes__grow(&w->alloc, (void **)&d->ops, &d->cap, (uint64_t)d->count + n, sizeof *d->ops,
-                     64);
+    tes__alloc_t *a = &w->alloc;
+    uint32_t old_at = d->ent_at_cap;
+    uint64_t need = (uint64_t)d->count + n;
+    if (tes__grow(a, (void **)&d->ops, &d->cap, need, sizeof *d->ops, 64) ||
+        tes__grow(a, (void **)&d->pairs, &d->pair_cap, need, sizeof *d->pairs, 64) ||
+        tes__grow(a, (void **)&d->barriers, &d->barrier_cap, need, sizeof *d->barriers, 64) ||
+        tes__grow(a, (void **)&d->ents, &d->ent_cap, (uint64_t)d->ent_count + n, sizeof *d->ents,
+                  64) ||
+        tes__grow(a, (void **)&d->ent_at, &d->ent_at_cap, w->entities.cap, sizeof *d->ent_at, 64))
+        return TES_ERR_NOMEM; /* what did grow is only capacity */
+    if (d->ent_at_cap > old_at) /* never read uninitialised memory */
+        memset(d->ent_at + old_at, 0xFF, (size_t)(d->ent_at_cap - old_at) * sizeof *d->ent_at);
+    d->room = d->cap < d->pair_cap ? d->cap : d->pair_cap;
+    d->room = d->room < d->barrier_cap ? d->room : d->barrier_cap;
+    return TES_OK;
+}
+
+int tes__defer_reserve_call(tes_world_t *w, uint32_t nfilled)
+{
+    tes__defer_t *d = &w->defer;
+    if (tes__defer_reserve(w, 1) ||
+        tes__grow(&w->alloc, (void **)&d->ents, &d->ent_cap, (uint64_t)d->ent_count + nfilled,
+                  sizeof *d->ents, 64) ||
+        tes__grow(&w->alloc, (void **)&d->calls, &d->call_cap, (uint64_t)d->call_count + 1,
+                  sizeof *d->calls, 8))
+        return TES_ERR_NOMEM;
+    return TES_OK;
+}
+
+/* See the rule in defer_flush.c: commands whose hooks could look at the
+ * world, and whole-entity commands, are barriers. */
+static uint8_t pair_class(const tes__component_t *info)
+{
+    if (info->hooks.on_add || info->hooks.on_set || info->hooks.on_remove)
+        return TES__OP_BARRIER;
+    return info->storage == TES_STORAGE_TABLE ? TES__OP_MERGED : TES__OP_QUIET;
+}
+
+static uint8_t merge_class(const tes_world_t *w, tes__op_kind_t kind, tes_comp_t comp)
+{
+    if (kind == TES__OP_MATERIALIZE)
+        return TES__OP_QUIET;
+    if (kind < TES__OP_ADD || kind > TES__OP_ENSURE)
+        return TES__OP_BARRIER;
+    return pair_class(tes__registry_get(&w->components, comp));
+}
+
+/* Appends a command (room reserved); returns its position. */
+static uint32_t append(tes__defer_t *d, tes__op_kind_t kind, uint8_t merge, tes_comp_t comp,
+                       tes_entity_t e)
+{
+    tes__assert(d->count < d->room);
+    uint32_t at = d->count++;
+    tes__op_t *op = &d->ops[at];
+    op->kind = (uint8_t)kind;
+    op->merge = merge;
+    op->comp = comp;
+    op->next = TES__OP_END;
+    op->e = e;
+    op->src = TES_NULL;
+    if (merge == TES__OP_BARRIER)
+        d->barriers[d->barrier_count++] = at;
+    return at;
+}
+
+/* tes__defer_push with the command's merge class already known. */
+static void push(tes_world_t *w, tes__op_kind_t kind, uint8_t merge, tes_entity_t e,
+                 tes_comp_t comp, tes_entity_t src, void *value)
+{
+    tes__defer_t *d = &w->defer;
+    uint32_t at = append(d, kind, merge, comp, e);
+    if (kind == TES__OP_CLONE)
+        d->ops[at].src = src;
+    else if (kind == TES__OP_SET || kind == TES__OP_ENSURE)
+        d->ops[at].value = value;
+    tes__defer_entity_t *er = entity_get(d, e);
+    if (er->last_op != TES__OP_END)
+        d->ops[er->last_op].next = at;
+    er->last_op = at;
+    switch (kind) {
+    case TES__OP_DESTROY:
+    case TES__OP_CLEAR:
+    case TES__OP_CLONE:
+        er->reset_op = at;
+        er->first_pair = TES__OP_END;
+        break;
+    case TES__OP_ADD: {
+        /* An add changes nothing when c is there already. */
+        const tes__defer_pair_t *p = pair_find(d, er, comp);
+        if (p ? p->state == TES__PAIR_ABSENT : !base_has(w, er, e, comp))
+            pair_put(d, er, comp, TES__PAIR_FRESH, at);
+        break;
+    }
+    case TES__OP_REMOVE: pair_put(d, er, comp, TES__PAIR_ABSENT, at); break;
+    case TES__OP_SET:
+    case TES__OP_ENSURE:
+        pair_put(d, er, comp, value ? TES__PAIR_STAGED : TES__PAIR_FRESH, at);
+        break;
+    default: break;
+    }
 }
 
 void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_comp_t comp,
                      tes_entity_t src, void *value)
 {
-    tes__defer_t *d = &w->defer;
-    tes__assert(d->count < d->cap);
-    d->ops[d->count++] = (tes__op_t){kind, comp, e, src, value, NULL, NULL};
+    push(w, kind, merge_class(w, kind, comp), e, comp, src, value);
 }
 
-void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn fill, void *arg)
+void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn fill, void *arg,
+                          const tes_entity_t *filled, uint32_t nfilled)
 {
     tes__defer_t *d = &w->defer;
-    tes__assert(d->count < d->cap);
-    d->ops[d->count++] = (tes__op_t){TES__OP_CALL, 0, TES_NULL, TES_NULL, arg, fn, fill};
+    tes__assert(d->call_count < d->call_cap);
+    uint32_t at = append(d, TES__OP_CALL, TES__OP_BARRIER, 0, TES_NULL);
+    d->ops[at].call = d->call_count;
+    d->calls[d->call_count++] = (tes__defer_call_t){fn, fill, arg};
+    for (uint32_t i = 0; fill && i < nfilled; i++) {
+        /* The call acts on each entity it fills like a clone whose source
+         * only the call knows. */
+        tes__defer_entity_t *er = entity_get(d, filled[i]);
+        er->reset_op = at;
+        er->first_pair = TES__OP_END;
+    }
 }
 
-int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value, bool on_set,
-                   void **staged)
+void *tes__defer_stage(tes_world_t *w, const tes__component_t *info, const void *init)
 {
-    const tes__component_t *info = tes__registry_get(&w->components, c);
-    *staged = NULL;
-    if (tes__defer_reserve(w, 1))
-        return TES_ERR_NOMEM;
-    if (info->size) {
+    if (init && info->hooks.ctor) {
         /* The ctor hook runs before the copy: copy from a bitwise image in
          * the world's scratch, so a value that lives in a store stays
          * readable whatever the hook does. */
-        if (value) {
-            if (tes__world_scratch(w, info->size))
-                return TES_ERR_NOMEM;
-            tes__copy_bytes(w->scratch, value, info->size);
-            value = w->scratch;
-        }
-        void *stage = tes__malloc(&w->alloc, info->size);
-        if (!stage)
-            return TES_ERR_NOMEM;
-        tes__component_construct1(info, stage);
-        if (value)
-            tes__component_copy1(info, stage, value);
-        /* The room reserved above is checked again after the hooks: a
-         * command they queued may have taken it. */
-        if (tes__defer_reserve(w, 1)) {
-            tes__component_destruct(info, stage, 1);
-            tes__free(&w->alloc, stage, info->size);
-            return TES_ERR_NOMEM;
-        }
-        *staged = stage;
+        if (tes__world_scratch(w, info->size))
+            return NULL;
+        tes__copy_bytes(w->scratch, init, info->size);
+        init = w->scratch;
     }
-    tes__defer_push(w, on_set ? TES__OP_SET : TES__OP_ENSURE, e, c, TES_NULL, *staged);
+    void *value = tes__arena_alloc(&w->defer.arena, &w->alloc, info->size, info->align);
+    if (value && init && !info->hooks.ctor && !info->hooks.copy)
+        tes__copy_bytes(value, init, info->size); /* zero-fill then copy, in one */
+    else if (value) {
+        tes__component_construct1(info, value);
+        if (init)
+            tes__component_copy1(info, value, init);
+    }
+    return value;
+}
+
+/* Stages a value for a command queued right after: then checks the room
+ * reserved before is still there (the ctor and copy hooks ran in between).
+ * NULL on TES_ERR_NOMEM, with nothing queued. */
+static void *stage(tes_world_t *w, const tes__component_t *info, const void *init)
+{
+    void *value = tes__defer_stage(w, info, init);
+    if (value && tes__defer_reserve(w, 1)) {
+        tes__component_destruct(info, value, 1); /* its bytes wait for the reset */
+        return NULL;
+    }
+    return value;
+}
+
+int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
+{
+    const tes__component_t *info = tes__registry_get(&w->components, c);
+    if (tes__defer_reserve(w, 1))
+        return TES_ERR_NOMEM;
+    void *staged = NULL;
+    if (info->size && !(staged = stage(w, info, value)))
+        return TES_ERR_NOMEM;
+    push(w, TES__OP_SET, pair_class(info), e, c, TES_NULL, staged);
     return TES_OK;
 }
 
-int tes__defer_lookup(const tes_world_t *w, tes_entity_t e, tes_comp_t c, void **staged,
-                      const void **init, uint32_t *filler)
-{
-    /* Replays the queued commands on e, tracking whether c will be there
-     * and where its value will come from. */
-    bool touched = false, present = tes_has(w, e, c);
-    const void *source = present ? tes_get(w, e, c) : NULL; /* value it will hold */
-    void *stage = NULL;
-    uint32_t fill = TES_NULL_INDEX;
-    for (uint32_t i = 0; i < w->defer.count; i++) {
-        const tes__op_t *op = &w->defer.ops[i];
-        if (op->kind == TES__OP_CALL && op->fill) {
-            /* A call that fills e (a deferred instantiate) acts like a clone
-             * whose source only the call knows. */
-            int gives = op->fill(w, op->value, e, c, NULL);
-            if (gives != TES__FILL_NONE) {
-                touched = true, present = gives == TES__FILL_HAS, stage = NULL, source = NULL;
-                fill = present ? i : TES_NULL_INDEX;
-            }
-            continue;
-        }
-        if (op->e != e)
-            continue;
-        bool mine = op->comp == c;
-        switch (op->kind) {
-        case TES__OP_SET:
-        case TES__OP_ENSURE:
-            if (mine)
-                touched = present = true, stage = op->value, source = NULL,
-                fill = TES_NULL_INDEX;
-            break;
-        case TES__OP_ADD:
-            if (mine && !present)
-                touched = present = true, stage = NULL, source = NULL, fill = TES_NULL_INDEX;
-            break;
-        case TES__OP_REMOVE:
-            if (mine)
-                touched = true, present = false, stage = NULL, source = NULL,
-                fill = TES_NULL_INDEX;
-            break;
-        case TES__OP_CLEAR:
-        case TES__OP_DESTROY:
-            touched = true, present = false, stage = NULL, source = NULL,
-            fill = TES_NULL_INDEX;
-            break;
-        case TES__OP_CLONE:
-            /* e receives src's components as they will be at the flush;
-             * src's current value is the best guess for the copy. */
-            touched = true, present = tes_has(w, op->src, c), stage = NULL, fill = TES_NULL_INDEX;
-            source = present ? tes_get(w, op->src, c) : NULL;
-            break;
-        case TES__OP_MATERIALIZE:
-        case TES__OP_CALL:
-            break;
-        }
-    }
-    *staged = stage;
-    *init = source;
-    *filler = fill;
-    if (!touched)
-        return TES__QUEUED_NONE;
-    if (stage)
-        return TES__QUEUED_STAGED;
-    return fill != TES_NULL_INDEX && present ? TES__QUEUED_FILL : TES__QUEUED_NEW;
-}
-
-/* Ends a staged value's life. */
-static void release_staged(tes_world_t *w, const tes__op_t *op)
-{
-    if (!op->value)
-        return;
-    const tes__component_t *info = tes__registry_get(&w->components, op->comp);
-    tes__hook_enter(w);
-    tes__component_destruct(info, op->value, 1);
-    tes__world_end(w);
-    tes__free(&w->alloc, op->value, info->size);
-}
-
-static int apply(tes_world_t *w, const tes__op_t *op)
-{
-    switch (op->kind) {
-    case TES__OP_MATERIALIZE: {
-        tes__slot_t *slot = tes__entity_slot(&w->entities, op->e);
-        if (slot && (slot->table & TES__SLOT_TABLE_MASK) == 0)
-            slot->row = 0;
-        return TES_OK;
-    }
-    case TES__OP_DESTROY: return tes_destroy(w, op->e);
-    case TES__OP_ADD: return tes_add(w, op->e, op->comp);
-    case TES__OP_REMOVE: return tes_remove(w, op->e, op->comp);
-    case TES__OP_CLEAR: return tes_clear(w, op->e);
-    case TES__OP_CLONE: {
-        /* A structural call like the others: its ctor, copy and on_add
-         * hooks must find structural calls refused. */
-        int rc = tes__world_begin(w);
-        if (rc)
-            return rc;
-        rc = tes__clone_into(w, op->e, op->src);
-        tes__world_end(w);
-        return rc && rc != TES_ERR_STALE ? tes__fail(w, rc) : rc;
-    }
-    case TES__OP_CALL: return op->call(w, op->value, true);
-    case TES__OP_SET: {
-        int rc = tes_set(w, op->e, op->comp, op->value);
-        release_staged(w, op);
-        return rc;
-    }
-    case TES__OP_ENSURE: {
-        /* Add if missing (on_add), then assign: no on_set, as immediately. */
-        int rc = TES_OK;
-        const tes__component_t *info = tes__registry_get(&w->components, op->comp);
-        void *ptr = tes_ensure(w, op->e, op->comp);
-        if (ptr) {
-            tes__hook_enter(w);
-            tes__component_copy1(info, ptr, op->value);
-            tes__world_end(w);
-        } else {
-            rc = tes_last_error(w);
-        }
-        release_staged(w, op);
-        return rc;
-    }
-    }
-    return TES_ERR_INVALID;
-}
-
-int tes__defer_end(tes_world_t *w)
+void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *status)
 {
     tes__defer_t *d = &w->defer;
-    if (d->depth <= 0)
-        return tes__fail(w, TES_ERR_INVALID);
-    /* An empty queue needs no flush: returning before any write keeps the
-     * iterators of reader threads, which all end here, free of races. */
-    if (--d->depth > 0 || d->flushing || d->count == 0)
-        return TES_OK;
-    /* Apply in order. The applied calls see depth zero, so they change the
-     * world at once instead of queueing, and nothing run by them can raise
-     * the depth again: tes_defer_begin, tes_defer_end and tes_query_iter
-     * are refused inside hooks (and while flushing), which is where any
-     * user code runs during a flush. The queue is detached while it is
-     * applied, so its array never moves under the loop (a command holds
-     * pointers into it: staged values) and a command queued by mistake
-     * could never land in the array being applied; `flushing` keeps a
-     * level that ends during the flush from starting a nested one. */
-    tes__op_t *ops = d->ops;
-    uint32_t count = d->count, cap = d->cap;
-    d->ops = NULL;
-    d->count = d->cap = 0;
-    d->flushing = true;
-    int first_error = TES_OK;
-    for (uint32_t i = 0; i < count; i++) {
-        int before = w->last_error;
-        /* A copy: applying runs hooks, and nothing held across them may
-         * point into the queue. */
-        tes__op_t op = ops[i];
-        int rc = apply(w, &op);
-        if (rc == TES_ERR_STALE)
-            w->last_error = before; /* a dropped command is not an error */
-        else if (rc && first_error == TES_OK)
-            first_error = rc;
-        tes__assert(d->depth == 0 && d->count == 0);
+    const tes__component_t *info = tes__registry_get(&w->components, c);
+    *status = TES_OK;
+    const tes__defer_entity_t *er = entity_find(d, e);
+    const tes__defer_pair_t *p = pair_find(d, er, c);
+    if (p && p->state == TES__PAIR_STAGED)
+        return d->ops[p->op].value;
+    /* Where the value e will hold comes from, when no queued pair command
+     * decides it: e's own value, a clone source's current value (the best
+     * guess for the copy the flush takes), or the filling call. */
+    const void *init = NULL;
+    tes__defer_call_t filler = {NULL, NULL, NULL};
+    if (!p && (!er || er->reset_op == TES__OP_END)) {
+        if (tes_has(w, e, c))
+            return tes_get_mut(w, e, c); /* untouched by the queue */
+    } else if (!p) {
+        const tes__op_t *reset = &d->ops[er->reset_op];
+        if (reset->kind == TES__OP_CLONE)
+            init = tes_get(w, reset->src, c);
+        else if (reset->kind == TES__OP_CALL &&
+                 d->calls[reset->call].fill(w, d->calls[reset->call].arg, e, c, NULL) ==
+                     TES__FILL_HAS)
+            filler = d->calls[reset->call]; /* a copy: the array may move */
     }
-    d->flushing = false;
-    /* Keep the array's capacity for the next frame. */
-    tes__assert(!d->ops);
-    d->ops = ops;
-    d->cap = cap;
-    return first_error; /* each failed command recorded its own error already */
+    /* init points into a table or store, which reserving queue room does
+     * not move; er and p are not used past this point. */
+    void *value;
+    if (tes__defer_reserve(w, 1) || !(value = stage(w, info, init))) {
+        *status = TES_ERR_NOMEM;
+        return NULL;
+    }
+    if (filler.fill)
+        filler.fill(w, filler.arg, e, c, value);
+    push(w, TES__OP_ENSURE, pair_class(info), e, c, TES_NULL, value);
+    return value;
+}
+
+/* ------------------------------------------------------------------ lifetime */
+
+void tes__defer_reset(tes_world_t *w)
+{
+    tes__defer_t *d = &w->defer;
+    d->count = d->ent_count = d->pair_count = d->barrier_count = d->call_count = 0;
+    tes__arena_reset(&d->arena);
 }
 
 void tes__defer_fini(tes_world_t *w)
 {
     tes__defer_t *d = &w->defer;
+    tes__alloc_t *a = &w->alloc;
     for (uint32_t i = 0; i < d->count; i++) {
-        tes__op_t op = d->ops[i]; /* a copy, as in tes__defer_end */
-        if (op.kind == TES__OP_SET || op.kind == TES__OP_ENSURE)
-            release_staged(w, &op);
-        else if (op.kind == TES__OP_CALL)
-            op.call(w, op.value, false);
+        tes__op_t op = d->ops[i]; /* a copy: hooks run below */
+        if ((op.kind == TES__OP_SET || op.kind == TES__OP_ENSURE) && op.value) {
+            const tes__component_t *info = tes__registry_get(&w->components, op.comp);
+            tes__hook_enter(w);
+            tes__component_destruct(info, op.value, 1);
+            tes__world_end(w);
+        } else if (op.kind == TES__OP_CALL) {
+            tes__defer_call_t call = d->calls[op.call];
+            call.run(w, call.arg, false);
+        }
     }
-    tes__free(&w->alloc, d->ops, (size_t)d->cap * sizeof *d->ops);
-    d->ops = NULL;
-    d->count = d->cap = 0;
+    tes__free(a, d->ops, (size_t)d->cap * sizeof *d->ops);
+    tes__free(a, d->pairs, (size_t)d->pair_cap * sizeof *d->pairs);
+    tes__free(a, d->barriers, (size_t)d->barrier_cap * sizeof *d->barriers);
+    tes__free(a, d->ents, (size_t)d->ent_cap * sizeof *d->ents);
+    tes__free(a, d->ent_at, (size_t)d->ent_at_cap * sizeof *d->ent_at);
+    tes__free(a, d->calls, (size_t)d->call_cap * sizeof *d->calls);
+    tes__arena_fini(&d->arena, a);
+    memset(d, 0, sizeof *d);
 }
 
 /* A deferral level opened or closed from inside a hook would change how

@@ -2,25 +2,34 @@
  * Deferred structural changes. While the world is deferred (tes_defer_begin,
  * or any live query iterator), structural calls validate their arguments at
  * once and then append a command to this queue instead of changing tables
- * and stores that an iterator may be walking. The queue is applied in call
- * order when the outermost level ends.
+ * and stores that an iterator may be walking. The queue is applied when the
+ * outermost level ends, with the observable results of applying it in call
+ * order (defer_flush.c says how commands of one entity are merged).
  *
  * Spawned and cloned entities get their handle at once: the slot is issued
  * immediately, in the virtual root table (which owns no rows, so no table an
  * iterator walks is touched), marked pending until the flush reaches its
  * MATERIALIZE command. Values passed to a deferred tes_set (and values of a
- * deferred tes_ensure) are staged in memory of their own: constructed and
+ * deferred tes_ensure) are staged in the queue's arena: constructed and
  * copied at queue time, assigned and destroyed at the flush, so ctor/dtor
  * stay balanced even when the target entity dies before the flush.
  *
- * Tuned for the usual frame: a few hundred commands per iteration, applied
- * once; the queue array keeps its capacity between flushes.
+ * Beside the command array the queue keeps a record per entity it names
+ * (found through an array indexed by entity index) and a record per
+ * (entity, component) pair it changes (listed from the entity's). They
+ * answer "what will e hold for c after the queue" in constant time, which a
+ * deferred tes_ensure needs, and they chain each entity's commands together
+ * for the flush. Records refer to commands by index, never by address.
+ *
+ * Tuned for the usual frame: a few hundred to a few hundred thousand
+ * commands, applied once; every array keeps its capacity between flushes.
  */
 #ifndef TES_WORLD_DEFER_H
 #define TES_WORLD_DEFER_H
 
 #include <stdatomic.h>
 
+#include "core/arena.h"
 #include "tessera.h"
 
 typedef enum tes__op_kind {
@@ -32,7 +41,8 @@ typedef enum tes__op_kind {
     TES__OP_ENSURE,      /* like SET, without on_set (a deferred tes_ensure) */
     TES__OP_CLEAR,
     TES__OP_CLONE,       /* e receives copies of src's components */
-    TES__OP_CALL         /* a higher layer's deferred work: call(w, arg) */
+    TES__OP_CALL,        /* a higher layer's deferred work: call(w, arg) */
+    TES__OP_DONE         /* applied already, as part of a merged move */
 } tes__op_kind_t;
 
 /* The function of a TES__OP_CALL command. `run` is false when the queue is
@@ -49,20 +59,84 @@ enum { TES__FILL_NONE, TES__FILL_LACKS, TES__FILL_HAS };
 typedef int (*tes__defer_fill_fn)(const tes_world_t *w, void *arg, tes_entity_t e, tes_comp_t c,
                                   void *dst);
 
+#define TES__OP_END UINT32_MAX /* no next command */
+
+/* How the flush may treat a command (see defer_flush.c), fixed when it is
+ * queued (a component's hooks never change). */
+enum {
+    TES__OP_BARRIER, /* applied alone, in its place */
+    TES__OP_QUIET,   /* no observer: a materialise, a sparse change */
+    TES__OP_MERGED   /* a quiet table change: joins its entity's merged move */
+};
+
+/* One command: 32 bytes, the queue's hot data. */
 typedef struct tes__op {
-    tes__op_kind_t kind;
+    uint8_t kind;  /* tes__op_kind_t */
+    uint8_t merge; /* TES__OP_BARRIER, _QUIET or _MERGED */
     tes_comp_t comp;
+    uint32_t next; /* the next command on the same entity, or TES__OP_END */
     tes_entity_t e;
-    tes_entity_t src;
-    void *value;       /* SET: staged value; CALL: the argument */
-    tes__defer_fn call;
-    tes__defer_fill_fn fill; /* CALL: what it gives the entities it fills */
+    union {
+        tes_entity_t src; /* CLONE: the entity copied */
+        void *value;      /* SET/ENSURE: the staged value, in the arena (NULL for tags) */
+        uint32_t call;    /* CALL: position in the queue's calls */
+    };
 } tes__op_t;
+
+/* A deferred call's functions and argument. */
+typedef struct tes__defer_call {
+    tes__defer_fn run;
+    tes__defer_fill_fn fill; /* NULL: it gives no entity components */
+    void *arg;
+} tes__defer_call_t;
+
+/* What the queue does to one entity: its last whole-entity command (a
+ * destroy or clear empties it, a clone or a filling call replaces its
+ * components) and the chain of its commands. */
+typedef struct tes__defer_entity {
+    tes_entity_t e;
+    uint32_t last_op;    /* for chaining; TES__OP_END before the first */
+    uint32_t reset_op;   /* the last whole-entity command, or TES__OP_END */
+    uint32_t first_pair; /* its pair records since reset_op, newest first */
+} tes__defer_entity_t;
+
+/* What the queue does to one component of one entity, after the entity's
+ * last whole-entity command. An entity's pair records form a list from its
+ * entity record: a lookup walks as many records as the entity has distinct
+ * components with queued changes (a handful), however long the queue. */
+typedef struct tes__defer_pair {
+    tes_comp_t comp;
+    uint32_t next;  /* the entity's next (older) pair record, or TES__OP_END */
+    uint32_t op;    /* PAIR_STAGED: the set/ensure whose value c will hold */
+    uint32_t state; /* TES__PAIR_* */
+} tes__defer_pair_t;
+
+enum {
+    TES__PAIR_FRESH = 1, /* added while missing: a constructed default */
+    TES__PAIR_ABSENT,    /* removed */
+    TES__PAIR_STAGED     /* set or ensured: the value ops[op] stages */
+};
 
 typedef struct tes__defer {
     tes__op_t *ops;
     uint32_t count;
     uint32_t cap;
+    tes__defer_pair_t *pairs;  /* at most one per command */
+    uint32_t pair_count;
+    uint32_t pair_cap;
+    uint32_t *barriers;        /* positions of barrier commands, ascending */
+    uint32_t barrier_count;
+    uint32_t barrier_cap;
+    uint32_t room;             /* min(cap, pair_cap, barrier_cap) */
+    tes__defer_entity_t *ents; /* one per entity the queue names */
+    uint32_t ent_count;
+    uint32_t ent_cap;
+    uint32_t *ent_at;          /* entity index -> position in ents (checked) */
+    uint32_t ent_at_cap;
+    tes__defer_call_t *calls;
+    uint32_t call_count;
+    uint32_t call_cap;
+    tes__arena_t arena;        /* staged values */
     /* All levels: explicit blocks and live iterators. Atomic because
      * iterators of several threads open and close levels at once (reads
      * from many threads); every other field is touched only by structural
@@ -75,39 +149,49 @@ typedef struct tes__defer {
 /* Row value of an entity in the virtual root whose spawn is still queued. */
 #define TES__ROW_PENDING UINT32_C(1)
 
-/* Makes room for n more commands. TES_OK or TES_ERR_NOMEM. */
-int tes__defer_reserve(tes_world_t *w, uint32_t n);
+/* Makes room for n more commands (and their records). The entities they
+ * name must already have slots (reserve the entity index first). TES_OK or
+ * TES_ERR_NOMEM (nothing changed). tes__defer_reserve(w, n), inline in
+ * world.h, calls it when room is short. */
+int tes__defer_reserve_slow(tes_world_t *w, uint32_t n);
+/* Makes room for one deferred call that fills nfilled entities. TES_OK or
+ * TES_ERR_NOMEM (nothing changed). */
+int tes__defer_reserve_call(tes_world_t *w, uint32_t nfilled);
 /* Appends a command into reserved room. */
 void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_comp_t comp,
                      tes_entity_t src, void *value);
-/* Appends a deferred call into reserved room; fill may be NULL (the call
- * gives no entity components). */
-void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn fill, void *arg);
+/* Appends a deferred call into room reserved by tes__defer_reserve_call.
+ * fill may be NULL (the call gives no entity components); otherwise filled
+ * lists the entities it fills. */
+void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn fill, void *arg,
+                          const tes_entity_t *filled, uint32_t nfilled);
 
-/* Queues a set (on_set = true) or an ensure of c on e: stages a
- * constructed copy of value (a constructed default when value is NULL).
- * Returns the staged value's address (NULL for a tag) through *staged.
- * TES_OK or TES_ERR_NOMEM (nothing queued). */
-int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value, bool on_set,
-                   void **staged);
+/* Queues a set (on_set = true) of c on e: stages a constructed copy of
+ * value (which must not be NULL unless c is a tag). TES_OK or TES_ERR_NOMEM
+ * (nothing queued). */
+int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value);
 
-/* What a deferred tes_ensure of c on e must do, given the commands queued
- * for e so far. */
-enum {
-    TES__QUEUED_NONE,   /* nothing queued changes c on e: use its address now */
-    TES__QUEUED_STAGED, /* a queued set/ensure stages c: return *staged */
-    TES__QUEUED_NEW,    /* stage a new value, a copy of *init (NULL: default) */
-    TES__QUEUED_FILL    /* stage a new default value and let the queued call
-                           at position *filler fill it */
-};
-/* *filler is a position in the queue, not a pointer: staging a value
- * appends to the queue, which may move it. */
-int tes__defer_lookup(const tes_world_t *w, tes_entity_t e, tes_comp_t c, void **staged,
-                      const void **init, uint32_t *filler);
+/* A deferred tes_ensure of c (a component with data) on live e: the
+ * address of the value e will hold after the queue. That is its current
+ * address if nothing queued changes it, the staged value of a queued set or
+ * ensure, or else a newly staged value the flush assigns (a copy of the
+ * value the queue will give e, or a default). NULL with TES_ERR_NOMEM in
+ * *status (nothing queued). */
+void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *status);
+
+/* A staged value of info's component for a command about to be queued:
+ * constructed, then a copy of *init when init is not NULL. It lives in the
+ * queue's arena until the flush (never freed on its own: a value that is
+ * not queued after all is only destructed). NULL on TES_ERR_NOMEM. */
+struct tes__component;
+void *tes__defer_stage(tes_world_t *w, const struct tes__component *info, const void *init);
 
 /* Ends one level; at zero applies the queue. Returns the first error met
- * while applying (the rest is still applied). */
+ * while applying (the rest is still applied). Defined in defer_flush.c. */
 int tes__defer_end(tes_world_t *w);
+/* Empties the queue's records and arena after a flush (their memory is
+ * kept). */
+void tes__defer_reset(tes_world_t *w);
 /* Releases the queue, destroying staged values (world teardown). */
 void tes__defer_fini(tes_world_t *w);
 

@@ -276,6 +276,22 @@ static inline void tes__watch_after(tes_world_t *w, tes_entity_t e, tes_comp_t c
  * of them died) or TES_ERR_NOMEM (nothing changed). */
 int tes__clone_into(tes_world_t *w, tes_entity_t dst, tes_entity_t src);
 
+/* Moves live entity e, whose slot is `slot`, to table dst (which has
+ * room): shared columns move, new ones are constructed, dropped ones
+ * destroyed. Tells no watcher and fires no observer. */
+void tes__world_move(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, tes__table_t *dst);
+
+/* Makes room in the deferred queue for n more commands (see defer.h); the
+ * common case, room already there, inline. */
+static inline int tes__defer_reserve(tes_world_t *w, uint32_t n)
+{
+    const tes__defer_t *d = &w->defer;
+    if ((uint64_t)d->count + n <= d->room && (uint64_t)d->ent_count + n <= d->ent_cap &&
+        w->entities.cap <= d->ent_at_cap)
+        return TES_OK;
+    return tes__defer_reserve_slow(w, n);
+}
+
 /* Records a failure and returns it, so `return tes__fail(w, rc);` works. */
 static inline int tes__fail(tes_world_t *w, int status)
 {

@@ -82,6 +82,7 @@ typedef struct fs_ref {
     uint64_t *step_end; /* allocation calls made by the end of each step */
     uint32_t nsteps, cap;
     fs_snap_t final;
+    fs_snap_t final_no_tables; /* the same without stats.tables (see fs_snapshot) */
 } fs_ref_t;
 
 typedef struct fs_run {
@@ -233,6 +234,7 @@ void fs_sc_query_tables(fs_run_t *r);
 void fs_sc_group_ops(fs_run_t *r);
 void fs_sc_defer(fs_run_t *r);
 void fs_sc_defer_loop(fs_run_t *r);
+void fs_sc_defer_merge(fs_run_t *r);
 
 /* Scenarios of scenarios_sites.c. */
 void fs_sc_group_collect(fs_run_t *r);

@@ -241,6 +241,7 @@ const fs_scenario_t fs_scenarios[] = {
     {"group_ops", fs_sc_group_ops},
     {"defer", fs_sc_defer},
     {"defer_loop", fs_sc_defer_loop},
+    {"defer_merge", fs_sc_defer_merge},
     /* scenarios_lifecycle.c */
     {"prefab", fs_sc_prefab},
     {"instantiate", fs_sc_instantiate},

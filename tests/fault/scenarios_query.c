@@ -318,3 +318,40 @@ void fs_sc_defer_loop(fs_run_t *r)
         fs_iter_fini(r, &it);
     }
 }
+
+/* The command queue's own memory and the merged flush: a block long enough
+ * that the staging arena makes several blocks and the entity and pair
+ * records grow, with many commands on a few entities (each entity's quiet
+ * table changes become one move at the flush, into tables that do not
+ * exist yet, with a group to tell), a hooked component between them (a
+ * barrier) and ensures that find their staged values through the records. */
+void fs_sc_defer_merge(fs_run_t *r)
+{
+    if (!fs_world_new(r, NULL))
+        return;
+    fs_register_base(r);
+    populate(r, 24);
+    const fs_qterm_t g[] = {A(FS_C_T16), A(FS_C_TTAG)};
+    group_and_twin(r, g, 2, TES_QUERY_NONOWNING_GROUP);
+    fs_defer_begin(r);
+    for (uint32_t round = 0; round < 24 && !r->dead; round++) {
+        for (uint32_t i = 0; i < 24 && !r->dead; i++) {
+            tes_entity_t e = r->ents[i];
+            uint32_t u = round * 100 + i;
+            fs_set(r, e, FS_C_T16, u);
+            if ((i + round) % 2 == 0)
+                fs_add(r, e, FS_C_TTAG);
+            if ((i + round) % 3 == 0)
+                fs_remove(r, e, FS_C_T4);
+            if ((i + round) % 4 == 1)
+                fs_set(r, e, FS_C_T4, u);
+            if (i % 5 == 0)
+                fs_ensure(r, e, FS_C_T16, u + 7);  /* finds the staged value */
+            if ((i + round) % 6 == 5)
+                fs_remove(r, e, FS_C_TTAG);
+            if (round % 8 == 7 && i % 6 == 0)
+                fs_set(r, e, FS_C_T24, u);        /* hooked: a barrier */
+        }
+    }
+    fs_defer_end(r);
+}

@@ -457,6 +457,7 @@ enum {
     OP_QUERY_NEW,    /* free one query, create another */
     OP_DEFER,        /* tes_defer_begin, ops, tes_defer_end */
     OP_QUERY_MUTATE, /* ops from inside a query loop */
+    OP_DEFER_BURST,  /* a deferred block of many changes to one or two entities */
     OP_SNAPSHOT,     /* save, load into a fresh world, carry on with it (driver_snapshot.c) */
     OP_SYSTEMS,      /* tes_system_new / tes_system_free / tes_progress */
     OP_COUNT
@@ -512,6 +513,7 @@ static const uint32_t composite_permille[OP_COUNT] = {
     [OP_QUERY_NEW] = 4,
     [OP_DEFER] = 35,
     [OP_QUERY_MUTATE] = 40,
+    [OP_DEFER_BURST] = 20,
     [OP_SNAPSHOT] = 2,
     [OP_SYSTEMS] = 15,
 };
@@ -587,8 +589,8 @@ static const char *const op_names[OP_COUNT] = {
     "clear", "clone", "components_of", "disable", "enabled", "stats", "spawn_with", "spawn_bulk",
     "destroy_n", "destroy_matching", "get_n", "prefab_new",
     "prefab_child", "prefab_edit", "instantiate", "instantiate_n", "instance_destroy",
-    "instance_read", "detach", "adopt", "query_check", "query_new", "defer", "query_mutate", "snapshot",
-    "systems"};
+    "instance_read", "detach", "adopt", "query_check", "query_new", "defer", "query_mutate",
+    "defer_burst", "snapshot", "systems"};
 
 void fzd_run_op(fz_driver_t *d, int op)
 {
@@ -632,6 +634,7 @@ void fzd_run_op(fz_driver_t *d, int op)
     case OP_QUERY_NEW: fzd_op_query_new(d); break;
     case OP_DEFER: fzd_op_defer_block(d); break;
     case OP_QUERY_MUTATE: fzd_op_query_mutate(d); break;
+    case OP_DEFER_BURST: fzd_op_defer_burst(d); break;
     case OP_SNAPSHOT: fzd_op_snapshot(d); break;
     case OP_SYSTEMS: fzd_op_systems(d); break;
     default: fzd_op_stats(d); break;

@@ -11,6 +11,11 @@
  *   mostly to the chunk's own entities (fzd_iterate with ops per chunk),
  *   and sometimes leaves early with tes_iter_fini; the last level to close
  *   (the loop's end or fini) applies the queue.
+ * - DEFER_BURST: one block of 16 to 96 changes, most of them adds, sets,
+ *   ensures, removes and disables aimed at one or two entities, the rest
+ *   any structural op on any entity. The flush merges each entity's quiet
+ *   table changes into one move; the model applies the same queue one
+ *   command at a time, and every check after the flush compares the two.
  * Ops nest: a block may contain query loops and blocks, a loop may contain
  * blocks and other loops, up to FZ_MAX_NEST deep.
  */
@@ -107,5 +112,52 @@ void fzd_op_query_mutate(fz_driver_t *d)
             fzd_iterate(d, dq, 1 + fzd_draw(d, 4), true);
             return;
         }
+    }
+}
+
+void fzd_op_defer_burst(fz_driver_t *d)
+{
+    if (!d->m.nlive)
+        return;
+    d->op = "tes_defer_begin (burst)";
+    int rc = tes_defer_begin(d->w);
+    if (rc != TES_OK) {
+        fzd_fail(d, "returned %d", rc);
+        return;
+    }
+    d->defer_depth++;
+    d->blocks++;
+    tes_entity_t targets[2];
+    uint32_t nt = 1 + fzd_draw(d, 2);
+    for (uint32_t i = 0; i < nt; i++)
+        targets[i] = fz_model_handle(&d->m, d->m.live[fzd_draw(d, d->m.nlive)]);
+    const tes_entity_t *saved = d->prefer;
+    uint32_t saved_n = d->nprefer;
+    d->prefer = targets; /* most picks (see fzd_pick_entity) */
+    d->nprefer = nt;
+    uint32_t n = 16 + fzd_draw(d, 81);
+    d->nest++;
+    for (uint32_t i = 0; i < n && !fzd_failed(d); i++) {
+        uint32_t r = fzd_draw(d, 100);
+        if (r < 24)
+            fzd_op_add(d);
+        else if (r < 48)
+            fzd_op_set(d);
+        else if (r < 60)
+            fzd_op_ensure(d);
+        else if (r < 82)
+            fzd_op_remove(d);
+        else if (r < 86)
+            fzd_op_disable(d);
+        else
+            fzd_run_op(d, fzd_pick_structural_op(d));
+        fzd_check_step(d);
+    }
+    d->nest--;
+    d->prefer = saved;
+    d->nprefer = saved_n;
+    if (!fzd_failed(d)) {
+        d->op = "tes_defer_end (burst)";
+        level_ended(d, tes_defer_end(d->w));
     }
 }

@@ -204,5 +204,6 @@ size_t fzd_systems_size(void);
 int fzd_level_closed(fz_driver_t *d);
 void fzd_op_defer_block(fz_driver_t *d);
 void fzd_op_query_mutate(fz_driver_t *d);
+void fzd_op_defer_burst(fz_driver_t *d);
 
 #endif
