@@ -86,6 +86,7 @@ void fz_config_variant(uint32_t variant, fz_config_t *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->check_every = 500;
+    cfg->hook_busy = true;
     cfg->strict = (variant % FZ_VARIANTS) / 4 != 0;
     switch (variant % 4) {
     case 0: /* defaults: long-lived slots, moderate population */

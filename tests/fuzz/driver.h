@@ -42,9 +42,9 @@ typedef struct fz_config {
     uint32_t check_every;      /* full-state comparison period, in ops */
     uint64_t trace_from;       /* print every op from this step on (0 = never) */
     bool strict;               /* strict_lifecycle world */
-    /* Steer clear of the library bugs listed in driver_lifecycle.c (to look
-     * for others while they are open). */
-    bool avoid_known;
+    /* Observers call tes_defer_begin/_end and create owning groups, and
+     * expect TES_ERR_BUSY (fz_config_variant turns it on). */
+    bool hook_busy;
 } fz_config_t;
 
 /* The fixed configurations; a seed or the first input byte picks one:

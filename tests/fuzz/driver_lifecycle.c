@@ -12,16 +12,7 @@
  * instance id ever issued, every prefab record and every entity reference a
  * component holds with the model: a reference to a destroyed entity must
  * never come back to life.
- *
- * Known library bugs (cfg->avoid_known steers clear of them):
- * - A deferred tes_ensure(e, c) on an entity made by a tes_instantiate
- *   queued in the same block, whose prefab member has c, stages the
- *   default value instead of the member's (the queue replay in
- *   tes__defer_lookup skips the instantiation), and the flush then
- *   assigns that default over the copy it just made: the prefab's value is
- *   lost even when nothing was written through the pointer. A deferred
- *   tes_clone is replayed (its source's value is staged); the model expects
- *   the same of an instantiation, with references remapped.
+
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -330,10 +330,6 @@ void fzd_op_ensure(fz_driver_t *d)
     lk.queued = FZ_QUEUED_NONE;
     if (want == TES_OK && deferred(d)) {
         fz_model_lookup(&d->m, e, k, &lk);
-        /* A known library bug (driver_lifecycle.c): the library stages the
-         * default here, and the flush overwrites the prefab's value. */
-        if (lk.via_instance && d->cfg->avoid_known)
-            return;
         if (lk.via_instance)
             d->op = "tes_ensure (deferred, of a component a tes_instantiate queued before "
                     "copies from the prefab)";
