@@ -637,6 +637,8 @@ void fz_run(const fz_config_t *cfg, fz_source_t *src, uint64_t max_ops, fz_resul
     d->cfg = cfg;
     d->res = res;
     fz_tracker_init(&d->t, true);
+    d->t.action = fzd_hook_action;
+    d->t.user = d;
     if (setup(d, cfg) && fzd_queries_setup(d)) {
         uint32_t every = cfg->check_every ? cfg->check_every : 1000;
         for (d->step = 0; d->step < max_ops && !src->exhausted && !fzd_failed(d); d->step++) {

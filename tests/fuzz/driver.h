@@ -67,6 +67,9 @@ typedef struct fz_result {
      * created and refused. */
     uint64_t iterations, chunks, visited, loop_ops, queued, flushes, staged_ensures;
     uint64_t queries_made, queries_refused;
+    /* Observers' actions: queries made by hooks, queries freed by hooks,
+     * deferral calls tried (and refused) from hooks. */
+    uint64_t hook_queries, hook_frees, hook_defers;
     /* Prefabs and instances: prefabs and children made, instances made (by
      * tes_instantiate, by tes_instantiate_n), deferred instantiations,
      * instances destroyed (deferred), adoptions and detaches, destroys

@@ -94,21 +94,25 @@ void fzd_check_step(fz_driver_t *d)
         return;
     }
     /* A hook's refused structural call is a failed call too. */
-    bool probed = d->t.probed;
+    bool probed = d->t.hook_error != 0;
     if (probed) {
-        d->last_error = TES_ERR_BUSY;
-        d->t.probed = false;
+        d->last_error = d->t.hook_error;
+        d->t.hook_error = 0;
     }
     int got = tes_last_error(d->w);
     if (got != d->last_error && (d->last_error_alt == 0 || got != d->last_error_alt)) {
         fzd_fail(d, "tes_last_error is %d, want %d (%s)", got, d->last_error,
-                 probed ? "the last failed call was one a hook made during this op, refused "
-                          "with TES_ERR_BUSY"
+                 probed ? "the last failed call was one a hook made during this op"
                         : "successful calls must not change it");
         return;
     }
     d->last_error = got;
     d->last_error_alt = 0;
+    if (d->fresh) {
+        fzd_check_fresh(d); /* queries hooks made, now the op is over */
+        if (fzd_failed(d))
+            return;
+    }
     if (tes_is_deferred(d->w) != (d->defer_depth > 0)) {
         fzd_fail(d, "tes_is_deferred = %d with %d levels open", !(d->defer_depth > 0),
                  (int)d->defer_depth);

@@ -3,7 +3,7 @@
  * op loop; driver_ops.c: entity and component ops; driver_check.c: per-op
  * and full-state checks; driver_query.c: queries; driver_defer.c: deferred
  * blocks and changes made from inside query loops; driver_lifecycle.c:
- * prefabs and instances).
+ * prefabs and instances; driver_hooks.c: what observers do while they run).
  *
  * One rule ties the op code to deferred mode: while defer_depth > 0 (an
  * explicit tes_defer_begin level or a live iterator the driver opened), a
@@ -29,17 +29,18 @@
 #define FZ_MAX_PREFABS 6
 #define FZ_MAX_MEMBERS 7
 #define FZ_MAX_INST_N 6
-#define FZ_MAX_QUERIES 24
+#define FZ_MAX_QUERIES 28
 /* Nesting limits for ops started from inside other ops (a defer block runs
  * ops, a query loop runs ops, and either may contain the other). */
 #define FZ_MAX_NEST 3
 /* Iterations open at once, at most (one per nested loop, plus a check). */
-#define FZ_MAX_ITERS (FZ_MAX_NEST + 2)
+#define FZ_MAX_ITERS (FZ_MAX_NEST + 3)
 
 typedef struct fz_dquery {
     tes_query_t *q; /* NULL: a free entry */
     fz_mquery_t mq;
     uint32_t busy;  /* live iterators over it: it must not be freed */
+    bool fresh;     /* made by a hook: checked once the op is over */
 } fz_dquery_t;
 
 /* Which slots an iteration has visited: seen[index] == stamp. */
@@ -82,6 +83,9 @@ typedef struct fz_driver {
     uint32_t max_prefabs, max_members;
     fz_seen_t seen[FZ_MAX_ITERS]; /* one per iteration open at once */
     int32_t iters;                /* iterations the driver has open */
+    /* Observers' actions (driver_hooks.c). */
+    uint32_t fresh;               /* queries made by hooks, not checked yet */
+    bool in_action;
 } fz_driver_t;
 
 /* driver.c: helpers. */
@@ -148,6 +152,19 @@ void fzd_iterate(fz_driver_t *d, fz_dquery_t *dq, uint32_t ops_per_chunk, bool m
 void fzd_check_queries(fz_driver_t *d);
 void fzd_op_query_check(fz_driver_t *d);
 void fzd_op_query_new(fz_driver_t *d);
+/* A random description (usually well-formed: the model's status; now and
+ * then malformed: TES_ERR_INVALID). */
+int fzd_random_desc(fz_driver_t *d, tes_query_desc_t *desc, fz_mquery_t *mq);
+/* Frees the query of entry dq (no live iterator over it). */
+void fzd_free_query(fz_driver_t *d, fz_dquery_t *dq);
+/* Checks the queries hooks made during the last op (iteration and count). */
+void fzd_check_fresh(fz_driver_t *d);
+
+/* driver_hooks.c: what observers do now and then while they run (the
+ * tracker's action): make and free queries and non-owning groups, try to
+ * open or close deferral levels and make owning groups (refused with
+ * TES_ERR_BUSY when cfg->hook_busy). */
+void fzd_hook_action(fz_tracker_t *t, tes_world_t *w, tes_entity_t e, int k, const char *hook);
 
 /* driver_lifecycle.c */
 void fzd_op_prefab_new(fz_driver_t *d);

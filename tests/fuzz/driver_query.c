@@ -4,8 +4,10 @@
  * without sparse terms, a driven walk over sparse pools with a stable
  * store's tombstones, the root walk of NOT-only and OPTIONAL-only queries,
  * tags, TES_DISABLED named in a term, the include flags, a non-owning and
- * an owning group), plus the descriptions tes_query_new must refuse; op
- * QUERY_NEW then frees and creates random queries for the rest of the run.
+ * an owning group, groups with NOT and OPTIONAL terms on sparse stores),
+ * plus the descriptions tes_query_new must refuse; op QUERY_NEW then frees
+ * and creates random queries for the rest of the run, and so do observers
+ * while they run (driver_hooks.c).
  *
  * Checking a query: tes_query_count against the model, then a full
  * iteration where every chunk is held to the contract (count > 0; each
@@ -342,6 +344,19 @@ void fzd_check_queries(fz_driver_t *d)
     }
 }
 
+void fzd_check_fresh(fz_driver_t *d)
+{
+    for (int i = 0; i < FZ_MAX_QUERIES && d->fresh && !fzd_failed(d); i++) {
+        fz_dquery_t *dq = &d->queries[i];
+        if (!dq->q || !dq->fresh)
+            continue;
+        dq->fresh = false;
+        d->fresh--;
+        fzd_iterate(d, dq, 0, false);
+        check_count(d, dq);
+    }
+}
+
 void fzd_op_query_check(fz_driver_t *d)
 {
     d->op = "query check";
@@ -392,10 +407,12 @@ static void create(fz_driver_t *d, uint32_t slot, const tes_query_desc_t *desc,
     check_count(d, dq);
 }
 
-static void free_query(fz_driver_t *d, fz_dquery_t *dq)
+void fzd_free_query(fz_driver_t *d, fz_dquery_t *dq)
 {
     d->op = "tes_query_free";
     d->owned &= ~fz_mquery_owns(&dq->mq);
+    if (dq->fresh)
+        d->fresh--;
     tes_query_free(dq->q);
     memset(dq, 0, sizeof *dq);
 }
@@ -457,6 +474,11 @@ static const fixed_query_t fixed[] = {
     {{T(T4, AND), T(S16, AND), T(T12, OPTIONAL), T(SST8, NOT)}, 4, TES_QUERY_NONOWNING_GROUP},
     {{T(SST, AND), T(S4, OPTIONAL)}, 2, TES_QUERY_NONOWNING_GROUP | TES_QUERY_INCLUDE_DISABLED},
     {{T(S16, AND), T(S4, AND), T(TTAG, NOT)}, 3, TES_QUERY_OWNING_GROUP},
+    /* groups with NOT and OPTIONAL terms on sparse components: a change of
+     * the NOT term's store moves entities in and out of the group */
+    {{T(S4, AND), T(S16, NOT)}, 2, TES_QUERY_NONOWNING_GROUP},
+    {{T(STAG, AND), T(S4, OPTIONAL), T(SREF, NOT), T(SST, NOT)}, 4, TES_QUERY_NONOWNING_GROUP},
+    {{T(SREF, AND), T(STAG, NOT), T(SST8, NOT), T(TTAG2, NOT)}, 4, TES_QUERY_OWNING_GROUP},
 };
 #define NFIXED ((uint32_t)(sizeof fixed / sizeof fixed[0]))
 
@@ -532,13 +554,16 @@ void fzd_queries_fini(fz_driver_t *d, bool free_them)
         memset(&d->queries[i], 0, sizeof d->queries[i]);
     }
     d->owned = 0;
+    d->fresh = 0;
 }
 
 /* A random description, usually well-formed (the model then decides), now
  * and then malformed (always refused). */
-static int random_desc(fz_driver_t *d, tes_query_desc_t *desc, fz_mquery_t *mq)
+int fzd_random_desc(fz_driver_t *d, tes_query_desc_t *desc, fz_mquery_t *mq)
 {
-    static const int owned_kinds[] = {FZ_C_S4, FZ_C_S16, FZ_C_STAG};
+    static const int owned_kinds[] = {FZ_C_S4, FZ_C_S16, FZ_C_STAG, FZ_C_SREF};
+    static const int sparse_kinds[] = {FZ_C_S4, FZ_C_S16, FZ_C_SST, FZ_C_STAG, FZ_C_SST8,
+                                       FZ_C_SREF};
     uint32_t flags = 0;
     uint32_t r = fzd_draw(d, 100);
     if (r < 15)
@@ -557,10 +582,13 @@ static int random_desc(fz_driver_t *d, tes_query_desc_t *desc, fz_mquery_t *mq)
         int k;
         tes_oper_t oper;
         if ((flags & TES_QUERY_OWNING_GROUP) && fzd_draw(d, 2)) {
-            k = owned_kinds[fzd_draw(d, 3)];
+            k = owned_kinds[fzd_draw(d, 4)];
             oper = TES_AND;
         } else {
-            k = (int)fzd_draw(d, FZ_NCOMP);
+            /* Groups favour sparse terms (NOT and OPTIONAL ones too). */
+            k = (flags & (TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP)) && fzd_draw(d, 2)
+                    ? sparse_kinds[fzd_draw(d, 6)]
+                    : (int)fzd_draw(d, FZ_NCOMP);
             uint32_t o = fzd_draw(d, 100);
             oper = o < 45 ? TES_AND : o < 72 ? TES_NOT : TES_OPTIONAL;
             if ((flags & TES_QUERY_OWNING_GROUP) && oper == TES_OPTIONAL && fzd_draw(d, 4))
@@ -612,7 +640,7 @@ void fzd_op_query_new(fz_driver_t *d)
     uint32_t victim = fzd_draw(d, FZ_MAX_QUERIES);
     fz_dquery_t *dq = &d->queries[victim];
     if (dq->q && !dq->busy && fzd_draw(d, 3))
-        free_query(d, dq);
+        fzd_free_query(d, dq);
     uint32_t slot = FZ_MAX_QUERIES;
     for (uint32_t i = 0; i < FZ_MAX_QUERIES && slot == FZ_MAX_QUERIES; i++)
         if (!d->queries[(victim + i) % FZ_MAX_QUERIES].q)
@@ -621,6 +649,6 @@ void fzd_op_query_new(fz_driver_t *d)
         return;
     tes_query_desc_t desc;
     fz_mquery_t mq;
-    int want = random_desc(d, &desc, &mq);
+    int want = fzd_random_desc(d, &desc, &mq);
     create(d, slot, &desc, &mq, want);
 }

@@ -276,6 +276,10 @@ int main(int argc, char **argv)
                    res.iterations, res.chunks, res.visited, res.loop_ops, res.queued, res.flushes,
                    res.staged_ensures, res.queries_made, res.queries_refused);
         if (verbose)
+            printf("fuzz:   from observers: %" PRIu64 " queries made, %" PRIu64
+                   " freed, %" PRIu64 " deferral calls refused\n",
+                   res.hook_queries, res.hook_frees, res.hook_defers);
+        if (verbose)
             printf("fuzz:   %" PRIu64 " prefabs, %" PRIu64 " children, %" PRIu64
                    " instances (+%" PRIu64 " in bulk, %" PRIu64 " deferred), %" PRIu64
                    " instances destroyed (+%" PRIu64 " deferred), %" PRIu64 " adopts, %" PRIu64
