@@ -59,7 +59,7 @@ typedef struct fz_result {
     char msg[1024];
     /* The run's shape, for --verbose: final population, slots, retired
      * slots, spawns refused with TES_ERR_FULL, tracked values constructed. */
-    uint32_t alive, slots, retired;
+    uint32_t alive, slots, retired, tables;
     uint64_t full, hooks;
     /* Query and deferral coverage, for --verbose: iterations, chunks and
      * entities checked; ops run from inside query loops; changes queued
@@ -70,6 +70,8 @@ typedef struct fz_result {
     /* Observers' actions: queries made by hooks, queries freed by hooks,
      * deferral calls tried (and refused) from hooks. */
     uint64_t hook_queries, hook_frees, hook_defers;
+    /* Entities given most of the wide components (more than 64). */
+    uint64_t widened;
     /* Prefabs and instances: prefabs and children made, instances made (by
      * tes_instantiate, by tes_instantiate_n), deferred instantiations,
      * instances destroyed (deferred), adoptions and detaches, destroys

@@ -67,7 +67,7 @@ static void make(fz_driver_t *d, tes_world_t *w, uint32_t slot, const tes_query_
     dq->mq = *mq;
     dq->fresh = true;
     d->fresh++;
-    d->owned |= fz_mquery_owns(mq);
+    d->owned = fz_bits_or(d->owned, fz_mquery_owns(mq));
     d->res->queries_made++;
     d->res->hook_queries++;
 }

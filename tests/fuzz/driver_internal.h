@@ -54,7 +54,7 @@ typedef struct fz_driver {
     tes_world_t *w;
     fz_model_t m;
     fz_tracker_t t;
-    tes_comp_t ids[FZ_NCOMP];
+    tes_comp_t ids[FZ_NALL];
     tes_comp_t max_id;
     fz_source_t *src;
     const fz_config_t *cfg;
@@ -75,7 +75,7 @@ typedef struct fz_driver {
     uint32_t nprefer;
     /* Queries. */
     fz_dquery_t queries[FZ_MAX_QUERIES];
-    uint32_t owned;    /* bit k: an owning group holds k's store */
+    fz_bits_t owned;   /* bit k: an owning group holds k's store */
     /* Prefabs and instances. */
     tes_instance_t ihist[FZ_HIST]; /* issued instance ids, some dead since */
     uint32_t ihist_n, ihist_pos;
@@ -86,6 +86,9 @@ typedef struct fz_driver {
     /* Observers' actions (driver_hooks.c). */
     uint32_t fresh;               /* queries made by hooks, not checked yet */
     bool in_action;
+    /* Huge values: the bytes of one (to pass to tes_set), and of the one
+     * a comparison expects (FZ_HUGE_SIZE each). */
+    uint8_t *huge_arg, *huge_want;
 } fz_driver_t;
 
 /* driver.c: helpers. */
@@ -107,6 +110,12 @@ void fzd_check_value(fz_driver_t *d, uint32_t index, int k, const void *ptr, con
 /* Compares a staged value (a queued set's) with the model's bytes. */
 void fzd_check_staged(fz_driver_t *d, const fz_qop_t *op, const void *ptr, const char *what);
 void fzd_make_value(fz_driver_t *d, int k, uint8_t out[FZ_MAXSIZE]);
+/* The library's side of a model value of k: the bytes to pass to tes_set
+ * (a huge value expanded from its seed), whether the value at ptr equals
+ * it (payload only), and writing it through ptr. */
+const void *fzd_lib_value(fz_driver_t *d, int k, const uint8_t val[FZ_MAXSIZE]);
+bool fzd_lib_equal(fz_driver_t *d, int k, const void *ptr, const uint8_t val[FZ_MAXSIZE]);
+void fzd_lib_write(fz_driver_t *d, int k, void *ptr, const uint8_t val[FZ_MAXSIZE]);
 /* The model side of a successful spawn (pending and queued when deferred). */
 tes_entity_t fzd_model_spawn(fz_driver_t *d);
 /* Queues a change in the model. */
@@ -134,6 +143,9 @@ void fzd_op_components_of(fz_driver_t *d);
 void fzd_op_disable(fz_driver_t *d);
 void fzd_op_enabled(fz_driver_t *d);
 void fzd_op_stats(fz_driver_t *d);
+/* Gives an entity most of the wide components (a table of more than 64
+ * columns), one call each or in one tes_spawn_n. */
+void fzd_op_widen(fz_driver_t *d);
 
 /* driver_check.c */
 void fzd_check_components_of(fz_driver_t *d, tes_entity_t e, int32_t cap, bool null_out);

@@ -265,9 +265,9 @@ int main(int argc, char **argv)
         total += res.ops;
         if (verbose)
             printf("fuzz: seed %" PRIu64 " (%s): %" PRIu64 " ops, %u alive, %u slots, %u retired, "
-                   "%" PRIu64 " refused as full, %" PRIu64 " tracked values made\n",
+                   "%" PRIu64 " refused as full, %" PRIu64 " tracked values made, %u tables\n",
                    this_seed, cfg.name, res.ops, res.alive, res.slots, res.retired, res.full,
-                   res.hooks);
+                   res.hooks, res.tables);
         if (verbose)
             printf("fuzz:   %" PRIu64 " iterations, %" PRIu64 " chunks, %" PRIu64
                    " entities visited, %" PRIu64 " ops inside loops, %" PRIu64
@@ -277,8 +277,8 @@ int main(int argc, char **argv)
                    res.staged_ensures, res.queries_made, res.queries_refused);
         if (verbose)
             printf("fuzz:   from observers: %" PRIu64 " queries made, %" PRIu64
-                   " freed, %" PRIu64 " deferral calls refused\n",
-                   res.hook_queries, res.hook_frees, res.hook_defers);
+                   " freed, %" PRIu64 " deferral calls refused; %" PRIu64 " entities widened\n",
+                   res.hook_queries, res.hook_frees, res.hook_defers, res.widened);
         if (verbose)
             printf("fuzz:   %" PRIu64 " prefabs, %" PRIu64 " children, %" PRIu64
                    " instances (+%" PRIu64 " in bulk, %" PRIu64 " deferred), %" PRIu64

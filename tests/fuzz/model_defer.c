@@ -43,7 +43,7 @@ int32_t fz_model_queue_ensure(fz_model_t *m, tes_entity_t e, int k, const uint8_
     fz_default_value(k, op->val);
     if (init && fz_comps[k].size) {
         uint32_t off = fz_payload_offset(k);
-        memcpy(op->val + off, init + off, fz_comps[k].size - off);
+        memcpy(op->val + off, init + off, fz_msize(k) - off);
         if (fz_comps[k].tracked)
             m->expect[k].copy++; /* staging copies the value it starts from */
     }
@@ -64,7 +64,7 @@ int32_t fz_model_queue_set(fz_model_t *m, tes_entity_t e, int k, const uint8_t *
         m->staged[k]++;
         if (value) {
             uint32_t off = fz_payload_offset(k);
-            memcpy(op->val + off, value + off, fz_comps[k].size - off);
+            memcpy(op->val + off, value + off, fz_msize(k) - off);
             if (fz_comps[k].tracked)
                 m->expect[k].copy++; /* staging copies the caller's value */
         }
