@@ -38,8 +38,13 @@ test: deps
 	$(CMAKE) --build build/test -j $(JOBS)
 	cd build/test && ctest --output-on-failure
 
+# The suite with assertions, ASan and UBSan on (and TES_DEBUG's fresh-memory
+# moves): the differential fuzzer runs here too, over its fixed seeds and
+# over the commit-derived range (ctest fuzz_commit_range), with SAN_FUZZ_OPS
+# operations for the range (a sanitized op costs about three plain ones).
+SAN_FUZZ_OPS ?= 500000
 sanitize: deps
-	$(CMAKE) -S . -B $(SAN) -DCMAKE_BUILD_TYPE=Debug -DTES_SANITIZE=ON -DTES_DEBUG=ON -DTES_BUILD_BENCH=OFF
+	$(CMAKE) -S . -B $(SAN) -DCMAKE_BUILD_TYPE=Debug -DTES_SANITIZE=ON -DTES_DEBUG=ON -DTES_BUILD_BENCH=OFF -DTES_FUZZ_RANGE_OPS=$(SAN_FUZZ_OPS)
 	$(CMAKE) --build $(SAN) -j $(JOBS)
 	cd $(SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure
 

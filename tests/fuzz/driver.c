@@ -26,6 +26,11 @@
  * blocks and loops as well; components TREF and SREF hold entity
  * references (fzd_make_value fills them with prefab members, other handles
  * or TES_NULL). Half the configurations are strict_lifecycle worlds.
+ *
+ * Observers act while they run (driver_hooks.c): they make and free
+ * queries and groups and try what they may not do (TES_ERR_BUSY). Rarely,
+ * ops pick the extra components: wide ones (OP_WIDEN gives an entity more
+ * than 64 components) and huge ones (64 KiB values).
  */
 #include <stdarg.h>
 #include <stdio.h>

@@ -6,7 +6,9 @@
  * presence bitmask plus a fixed byte array per component. Nothing here is
  * fast or clever on purpose.
  *
- * The model also knows the fuzzer's fixed component set (fz_comps) and keeps
+ * The model also knows the fuzzer's fixed component set (fz_comps: the
+ * core set, then the extra ones: 72 wide table components and two huge
+ * ones, whose 64 KiB values the model keeps as the seed of their bytes) and keeps
  * the hook-call counts the library must produce (on_add, on_set, on_remove,
  * copy) and the number of live values per component (which ctor - dtor must
  * equal, counting the values staged by queued sets).
