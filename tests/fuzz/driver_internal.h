@@ -85,6 +85,7 @@ typedef struct fz_driver {
     int32_t iters;                /* iterations the driver has open */
     /* Observers' actions (driver_hooks.c). */
     uint32_t fresh;               /* queries made by hooks, not checked yet */
+    uint32_t full_checks;         /* full checks so far */
     bool in_action;
     /* Huge values: the bytes of one (to pass to tes_set), and of the one
      * a comparison expects (FZ_HUGE_SIZE each). */

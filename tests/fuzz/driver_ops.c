@@ -278,7 +278,7 @@ void fzd_op_set(fz_driver_t *d)
         if (fz_model_has(&d->m, other, k)) {
             arg = tes_get(d->w, fz_model_handle(&d->m, other), id);
             fzd_check_value(d, other, k, arg, "tes_get (a tes_set source)");
-            memcpy(value, d->m.slots[other].val[k], FZ_MAXSIZE);
+            memcpy(value, fz_val(&d->m, other, k), FZ_MAXSIZE);
             if (fzd_failed(d))
                 return;
         }

@@ -42,7 +42,7 @@
 
 #include "fuzz/driver.h"
 
-static const uint64_t default_seeds[] = {1, 2, 3, 4, 5, 6, 7, 8};
+static const uint64_t default_seeds[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
 #define NSEEDS (sizeof default_seeds / sizeof default_seeds[0])
 
 static int usage(void)

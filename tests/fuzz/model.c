@@ -100,6 +100,8 @@ bool fz_model_init(fz_model_t *m, uint32_t generation_limit, uint32_t entity_lim
 
 void fz_model_fini(fz_model_t *m)
 {
+    for (uint32_t i = 0; i < m->nslots; i++)
+        free(m->slots[i].xval);
     free(m->slots);
     free(m->free_stack);
     free(m->live);
@@ -202,8 +204,16 @@ bool fz_model_add(fz_model_t *m, uint32_t index, int k)
     if (fz_model_has(m, index, k))
         return false;
     fz_bits_set(&s->mask, k);
-    fz_default_value(k, s->val[k]);
-    s->stable_ptr[k] = NULL;
+    if (k >= FZ_NCOMP && !s->xval) {
+        s->xval = calloc(FZ_NALL - FZ_NCOMP, sizeof *s->xval);
+        if (!s->xval) {
+            fprintf(stderr, "fuzz: model out of memory\n");
+            abort();
+        }
+    }
+    fz_default_value(k, fz_val(m, index, k));
+    if (k < FZ_NCOMP)
+        s->stable_ptr[k] = NULL;
     m->values[k]++;
     m->expect[k].on_add++;
     return true;
@@ -215,7 +225,8 @@ bool fz_model_remove(fz_model_t *m, uint32_t index, int k)
     if (!fz_model_has(m, index, k))
         return false;
     fz_bits_clr(&s->mask, k);
-    s->stable_ptr[k] = NULL;
+    if (k < FZ_NCOMP)
+        s->stable_ptr[k] = NULL;
     m->values[k]--;
     m->expect[k].on_remove++;
     return true;
@@ -230,7 +241,7 @@ void fz_model_clear(fz_model_t *m, uint32_t index)
 void fz_model_write(fz_model_t *m, uint32_t index, int k, const uint8_t *value)
 {
     uint32_t off = fz_payload_offset(k);
-    memcpy(m->slots[index].val[k] + off, value + off, fz_msize(k) - off);
+    memcpy(fz_val(m, index, k) + off, value + off, fz_msize(k) - off);
 }
 
 void fz_model_clone_into(fz_model_t *m, uint32_t dst, uint32_t src)
@@ -240,7 +251,7 @@ void fz_model_clone_into(fz_model_t *m, uint32_t dst, uint32_t src)
             continue;
         fz_model_add(m, dst, k);
         if (fz_comps[k].size) {
-            fz_model_write(m, dst, k, m->slots[src].val[k]);
+            fz_model_write(m, dst, k, fz_val(m, src, k));
             if (fz_comps[k].tracked)
                 m->expect[k].copy++;
         }

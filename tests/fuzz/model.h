@@ -141,10 +141,13 @@ typedef struct fz_mslot {
     uint32_t live_pos; /* position in fz_model_t.live while alive */
     uint32_t inst;    /* the instance it belongs to: instance slot + 1, 0 = none */
     fz_bits_t mask;   /* bit k set = has component k */
-    uint8_t val[FZ_NALL][FZ_MAXSIZE];
+    uint8_t val[FZ_NCOMP][FZ_MAXSIZE];
+    /* The extra components' values, allocated when the slot first gets one
+     * (few do; see fz_val). */
+    uint8_t (*xval)[FZ_MAXSIZE];
     /* Address first seen for a stable component; it must never change until
      * the component is removed. NULL = not observed yet. */
-    const void *stable_ptr[FZ_NALL];
+    const void *stable_ptr[FZ_NCOMP];
 } fz_mslot_t;
 
 typedef struct fz_hook_expect {
@@ -239,6 +242,12 @@ typedef struct fz_model {
      * flush (member dead by then), queued destroys refused at the flush. */
     uint64_t remaps, skipped_members, owned_at_flush;
 } fz_model_t;
+
+/* The model's value of component k in slot `index` (which has k). */
+static inline uint8_t *fz_val(const fz_model_t *m, uint32_t index, int k)
+{
+    return k < FZ_NCOMP ? m->slots[index].val[k] : m->slots[index].xval[k - FZ_NCOMP];
+}
 
 /* Grows *arr (of *cap elements) to hold at least need elements. */
 bool fz_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem);

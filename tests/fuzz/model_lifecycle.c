@@ -230,10 +230,10 @@ static void copy_member(fz_model_t *m, const fz_mplan_t *p, uint32_t k, uint32_t
         fz_model_add(m, dst, c);
         if (!fz_comps[c].size)
             continue;
-        fz_model_write(m, dst, c, m->slots[src].val[c]);
+        fz_model_write(m, dst, c, fz_val(m, src, c));
         if (fz_comps[c].tracked)
             m->expect[c].copy++;
-        m->remaps += remap(p, k, c, m->slots[dst].val[c]);
+        m->remaps += remap(p, k, c, fz_val(m, dst, c));
     }
 }
 
@@ -266,7 +266,7 @@ bool fz_model_plan_value(const fz_model_t *m, const fz_mplan_t *p, tes_entity_t 
         const fz_mslot_t *src = fz_model_get(m, p->members[q % p->m]);
         *has = k != FZ_C_PREFAB && src && fz_bits_has(src->mask, k);
         if (*has) {
-            memcpy(val, src->val[k], FZ_MAXSIZE);
+            memcpy(val, fz_val(m, tes_entity_index(p->members[q % p->m]), k), FZ_MAXSIZE);
             (void)remap(p, q / p->m, k, val);
         }
         return true;
