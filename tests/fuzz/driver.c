@@ -488,6 +488,7 @@ enum {
     OP_ENABLED,
     OP_STATS,
     OP_WIDEN,
+    OP_STRIP,
     OP_PREFAB_NEW,
     OP_PREFAB_CHILD,
     OP_PREFAB_EDIT,  /* an ordinary change made to a prefab's member */
@@ -522,6 +523,7 @@ static const uint32_t op_weight[OP_COUNT] = {
     [OP_ENABLED] = 2,
     [OP_STATS] = 1,
     [OP_WIDEN] = 0, /* see composite_permille */
+    [OP_STRIP] = 0,
     /* Prefabs and instances (the ones that make entities follow the
      * population, see pick_op). */
     [OP_PREFAB_NEW] = 1,
@@ -544,6 +546,7 @@ static const uint32_t op_weight[OP_COUNT] = {
  * million ops fast, common enough that every seed runs thousands. */
 static const uint32_t composite_permille[OP_COUNT] = {
     [OP_WIDEN] = 2, /* every set of components it makes is a table queries walk */
+    [OP_STRIP] = 4,
     [OP_QUERY_CHECK] = 25,
     [OP_QUERY_NEW] = 4,
     [OP_DEFER] = 35,
@@ -555,7 +558,7 @@ static const uint32_t composite_permille[OP_COUNT] = {
 static const uint32_t structural_weight[OP_COUNT] = {
     [OP_SPAWN] = 6, [OP_SPAWN_N] = 6, [OP_DESTROY] = 10, [OP_ADD] = 14, [OP_SET] = 12,
     [OP_ENSURE] = 8, [OP_REMOVE] = 10, [OP_CLEAR] = 4, [OP_CLONE] = 6, [OP_DISABLE] = 6,
-    [OP_GET] = 6, [OP_PREFAB_NEW] = 1, [OP_PREFAB_CHILD] = 1, [OP_PREFAB_EDIT] = 2,
+    [OP_GET] = 6, [OP_STRIP] = 1, [OP_PREFAB_NEW] = 1, [OP_PREFAB_CHILD] = 1, [OP_PREFAB_EDIT] = 2,
     [OP_INSTANTIATE] = 4, [OP_INSTANTIATE_N] = 2, [OP_INSTANCE_DESTROY] = 4, [OP_DETACH] = 1,
     [OP_ADOPT] = 1,
 };
@@ -612,7 +615,7 @@ int fzd_pick_op(fz_driver_t *d)
 
 static const char *const op_names[OP_COUNT] = {
     "spawn", "spawn_n", "destroy", "alive", "add", "set", "ensure", "remove", "has", "get",
-    "clear", "clone", "components_of", "disable", "enabled", "stats", "widen", "prefab_new",
+    "clear", "clone", "components_of", "disable", "enabled", "stats", "widen", "strip", "prefab_new",
     "prefab_child", "prefab_edit", "instantiate", "instantiate_n", "instance_destroy",
     "instance_read", "detach", "adopt", "query_check", "query_new", "defer", "query_mutate"};
 
@@ -641,6 +644,7 @@ void fzd_run_op(fz_driver_t *d, int op)
     case OP_DISABLE: fzd_op_disable(d); break;
     case OP_ENABLED: fzd_op_enabled(d); break;
     case OP_WIDEN: fzd_op_widen(d); break;
+    case OP_STRIP: fzd_op_strip(d); break;
     case OP_PREFAB_NEW: fzd_op_prefab_new(d); break;
     case OP_PREFAB_CHILD: fzd_op_prefab_child(d); break;
     case OP_PREFAB_EDIT: fzd_op_prefab_edit(d); break;

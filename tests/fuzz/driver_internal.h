@@ -147,6 +147,8 @@ void fzd_op_stats(fz_driver_t *d);
 /* Gives an entity most of the wide components (a table of more than 64
  * columns), one call each or in one tes_spawn_n. */
 void fzd_op_widen(fz_driver_t *d);
+/* Removes one component from every entity that has it (a burst). */
+void fzd_op_strip(fz_driver_t *d);
 
 /* driver_check.c */
 void fzd_check_components_of(fz_driver_t *d, tes_entity_t e, int32_t cap, bool null_out);

@@ -635,3 +635,32 @@ void fzd_op_widen(fz_driver_t *d)
     }
     d->res->widened++;
 }
+
+/* One component taken from every entity that has it (up to 256 of them),
+ * mostly a sparse one, in slot order: a burst of the same change, which
+ * moves many entities into (or out of) a group at once, e.g. every entity
+ * of {A, NOT S} joining as S goes. In a deferred block the burst is queued
+ * and applied at the flush. */
+void fzd_op_strip(fz_driver_t *d)
+{
+    static const int sparse_kinds[] = {FZ_C_S4, FZ_C_S16, FZ_C_SST, FZ_C_STAG, FZ_C_SST8,
+                                       FZ_C_SREF, FZ_C_SHUGE};
+    int k = fzd_draw(d, 4) ? sparse_kinds[fzd_draw(d, 7)] : (int)fzd_draw(d, FZ_NCOMP);
+    d->op = "tes_remove (burst)";
+    fz_model_t *m = &d->m;
+    uint32_t done = 0;
+    for (uint32_t i = 0; i < m->nslots && done < 256 && !fzd_failed(d); i++) {
+        if (!m->slots[i].alive || !fz_model_has(m, i, k))
+            continue;
+        tes_entity_t e = fz_model_handle(m, i);
+        int rc = tes_remove(d->w, e, d->ids[k]);
+        fzd_check_status(d, rc, TES_OK, 1);
+        if (fzd_failed(d))
+            return;
+        if (deferred(d))
+            fzd_queue(d, FZ_Q_REMOVE, e, k, TES_NULL);
+        else
+            fz_model_remove(m, i, k);
+        done++;
+    }
+}
