@@ -157,12 +157,18 @@ static void hook_query_free(fz_driver_t *d)
         }
 }
 
-/* tes_defer_begin or tes_defer_end from inside an observer: refused. */
+/* tes_defer_begin or tes_defer_end from inside an observer: refused. A
+ * begin only from a hook of an immediate call (no level open): should the
+ * library accept it, the level is closed again at once with nothing queued,
+ * so the run can end cleanly; one accepted during a flush cannot be undone
+ * that way. */
 static void hook_defer(fz_driver_t *d, tes_world_t *w, const char *hook, int k)
 {
-    bool begin = fzd_draw(d, 2) != 0;
+    bool begin = d->defer_depth == 0 && fzd_draw(d, 2) != 0;
     int rc = begin ? tes_defer_begin(w) : tes_defer_end(w);
     d->res->hook_defers++;
+    if (begin && rc == TES_OK)
+        (void)tes_defer_end(w);
     if (rc != TES_ERR_BUSY) {
         fzd_fail(d, "%s(%s) hook: %s returned %d (%s), want TES_ERR_BUSY (an observer may not "
                     "open or close a deferral level; --no-hook-busy skips this)",

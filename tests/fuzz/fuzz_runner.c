@@ -233,6 +233,8 @@ int main(int argc, char **argv)
             return usage();
     }
 
+    /* Line by line, so that what was printed survives a crash. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     if (replay_list)
         return replay(replay_list, verbose, hook_busy);
     if (have_seed && nrange)
