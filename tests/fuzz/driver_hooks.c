@@ -162,9 +162,9 @@ static void hook_query_free(fz_driver_t *d)
  * library accept it, the level is closed again at once with nothing queued,
  * so the run can end cleanly; one accepted during a flush cannot be undone
  * that way. */
-static void hook_defer(fz_driver_t *d, tes_world_t *w, const char *hook, int k)
+static void hook_defer(fz_driver_t *d, tes_world_t *w, const char *hook, int k, bool coin)
 {
-    bool begin = d->defer_depth == 0 && fzd_draw(d, 2) != 0;
+    bool begin = d->defer_depth == 0 && coin;
     int rc = begin ? tes_defer_begin(w) : tes_defer_end(w);
     d->res->hook_defers++;
     if (begin && rc == TES_OK)
@@ -202,8 +202,13 @@ void fzd_hook_action(fz_tracker_t *t, tes_world_t *w, tes_entity_t e, int k, con
         hook_group_on(d, w, hook, k);
     else if (r < 85)
         hook_query_free(d);
-    else if (d->cfg->hook_busy)
-        hook_defer(d, w, hook, k);
+    else {
+        /* Drawn either way, so that a seed makes the same ops with and
+         * without --no-hook-busy (against a library that refuses). */
+        bool coin = fzd_draw(d, 2) != 0;
+        if (d->cfg->hook_busy)
+            hook_defer(d, w, hook, k, coin);
+    }
     d->op = saved;
     d->in_action = false;
 }
