@@ -123,10 +123,12 @@ typedef struct tes_world_stats_t {
  * set is invalid). */
 tes_world_t *tes_world_new(const tes_world_desc_t *desc);
 
-/* Destroys the world: runs the destructor of every live component exactly
- * once (no on_remove hooks fire), destroys values staged by deferred calls,
- * frees every query still alive (pointers to them dangle afterwards), then
- * releases every byte. NULL is a no-op. */
+/* Destroys the world: destroys values staged by deferred calls, runs the
+ * destructor of every live component exactly once (no on_remove hooks
+ * fire; queries are still alive while they run), frees every query still
+ * alive (pointers to them dangle afterwards), then releases every byte.
+ * NULL is a no-op. From inside one of the world's own hooks it does nothing
+ * and records TES_ERR_BUSY. */
 void tes_world_free(tes_world_t *w);
 
 /* Fills *out. Returns TES_ERR_INVALID if w or out is NULL. */
@@ -157,9 +159,14 @@ typedef enum tes_storage_t {
  * - on_remove: before a component is destroyed (remove, clear, destroy).
  *   tes_world_free fires no on_remove.
  * Observers (on_add/on_set/on_remove) may read the world (tes_get, tes_has,
- * tes_alive, ...) and write through tes_get_mut, but structural changes
- * (spawn, destroy, add, remove, set, clear, clone) made from inside any hook
- * are refused with TES_ERR_BUSY. */
+ * tes_alive, tes_query_count, ...) and write through tes_get_mut, but
+ * structural changes (spawn, destroy, add, remove, set, clear, clone,
+ * prefab and instance calls) made from inside any hook are refused with
+ * TES_ERR_BUSY, and so are tes_defer_begin, tes_defer_end, tes_query_iter
+ * (a finished iterator), owning groups and tes_world_free of the hook's own
+ * world. Creating other queries and freeing queries work in every hook.
+ * Value hooks run in the middle of a change: what they read about the
+ * entities being changed is unspecified. */
 typedef struct tes_hooks_t {
     void (*ctor)(void *ptr, int32_t count, void *ctx);
     void (*dtor)(void *ptr, int32_t count, void *ctx);
@@ -276,7 +283,8 @@ int tes_clear(tes_world_t *w, tes_entity_t e);
 tes_entity_t tes_clone(tes_world_t *w, tes_entity_t e);
 
 /* Writes up to cap of e's component ids to out in ascending order and
- * returns how many e has (which may exceed cap). -1 if e is not alive or out
+ * returns how many e has (which may exceed cap; INT32_MAX for more than
+ * INT32_MAX). -1 if e is not alive or out
  * is NULL with cap > 0 (the world is const here, so tes_last_error is not
  * updated). */
 int32_t tes_components_of(const tes_world_t *w, tes_entity_t e, tes_comp_t *out, int32_t cap);
@@ -359,17 +367,23 @@ typedef struct tes_iter_t {
  * flag without an AND term, both group flags, or an owning group with an
  * OPTIONAL term or an AND term on a stable store, a table component or a
  * store another group owns; TES_ERR_BUSY for an owning group while the
- * world is deferred (building it reorders stores a live iterator may be
- * walking); TES_ERR_NOMEM if the allocator fails. */
+ * world is deferred or inside a hook (building it reorders stores a live
+ * iterator or the running call may be using); TES_ERR_NOMEM if the
+ * allocator fails. A non-owning group asked for inside a hook is built by
+ * the first tes_query_iter/tes_query_count outside hooks (same results
+ * until then). */
 tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc);
+/* Frees a query (NULL: no-op). Inside a hook it is released when the call
+ * running the hook returns (it may be in use by that call). */
 void tes_query_free(tes_query_t *q);
 
-/* The number of entities the query matches now. */
+/* The number of entities the query matches now (INT32_MAX for more). */
 int32_t tes_query_count(tes_query_t *q);
 
 /* Starts an iteration. While any iterator is live, structural changes are
  * deferred (see tes_defer_begin). Call tes_iter_next until it returns
- * false; leaving the loop early requires tes_iter_fini. */
+ * false; leaving the loop early requires tes_iter_fini. Inside a hook the
+ * iterator is already finished and TES_ERR_BUSY is recorded. */
 tes_iter_t tes_query_iter(tes_query_t *q);
 /* Advances to the next non-empty chunk; false when done (the iterator is
  * then finished and deferred changes may have been applied). A NULL or
@@ -377,7 +391,8 @@ tes_iter_t tes_query_iter(tes_query_t *q);
 bool tes_iter_next(tes_iter_t *it);
 /* The field of term `term` for this chunk: an array of it->count values
  * aligned with it->entities. NULL for NOT terms, tags, an OPTIONAL term the
- * chunk's entities lack, and out-of-range terms. */
+ * chunk's entities lack, out-of-range terms, and an iterator with no chunk
+ * (before the first tes_iter_next, or finished). */
 void *tes_field(const tes_iter_t *it, int32_t term);
 /* Ends an iteration early (idempotent; harmless after tes_iter_next
  * returned false). */
@@ -403,7 +418,8 @@ void tes_iter_fini(tes_iter_t *it);
  * still applied), or TES_ERR_INVALID when no level opened by
  * tes_defer_begin is open (an iterator's level ends with the iterator). When
  * the flush happens as an iterator ends, its errors are reported through
- * tes_last_error only. */
+ * tes_last_error only. Both are refused with TES_ERR_BUSY inside a hook
+ * (nothing changes), so nothing can queue onto a queue being applied. */
 int tes_defer_begin(tes_world_t *w);
 int tes_defer_end(tes_world_t *w);
 bool tes_is_deferred(const tes_world_t *w);
@@ -424,8 +440,8 @@ tes_entity_t tes_prefab_new(tes_world_t *w);
  * TES_ERR_NOMEM, TES_ERR_FULL. */
 tes_entity_t tes_prefab_child(tes_world_t *w, tes_entity_t prefab);
 /* The prefab's live members, root first, then children in the order they
- * were added: writes up to cap to out and returns the count (-1 if prefab
- * is not a live prefab root). */
+ * were added: writes up to cap to out and returns the count (INT32_MAX for
+ * more; -1 if prefab is not a live prefab root). */
 int32_t tes_prefab_members(const tes_world_t *w, tes_entity_t prefab, tes_entity_t *out,
                            int32_t cap);
 
@@ -457,7 +473,8 @@ tes_instance_t tes_instance_of(const tes_world_t *w, tes_entity_t e);
  * (destroyed or detached). Instance ids are never reused. */
 bool tes_instance_alive(const tes_world_t *w, tes_instance_t inst);
 /* Writes up to cap members (in the order they joined) and returns their
- * count; -1 if inst is not alive or out is NULL with cap > 0. */
+ * count (INT32_MAX for more); -1 if inst is not alive or out is NULL with
+ * cap > 0. */
 int32_t tes_instance_members(const tes_world_t *w, tes_instance_t inst, tes_entity_t *out,
                              int32_t cap);
 /* Takes e out of its instance: it then lives on its own (and may be

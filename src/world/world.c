@@ -80,15 +80,25 @@ void tes_world_free(tes_world_t *w)
 {
     if (!w)
         return;
-    /* Dependents (queries) go first: they point into everything else. */
+    /* From inside one of its own hooks the world is in the middle of a call
+     * that will go on using it: refused. */
+    if (tes__in_hook(w)) {
+        tes__fail(w, TES_ERR_BUSY);
+        return;
+    }
+    /* Destructors first, while the queries are still alive: a destructor may
+     * free a query (it is doomed, and finalised below with the others) or
+     * read one. Structural calls from destructors are refused. */
+    tes__hook_enter(w); /* never left: the world is going away */
+    tes__defer_fini(w);
+    destroy_all_values(w);
+    /* Dependents (queries, the lifecycle records) next: they point into
+     * everything else. */
     while (w->dependent_count) {
         tes__dependent_t d = w->dependents[--w->dependent_count];
         d.fini(d.ctx);
     }
     tes__free(&w->alloc, w->dependents, (size_t)w->dependent_cap * sizeof *w->dependents);
-    w->hook_depth++; /* destructors may not change the world */
-    tes__defer_fini(w);
-    destroy_all_values(w);
     tes__free(&w->alloc, w->watchers, (size_t)w->watcher_cap * sizeof *w->watchers);
     tes__free(&w->alloc, w->scratch, w->scratch_size);
     tes__graph_fini(&w->tables, &w->alloc);
@@ -122,6 +132,13 @@ int tes__world_watch(tes_world_t *w, const tes__watcher_t *watcher)
     if (tes__grow(&w->alloc, (void **)&w->watchers, &w->watcher_cap,
                   (uint64_t)w->watcher_count + 1, sizeof *w->watchers, 4))
         return TES_ERR_NOMEM;
+    /* Registered by a hook in the middle of a structural call: the call
+     * reserved room only in the watchers it knew, and will still report
+     * its entities to this one. */
+    const tes__watch_scope_t *scope = &w->watch_scope;
+    for (uint32_t i = 0; !watcher->destroy_only && i < scope->count; i++)
+        if (watcher->reserve(watcher->ctx, tes__watch_scope_index(scope, i), i ? 0 : scope->count))
+            return TES_ERR_NOMEM;
     w->watchers[w->watcher_count++] = *watcher;
     return TES_OK;
 }
@@ -143,7 +160,7 @@ int tes__world_depend(tes_world_t *w, void (*fini)(void *ctx), void *ctx)
     if (tes__grow(&w->alloc, (void **)&w->dependents, &w->dependent_cap,
                   (uint64_t)w->dependent_count + 1, sizeof *w->dependents, 8))
         return TES_ERR_NOMEM;
-    w->dependents[w->dependent_count++] = (tes__dependent_t){fini, ctx};
+    w->dependents[w->dependent_count++] = (tes__dependent_t){fini, ctx, NULL};
     return TES_OK;
 }
 
@@ -151,23 +168,81 @@ void tes__world_undepend(tes_world_t *w, void *ctx)
 {
     for (uint32_t i = 0; i < w->dependent_count; i++) {
         if (w->dependents[i].ctx == ctx) {
+            if (w->dependents[i].release)
+                w->doomed--;
             w->dependents[i] = w->dependents[--w->dependent_count];
             return;
         }
     }
 }
 
-void tes__world_unwatch(tes_world_t *w, void *ctx)
+void tes__world_doom(tes_world_t *w, void *ctx, void (*release)(void *ctx))
 {
-    for (uint32_t i = 0; i < w->watcher_count; i++) {
-        if (w->watchers[i].ctx == ctx) {
-            /* Keep registration order: watchers run in it. */
-            for (uint32_t j = i + 1; j < w->watcher_count; j++)
-                w->watchers[j - 1] = w->watchers[j];
-            w->watcher_count--;
+    for (uint32_t i = 0; i < w->dependent_count; i++) {
+        if (w->dependents[i].ctx == ctx && !w->dependents[i].release) {
+            w->dependents[i].release = release;
+            w->doomed++;
             return;
         }
     }
+}
+
+void tes__world_release_doomed(tes_world_t *w)
+{
+    /* A release runs no user hook, so the list cannot change under us
+     * except by the removal made here. */
+    uint32_t i = 0;
+    while (w->doomed && i < w->dependent_count) {
+        tes__dependent_t d = w->dependents[i];
+        if (!d.release) {
+            i++;
+            continue;
+        }
+        w->doomed--;
+        w->dependents[i] = w->dependents[--w->dependent_count];
+        d.release(d.ctx);
+    }
+}
+
+void tes__world_unwatch(tes_world_t *w, void *ctx, void (*release)(void *ctx))
+{
+    for (uint32_t i = 0; i < w->watcher_count; i++) {
+        tes__watcher_t *wt = &w->watchers[i];
+        if (wt->dead || wt->ctx != ctx)
+            continue;
+        if (w->watch_walking) {
+            /* A hook run by a notification removed it: the walk goes by
+             * position and may still be inside this watcher's callback, so
+             * it stays (dead, skipped) until the walk is over. */
+            wt->dead = true;
+            wt->release = release;
+            w->watch_dead = true;
+            return;
+        }
+        /* Keep registration order: watchers run in it. */
+        for (uint32_t j = i + 1; j < w->watcher_count; j++)
+            w->watchers[j - 1] = w->watchers[j];
+        w->watcher_count--;
+        if (release)
+            release(ctx);
+        return;
+    }
+    if (release) /* never registered: nothing can be using it */
+        release(ctx);
+}
+
+void tes__world_watch_compact(tes_world_t *w)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < w->watcher_count; i++) {
+        tes__watcher_t wt = w->watchers[i];
+        if (!wt.dead)
+            w->watchers[kept++] = wt;
+        else if (wt.release)
+            wt.release(wt.ctx);
+    }
+    w->watcher_count = kept;
+    w->watch_dead = false;
 }
 
 /* Calls visit(w, info, e, ptr) for each sparse component e has. */
@@ -181,18 +256,29 @@ static void each_sparse(tes_world_t *w, tes_entity_t e, tes__visit_fn visit)
     }
 }
 
-void tes__world_each(tes_world_t *w, tes_entity_t e, const tes__slot_t *slot, tes__visit_fn visit)
+void tes__world_each(tes_world_t *w, tes_entity_t e, tes__visit_fn visit)
 {
+    /* visit runs hooks (observers): the slot is looked up again after each
+     * one, never held across it. Hooks cannot move e to another table
+     * (structural calls are refused while they run). */
+    const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+    if (!slot)
+        return;
     tes__table_t *table = tes__slot_table(w, slot);
     uint32_t col = 0;
     for (uint32_t i = 0; i < table->type_count; i++) {
         tes__component_t *info = tes__registry_get(&w->components, table->type[i]);
+        slot = tes__entity_slot(&w->entities, e);
+        if (!slot)
+            return;
+        tes__assert(tes__slot_table(w, slot) == table);
         void *ptr = NULL;
         if (info->size)
             ptr = tes__table_cell(table, col++, slot->row);
         visit(w, info, e, ptr);
     }
-    if (slot->table & TES__SLOT_SPARSE)
+    slot = tes__entity_slot(&w->entities, e);
+    if (slot && (slot->table & TES__SLOT_SPARSE))
         each_sparse(w, e, visit);
 }
 
@@ -214,22 +300,26 @@ static void drop_sparse(tes_world_t *w, tes__component_t *info, tes_entity_t e, 
     (void)w;
 }
 
-void tes__world_strip(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, bool destroying)
+void tes__world_strip(tes_world_t *w, tes_entity_t e, bool destroying)
 {
-    tes__table_t *table = tes__slot_table(w, slot);
-    bool sparse = (slot->table & TES__SLOT_SPARSE) != 0;
+    uint32_t index = tes_entity_index(e);
+    tes__table_t *table = tes__slot_table(w, &w->entities.slots[index]);
+    bool sparse = (w->entities.slots[index].table & TES__SLOT_SPARSE) != 0;
     /* Observers first, while the entity is still whole; then watchers. */
     if ((table->flags & TES__TABLE_HAS_ON_REMOVE) || sparse)
-        tes__world_each(w, e, slot, fire_remove);
+        tes__world_each(w, e, fire_remove);
     tes__watch_before(w, e, destroying ? TES__WATCH_DESTROY : 0);
-    /* Then destructors. */
+    /* Then destructors. Every phase runs hooks, so the slot is read by
+     * index after each, never through a pointer kept across them. */
     w->hook_depth++;
-    tes__table_destruct_row(table, slot->row);
-    tes_entity_t moved = tes__table_remove_row(table, slot->row);
+    uint32_t row = w->entities.slots[index].row;
+    tes__assert(tes__slot_table(w, &w->entities.slots[index]) == table);
+    tes__table_destruct_row(table, row);
+    tes_entity_t moved = tes__table_remove_row(table, row);
     if (moved != TES_NULL)
-        w->entities.slots[tes_entity_index(moved)].row = slot->row;
+        w->entities.slots[tes_entity_index(moved)].row = row;
     if (sparse)
         each_sparse(w, e, drop_sparse);
     w->hook_depth--;
-    slot->table &= ~TES__SLOT_SPARSE;
+    w->entities.slots[index].table &= ~TES__SLOT_SPARSE;
 }
