@@ -1,9 +1,12 @@
 /*
  * fuzz_runner: the differential fuzzer as a deterministic test. It spreads
- * --ops N operations over a fixed list of seeds; each seed picks one of the
- * world configurations (seed % FZ_VARIANTS), so every run covers default
- * limits, generation retirement and a tiny id space. Fixed seeds keep ctest
- * reproducible; libFuzzer (fuzz_libfuzzer.c) is the open-ended search.
+ * --ops N operations over a fixed list of seeds (1 to 10); each seed picks
+ * one of the world configurations (seed % FZ_VARIANTS), so every run covers
+ * default limits, generation retirement (after 3 generations, and after one
+ * use, which walks entity indices through many sparse-set pages), a tiny id
+ * space and one used up mid-run, in plain and strict_lifecycle worlds.
+ * Fixed seeds keep ctest fuzz_differential reproducible; fuzz_commit_range
+ * and libFuzzer (fuzz_libfuzzer.c) search further.
  *
  *   fuzz_runner [--ops N] [--seed S | --seeds K [--first-seed F]] [--check-every C]
  *               [--trace-from T] [--announce] [--no-hook-busy] [--verbose]
