@@ -8,7 +8,7 @@ FUZZ := build/fuzz
 FUZZ_LONG := build/fuzz-long
 PREFIX ?= /usr/local
 
-.PHONY: all build run test sanitize bench fuzz fuzz-long install clean deps
+.PHONY: all build run test sanitize tsan bench fuzz fuzz-long install clean deps
 
 all: build
 
@@ -51,6 +51,15 @@ sanitize: deps
 	$(CMAKE) -S . -B $(SAN) -DCMAKE_BUILD_TYPE=Debug -DTES_SANITIZE=ON -DTES_DEBUG=ON -DTES_BUILD_BENCH=OFF -DTES_FUZZ_RANGE_OPS=$(SAN_FUZZ_OPS)
 	$(CMAKE) --build $(SAN) -j $(JOBS)
 	cd $(SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure
+
+# ThreadSanitizer over the tests that use threads (systems on worker
+# threads; concurrent reads and iteration): any report fails the target.
+TSAN := build/tsan
+TSAN_TESTS ?= test_system|threads
+tsan: deps
+	$(CMAKE) -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g" -DTES_TSAN=ON -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=OFF
+	$(CMAKE) --build $(TSAN) -j $(JOBS)
+	cd $(TSAN) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -R '$(TSAN_TESTS)'
 
 # Line and branch coverage of src/ over the whole ctest suite (gcovr). The
 # suite includes fault_alloc_sites, which reports how many allocation call
@@ -130,12 +139,16 @@ bench:
 
 # libFuzzer starts from the seed corpus tests/fuzz/corpus (read only); what
 # it finds goes to $(FUZZ)/corpus, a crash or divergence to $(FUZZ)/crash-*.
+# Then the snapshot loader target, from tests/fuzz/snapshot_corpus, into
+# $(FUZZ)/snapshot_corpus (crashes: $(FUZZ)/snapshot-crash-*).
+FUZZ_TIME ?= 60
 fuzz: deps
 	@command -v clang >/dev/null || { echo "make fuzz needs clang (apt-get install clang)"; exit 1; }
 	CC=clang $(CMAKE) -S . -B $(FUZZ) -DCMAKE_BUILD_TYPE=Debug -DTES_LIBFUZZER=ON -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=OFF
-	$(CMAKE) --build $(FUZZ) -j $(JOBS) --target fuzz_libfuzzer
-	mkdir -p $(FUZZ)/corpus
-	./$(FUZZ)/tests/fuzz_libfuzzer -max_total_time=60 -artifact_prefix=$(FUZZ)/ $(FUZZ)/corpus tests/fuzz/corpus
+	$(CMAKE) --build $(FUZZ) -j $(JOBS) --target fuzz_libfuzzer fuzz_snapshot_load
+	mkdir -p $(FUZZ)/corpus $(FUZZ)/snapshot_corpus
+	./$(FUZZ)/tests/fuzz_libfuzzer -max_total_time=$(FUZZ_TIME) -artifact_prefix=$(FUZZ)/ $(FUZZ)/corpus tests/fuzz/corpus
+	./$(FUZZ)/tests/fuzz_snapshot_load -max_total_time=$(FUZZ_TIME) -artifact_prefix=$(FUZZ)/snapshot- $(FUZZ)/snapshot_corpus tests/fuzz/snapshot_corpus
 
 # The differential fuzzer at length: fuzz_runner optimised (-O2) with
 # assertions kept, FUZZ_LONG_OPS ops spread evenly over FUZZ_LONG_SEEDS

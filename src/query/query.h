@@ -44,6 +44,11 @@ typedef struct tes__query_match {
 
 typedef struct tes__group tes__group_t;
 
+/* priv_phase of a detached chunk: an iterator built by the scheduler around
+ * one chunk (or part of one) that a system runs on. It has fields but no
+ * walk: tes_iter_next returns false and tes_iter_fini does nothing. */
+#define TES__ITER_DETACHED UINT32_C(0xFFFFFFFF)
+
 struct tes_query {
     tes_world_t *w;
     tes__term_info_t terms[TES_MAX_TERMS];
@@ -67,6 +72,13 @@ struct tes_query {
      * walks its tables or pools, with the same results). */
     bool group_pending;
 };
+
+/* A walk over q's chunks, as an iteration yields them, without a deferral
+ * level: for library code during which no user code runs (counting,
+ * collecting matches), also from inside a structural call. Start, then
+ * call next until it returns false; nothing to end. */
+tes_iter_t tes__query_walk_start(tes_query_t *q);
+bool tes__query_walk_next(tes_iter_t *it);
 
 /* Builds a pending group if no hook runs; on failure (no memory) it stays
  * pending and the query keeps working without it. */

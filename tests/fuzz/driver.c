@@ -376,6 +376,15 @@ static bool setup(fz_driver_t *d, const fz_config_t *cfg)
     desc.generation_limit = cfg->generation_limit;
     desc.entity_limit = cfg->entity_limit;
     desc.strict_lifecycle = cfg->strict;
+    /* 1 to 4 threads: systems run on workers, checked against the model's
+     * sequential frames. */
+    d->threads = 1 + (int32_t)fzd_draw(d, 4);
+    desc.threads = d->threads;
+    d->systems = calloc(1, fzd_systems_size());
+    if (!d->systems) {
+        fzd_fail(d, "out of memory");
+        return false;
+    }
     d->w = tes_world_new(&desc);
     if (!d->w) {
         fzd_fail(d, "tes_world_new failed");
@@ -409,6 +418,7 @@ static bool setup(fz_driver_t *d, const fz_config_t *cfg)
         for (uint32_t f = 0; f < c->nrefs; f++)
             cd.entity_fields[f] = c->ref_off[f];
         fz_tracker_hooks(&d->t, k, &cd.hooks);
+        fzd_snapshot_hooks(k, &cd.hooks);
         tes_comp_t id = tes_component(d->w, &cd);
         if (id == 0 || id == TES_DISABLED || id == TES_PREFAB) {
             fzd_fail(d, "tes_component(%s) = %u (error %d)", c->name, id, tes_last_error(d->w));
@@ -489,6 +499,11 @@ enum {
     OP_STATS,
     OP_WIDEN,
     OP_STRIP,
+    OP_SPAWN_WITH,
+    OP_SPAWN_BULK,
+    OP_DESTROY_N,
+    OP_DESTROY_MATCHING,
+    OP_GET_N,
     OP_PREFAB_NEW,
     OP_PREFAB_CHILD,
     OP_PREFAB_EDIT,  /* an ordinary change made to a prefab's member */
@@ -502,6 +517,8 @@ enum {
     OP_QUERY_NEW,    /* free one query, create another */
     OP_DEFER,        /* tes_defer_begin, ops, tes_defer_end */
     OP_QUERY_MUTATE, /* ops from inside a query loop */
+    OP_SNAPSHOT,     /* save, load into a fresh world, carry on with it (driver_snapshot.c) */
+    OP_SYSTEMS,      /* tes_system_new / tes_system_free / tes_progress */
     OP_COUNT
 };
 
@@ -524,6 +541,13 @@ static const uint32_t op_weight[OP_COUNT] = {
     [OP_STATS] = 1,
     [OP_WIDEN] = 0, /* see composite_permille */
     [OP_STRIP] = 0,
+    /* Bundles, bulk and batch (driver_bulk.c); the ones that make or kill
+     * entities follow the population (see pick_op). */
+    [OP_SPAWN_WITH] = 0,
+    [OP_SPAWN_BULK] = 2,
+    [OP_DESTROY_N] = 0,
+    [OP_DESTROY_MATCHING] = 0,
+    [OP_GET_N] = 4,
     /* Prefabs and instances (the ones that make entities follow the
      * population, see pick_op). */
     [OP_PREFAB_NEW] = 1,
@@ -540,6 +564,7 @@ static const uint32_t op_weight[OP_COUNT] = {
     [OP_QUERY_NEW] = 0,
     [OP_DEFER] = 0,
     [OP_QUERY_MUTATE] = 0,
+    [OP_SNAPSHOT] = 0,
 };
 
 /* The composite ops' shares, in 1/1000 of all ops: rare enough to keep a
@@ -551,6 +576,8 @@ static const uint32_t composite_permille[OP_COUNT] = {
     [OP_QUERY_NEW] = 4,
     [OP_DEFER] = 35,
     [OP_QUERY_MUTATE] = 40,
+    [OP_SNAPSHOT] = 2,
+    [OP_SYSTEMS] = 15,
 };
 
 /* Inside query loops: the structural ops (plus writes through tes_get_mut),
@@ -560,7 +587,8 @@ static const uint32_t structural_weight[OP_COUNT] = {
     [OP_ENSURE] = 8, [OP_REMOVE] = 10, [OP_CLEAR] = 4, [OP_CLONE] = 6, [OP_DISABLE] = 6,
     [OP_GET] = 6, [OP_STRIP] = 1, [OP_PREFAB_NEW] = 1, [OP_PREFAB_CHILD] = 1, [OP_PREFAB_EDIT] = 2,
     [OP_INSTANTIATE] = 4, [OP_INSTANTIATE_N] = 2, [OP_INSTANCE_DESTROY] = 4, [OP_DETACH] = 1,
-    [OP_ADOPT] = 1,
+    [OP_ADOPT] = 1, [OP_SPAWN_WITH] = 5, [OP_SPAWN_BULK] = 2, [OP_DESTROY_N] = 5,
+    [OP_DESTROY_MATCHING] = 1,
 };
 
 int fzd_pick_structural_op(fz_driver_t *d)
@@ -572,6 +600,8 @@ int fzd_pick_structural_op(fz_driver_t *d)
         w[OP_INSTANTIATE] = w[OP_INSTANTIATE_N] = 1;
         w[OP_DESTROY] = 18;
         w[OP_INSTANCE_DESTROY] = 10;
+        w[OP_SPAWN_WITH] = w[OP_SPAWN_BULK] = 1;
+        w[OP_DESTROY_N] = 8;
     }
     uint32_t total = 0;
     for (int i = 0; i < OP_COUNT; i++)
@@ -601,6 +631,9 @@ int fzd_pick_op(fz_driver_t *d)
     w[OP_INSTANTIATE] = low ? 5 : 1;
     w[OP_INSTANTIATE_N] = low ? 2 : 1;
     w[OP_INSTANCE_DESTROY] = low ? 1 : 5;
+    w[OP_SPAWN_WITH] = low ? 6 : 2;
+    w[OP_DESTROY_N] = low ? 1 : 4;
+    w[OP_DESTROY_MATCHING] = low ? 0 : 1;
     uint32_t total = 0;
     for (int i = 0; i < OP_COUNT; i++)
         total += w[i];
@@ -615,9 +648,11 @@ int fzd_pick_op(fz_driver_t *d)
 
 static const char *const op_names[OP_COUNT] = {
     "spawn", "spawn_n", "destroy", "alive", "add", "set", "ensure", "remove", "has", "get",
-    "clear", "clone", "components_of", "disable", "enabled", "stats", "widen", "strip", "prefab_new",
+    "clear", "clone", "components_of", "disable", "enabled", "stats", "widen", "strip",
+    "spawn_with", "spawn_bulk", "destroy_n", "destroy_matching", "get_n", "prefab_new",
     "prefab_child", "prefab_edit", "instantiate", "instantiate_n", "instance_destroy",
-    "instance_read", "detach", "adopt", "query_check", "query_new", "defer", "query_mutate"};
+    "instance_read", "detach", "adopt", "query_check", "query_new", "defer", "query_mutate", "snapshot",
+    "systems"};
 
 void fzd_run_op(fz_driver_t *d, int op)
 {
@@ -645,6 +680,11 @@ void fzd_run_op(fz_driver_t *d, int op)
     case OP_ENABLED: fzd_op_enabled(d); break;
     case OP_WIDEN: fzd_op_widen(d); break;
     case OP_STRIP: fzd_op_strip(d); break;
+    case OP_SPAWN_WITH: fzd_op_spawn_with(d); break;
+    case OP_SPAWN_BULK: fzd_op_spawn_bulk(d); break;
+    case OP_DESTROY_N: fzd_op_destroy_n(d); break;
+    case OP_DESTROY_MATCHING: fzd_op_destroy_matching(d); break;
+    case OP_GET_N: fzd_op_get_n(d); break;
     case OP_PREFAB_NEW: fzd_op_prefab_new(d); break;
     case OP_PREFAB_CHILD: fzd_op_prefab_child(d); break;
     case OP_PREFAB_EDIT: fzd_op_prefab_edit(d); break;
@@ -658,6 +698,8 @@ void fzd_run_op(fz_driver_t *d, int op)
     case OP_QUERY_NEW: fzd_op_query_new(d); break;
     case OP_DEFER: fzd_op_defer_block(d); break;
     case OP_QUERY_MUTATE: fzd_op_query_mutate(d); break;
+    case OP_SNAPSHOT: fzd_op_snapshot(d); break;
+    case OP_SYSTEMS: fzd_op_systems(d); break;
     default: fzd_op_stats(d); break;
     }
 }
@@ -687,6 +729,8 @@ static void teardown(fz_driver_t *d)
         /* The queue dies with the world: no hooks but destructors. */
     }
     fzd_queries_fini(d, how != 1);
+    if (d->systems)
+        fzd_systems_fini(d, how == 1);
 }
 
 void fz_run(const fz_config_t *cfg, fz_source_t *src, uint64_t max_ops, fz_result_t *res)
@@ -766,6 +810,9 @@ void fz_run(const fz_config_t *cfg, fz_source_t *src, uint64_t max_ops, fz_resul
         }
     }
     fzd_queries_fini(d, false);
+    if (d->systems)
+        fzd_systems_fini(d, false);
+    free(d->systems);
     for (int i = 0; i < FZ_MAX_ITERS; i++)
         free(d->seen[i].seen);
     fz_model_fini(&d->m);

@@ -2,8 +2,9 @@
  * What the driver's files share (driver.c: entropy, helpers, setup and the
  * op loop; driver_ops.c: entity and component ops; driver_check.c: per-op
  * and full-state checks; driver_query.c: queries; driver_defer.c: deferred
- * blocks and changes made from inside query loops; driver_lifecycle.c:
- * prefabs and instances; driver_hooks.c: what observers do while they run).
+ * blocks and changes made from inside query loops; driver_bulk.c: bundle,
+ * bulk and batch calls; driver_lifecycle.c: prefabs and instances;
+ * driver_hooks.c: what observers do while they run).
  *
  * One rule ties the op code to deferred mode: while defer_depth > 0 (an
  * explicit tes_defer_begin level or a live iterator the driver opened), a
@@ -50,6 +51,10 @@ typedef struct fz_seen {
     uint32_t stamp;
 } fz_seen_t;
 
+/* Systems (driver_systems.c): at most this many alive. */
+#define FZ_MAX_SYSTEMS 6
+struct fz_dsys;
+
 typedef struct fz_driver {
     tes_world_t *w;
     fz_model_t m;
@@ -90,6 +95,11 @@ typedef struct fz_driver {
     /* Huge values: the bytes of one (to pass to tes_set), and of the one
      * a comparison expects (FZ_HUGE_SIZE each). */
     uint8_t *huge_arg, *huge_want;
+    /* Systems. */
+    struct fz_dsys *systems;      /* FZ_MAX_SYSTEMS entries */
+    uint32_t system_serial;       /* systems made so far: creation order */
+    uint32_t frames;              /* tes_progress calls that ran a frame */
+    int32_t threads;              /* the world's threads */
 } fz_driver_t;
 
 /* driver.c: helpers. */
@@ -197,6 +207,28 @@ tes_entity_t fzd_pick_ref(fz_driver_t *d);
 int fzd_destroy_status(const fz_driver_t *d, tes_entity_t e);
 /* Full check of instances, prefabs and held references. */
 void fzd_check_lifecycle(fz_driver_t *d);
+
+/* driver_bulk.c */
+void fzd_op_spawn_with(fz_driver_t *d);
+void fzd_op_spawn_bulk(fz_driver_t *d);
+void fzd_op_destroy_n(fz_driver_t *d);
+void fzd_op_destroy_matching(fz_driver_t *d);
+void fzd_op_get_n(fz_driver_t *d);
+/* driver_snapshot.c */
+/* Adds save/load hooks to a tracked component's hooks. */
+void fzd_snapshot_hooks(int k, tes_hooks_t *hooks);
+/* Save, load into a fresh world, compare bytes, carry on with the loaded
+ * world (at top level; inside a deferred level only checks the refusal). */
+void fzd_op_snapshot(fz_driver_t *d);
+/* driver_systems.c */
+/* Creates or frees a system, or runs a frame checked against the model. */
+void fzd_op_systems(fz_driver_t *d);
+/* Frees the systems (free_them) or forgets them (tes_world_free will). */
+void fzd_systems_fini(fz_driver_t *d, bool free_them);
+/* Makes the systems again in a world that replaced the driver's (a
+ * snapshot load), in creation order. */
+void fzd_systems_rehome(fz_driver_t *d);
+size_t fzd_systems_size(void);
 
 /* driver_defer.c */
 /* Closes one deferred level the driver opened; at zero the model applies
