@@ -26,6 +26,11 @@
  * blocks and loops as well; components TREF and SREF hold entity
  * references (fzd_make_value fills them with prefab members, other handles
  * or TES_NULL). Half the configurations are strict_lifecycle worlds.
+ *
+ * Observers act while they run (driver_hooks.c): they make and free
+ * queries and groups and try what they may not do (TES_ERR_BUSY). Rarely,
+ * ops pick the extra components: wide ones (OP_WIDEN gives an entity more
+ * than 64 components) and huge ones (64 KiB values).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -86,8 +91,9 @@ void fz_config_variant(uint32_t variant, fz_config_t *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->check_every = 500;
-    cfg->strict = (variant % FZ_VARIANTS) / 4 != 0;
-    switch (variant % 4) {
+    cfg->hook_busy = true;
+    cfg->strict = (variant % FZ_VARIANTS) / 5 != 0;
+    switch (variant % 5) {
     case 0: /* defaults: long-lived slots, moderate population */
         cfg->name = cfg->strict ? "default-strict" : "default";
         cfg->pop_target = 300;
@@ -101,6 +107,16 @@ void fz_config_variant(uint32_t variant, fz_config_t *cfg)
         cfg->name = cfg->strict ? "cap64-strict" : "cap64";
         cfg->entity_limit = 64;
         cfg->pop_target = 56;
+        break;
+    case 4: /* every slot retires after one use: entity indices climb
+             * through the pages of every sparse set (a group's included),
+             * so pages are reserved for the first time again and again, by
+             * every kind of change; the id space (four pages) runs out
+             * after about 55k ops */
+        cfg->name = cfg->strict ? "gen1cap16k-strict" : "gen1cap16k";
+        cfg->generation_limit = 1;
+        cfg->entity_limit = 16384;
+        cfg->pop_target = 80;
         break;
     default: /* both limits: the id space is used up for good mid-run
               * (at 125k ops per seed, after about half of them) */
@@ -169,11 +185,16 @@ tes_entity_t fzd_pick_entity(fz_driver_t *d)
     }
 }
 
-/* A component argument: k in [0, FZ_NCOMP), or -1 with *id naming nothing. */
+/* A component argument: k in [0, FZ_NALL) (an extra one rarely: the first
+ * or last wide one, or a huge one), or -1 with *id naming nothing.
+ * (Few wide ones: each set an entity can have is a table queries walk.) */
 int fzd_pick_comp(fz_driver_t *d, tes_comp_t *id)
 {
-    if (fzd_draw(d, 100) < 96) {
-        int k = (int)fzd_draw(d, FZ_NCOMP);
+    uint32_t r = fzd_draw(d, 1000);
+    if (r < 960) {
+        int k = r < 935 ? (int)fzd_draw(d, FZ_NCOMP)
+                : r < 955 ? (fzd_draw(d, 2) ? FZ_C_W0 : FZ_NALL - 1)
+                          : FZ_C_HUGE + (int)fzd_draw(d, 2);
         *id = d->ids[k];
         return k;
     }
@@ -250,10 +271,10 @@ void fzd_check_value(fz_driver_t *d, uint32_t index, int k, const void *ptr, con
         return;
     }
     uint32_t off = fz_payload_offset(k);
-    if (memcmp((const uint8_t *)ptr + off, s->val[k] + off, c->size - off)) {
+    if (!fzd_lib_equal(d, k, ptr, fz_val(&d->m, index, k))) {
         char a[2 * FZ_MAXSIZE + 1], b[2 * FZ_MAXSIZE + 1];
-        hex(a, (const uint8_t *)ptr + off, c->size - off);
-        hex(b, s->val[k] + off, c->size - off);
+        hex(a, (const uint8_t *)ptr + off, fz_msize(k) - off);
+        hex(b, fz_val(&d->m, index, k) + off, fz_msize(k) - off);
         fzd_fail(d, "%s(%#llx, %s): value %s, model %s", what, ull(fz_model_handle(&d->m, index)),
              c->name, a, b);
         return;
@@ -281,10 +302,10 @@ void fzd_check_staged(fz_driver_t *d, const fz_qop_t *op, const void *ptr, const
         return;
     }
     uint32_t off = fz_payload_offset(op->k);
-    if (memcmp((const uint8_t *)ptr + off, op->val + off, c->size - off)) {
+    if (!fzd_lib_equal(d, op->k, ptr, op->val)) {
         char a[2 * FZ_MAXSIZE + 1], b[2 * FZ_MAXSIZE + 1];
-        hex(a, (const uint8_t *)ptr + off, c->size - off);
-        hex(b, op->val + off, c->size - off);
+        hex(a, (const uint8_t *)ptr + off, fz_msize(op->k) - off);
+        hex(b, op->val + off, fz_msize(op->k) - off);
         fzd_fail(d, "%s(%#llx, %s): staged value %s, model %s", what, ull(op->e), c->name, a, b);
         return;
     }
@@ -293,8 +314,42 @@ void fzd_check_staged(fz_driver_t *d, const fz_qop_t *op, const void *ptr, const
                  c->name, ptr);
 }
 
+const void *fzd_lib_value(fz_driver_t *d, int k, const uint8_t val[FZ_MAXSIZE])
+{
+    if (!fz_comps[k].huge)
+        return val;
+    uint64_t seed;
+    memcpy(&seed, val, sizeof seed);
+    fz_huge_fill(seed, d->huge_arg, FZ_HUGE_SIZE);
+    return d->huge_arg;
+}
+
+bool fzd_lib_equal(fz_driver_t *d, int k, const void *ptr, const uint8_t val[FZ_MAXSIZE])
+{
+    uint32_t off = fz_payload_offset(k);
+    if (!fz_comps[k].huge)
+        return memcmp((const uint8_t *)ptr + off, val + off, fz_comps[k].size - off) == 0;
+    uint64_t seed;
+    memcpy(&seed, val, sizeof seed);
+    fz_huge_fill(seed, d->huge_want, FZ_HUGE_SIZE);
+    return memcmp(ptr, d->huge_want, FZ_HUGE_SIZE) == 0;
+}
+
+void fzd_lib_write(fz_driver_t *d, int k, void *ptr, const uint8_t val[FZ_MAXSIZE])
+{
+    (void)d;
+    uint32_t off = fz_payload_offset(k);
+    if (!fz_comps[k].huge) {
+        memcpy((uint8_t *)ptr + off, val + off, fz_comps[k].size - off);
+        return;
+    }
+    uint64_t seed;
+    memcpy(&seed, val, sizeof seed);
+    fz_huge_fill(seed, ptr, FZ_HUGE_SIZE);
+}
+
 /* A fresh value for each call (tracked components: serial 0, which the copy
- * hook reads as "a user value"). */
+ * hook reads as "a user value"; huge ones: a seed, never 0). */
 void fzd_make_value(fz_driver_t *d, int k, uint8_t out[FZ_MAXSIZE])
 {
     d->vals++;
@@ -304,6 +359,8 @@ void fzd_make_value(fz_driver_t *d, int k, uint8_t out[FZ_MAXSIZE])
     }
     if (fz_comps[k].tracked)
         memset(out, 0, FZ_TRACK_HDR);
+    if (fz_comps[k].huge && !out[0])
+        out[0] = 1;
     for (uint32_t f = 0; f < fz_comps[k].nrefs; f++) {
         tes_entity_t ref = fzd_pick_ref(d);
         memcpy(out + fz_comps[k].ref_off[f], &ref, sizeof ref);
@@ -346,7 +403,7 @@ static bool setup(fz_driver_t *d, const fz_config_t *cfg)
     d->ids[FZ_C_PREFAB] = TES_PREFAB;
     d->t.ids[FZ_C_PREFAB] = TES_PREFAB;
     d->max_id = TES_PREFAB;
-    for (int k = 1; k < FZ_NCOMP; k++) {
+    for (int k = 1; k < FZ_NALL; k++) {
         const fz_comp_info_t *c = &fz_comps[k];
         if (k == FZ_C_PREFAB)
             continue; /* built in */
@@ -373,7 +430,8 @@ static bool setup(fz_driver_t *d, const fz_config_t *cfg)
                 return false;
             }
         d->ids[k] = id;
-        d->t.ids[k] = id;
+        if (k < FZ_NCOMP)
+            d->t.ids[k] = id;
         if (id > d->max_id)
             d->max_id = id;
     }
@@ -439,6 +497,8 @@ enum {
     OP_DISABLE,
     OP_ENABLED,
     OP_STATS,
+    OP_WIDEN,
+    OP_STRIP,
     OP_SPAWN_WITH,
     OP_SPAWN_BULK,
     OP_DESTROY_N,
@@ -480,6 +540,8 @@ static const uint32_t op_weight[OP_COUNT] = {
     [OP_DISABLE] = 4,
     [OP_ENABLED] = 2,
     [OP_STATS] = 1,
+    [OP_WIDEN] = 0, /* see composite_permille */
+    [OP_STRIP] = 0,
     /* Bundles, bulk and batch (driver_bulk.c); the ones that make or kill
      * entities follow the population (see pick_op). */
     [OP_SPAWN_WITH] = 0,
@@ -509,6 +571,8 @@ static const uint32_t op_weight[OP_COUNT] = {
 /* The composite ops' shares, in 1/1000 of all ops: rare enough to keep a
  * million ops fast, common enough that every seed runs thousands. */
 static const uint32_t composite_permille[OP_COUNT] = {
+    [OP_WIDEN] = 2, /* every set of components it makes is a table queries walk */
+    [OP_STRIP] = 4,
     [OP_QUERY_CHECK] = 25,
     [OP_QUERY_NEW] = 4,
     [OP_DEFER] = 35,
@@ -523,7 +587,7 @@ static const uint32_t composite_permille[OP_COUNT] = {
 static const uint32_t structural_weight[OP_COUNT] = {
     [OP_SPAWN] = 6, [OP_SPAWN_N] = 6, [OP_DESTROY] = 10, [OP_ADD] = 14, [OP_SET] = 12,
     [OP_ENSURE] = 8, [OP_REMOVE] = 10, [OP_CLEAR] = 4, [OP_CLONE] = 6, [OP_DISABLE] = 6,
-    [OP_GET] = 6, [OP_PREFAB_NEW] = 1, [OP_PREFAB_CHILD] = 1, [OP_PREFAB_EDIT] = 2,
+    [OP_GET] = 6, [OP_STRIP] = 1, [OP_PREFAB_NEW] = 1, [OP_PREFAB_CHILD] = 1, [OP_PREFAB_EDIT] = 2,
     [OP_INSTANTIATE] = 4, [OP_INSTANTIATE_N] = 2, [OP_INSTANCE_DESTROY] = 4, [OP_DETACH] = 1,
     [OP_ADOPT] = 1, [OP_SPAWN_WITH] = 5, [OP_SPAWN_BULK] = 2, [OP_DESTROY_N] = 5,
     [OP_DESTROY_MATCHING] = 1,
@@ -556,7 +620,7 @@ int fzd_pick_structural_op(fz_driver_t *d)
 int fzd_pick_op(fz_driver_t *d)
 {
     uint32_t r = fzd_draw(d, 1000);
-    for (int i = OP_QUERY_CHECK; i < OP_COUNT; i++) {
+    for (int i = 0; i < OP_COUNT; i++) {
         if (r < composite_permille[i])
             return i;
         r -= composite_permille[i];
@@ -586,8 +650,8 @@ int fzd_pick_op(fz_driver_t *d)
 
 static const char *const op_names[OP_COUNT] = {
     "spawn", "spawn_n", "destroy", "alive", "add", "set", "ensure", "remove", "has", "get",
-    "clear", "clone", "components_of", "disable", "enabled", "stats", "spawn_with", "spawn_bulk",
-    "destroy_n", "destroy_matching", "get_n", "prefab_new",
+    "clear", "clone", "components_of", "disable", "enabled", "stats", "widen", "strip",
+    "spawn_with", "spawn_bulk", "destroy_n", "destroy_matching", "get_n", "prefab_new",
     "prefab_child", "prefab_edit", "instantiate", "instantiate_n", "instance_destroy",
     "instance_read", "detach", "adopt", "query_check", "query_new", "defer", "query_mutate",
     "defer_burst", "snapshot", "systems"};
@@ -616,6 +680,8 @@ void fzd_run_op(fz_driver_t *d, int op)
     case OP_COMPONENTS_OF: fzd_op_components_of(d); break;
     case OP_DISABLE: fzd_op_disable(d); break;
     case OP_ENABLED: fzd_op_enabled(d); break;
+    case OP_WIDEN: fzd_op_widen(d); break;
+    case OP_STRIP: fzd_op_strip(d); break;
     case OP_SPAWN_WITH: fzd_op_spawn_with(d); break;
     case OP_SPAWN_BULK: fzd_op_spawn_bulk(d); break;
     case OP_DESTROY_N: fzd_op_destroy_n(d); break;
@@ -683,6 +749,18 @@ void fz_run(const fz_config_t *cfg, fz_source_t *src, uint64_t max_ops, fz_resul
     d->cfg = cfg;
     d->res = res;
     fz_tracker_init(&d->t, true);
+    d->t.action = fzd_hook_action;
+    d->t.user = d;
+    d->huge_arg = malloc(FZ_HUGE_SIZE);
+    d->huge_want = malloc(FZ_HUGE_SIZE);
+    if (!d->huge_arg || !d->huge_want) {
+        free(d->huge_arg);
+        free(d->huge_want);
+        free(d);
+        res->diverged = true;
+        snprintf(res->msg, sizeof res->msg, "out of memory");
+        return;
+    }
     if (setup(d, cfg) && fzd_queries_setup(d)) {
         uint32_t every = cfg->check_every ? cfg->check_every : 1000;
         for (d->step = 0; d->step < max_ops && !src->exhausted && !fzd_failed(d); d->step++) {
@@ -697,6 +775,9 @@ void fz_run(const fz_config_t *cfg, fz_source_t *src, uint64_t max_ops, fz_resul
         res->alive = d->m.nlive;
         res->slots = d->m.nslots;
         res->retired = d->m.retired;
+        tes_world_stats_t st;
+        if (tes_world_stats(d->w, &st) == TES_OK)
+            res->tables = st.tables;
         res->remaps = d->m.remaps;
         res->skipped_members = d->m.skipped_members;
         res->owned_at_flush = d->m.owned_at_flush;
@@ -739,5 +820,7 @@ void fz_run(const fz_config_t *cfg, fz_source_t *src, uint64_t max_ops, fz_resul
         free(d->seen[i].seen);
     fz_model_fini(&d->m);
     fz_tracker_fini(&d->t);
+    free(d->huge_arg);
+    free(d->huge_want);
     free(d);
 }

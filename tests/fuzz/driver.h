@@ -42,14 +42,14 @@ typedef struct fz_config {
     uint32_t check_every;      /* full-state comparison period, in ops */
     uint64_t trace_from;       /* print every op from this step on (0 = never) */
     bool strict;               /* strict_lifecycle world */
-    /* Steer clear of the library bugs listed in driver_lifecycle.c (to look
-     * for others while they are open). */
-    bool avoid_known;
+    /* Observers call tes_defer_begin/_end and create owning groups, and
+     * expect TES_ERR_BUSY (fz_config_variant turns it on). */
+    bool hook_busy;
 } fz_config_t;
 
 /* The fixed configurations; a seed or the first input byte picks one:
- * variant % 4 the limits, variant / 4 a strict_lifecycle world. */
-#define FZ_VARIANTS 8
+ * variant % 5 the limits, variant / 5 a strict_lifecycle world. */
+#define FZ_VARIANTS 10
 void fz_config_variant(uint32_t variant, fz_config_t *cfg);
 
 typedef struct fz_result {
@@ -59,7 +59,7 @@ typedef struct fz_result {
     char msg[1024];
     /* The run's shape, for --verbose: final population, slots, retired
      * slots, spawns refused with TES_ERR_FULL, tracked values constructed. */
-    uint32_t alive, slots, retired;
+    uint32_t alive, slots, retired, tables;
     uint64_t full, hooks;
     /* Query and deferral coverage, for --verbose: iterations, chunks and
      * entities checked; ops run from inside query loops; changes queued
@@ -68,6 +68,11 @@ typedef struct fz_result {
     uint64_t iterations, chunks, visited, loop_ops, queued, flushes, staged_ensures;
     uint64_t gathered_chunks; /* fields that were the iterator's gathered copies */
     uint64_t queries_made, queries_refused;
+    /* Observers' actions: queries made by hooks, queries freed by hooks,
+     * deferral calls tried (and refused) from hooks. */
+    uint64_t hook_queries, hook_frees, hook_defers;
+    /* Entities given most of the wide components (more than 64). */
+    uint64_t widened;
     /* Prefabs and instances: prefabs and children made, instances made (by
      * tes_instantiate, by tes_instantiate_n), deferred instantiations,
      * instances destroyed (deferred), adoptions and detaches, destroys

@@ -19,10 +19,10 @@ static int cmp_comp(const void *a, const void *b)
 }
 
 /* The model's component ids of a slot, ascending. */
-static int32_t model_comps(const fz_driver_t *d, uint32_t index, tes_comp_t out[FZ_NCOMP])
+static int32_t model_comps(const fz_driver_t *d, uint32_t index, tes_comp_t out[FZ_NALL])
 {
     int32_t n = 0;
-    for (int k = 0; k < FZ_NCOMP; k++)
+    for (int k = 0; k < FZ_NALL; k++)
         if (fz_model_has(&d->m, index, k))
             out[n++] = d->ids[k];
     qsort(out, (size_t)n, sizeof *out, cmp_comp);
@@ -32,13 +32,13 @@ static int32_t model_comps(const fz_driver_t *d, uint32_t index, tes_comp_t out[
 void fzd_check_components_of(fz_driver_t *d, tes_entity_t e, int32_t cap, bool null_out)
 {
     fz_mslot_t *s = fz_model_get(&d->m, e);
-    tes_comp_t want[FZ_NCOMP];
+    tes_comp_t want[FZ_NALL];
     int32_t nwant = s ? model_comps(d, tes_entity_index(e), want) : -1;
     if (null_out && cap > 0)
         nwant = -1; /* out NULL with cap > 0 is invalid */
-    tes_comp_t got[FZ_NCOMP + 4];
+    tes_comp_t got[FZ_NALL + 4];
     const tes_comp_t sentinel = UINT32_C(0xA5A5A5A5);
-    for (int i = 0; i < FZ_NCOMP + 4; i++)
+    for (int i = 0; i < FZ_NALL + 4; i++)
         got[i] = sentinel;
     int32_t n = tes_components_of(d->w, e, null_out ? NULL : got, cap);
     if (n != nwant) {
@@ -55,7 +55,7 @@ void fzd_check_components_of(fz_driver_t *d, tes_entity_t e, int32_t cap, bool n
                  want[i]);
             return;
         }
-    for (int32_t i = written; i < FZ_NCOMP + 4; i++)
+    for (int32_t i = written; i < FZ_NALL + 4; i++)
         if (got[i] != sentinel) {
             fzd_fail(d, "tes_components_of(%#llx, cap %d) wrote past %d entries", ull(e), (int)cap,
                  (int)written);
@@ -76,8 +76,8 @@ void fzd_check_stats(fz_driver_t *d)
         fzd_fail(d, "stats alive/slots/retired/free = %u/%u/%u/%u, model %u/%u/%u/%u",
              st.entities_alive, st.entity_slots, st.entities_retired, st.entities_free, m->nlive,
              m->nslots, m->retired, m->nfree);
-    else if (st.components != FZ_NCOMP) /* the two built-ins are in the set */
-        fzd_fail(d, "stats components = %u, want %u", st.components, (unsigned)FZ_NCOMP);
+    else if (st.components != FZ_NALL) /* the two built-ins are in the set */
+        fzd_fail(d, "stats components = %u, want %u", st.components, (unsigned)FZ_NALL);
     else if (st.instances_alive != m->nilive)
         fzd_fail(d, "stats instances_alive = %u, model %u", st.instances_alive, m->nilive);
 }
@@ -94,21 +94,25 @@ void fzd_check_step(fz_driver_t *d)
         return;
     }
     /* A hook's refused structural call is a failed call too. */
-    bool probed = d->t.probed;
+    bool probed = d->t.hook_error != 0;
     if (probed) {
-        d->last_error = TES_ERR_BUSY;
-        d->t.probed = false;
+        d->last_error = d->t.hook_error;
+        d->t.hook_error = 0;
     }
     int got = tes_last_error(d->w);
     if (got != d->last_error && (d->last_error_alt == 0 || got != d->last_error_alt)) {
         fzd_fail(d, "tes_last_error is %d, want %d (%s)", got, d->last_error,
-                 probed ? "the last failed call was one a hook made during this op, refused "
-                          "with TES_ERR_BUSY"
+                 probed ? "the last failed call was one a hook made during this op"
                         : "successful calls must not change it");
         return;
     }
     d->last_error = got;
     d->last_error_alt = 0;
+    if (d->fresh) {
+        fzd_check_fresh(d); /* queries hooks made, now the op is over */
+        if (fzd_failed(d))
+            return;
+    }
     if (tes_is_deferred(d->w) != (d->defer_depth > 0)) {
         fzd_fail(d, "tes_is_deferred = %d with %d levels open", !(d->defer_depth > 0),
                  (int)d->defer_depth);
@@ -158,8 +162,13 @@ void fzd_check_full(fz_driver_t *d)
         return;
     d->op = "full check";
     const fz_model_t *m = &d->m;
+    /* Retired slots (tens of thousands in a gen1 world) in turns: one in
+     * eight per check, every one of them over eight checks. */
+    uint32_t turn = d->full_checks++ % 8u;
     for (uint32_t i = 0; i < m->nslots && !fzd_failed(d); i++) {
         const fz_mslot_t *s = &m->slots[i];
+        if (s->retired && i % 8u != turn)
+            continue;
         tes_entity_t e = tes_entity_make(i, s->gen);
         if (tes_alive(d->w, e) != s->alive) {
             fzd_fail(d, "tes_alive(%#llx) = %d, model %d (retired %d)", ull(e), !s->alive, s->alive,
@@ -190,7 +199,14 @@ void fzd_check_full(fz_driver_t *d)
             else if (p)
                 fzd_fail(d, "tes_get(%#llx, %s) = %p, model has no value", ull(e), fz_comps[k].name, p);
         }
-        fzd_check_components_of(d, e, FZ_NCOMP + 2, false);
+        /* The extra components: their values where the model has them
+         * (tes_components_of below checks which ones the entity has). */
+        if (s->mask.w[0] >> FZ_C_HUGE || s->mask.w[1]) {
+            for (int k = FZ_NCOMP; k < FZ_NALL && !fzd_failed(d); k++)
+                if (fz_model_has(m, i, k))
+                    fzd_check_value(d, i, k, tes_get(d->w, e, d->ids[k]), "tes_get");
+        }
+        fzd_check_components_of(d, e, FZ_NALL + 2, false);
         if (tes_enabled(d->w, e) != !fz_model_has(m, i, FZ_C_DISABLED))
             fzd_fail(d, "tes_enabled(%#llx) disagrees with the model", ull(e));
     }

@@ -33,13 +33,14 @@ int fzd_level_closed(fz_driver_t *d)
     if (rc == TES_OK)
         return rc;
     /* Each command that failed recorded its error; so did every call a
-     * hook made during the flush (refused with TES_ERR_BUSY), in an order
+     * hook made during the flush (refused with TES_ERR_BUSY, or a query a
+     * hook made refused), in an order
      * the model does not know: the last of them is tes_last_error. */
     d->res->owned += rc == TES_ERR_OWNED;
     d->last_error = rc;
-    if (d->t.probed) {
-        d->last_error_alt = TES_ERR_BUSY;
-        d->t.probed = false;
+    if (d->t.hook_error) {
+        d->last_error_alt = d->t.hook_error;
+        d->t.hook_error = 0;
     }
     return rc;
 }

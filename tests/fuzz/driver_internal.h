@@ -3,8 +3,8 @@
  * op loop; driver_ops.c: entity and component ops; driver_check.c: per-op
  * and full-state checks; driver_query.c: queries; driver_defer.c: deferred
  * blocks and changes made from inside query loops; driver_bulk.c: bundle,
- * bulk and batch calls; driver_lifecycle.c:
- * prefabs and instances).
+ * bulk and batch calls; driver_lifecycle.c: prefabs and instances;
+ * driver_hooks.c: what observers do while they run).
  *
  * One rule ties the op code to deferred mode: while defer_depth > 0 (an
  * explicit tes_defer_begin level or a live iterator the driver opened), a
@@ -30,17 +30,18 @@
 #define FZ_MAX_PREFABS 6
 #define FZ_MAX_MEMBERS 7
 #define FZ_MAX_INST_N 6
-#define FZ_MAX_QUERIES 24
+#define FZ_MAX_QUERIES 28
 /* Nesting limits for ops started from inside other ops (a defer block runs
  * ops, a query loop runs ops, and either may contain the other). */
 #define FZ_MAX_NEST 3
 /* Iterations open at once, at most (one per nested loop, plus a check). */
-#define FZ_MAX_ITERS (FZ_MAX_NEST + 2)
+#define FZ_MAX_ITERS (FZ_MAX_NEST + 3)
 
 typedef struct fz_dquery {
     tes_query_t *q; /* NULL: a free entry */
     fz_mquery_t mq;
     uint32_t busy;  /* live iterators over it: it must not be freed */
+    bool fresh;     /* made by a hook: checked once the op is over */
 } fz_dquery_t;
 
 /* Which slots an iteration has visited: seen[index] == stamp. */
@@ -58,7 +59,7 @@ typedef struct fz_driver {
     tes_world_t *w;
     fz_model_t m;
     fz_tracker_t t;
-    tes_comp_t ids[FZ_NCOMP];
+    tes_comp_t ids[FZ_NALL];
     tes_comp_t max_id;
     fz_source_t *src;
     const fz_config_t *cfg;
@@ -79,7 +80,7 @@ typedef struct fz_driver {
     uint32_t nprefer;
     /* Queries. */
     fz_dquery_t queries[FZ_MAX_QUERIES];
-    uint32_t owned;    /* bit k: an owning group holds k's store */
+    fz_bits_t owned;   /* bit k: an owning group holds k's store */
     /* Prefabs and instances. */
     tes_instance_t ihist[FZ_HIST]; /* issued instance ids, some dead since */
     uint32_t ihist_n, ihist_pos;
@@ -87,6 +88,13 @@ typedef struct fz_driver {
     uint32_t max_prefabs, max_members;
     fz_seen_t seen[FZ_MAX_ITERS]; /* one per iteration open at once */
     int32_t iters;                /* iterations the driver has open */
+    /* Observers' actions (driver_hooks.c). */
+    uint32_t fresh;               /* queries made by hooks, not checked yet */
+    uint32_t full_checks;         /* full checks so far */
+    bool in_action;
+    /* Huge values: the bytes of one (to pass to tes_set), and of the one
+     * a comparison expects (FZ_HUGE_SIZE each). */
+    uint8_t *huge_arg, *huge_want;
     /* Systems. */
     struct fz_dsys *systems;      /* FZ_MAX_SYSTEMS entries */
     uint32_t system_serial;       /* systems made so far: creation order */
@@ -113,6 +121,12 @@ void fzd_check_value(fz_driver_t *d, uint32_t index, int k, const void *ptr, con
 /* Compares a staged value (a queued set's) with the model's bytes. */
 void fzd_check_staged(fz_driver_t *d, const fz_qop_t *op, const void *ptr, const char *what);
 void fzd_make_value(fz_driver_t *d, int k, uint8_t out[FZ_MAXSIZE]);
+/* The library's side of a model value of k: the bytes to pass to tes_set
+ * (a huge value expanded from its seed), whether the value at ptr equals
+ * it (payload only), and writing it through ptr. */
+const void *fzd_lib_value(fz_driver_t *d, int k, const uint8_t val[FZ_MAXSIZE]);
+bool fzd_lib_equal(fz_driver_t *d, int k, const void *ptr, const uint8_t val[FZ_MAXSIZE]);
+void fzd_lib_write(fz_driver_t *d, int k, void *ptr, const uint8_t val[FZ_MAXSIZE]);
 /* The model side of a successful spawn (pending and queued when deferred). */
 tes_entity_t fzd_model_spawn(fz_driver_t *d);
 /* Queues a change in the model. */
@@ -140,6 +154,11 @@ void fzd_op_components_of(fz_driver_t *d);
 void fzd_op_disable(fz_driver_t *d);
 void fzd_op_enabled(fz_driver_t *d);
 void fzd_op_stats(fz_driver_t *d);
+/* Gives an entity most of the wide components (a table of more than 64
+ * columns), one call each or in one tes_spawn_n. */
+void fzd_op_widen(fz_driver_t *d);
+/* Removes one component from every entity that has it (a burst). */
+void fzd_op_strip(fz_driver_t *d);
 
 /* driver_check.c */
 void fzd_check_components_of(fz_driver_t *d, tes_entity_t e, int32_t cap, bool null_out);
@@ -158,6 +177,19 @@ void fzd_iterate(fz_driver_t *d, fz_dquery_t *dq, uint32_t ops_per_chunk, bool m
 void fzd_check_queries(fz_driver_t *d);
 void fzd_op_query_check(fz_driver_t *d);
 void fzd_op_query_new(fz_driver_t *d);
+/* A random description (usually well-formed: the model's status; now and
+ * then malformed: TES_ERR_INVALID). */
+int fzd_random_desc(fz_driver_t *d, tes_query_desc_t *desc, fz_mquery_t *mq);
+/* Frees the query of entry dq (no live iterator over it). */
+void fzd_free_query(fz_driver_t *d, fz_dquery_t *dq);
+/* Checks the queries hooks made during the last op (iteration and count). */
+void fzd_check_fresh(fz_driver_t *d);
+
+/* driver_hooks.c: what observers do now and then while they run (the
+ * tracker's action): make and free queries and non-owning groups, try to
+ * open or close deferral levels and make owning groups (refused with
+ * TES_ERR_BUSY when cfg->hook_busy). */
+void fzd_hook_action(fz_tracker_t *t, tes_world_t *w, tes_entity_t e, int k, const char *hook);
 
 /* driver_lifecycle.c */
 void fzd_op_prefab_new(fz_driver_t *d);

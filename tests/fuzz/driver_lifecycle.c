@@ -12,13 +12,7 @@
  * instance id ever issued, every prefab record and every entity reference a
  * component holds with the model: a reference to a destroyed entity must
  * never come back to life.
- *
- * Known library bugs (cfg->avoid_known steers clear of them): none at
- * present. The switch stays for the next one; it last covered a deferred
- * tes_ensure on an entity of a tes_instantiate queued in the same block
- * (the staged value must start as the prefab member's, references
- * remapped, as a queued clone's starts as its source's), which the queue's
- * per-entity records now answer.
+
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -40,7 +40,7 @@ tes_entity_t fzd_model_spawn(fz_driver_t *d)
 static const fz_mquery_t *owner_of(const fz_driver_t *d, int k)
 {
     for (int i = 0; i < FZ_MAX_QUERIES; i++)
-        if (d->queries[i].q && (fz_mquery_owns(&d->queries[i].mq) >> k & 1u))
+        if (d->queries[i].q && fz_bits_has(fz_mquery_owns(&d->queries[i].mq), k))
             return &d->queries[i].mq;
     return NULL;
 }
@@ -57,9 +57,9 @@ static void pick_joiner(fz_driver_t *d, const fz_mquery_t *g, int k, tes_entity_
         uint32_t i = m->live[fzd_draw(d, m->nlive)];
         if (fz_model_has(m, i, k) || m->slots[i].pending)
             continue;
-        m->slots[i].mask |= 1u << k; /* would it match with k? */
+        fz_bits_set(&m->slots[i].mask, k); /* would it match with k? */
         bool joins = fz_mquery_match(m, g, i);
-        m->slots[i].mask &= ~(1u << k);
+        fz_bits_clr(&m->slots[i].mask, k);
         if (joins) {
             *e = fz_model_handle(m, i);
             break;
@@ -109,16 +109,16 @@ void fzd_op_spawn_n(fz_driver_t *d)
                 : r < 90 ? 5 + (int32_t)fzd_draw(d, 16)
                 : r < 98 ? 21 + (int32_t)fzd_draw(d, FZ_MAX_SPAWN_N - 21)
                          : -1 - (int32_t)fzd_draw(d, 3);
-    tes_comp_t comps[FZ_NCOMP + 1];
-    int ks[FZ_NCOMP];
+    tes_comp_t comps[FZ_NALL + 1];
+    int ks[FZ_NALL];
     int32_t ncomps = 0;
     uint32_t want_n = fzd_draw(d, 4);
-    uint32_t used = 0;
+    fz_bits_t used = {{0, 0}};
     for (uint32_t i = 0; i < want_n; i++) {
         int k = (int)fzd_draw(d, FZ_NCOMP);
-        if (used & (1u << k))
+        if (fz_bits_has(used, k))
             continue;
-        used |= 1u << k;
+        fz_bits_set(&used, k);
         ks[ncomps] = k;
         comps[ncomps++] = d->ids[k];
     }
@@ -275,11 +275,13 @@ void fzd_op_set(fz_driver_t *d)
         if (fz_model_has(&d->m, other, k)) {
             arg = tes_get(d->w, fz_model_handle(&d->m, other), id);
             fzd_check_value(d, other, k, arg, "tes_get (a tes_set source)");
-            memcpy(value, d->m.slots[other].val[k], FZ_MAXSIZE);
+            memcpy(value, fz_val(&d->m, other, k), FZ_MAXSIZE);
             if (fzd_failed(d))
                 return;
         }
     }
+    if (arg == value && k >= 0)
+        arg = fzd_lib_value(d, k, value); /* a huge value's bytes */
     /* NULL is a bad argument for a data component and ignored for a tag. */
     if (fzd_draw(d, 100) < (data ? 4u : 50u)) {
         arg = NULL;
@@ -327,10 +329,6 @@ void fzd_op_ensure(fz_driver_t *d)
     lk.queued = FZ_QUEUED_NONE;
     if (want == TES_OK && deferred(d)) {
         fz_model_lookup(&d->m, e, k, &lk);
-        /* A known library bug (driver_lifecycle.c): the library stages the
-         * default here, and the flush overwrites the prefab's value. */
-        if (lk.via_instance && d->cfg->avoid_known)
-            return;
         if (lk.via_instance)
             d->op = "tes_ensure (deferred, of a component a tes_instantiate queued before "
                     "copies from the prefab)";
@@ -373,8 +371,8 @@ void fzd_op_ensure(fz_driver_t *d)
             uint8_t value[FZ_MAXSIZE];
             fzd_make_value(d, k, value);
             uint32_t off = fz_payload_offset(k);
-            memcpy((uint8_t *)p + off, value + off, fz_comps[k].size - off);
-            memcpy(op->val + off, value + off, fz_comps[k].size - off);
+            fzd_lib_write(d, k, p, value);
+            memcpy(op->val + off, value + off, fz_msize(k) - off);
         }
         return;
     }
@@ -384,8 +382,7 @@ void fzd_op_ensure(fz_driver_t *d)
     if (!fzd_failed(d) && fzd_draw(d, 2)) {
         uint8_t value[FZ_MAXSIZE];
         fzd_make_value(d, k, value);
-        uint32_t off = fz_payload_offset(k);
-        memcpy((uint8_t *)p + off, value + off, fz_comps[k].size - off);
+        fzd_lib_write(d, k, p, value);
         fz_model_write(&d->m, index, k, value);
     }
 }
@@ -442,8 +439,7 @@ void fzd_op_get(fz_driver_t *d)
     if (!fzd_failed(d) && mut && fzd_draw(d, 2)) {
         uint8_t value[FZ_MAXSIZE];
         fzd_make_value(d, k, value);
-        uint32_t off = fz_payload_offset(k);
-        memcpy((uint8_t *)pm + off, value + off, fz_comps[k].size - off);
+        fzd_lib_write(d, k, pm, value);
         fz_model_write(&d->m, index, k, value);
     }
 }
@@ -550,3 +546,118 @@ void fzd_op_stats(fz_driver_t *d)
         fzd_fail(d, "NULL argument not rejected with TES_ERR_INVALID");
 }
 
+
+/* Most of the wide components on one entity: a few new entities get them
+ * all at once from tes_spawn_n (a list of more than 64 components, in a
+ * random order, a huge one now and then), or a live one gets them one call
+ * at a time (tes_add or tes_set, each moving it to a wider table). A few
+ * fixed sets and one order of calls, since every distinct set is a table
+ * that every query's walk then visits. Deferred: queued like any other
+ * change. */
+void fzd_op_widen(fz_driver_t *d)
+{
+    int ks[FZ_NWIDE + 2];
+    int32_t n = 0;
+    uint32_t variant = fzd_draw(d, 3);
+    for (int i = 0; i < FZ_NWIDE; i++)
+        if (variant == 0 || (variant == 1 && i >= 8) || (variant == 2 && i % 9 != 4))
+            ks[n++] = FZ_C_W0 + i;
+    bool batch = fzd_draw(d, 8) != 0;
+    if (batch && fzd_draw(d, 4) == 0)
+        ks[n++] = FZ_C_HUGE + (int)fzd_draw(d, 2);
+    if (batch)
+        for (int32_t i = n - 1; i > 0; i--) {
+            int32_t j = (int32_t)fzd_draw(d, (uint32_t)i + 1);
+            int t = ks[i];
+            ks[i] = ks[j];
+            ks[j] = t;
+        }
+    if (batch) {
+        d->op = "tes_spawn_n (wide)";
+        int32_t count = 1 + (int32_t)fzd_draw(d, 3);
+        tes_comp_t comps[FZ_NWIDE + 2];
+        for (int32_t i = 0; i < n; i++)
+            comps[i] = d->ids[ks[i]];
+        bool can = fz_model_can_spawn(&d->m, (uint32_t)count);
+        tes_entity_t out[4];
+        int rc = tes_spawn_n(d->w, count, comps, n, out);
+        fzd_check_status(d, rc, can ? TES_OK : TES_ERR_FULL, 1);
+        if (rc == TES_ERR_FULL)
+            d->res->full++;
+        if (fzd_failed(d) || rc != TES_OK)
+            return;
+        for (int32_t i = 0; i < count; i++) {
+            tes_entity_t e = fzd_model_spawn(d);
+            if (out[i] != e) {
+                fzd_fail(d, "out[%d] = %#llx, model %#llx", (int)i, ull(out[i]), ull(e));
+                return;
+            }
+            for (int32_t j = 0; j < n; j++) {
+                if (deferred(d))
+                    fzd_queue(d, FZ_Q_ADD, e, ks[j], TES_NULL);
+                else
+                    fz_model_add(&d->m, tes_entity_index(e), ks[j]);
+            }
+            fzd_hist_add(d, e);
+        }
+        d->res->widened += (uint64_t)count;
+        return;
+    }
+    d->op = "tes_add / tes_set (wide)";
+    tes_entity_t e = fzd_pick_entity(d);
+    if (!fz_model_alive(&d->m, e))
+        return;
+    for (int32_t i = 0; i < n && !fzd_failed(d); i++) {
+        int k = ks[i];
+        bool set = fzd_draw(d, 3) == 0;
+        uint8_t value[FZ_MAXSIZE];
+        if (set)
+            fzd_make_value(d, k, value);
+        int rc = set ? tes_set(d->w, e, d->ids[k], fzd_lib_value(d, k, value))
+                     : tes_add(d->w, e, d->ids[k]);
+        fzd_check_status(d, rc, TES_OK, 1);
+        if (fzd_failed(d))
+            return;
+        if (deferred(d)) {
+            if (set ? fz_model_queue_set(&d->m, e, k, value) < 0
+                    : !fz_model_queue(&d->m, FZ_Q_ADD, e, k, TES_NULL))
+                fzd_fail(d, "model out of memory");
+            continue;
+        }
+        fz_model_add(&d->m, tes_entity_index(e), k);
+        if (set) {
+            fz_model_write(&d->m, tes_entity_index(e), k, value);
+            d->m.expect[k].on_set++;
+        }
+    }
+    d->res->widened++;
+}
+
+/* One component taken from every entity that has it (up to 256 of them),
+ * mostly a sparse one, in slot order: a burst of the same change, which
+ * moves many entities into (or out of) a group at once, e.g. every entity
+ * of {A, NOT S} joining as S goes. In a deferred block the burst is queued
+ * and applied at the flush. */
+void fzd_op_strip(fz_driver_t *d)
+{
+    static const int sparse_kinds[] = {FZ_C_S4, FZ_C_S16, FZ_C_SST, FZ_C_STAG, FZ_C_SST8,
+                                       FZ_C_SREF, FZ_C_SHUGE};
+    int k = fzd_draw(d, 4) ? sparse_kinds[fzd_draw(d, 7)] : (int)fzd_draw(d, FZ_NCOMP);
+    d->op = "tes_remove (burst)";
+    fz_model_t *m = &d->m;
+    uint32_t done = 0;
+    for (uint32_t i = 0; i < m->nslots && done < 256 && !fzd_failed(d); i++) {
+        if (!m->slots[i].alive || !fz_model_has(m, i, k))
+            continue;
+        tes_entity_t e = fz_model_handle(m, i);
+        int rc = tes_remove(d->w, e, d->ids[k]);
+        fzd_check_status(d, rc, TES_OK, 1);
+        if (fzd_failed(d))
+            return;
+        if (deferred(d))
+            fzd_queue(d, FZ_Q_REMOVE, e, k, TES_NULL);
+        else
+            fz_model_remove(m, i, k);
+        done++;
+    }
+}

@@ -4,8 +4,10 @@
  * without sparse terms, a driven walk over sparse pools with a stable
  * store's tombstones, the root walk of NOT-only and OPTIONAL-only queries,
  * tags, TES_DISABLED named in a term, the include flags, a non-owning and
- * an owning group), plus the descriptions tes_query_new must refuse; op
- * QUERY_NEW then frees and creates random queries for the rest of the run.
+ * an owning group, groups with NOT and OPTIONAL terms on sparse stores),
+ * plus the descriptions tes_query_new must refuse; op QUERY_NEW then frees
+ * and creates random queries for the rest of the run, and so do observers
+ * while they run (driver_hooks.c).
  *
  * Checking a query: tes_query_count against the model, then a full
  * iteration where every chunk is held to the contract (count > 0; each
@@ -105,8 +107,9 @@ static void check_chunk(fz_driver_t *d, iter_state_t *st, tes_iter_t *it, bool f
         }
         uint32_t index = tes_entity_index(e);
         if (!fz_mquery_match(m, q, index)) {
-            fzd_fail(d, "[%s] chunk entity %#llx does not match (model mask %#x%s)", st->desc,
-                     ull(e), s->mask, s->pending ? ", spawned in a deferred block, not flushed" : "");
+            fzd_fail(d, "[%s] chunk entity %#llx does not match (model mask %#llx:%#llx%s)",
+                     st->desc, ull(e), ull(s->mask.w[1]), ull(s->mask.w[0]),
+                     s->pending ? ", spawned in a deferred block, not flushed" : "");
             return;
         }
         if (first) {
@@ -183,12 +186,11 @@ static void check_chunk(fz_driver_t *d, iter_state_t *st, tes_iter_t *it, bool f
             int32_t i = (int32_t)fzd_draw(d, (uint32_t)it->count);
             uint8_t value[FZ_MAXSIZE];
             fzd_make_value(d, k, value);
-            uint32_t off = fz_payload_offset(k);
-            memcpy(f + (size_t)i * c->size + off, value + off, c->size - off);
-            if (gathered) {
+            fzd_lib_write(d, k, f + (size_t)i * c->size, value);
+            if (gathered) { /* the field is a copy: the store gets it too */
                 uint8_t *stored = tes_get_mut(d->w, it->entities[i], d->ids[k]);
                 if (stored)
-                    memcpy(stored + off, value + off, c->size - off);
+                    fzd_lib_write(d, k, stored, value);
             }
             fz_model_write(m, tes_entity_index(it->entities[i]), k, value);
         }
@@ -258,8 +260,9 @@ static void name_missed(fz_driver_t *d, const iter_state_t *st, uint32_t want)
         uint32_t index = d->m.live[i];
         if (fz_mquery_match(&d->m, &st->dq->mq, index) &&
             (index >= mk->cap || mk->seen[index] != mk->stamp)) {
-            fzd_fail(d, "[%s] visited %u entities, model %u; missed %#llx (mask %#x)", st->desc,
-                     st->seen, want, ull(fz_model_handle(&d->m, index)), d->m.slots[index].mask);
+            fzd_fail(d, "[%s] visited %u entities, model %u; missed %#llx (mask %#llx:%#llx)",
+                     st->desc, st->seen, want, ull(fz_model_handle(&d->m, index)),
+                     ull(d->m.slots[index].mask.w[1]), ull(d->m.slots[index].mask.w[0]));
             return;
         }
     }
@@ -360,6 +363,19 @@ void fzd_check_queries(fz_driver_t *d)
     }
 }
 
+void fzd_check_fresh(fz_driver_t *d)
+{
+    for (int i = 0; i < FZ_MAX_QUERIES && d->fresh && !fzd_failed(d); i++) {
+        fz_dquery_t *dq = &d->queries[i];
+        if (!dq->q || !dq->fresh)
+            continue;
+        dq->fresh = false;
+        d->fresh--;
+        fzd_iterate(d, dq, 0, false);
+        check_count(d, dq);
+    }
+}
+
 void fzd_op_query_check(fz_driver_t *d)
 {
     d->op = "query check";
@@ -404,16 +420,18 @@ static void create(fz_driver_t *d, uint32_t slot, const tes_query_desc_t *desc,
     memset(dq, 0, sizeof *dq);
     dq->q = q;
     dq->mq = *mq;
-    d->owned |= fz_mquery_owns(mq);
+    d->owned = fz_bits_or(d->owned, fz_mquery_owns(mq));
     d->res->queries_made++;
     fzd_iterate(d, dq, 0, false);
     check_count(d, dq);
 }
 
-static void free_query(fz_driver_t *d, fz_dquery_t *dq)
+void fzd_free_query(fz_driver_t *d, fz_dquery_t *dq)
 {
     d->op = "tes_query_free";
-    d->owned &= ~fz_mquery_owns(&dq->mq);
+    d->owned = fz_bits_minus(d->owned, fz_mquery_owns(&dq->mq));
+    if (dq->fresh)
+        d->fresh--;
     tes_query_free(dq->q);
     memset(dq, 0, sizeof *dq);
 }
@@ -475,6 +493,15 @@ static const fixed_query_t fixed[] = {
     {{T(T4, AND), T(S16, AND), T(T12, OPTIONAL), T(SST8, NOT)}, 4, TES_QUERY_NONOWNING_GROUP},
     {{T(SST, AND), T(S4, OPTIONAL)}, 2, TES_QUERY_NONOWNING_GROUP | TES_QUERY_INCLUDE_DISABLED},
     {{T(S16, AND), T(S4, AND), T(TTAG, NOT)}, 3, TES_QUERY_OWNING_GROUP},
+    /* groups with NOT and OPTIONAL terms on sparse components: a change of
+     * the NOT term's store moves entities in and out of the group */
+    {{T(S4, AND), T(S16, NOT)}, 2, TES_QUERY_NONOWNING_GROUP},
+    {{T(STAG, AND), T(S4, OPTIONAL), T(SREF, NOT), T(SST, NOT)}, 4, TES_QUERY_NONOWNING_GROUP},
+    {{T(SREF, AND), T(STAG, NOT), T(SST8, NOT), T(TTAG2, NOT)}, 4, TES_QUERY_OWNING_GROUP},
+    /* wide tables (columns past 64) and huge values */
+    {{{FZ_C_W0 + 71, TES_AND}, {FZ_C_W0 + 66, TES_AND}, T(HUGE, OPTIONAL), T(S4, NOT)}, 4, 0},
+    {{{FZ_C_W0 + 3, TES_AND}, T(SHUGE, OPTIONAL), {FZ_C_W0 + 69, TES_OPTIONAL}}, 3, 0},
+    {{T(SHUGE, AND), {FZ_C_W0 + 70, TES_OPTIONAL}, T(S16, NOT)}, 3, TES_QUERY_NONOWNING_GROUP},
 };
 #define NFIXED ((uint32_t)(sizeof fixed / sizeof fixed[0]))
 
@@ -549,14 +576,17 @@ void fzd_queries_fini(fz_driver_t *d, bool free_them)
             tes_query_free(d->queries[i].q);
         memset(&d->queries[i], 0, sizeof d->queries[i]);
     }
-    d->owned = 0;
+    memset(&d->owned, 0, sizeof d->owned);
+    d->fresh = 0;
 }
 
 /* A random description, usually well-formed (the model then decides), now
  * and then malformed (always refused). */
-static int random_desc(fz_driver_t *d, tes_query_desc_t *desc, fz_mquery_t *mq)
+int fzd_random_desc(fz_driver_t *d, tes_query_desc_t *desc, fz_mquery_t *mq)
 {
-    static const int owned_kinds[] = {FZ_C_S4, FZ_C_S16, FZ_C_STAG};
+    static const int owned_kinds[] = {FZ_C_S4, FZ_C_S16, FZ_C_STAG, FZ_C_SREF};
+    static const int sparse_kinds[] = {FZ_C_S4, FZ_C_S16, FZ_C_SST, FZ_C_STAG, FZ_C_SST8,
+                                       FZ_C_SREF};
     uint32_t flags = 0;
     uint32_t r = fzd_draw(d, 100);
     if (r < 15)
@@ -570,23 +600,31 @@ static int random_desc(fz_driver_t *d, tes_query_desc_t *desc, fz_mquery_t *mq)
     fz_mterm_t terms[TES_MAX_TERMS];
     int32_t n = 0;
     int32_t want_n = 1 + (int32_t)fzd_draw(d, fzd_draw(d, 8) ? 4 : 9);
-    uint32_t used = 0;
+    fz_bits_t used = {{0, 0}};
     for (int32_t i = 0; i < want_n; i++) {
         int k;
         tes_oper_t oper;
         if ((flags & TES_QUERY_OWNING_GROUP) && fzd_draw(d, 2)) {
-            k = owned_kinds[fzd_draw(d, 3)];
+            k = owned_kinds[fzd_draw(d, 4)];
             oper = TES_AND;
         } else {
-            k = (int)fzd_draw(d, FZ_NCOMP);
+            /* Groups favour sparse terms (NOT and OPTIONAL ones too). */
+            k = (flags & (TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP)) && fzd_draw(d, 2)
+                    ? sparse_kinds[fzd_draw(d, 6)]
+                    : (int)fzd_draw(d, FZ_NCOMP);
+            /* Now and then an extra one: a wide table's high column, a
+             * huge value. */
+            if (fzd_draw(d, 100) < 6)
+                k = fzd_draw(d, 4) ? FZ_C_W0 + (int)fzd_draw(d, FZ_NWIDE)
+                                   : FZ_C_HUGE + (int)fzd_draw(d, 2);
             uint32_t o = fzd_draw(d, 100);
             oper = o < 45 ? TES_AND : o < 72 ? TES_NOT : TES_OPTIONAL;
             if ((flags & TES_QUERY_OWNING_GROUP) && oper == TES_OPTIONAL && fzd_draw(d, 4))
                 oper = TES_NOT;
         }
-        if (used >> k & 1u)
+        if (fz_bits_has(used, k))
             continue;
-        used |= 1u << k;
+        fz_bits_set(&used, k);
         terms[n].k = k;
         terms[n].oper = oper;
         n++;
@@ -630,7 +668,7 @@ void fzd_op_query_new(fz_driver_t *d)
     uint32_t victim = fzd_draw(d, FZ_MAX_QUERIES);
     fz_dquery_t *dq = &d->queries[victim];
     if (dq->q && !dq->busy && fzd_draw(d, 3))
-        free_query(d, dq);
+        fzd_free_query(d, dq);
     uint32_t slot = FZ_MAX_QUERIES;
     for (uint32_t i = 0; i < FZ_MAX_QUERIES && slot == FZ_MAX_QUERIES; i++)
         if (!d->queries[(victim + i) % FZ_MAX_QUERIES].q)
@@ -639,6 +677,6 @@ void fzd_op_query_new(fz_driver_t *d)
         return;
     tes_query_desc_t desc;
     fz_mquery_t mq;
-    int want = random_desc(d, &desc, &mq);
+    int want = fzd_random_desc(d, &desc, &mq);
     create(d, slot, &desc, &mq, want);
 }

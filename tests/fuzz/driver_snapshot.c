@@ -101,7 +101,7 @@ static int load(tes_world_t *w, const uint8_t *data, size_t size)
 
 /* A world like the driver's, its components registered in reverse order;
  * the new ids go to ids[]. NULL on failure. */
-static tes_world_t *fresh_world(fz_driver_t *d, tes_comp_t ids[FZ_NCOMP])
+static tes_world_t *fresh_world(fz_driver_t *d, tes_comp_t ids[FZ_NALL])
 {
     tes_world_desc_t desc;
     memset(&desc, 0, sizeof desc);
@@ -114,7 +114,7 @@ static tes_world_t *fresh_world(fz_driver_t *d, tes_comp_t ids[FZ_NCOMP])
         return NULL;
     ids[FZ_C_DISABLED] = TES_DISABLED;
     ids[FZ_C_PREFAB] = TES_PREFAB;
-    for (int k = FZ_NCOMP - 1; k >= 1; k--) {
+    for (int k = FZ_NALL - 1; k >= 1; k--) {
         const fz_comp_info_t *c = &fz_comps[k];
         if (k == FZ_C_PREFAB)
             continue;
@@ -140,7 +140,7 @@ static tes_world_t *fresh_world(fz_driver_t *d, tes_comp_t ids[FZ_NCOMP])
 }
 
 /* Recreates the driver's queries (same slots, same descriptions) on w. */
-static bool recreate_queries(fz_driver_t *d, tes_world_t *w, const tes_comp_t ids[FZ_NCOMP],
+static bool recreate_queries(fz_driver_t *d, tes_world_t *w, const tes_comp_t ids[FZ_NALL],
                              tes_query_t *out[FZ_MAX_QUERIES])
 {
     for (int i = 0; i < FZ_MAX_QUERIES; i++) {
@@ -169,7 +169,7 @@ static bool recreate_queries(fz_driver_t *d, tes_world_t *w, const tes_comp_t id
 /* One bit flipped: a fresh world must refuse the copy and stay empty. */
 static void check_corrupt(fz_driver_t *d, const snap_buf_t *snap)
 {
-    tes_comp_t ids[FZ_NCOMP];
+    tes_comp_t ids[FZ_NALL];
     tes_world_t *w = fresh_world(d, ids);
     uint8_t *copy = malloc(snap->size);
     if (!w || !copy) {
@@ -208,7 +208,7 @@ void fzd_op_snapshot(fz_driver_t *d)
         return;
     }
     d->op = "tes_snapshot_load";
-    tes_comp_t ids[FZ_NCOMP];
+    tes_comp_t ids[FZ_NALL];
     tes_world_t *w = fresh_world(d, ids);
     tes_query_t *queries[FZ_MAX_QUERIES];
     bool before = fzd_draw(d, 2) == 0;
@@ -222,7 +222,7 @@ void fzd_op_snapshot(fz_driver_t *d)
         fzd_fail(d, "tes__world_check failed after the load (see stderr)");
     } else if ((rc = save(w, &again)) != TES_OK) {
         fzd_fail(d, "saving the loaded world failed with %d", rc);
-    } else if ((!before || !d->owned) &&
+    } else if ((!before || !fz_bits_any(d->owned)) &&
                (again.size != snap.size || memcmp(again.data, snap.data, snap.size) != 0)) {
         /* (An owning group that exists during the load reorders its
          * stores as entities join it: then the bytes may differ.) */
@@ -247,8 +247,10 @@ void fzd_op_snapshot(fz_driver_t *d)
     tes_world_free(d->w);
     d->w = w;
     d->max_id = TES_PREFAB;
-    for (int k = 0; k < FZ_NCOMP; k++) {
-        d->ids[k] = d->t.ids[k] = ids[k];
+    for (int k = 0; k < FZ_NALL; k++) {
+        d->ids[k] = ids[k];
+        if (k < FZ_NCOMP)
+            d->t.ids[k] = ids[k];
         if (ids[k] > d->max_id)
             d->max_id = ids[k];
     }

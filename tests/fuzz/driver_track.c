@@ -313,7 +313,8 @@ static void probe_busy(fz_tracker_t *t, tes_world_t *w, tes_entity_t e, int k, c
         rc = tes_remove(w, e, t->ids[k]);
         break;
     }
-    t->probed |= want == TES_ERR_BUSY; /* the driver then expects BUSY as the last error */
+    if (want == TES_ERR_BUSY)
+        t->hook_error = TES_ERR_BUSY; /* the driver then expects it as the last error */
     if (rc != want)
         track_fail(t, "%s(%s) hook: %s returned %d, want %d", hook, fz_comps[k].name, what, rc,
                    want);
@@ -352,6 +353,8 @@ static void hook_on_add(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
     c->t->counts[c->k].on_add++;
     observe(c->t, c->k, w, e, ptr, "on_add");
     probe_busy(c->t, w, e, c->k, "on_add");
+    if (c->t->action)
+        c->t->action(c->t, w, e, c->k, "on_add");
 }
 
 static void hook_on_set(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
@@ -365,6 +368,8 @@ static void hook_on_set(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
         memcmp((uint8_t *)ptr + FZ_TRACK_HDR, t->set_expect + FZ_TRACK_HDR, size - FZ_TRACK_HDR))
         track_fail(t, "on_set(%s): the value is not the one passed to tes_set", fz_comps[c->k].name);
     probe_busy(t, w, e, c->k, "on_set");
+    if (t->action)
+        t->action(t, w, e, c->k, "on_set");
 }
 
 static void hook_on_remove(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
@@ -373,6 +378,8 @@ static void hook_on_remove(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
     c->t->counts[c->k].on_remove++;
     observe(c->t, c->k, w, e, ptr, "on_remove");
     probe_busy(c->t, w, e, c->k, "on_remove");
+    if (c->t->action)
+        c->t->action(c->t, w, e, c->k, "on_remove");
 }
 
 void fz_tracker_hooks(fz_tracker_t *t, int k, tes_hooks_t *out)

@@ -1,48 +1,57 @@
 /*
  * fuzz_runner: the differential fuzzer as a deterministic test. It spreads
- * --ops N operations over a fixed list of seeds; each seed picks one of the
- * world configurations (seed % FZ_VARIANTS), so every run covers default
- * limits, generation retirement and a tiny id space. Fixed seeds keep ctest
- * reproducible; libFuzzer (fuzz_libfuzzer.c) is the open-ended search.
+ * --ops N operations over a fixed list of seeds (1 to 10); each seed picks
+ * one of the world configurations (seed % FZ_VARIANTS), so every run covers
+ * default limits, generation retirement (after 3 generations, and after one
+ * use, which walks entity indices through many sparse-set pages), a tiny id
+ * space and one used up mid-run, in plain and strict_lifecycle worlds.
+ * Fixed seeds keep ctest fuzz_differential reproducible; fuzz_commit_range
+ * and libFuzzer (fuzz_libfuzzer.c) search further.
  *
  *   fuzz_runner [--ops N] [--seed S | --seeds K [--first-seed F]] [--check-every C]
- *               [--trace-from T] [--avoid-known] [--verbose]
+ *               [--trace-from T] [--announce] [--no-hook-busy] [--verbose]
  *   fuzz_runner --replay FILE [--verbose]
  *
- * --avoid-known steers clear of the open library bugs listed in
- * driver_lifecycle.c, to look for other divergences while they are open.
  * With --seed, all N ops run on that one seed, which is how a reported
  * divergence is replayed; --trace-from T then prints every op (nested ops
  * indented) from step T on, to stderr.
  *
  * --seeds K runs the seeds F, F+1, ..., F+K-1 (F = --first-seed, default 1)
  * instead of the fixed list, the N ops split evenly over them; `make
- * fuzz-long` runs two of these on disjoint seed ranges. A divergence found
- * that way is replayed with --seed as above (same config, same ops).
+ * fuzz-long` runs two of these on disjoint seed ranges, and ctest
+ * fuzz_commit_range a range derived from the commit (commit_range.sh). A
+ * divergence found that way is replayed with --seed as above (same config,
+ * same ops). --announce prints each seed's replay line before it runs, so a
+ * crash (an assertion, a sanitizer report) names its seed too.
+ *
+ * --no-hook-busy stops observers from calling tes_defer_begin/_end and
+ * creating owning groups (which they do by default, expecting TES_ERR_BUSY):
+ * for a library that does not refuse those yet.
  *
  * --replay FILE runs the regression list (tests/fuzz/regress_seeds.txt, the
  * ctest fuzz_regressions): one case a line, `#` starts a comment,
  *
- *   seed S ops N [check-every C] [avoid-known]   a PRNG seed, as with --seed
+ *   seed S ops N [check-every C]                a PRNG seed, as with --seed
  *   bytes PATH                                  a libFuzzer input (PATH is
  *                                               relative to FILE's folder)
  *
  * and fails if any of them diverges.
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz/driver.h"
 
-static const uint64_t default_seeds[] = {1, 2, 3, 4, 5, 6, 7, 8};
+static const uint64_t default_seeds[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
 #define NSEEDS (sizeof default_seeds / sizeof default_seeds[0])
 
 static int usage(void)
 {
     fprintf(stderr, "usage: fuzz_runner [--ops N] [--seed S | --seeds K [--first-seed F]] "
-                    "[--check-every C] [--trace-from T] [--avoid-known] [--verbose]\n"
+                    "[--check-every C] [--trace-from T] [--announce] [--no-hook-busy] [--verbose]\n"
                     "       fuzz_runner --replay FILE [--verbose]\n");
     return 2;
 }
@@ -96,7 +105,7 @@ static int replay_bytes(const char *path, fz_result_t *res, fz_config_t *cfg)
     return 0;
 }
 
-static int replay(const char *list, int verbose)
+static int replay(const char *list, int verbose, bool hook_busy)
 {
     FILE *f = fopen(list, "r");
     if (!f) {
@@ -132,12 +141,10 @@ static int replay(const char *list, int verbose)
         char what[1200];
         if (!strcmp(tok[0], "seed")) {
             uint64_t seed, ops, ce = 0;
-            int avoid = 0, ok = nt >= 4 && !parse_u64(tok[1], &seed) && !strcmp(tok[2], "ops") &&
-                                !parse_u64(tok[3], &ops);
+            int ok = nt >= 4 && !parse_u64(tok[1], &seed) && !strcmp(tok[2], "ops") &&
+                     !parse_u64(tok[3], &ops);
             for (int i = 4; ok && i < nt; i++) {
-                if (!strcmp(tok[i], "avoid-known"))
-                    avoid = 1;
-                else if (!strcmp(tok[i], "check-every") && i + 1 < nt &&
+                if (!strcmp(tok[i], "check-every") && i + 1 < nt &&
                          !parse_u64(tok[i + 1], &ce) && ce > 0)
                     i++;
                 else
@@ -151,7 +158,7 @@ static int replay(const char *list, int verbose)
             fz_config_variant((uint32_t)(seed % FZ_VARIANTS), &cfg);
             if (ce)
                 cfg.check_every = (uint32_t)ce;
-            cfg.avoid_known = avoid != 0;
+            cfg.hook_busy = hook_busy;
             fz_source_t src;
             fz_source_seed(&src, seed);
             fz_run(&cfg, &src, ops, &res);
@@ -188,7 +195,8 @@ static int replay(const char *list, int verbose)
 int main(int argc, char **argv)
 {
     uint64_t ops = 1000000, seed = 0, check_every = 0, trace_from = 0, nrange = 0, first = 1;
-    int have_seed = 0, verbose = 0, avoid_known = 0;
+    int have_seed = 0, verbose = 0, announce = 0;
+    bool hook_busy = true;
     const char *replay_list = NULL;
     for (int i = 1; i < argc; i++) {
         uint64_t *dst = NULL;
@@ -196,8 +204,12 @@ int main(int argc, char **argv)
             verbose = 1;
             continue;
         }
-        if (!strcmp(argv[i], "--avoid-known")) {
-            avoid_known = 1;
+        if (!strcmp(argv[i], "--announce")) {
+            announce = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--no-hook-busy")) {
+            hook_busy = false;
             continue;
         }
         if (!strcmp(argv[i], "--ops"))
@@ -224,8 +236,10 @@ int main(int argc, char **argv)
             return usage();
     }
 
+    /* Line by line, so that what was printed survives a crash. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     if (replay_list)
-        return replay(replay_list, verbose);
+        return replay(replay_list, verbose, hook_busy);
     if (have_seed && nrange)
         return usage();
 
@@ -242,7 +256,13 @@ int main(int argc, char **argv)
         if (check_every)
             cfg.check_every = (uint32_t)check_every;
         cfg.trace_from = trace_from;
-        cfg.avoid_known = avoid_known != 0;
+        cfg.hook_busy = hook_busy;
+        if (announce) {
+            printf("fuzz: seed %" PRIu64 " (%s): fuzz_runner --seed %" PRIu64 " --ops %" PRIu64
+                   "%s\n",
+                   this_seed, cfg.name, this_seed, n, hook_busy ? "" : " --no-hook-busy");
+            fflush(stdout);
+        }
         fz_source_t src;
         fz_source_seed(&src, this_seed);
         fz_result_t res;
@@ -250,9 +270,9 @@ int main(int argc, char **argv)
         total += res.ops;
         if (verbose)
             printf("fuzz: seed %" PRIu64 " (%s): %" PRIu64 " ops, %u alive, %u slots, %u retired, "
-                   "%" PRIu64 " refused as full, %" PRIu64 " tracked values made\n",
+                   "%" PRIu64 " refused as full, %" PRIu64 " tracked values made, %u tables\n",
                    this_seed, cfg.name, res.ops, res.alive, res.slots, res.retired, res.full,
-                   res.hooks);
+                   res.hooks, res.tables);
         if (verbose)
             printf("fuzz:   %" PRIu64 " iterations, %" PRIu64 " chunks, %" PRIu64
                    " entities visited, %" PRIu64 " ops inside loops, %" PRIu64
@@ -260,6 +280,10 @@ int main(int argc, char **argv)
                    " queries made, %" PRIu64 " refused, %" PRIu64 " gathered fields\n",
                    res.iterations, res.chunks, res.visited, res.loop_ops, res.queued, res.flushes,
                    res.staged_ensures, res.queries_made, res.queries_refused, res.gathered_chunks);
+        if (verbose)
+            printf("fuzz:   from observers: %" PRIu64 " queries made, %" PRIu64
+                   " freed, %" PRIu64 " deferral calls refused; %" PRIu64 " entities widened\n",
+                   res.hook_queries, res.hook_frees, res.hook_defers, res.widened);
         if (verbose)
             printf("fuzz:   %" PRIu64 " prefabs, %" PRIu64 " children, %" PRIu64
                    " instances (+%" PRIu64 " in bulk, %" PRIu64 " deferred), %" PRIu64

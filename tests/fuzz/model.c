@@ -6,10 +6,11 @@
  */
 #include "fuzz/model.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-const fz_comp_info_t fz_comps[FZ_NCOMP] = {
+fz_comp_info_t fz_comps[FZ_NALL] = {
     [FZ_C_DISABLED] = {"TES_DISABLED", 0, 0, TES_STORAGE_TABLE, false, false, false, 0, {0, 0}},
     [FZ_C_T4] = {"fz_t4", 4, 4, TES_STORAGE_TABLE, false, false, false, 0, {0, 0}},
     [FZ_C_T12] = {"fz_t12", 12, 4, TES_STORAGE_TABLE, false, false, false, 0, {0, 0}},
@@ -25,7 +26,41 @@ const fz_comp_info_t fz_comps[FZ_NCOMP] = {
     [FZ_C_TREF] = {"fz_tref", 24, 8, TES_STORAGE_TABLE, false, true, false, 2, {8, 16}},
     [FZ_C_SREF] = {"fz_sref", 16, 8, TES_STORAGE_SPARSE, false, false, false, 1, {8, 0}},
     [FZ_C_PREFAB] = {"TES_PREFAB", 0, 0, TES_STORAGE_TABLE, false, false, false, 0, {0, 0}},
+    [FZ_C_HUGE] = {"fz_huge", FZ_HUGE_SIZE, 16, TES_STORAGE_TABLE, false, false, false, 0, {0, 0},
+                   true},
+    [FZ_C_SHUGE] = {"fz_shuge", FZ_HUGE_SIZE, 8, TES_STORAGE_SPARSE, false, false, false, 0,
+                    {0, 0}, true},
 };
+
+static char wide_names[FZ_NWIDE][8];
+
+/* The wide components' entries (the same every time). */
+static void comps_init(void)
+{
+    for (int i = 0; i < FZ_NWIDE; i++) {
+        snprintf(wide_names[i], sizeof wide_names[i], "fz_w%02d", i);
+        fz_comp_info_t *c = &fz_comps[FZ_C_W0 + i];
+        memset(c, 0, sizeof *c);
+        c->name = wide_names[i];
+        c->size = 4;
+        c->align = 4;
+        c->storage = TES_STORAGE_TABLE;
+    }
+}
+
+void fz_huge_fill(uint64_t seed, uint8_t *out, size_t size)
+{
+    if (!seed) {
+        memset(out, 0, size);
+        return;
+    }
+    for (size_t i = 0; i < size; i += 8) {
+        uint64_t x = seed + i * UINT64_C(0x9E3779B97F4A7C15);
+        x = (x ^ (x >> 31)) * UINT64_C(0xBF58476D1CE4E5B9);
+        x ^= x >> 29;
+        memcpy(out + i, &x, size - i < 8 ? size - i : 8);
+    }
+}
 
 void fz_default_value(int k, uint8_t out[FZ_MAXSIZE])
 {
@@ -54,6 +89,7 @@ bool fz_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 bool fz_model_init(fz_model_t *m, uint32_t generation_limit, uint32_t entity_limit)
 {
     memset(m, 0, sizeof *m);
+    comps_init();
     /* The header: 0 means TES_MAX_GENERATION / 2^32 - 1 slots. */
     m->generation_limit = generation_limit ? generation_limit : TES_MAX_GENERATION;
     if (m->generation_limit > TES_MAX_GENERATION)
@@ -64,6 +100,8 @@ bool fz_model_init(fz_model_t *m, uint32_t generation_limit, uint32_t entity_lim
 
 void fz_model_fini(fz_model_t *m)
 {
+    for (uint32_t i = 0; i < m->nslots; i++)
+        free(m->slots[i].xval);
     free(m->slots);
     free(m->free_stack);
     free(m->live);
@@ -128,7 +166,7 @@ tes_entity_t fz_model_spawn(fz_model_t *m)
     s->alive = true;
     s->pending = false;
     s->inst = 0;
-    s->mask = 0;
+    memset(&s->mask, 0, sizeof s->mask);
     memset(s->stable_ptr, 0, sizeof s->stable_ptr);
     s->live_pos = m->nlive;
     m->live[m->nlive++] = index;
@@ -157,7 +195,7 @@ void fz_model_destroy(fz_model_t *m, uint32_t index)
 
 bool fz_model_has(const fz_model_t *m, uint32_t index, int k)
 {
-    return (m->slots[index].mask >> k) & 1u;
+    return fz_bits_has(m->slots[index].mask, k);
 }
 
 bool fz_model_add(fz_model_t *m, uint32_t index, int k)
@@ -165,9 +203,17 @@ bool fz_model_add(fz_model_t *m, uint32_t index, int k)
     fz_mslot_t *s = &m->slots[index];
     if (fz_model_has(m, index, k))
         return false;
-    s->mask |= 1u << k;
-    fz_default_value(k, s->val[k]);
-    s->stable_ptr[k] = NULL;
+    fz_bits_set(&s->mask, k);
+    if (k >= FZ_NCOMP && !s->xval) {
+        s->xval = calloc(FZ_NALL - FZ_NCOMP, sizeof *s->xval);
+        if (!s->xval) {
+            fprintf(stderr, "fuzz: model out of memory\n");
+            abort();
+        }
+    }
+    fz_default_value(k, fz_val(m, index, k));
+    if (k < FZ_NCOMP)
+        s->stable_ptr[k] = NULL;
     m->values[k]++;
     m->expect[k].on_add++;
     return true;
@@ -178,8 +224,9 @@ bool fz_model_remove(fz_model_t *m, uint32_t index, int k)
     fz_mslot_t *s = &m->slots[index];
     if (!fz_model_has(m, index, k))
         return false;
-    s->mask &= ~(1u << k);
-    s->stable_ptr[k] = NULL;
+    fz_bits_clr(&s->mask, k);
+    if (k < FZ_NCOMP)
+        s->stable_ptr[k] = NULL;
     m->values[k]--;
     m->expect[k].on_remove++;
     return true;
@@ -187,24 +234,24 @@ bool fz_model_remove(fz_model_t *m, uint32_t index, int k)
 
 void fz_model_clear(fz_model_t *m, uint32_t index)
 {
-    for (int k = 0; k < FZ_NCOMP; k++)
+    for (int k = 0; k < FZ_NALL; k++)
         fz_model_remove(m, index, k);
 }
 
 void fz_model_write(fz_model_t *m, uint32_t index, int k, const uint8_t *value)
 {
     uint32_t off = fz_payload_offset(k);
-    memcpy(m->slots[index].val[k] + off, value + off, fz_comps[k].size - off);
+    memcpy(fz_val(m, index, k) + off, value + off, fz_msize(k) - off);
 }
 
 void fz_model_clone_into(fz_model_t *m, uint32_t dst, uint32_t src)
 {
-    for (int k = 0; k < FZ_NCOMP; k++) {
+    for (int k = 0; k < FZ_NALL; k++) {
         if (!fz_model_has(m, src, k))
             continue;
         fz_model_add(m, dst, k);
         if (fz_comps[k].size) {
-            fz_model_write(m, dst, k, m->slots[src].val[k]);
+            fz_model_write(m, dst, k, fz_val(m, src, k));
             if (fz_comps[k].tracked)
                 m->expect[k].copy++;
         }

@@ -6,7 +6,9 @@
  * presence bitmask plus a fixed byte array per component. Nothing here is
  * fast or clever on purpose.
  *
- * The model also knows the fuzzer's fixed component set (fz_comps) and keeps
+ * The model also knows the fuzzer's fixed component set (fz_comps: the
+ * core set, then the extra ones: 72 wide table components and two huge
+ * ones, whose 64 KiB values the model keeps as the seed of their bytes) and keeps
  * the hook-call counts the library must produce (on_add, on_set, on_remove,
  * copy) and the number of live values per component (which ctor - dtor must
  * equal, counting the values staged by queued sets).
@@ -51,11 +53,52 @@ enum {
     FZ_C_TREF,  /* table, 24 bytes, tracked hooks, entity fields at 8 and 16 */
     FZ_C_SREF,  /* sparse, 16 bytes, no hooks, an entity field at 8 */
     FZ_C_PREFAB, /* the built-in TES_PREFAB */
-    FZ_NCOMP
+    FZ_NCOMP,
+    /* The extra components, which the op mix picks rarely (and the
+     * per-op checks skip: they have no hooks): two huge ones and enough
+     * wide ones that an entity holding most of them sits in a table with
+     * more than 64 columns. */
+    FZ_C_HUGE = FZ_NCOMP, /* table, 64 KiB, align 16 */
+    FZ_C_SHUGE,           /* sparse, 64 KiB, align 8 */
+    FZ_C_W0,              /* table, 4 bytes: FZ_C_W0 + i, i < FZ_NWIDE */
+    FZ_NALL = FZ_C_W0 + 72
 };
+#define FZ_NWIDE (FZ_NALL - FZ_C_W0)
+#define FZ_HUGE_SIZE 65536u
 
-/* Largest component size in the set. */
+/* Largest component size the model stores: a huge component's value is
+ * the 8-byte seed its bytes are drawn from (fz_huge_fill), 0 = all zero. */
 #define FZ_MAXSIZE 24
+
+/* A set of components (bit k = component k). */
+typedef struct fz_bits {
+    uint64_t w[2];
+} fz_bits_t;
+static inline bool fz_bits_has(fz_bits_t b, int k) { return (b.w[k >> 6] >> (k & 63)) & 1u; }
+static inline void fz_bits_set(fz_bits_t *b, int k) { b->w[k >> 6] |= UINT64_C(1) << (k & 63); }
+static inline void fz_bits_clr(fz_bits_t *b, int k) { b->w[k >> 6] &= ~(UINT64_C(1) << (k & 63)); }
+static inline bool fz_bits_any(fz_bits_t b) { return (b.w[0] | b.w[1]) != 0; }
+static inline fz_bits_t fz_bits_or(fz_bits_t a, fz_bits_t b)
+{
+    a.w[0] |= b.w[0];
+    a.w[1] |= b.w[1];
+    return a;
+}
+static inline fz_bits_t fz_bits_minus(fz_bits_t a, fz_bits_t b)
+{
+    a.w[0] &= ~b.w[0];
+    a.w[1] &= ~b.w[1];
+    return a;
+}
+/* All of b in a. */
+static inline bool fz_bits_all(fz_bits_t a, fz_bits_t b)
+{
+    return (a.w[0] & b.w[0]) == b.w[0] && (a.w[1] & b.w[1]) == b.w[1];
+}
+static inline bool fz_bits_meet(fz_bits_t a, fz_bits_t b)
+{
+    return ((a.w[0] & b.w[0]) | (a.w[1] & b.w[1])) != 0;
+}
 /* Tracked components keep a 64-bit serial at offset 0 (see driver_hooks.c);
  * only the bytes after it are the user-visible payload the model compares. */
 #define FZ_TRACK_HDR 8
@@ -70,9 +113,16 @@ typedef struct fz_comp_info {
     bool observed;  /* observers only (tags) */
     uint8_t nrefs;  /* entity_fields: tes_entity_t members at ref_off[] */
     uint8_t ref_off[2];
+    bool huge;      /* FZ_HUGE_SIZE bytes, modelled by a seed */
 } fz_comp_info_t;
 
-extern const fz_comp_info_t fz_comps[FZ_NCOMP];
+/* Filled in by fz_model_init (the extra components' entries on first use). */
+extern fz_comp_info_t fz_comps[FZ_NALL];
+
+/* The bytes the model keeps for a value of k: its size, or the seed's 8. */
+static inline uint32_t fz_msize(int k) { return fz_comps[k].huge ? 8u : fz_comps[k].size; }
+/* The bytes of a huge value with this seed (size bytes to out). */
+void fz_huge_fill(uint64_t seed, uint8_t *out, size_t size);
 
 /* First byte of the payload the model compares for component k. */
 static inline uint32_t fz_payload_offset(int k) { return fz_comps[k].tracked ? FZ_TRACK_HDR : 0; }
@@ -90,8 +140,11 @@ typedef struct fz_mslot {
                          alive, but no query sees it */
     uint32_t live_pos; /* position in fz_model_t.live while alive */
     uint32_t inst;    /* the instance it belongs to: instance slot + 1, 0 = none */
-    uint32_t mask;    /* bit k set = has component k */
+    fz_bits_t mask;   /* bit k set = has component k */
     uint8_t val[FZ_NCOMP][FZ_MAXSIZE];
+    /* The extra components' values, allocated when the slot first gets one
+     * (few do; see fz_val). */
+    uint8_t (*xval)[FZ_MAXSIZE];
     /* Address first seen for a stable component; it must never change until
      * the component is removed. NULL = not observed yet. */
     const void *stable_ptr[FZ_NCOMP];
@@ -167,9 +220,9 @@ typedef struct fz_model {
     uint32_t *live;       /* indices of live slots, any order (for random picks) */
     uint32_t nlive, live_cap;
     uint32_t retired;
-    uint32_t values[FZ_NCOMP]; /* entities holding component k */
-    uint32_t staged[FZ_NCOMP]; /* values staged by queued sets (constructed) */
-    fz_hook_expect_t expect[FZ_NCOMP];
+    uint32_t values[FZ_NALL]; /* entities holding component k */
+    uint32_t staged[FZ_NALL]; /* values staged by queued sets (constructed) */
+    fz_hook_expect_t expect[FZ_NALL];
     fz_qop_t *queue;           /* deferred changes, in call order */
     uint32_t nqueue, queue_cap;
     /* Prefabs and instances. */
@@ -189,6 +242,12 @@ typedef struct fz_model {
      * flush (member dead by then), queued destroys refused at the flush. */
     uint64_t remaps, skipped_members, owned_at_flush;
 } fz_model_t;
+
+/* The model's value of component k in slot `index` (which has k). */
+static inline uint8_t *fz_val(const fz_model_t *m, uint32_t index, int k)
+{
+    return k < FZ_NCOMP ? m->slots[index].val[k] : m->slots[index].xval[k - FZ_NCOMP];
+}
 
 /* Grows *arr (of *cap elements) to hold at least need elements. */
 bool fz_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem);

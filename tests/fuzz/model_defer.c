@@ -43,7 +43,7 @@ int32_t fz_model_queue_ensure(fz_model_t *m, tes_entity_t e, int k, const uint8_
     fz_default_value(k, op->val);
     if (init && fz_comps[k].size) {
         uint32_t off = fz_payload_offset(k);
-        memcpy(op->val + off, init + off, fz_comps[k].size - off);
+        memcpy(op->val + off, init + off, fz_msize(k) - off);
         if (fz_comps[k].tracked)
             m->expect[k].copy++; /* staging copies the value it starts from */
     }
@@ -64,7 +64,7 @@ int32_t fz_model_queue_set(fz_model_t *m, tes_entity_t e, int k, const uint8_t *
         m->staged[k]++;
         if (value) {
             uint32_t off = fz_payload_offset(k);
-            memcpy(op->val + off, value + off, fz_comps[k].size - off);
+            memcpy(op->val + off, value + off, fz_msize(k) - off);
             if (fz_comps[k].tracked)
                 m->expect[k].copy++; /* staging copies the caller's value */
         }
@@ -80,7 +80,7 @@ void fz_model_lookup(const fz_model_t *m, tes_entity_t e, int k, fz_lookup_t *ou
     uint32_t self = live_index(m, e);
     bool touched = false, present = self != UINT32_MAX && fz_model_has(m, self, k);
     bool via_instance = false;
-    const uint8_t *source = present ? m->slots[self].val[k] : NULL;
+    const uint8_t *source = present ? fz_val(m, self, k) : NULL;
     int32_t stage = -1;
     memset(out, 0, sizeof *out);
     for (uint32_t i = 0; i < m->nqueue; i++) {
@@ -122,7 +122,7 @@ void fz_model_lookup(const fz_model_t *m, tes_entity_t e, int k, fz_lookup_t *ou
             uint32_t src = live_index(m, op->src);
             touched = true, stage = -1;
             present = src != UINT32_MAX && fz_model_has(m, src, k);
-            source = present ? m->slots[src].val[k] : NULL;
+            source = present ? fz_val(m, src, k) : NULL;
             break;
         }
         case FZ_Q_MATERIALIZE:

@@ -224,16 +224,16 @@ static void copy_member(fz_model_t *m, const fz_mplan_t *p, uint32_t k, uint32_t
 {
     uint32_t dst = tes_entity_index(p->ents[k * p->m + i]);
     uint32_t src = tes_entity_index(p->members[i]);
-    for (int c = 0; c < FZ_NCOMP; c++) {
+    for (int c = 0; c < FZ_NALL; c++) {
         if (c == FZ_C_PREFAB || !fz_model_has(m, src, c))
             continue;
         fz_model_add(m, dst, c);
         if (!fz_comps[c].size)
             continue;
-        fz_model_write(m, dst, c, m->slots[src].val[c]);
+        fz_model_write(m, dst, c, fz_val(m, src, c));
         if (fz_comps[c].tracked)
             m->expect[c].copy++;
-        m->remaps += remap(p, k, c, m->slots[dst].val[c]);
+        m->remaps += remap(p, k, c, fz_val(m, dst, c));
     }
 }
 
@@ -264,9 +264,9 @@ bool fz_model_plan_value(const fz_model_t *m, const fz_mplan_t *p, tes_entity_t 
         if (p->ents[q] != e)
             continue;
         const fz_mslot_t *src = fz_model_get(m, p->members[q % p->m]);
-        *has = k != FZ_C_PREFAB && src && ((src->mask >> k) & 1u);
+        *has = k != FZ_C_PREFAB && src && fz_bits_has(src->mask, k);
         if (*has) {
-            memcpy(val, src->val[k], FZ_MAXSIZE);
+            memcpy(val, fz_val(m, tes_entity_index(p->members[q % p->m]), k), FZ_MAXSIZE);
             (void)remap(p, q / p->m, k, val);
         }
         return true;

@@ -5,11 +5,14 @@
  */
 #include "fuzz/model_query.h"
 
+#include <string.h>
+
 void fz_mquery_init(fz_mquery_t *q)
 {
     q->skip_disabled = !(q->flags & TES_QUERY_INCLUDE_DISABLED);
     q->skip_prefab = !(q->flags & TES_QUERY_INCLUDE_PREFAB);
-    q->and_mask = q->not_mask = 0;
+    memset(&q->and_mask, 0, sizeof q->and_mask);
+    memset(&q->not_mask, 0, sizeof q->not_mask);
     for (int32_t i = 0; i < q->nterms; i++) {
         int k = q->terms[i].k;
         if (k == FZ_C_DISABLED)
@@ -17,9 +20,9 @@ void fz_mquery_init(fz_mquery_t *q)
         if (k == FZ_C_PREFAB)
             q->skip_prefab = false;
         if (q->terms[i].oper == TES_AND)
-            q->and_mask |= 1u << k;
+            fz_bits_set(&q->and_mask, k);
         else if (q->terms[i].oper == TES_NOT)
-            q->not_mask |= 1u << k;
+            fz_bits_set(&q->not_mask, k);
     }
 }
 
@@ -28,19 +31,20 @@ bool fz_mquery_match(const fz_model_t *m, const fz_mquery_t *q, uint32_t index)
     const fz_mslot_t *s = &m->slots[index];
     if (!s->alive || s->pending)
         return false;
-    if (q->skip_disabled && (s->mask & (1u << FZ_C_DISABLED)))
+    if (q->skip_disabled && fz_bits_has(s->mask, FZ_C_DISABLED))
         return false;
-    if (q->skip_prefab && (s->mask & (1u << FZ_C_PREFAB)))
+    if (q->skip_prefab && fz_bits_has(s->mask, FZ_C_PREFAB))
         return false;
-    return (s->mask & q->and_mask) == q->and_mask && (s->mask & q->not_mask) == 0;
+    return fz_bits_all(s->mask, q->and_mask) && !fz_bits_meet(s->mask, q->not_mask);
 }
 
-uint32_t fz_mquery_owns(const fz_mquery_t *q)
+fz_bits_t fz_mquery_owns(const fz_mquery_t *q)
 {
-    return (q->flags & TES_QUERY_OWNING_GROUP) ? q->and_mask : 0;
+    fz_bits_t none = {{0, 0}};
+    return (q->flags & TES_QUERY_OWNING_GROUP) ? q->and_mask : none;
 }
 
-int fz_mquery_expect(const fz_mquery_t *q, uint32_t owned)
+int fz_mquery_expect(const fz_mquery_t *q, fz_bits_t owned)
 {
     const uint32_t known = TES_QUERY_INCLUDE_DISABLED | TES_QUERY_INCLUDE_PREFAB |
                            TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP;
@@ -48,7 +52,7 @@ int fz_mquery_expect(const fz_mquery_t *q, uint32_t owned)
     if (q->nterms == 0 || (q->flags & ~known) || (q->flags & groups) == groups)
         return TES_ERR_INVALID;
     /* A group needs an AND term to have a list of matches to keep. */
-    if ((q->flags & groups) && !q->and_mask)
+    if ((q->flags & groups) && !fz_bits_any(q->and_mask))
         return TES_ERR_INVALID;
     if (!(q->flags & TES_QUERY_OWNING_GROUP))
         return TES_OK;
@@ -60,7 +64,7 @@ int fz_mquery_expect(const fz_mquery_t *q, uint32_t owned)
             return TES_ERR_INVALID;
         if (q->terms[i].oper != TES_AND)
             continue;
-        if (c->storage != TES_STORAGE_SPARSE || c->stable || (owned >> q->terms[i].k & 1u))
+        if (c->storage != TES_STORAGE_SPARSE || c->stable || fz_bits_has(owned, q->terms[i].k))
             return TES_ERR_INVALID;
     }
     return TES_OK;

@@ -26,7 +26,7 @@ typedef struct fz_mquery {
     int32_t nterms;
     uint32_t flags;
     bool skip_disabled, skip_prefab; /* derived by fz_mquery_init */
-    uint32_t and_mask, not_mask;     /* components of AND / NOT terms */
+    fz_bits_t and_mask, not_mask;    /* components of AND / NOT terms */
 } fz_mquery_t;
 
 /* Derives the filters and masks from terms and flags. */
@@ -39,9 +39,9 @@ bool fz_mquery_match(const fz_model_t *m, const fz_mquery_t *q, uint32_t index);
  * components, no repeats, valid opers and access): TES_OK or
  * TES_ERR_INVALID. `owned` has bit k set for every store an owning group
  * holds already. */
-int fz_mquery_expect(const fz_mquery_t *q, uint32_t owned);
+int fz_mquery_expect(const fz_mquery_t *q, fz_bits_t owned);
 
 /* Bit k of the stores an owning group over q claims. */
-uint32_t fz_mquery_owns(const fz_mquery_t *q);
+fz_bits_t fz_mquery_owns(const fz_mquery_t *q);
 
 #endif

@@ -13,7 +13,8 @@
  * Observer hooks (on_add, on_set, on_remove) check that the world agrees
  * with the event (entity alive, component present, pointer = tes_get) and,
  * now and then, that a structural call made from inside the hook is refused
- * with TES_ERR_BUSY.
+ * with TES_ERR_BUSY; then they run the driver's action (queries made and
+ * freed from inside the hook, and the like).
  */
 #ifndef TES_FUZZ_TRACK_H
 #define TES_FUZZ_TRACK_H
@@ -51,7 +52,14 @@ typedef struct fz_tracker {
     int set_expect_k;
     bool probe;           /* observers try structural calls (expect BUSY) */
     uint32_t probe_tick;
-    bool probed;          /* a probe ran since the driver last looked */
+    /* The error of the last call a hook made that failed, since the driver
+     * last looked (0: none): such a call sets tes_last_error too. */
+    int hook_error;
+    /* What observers do besides their checks (the driver's queries made
+     * and freed, deferral levels tried; driver_hooks.c). NULL: nothing. */
+    void (*action)(struct fz_tracker *t, tes_world_t *w, tes_entity_t e, int k,
+                   const char *hook);
+    void *user;
     bool failed;
     char msg[512];
 } fz_tracker_t;

@@ -1,0 +1,37 @@
+#!/bin/sh
+# The differential fuzzer over a seed range that changes with every commit
+# (ctest fuzz_commit_range): the fixed seeds of fuzz_differential find
+# nothing new once they pass, while a range derived from the commit id walks
+# new seeds on each commit at the same cost. The range is printed first, and
+# every seed's replay line before it runs, so a divergence or a crash (an
+# assertion, a sanitizer report) names the `fuzz_runner --seed S --ops N`
+# that reproduces it.
+#
+#   commit_range.sh FUZZ_RUNNER SOURCE_DIR SEEDS OPS [RUNNER_ARGS...]
+#
+# SEEDS consecutive seeds share OPS operations. The first seed is the first
+# 12 hex digits of `git rev-parse HEAD` in SOURCE_DIR (a 48-bit number,
+# plus 10^6 to stay clear of the small fixed seeds); without git or outside
+# a repository it is a fixed 424242. TES_FUZZ_FIRST_SEED overrides it (to
+# rerun the range of another commit).
+set -eu
+runner=$1
+src=$2
+seeds=$3
+ops=$4
+shift 4
+
+if [ -n "${TES_FUZZ_FIRST_SEED:-}" ]; then
+  first=$TES_FUZZ_FIRST_SEED
+  from="TES_FUZZ_FIRST_SEED"
+elif id=$(git -C "$src" rev-parse HEAD 2>/dev/null) && [ ${#id} -ge 12 ]; then
+  first=$((0x$(printf '%s' "$id" | cut -c1-12) + 1000000))
+  from="commit $(printf '%s' "$id" | cut -c1-12)"
+else
+  first=424242
+  from="no git commit: fixed range"
+fi
+last=$((first + seeds - 1))
+echo "fuzz: commit range: seeds $first..$last ($from), $ops ops"
+echo "fuzz: rerun the range: TES_FUZZ_FIRST_SEED=$first ctest -R fuzz_commit_range"
+exec "$runner" --seeds "$seeds" --first-seed "$first" --ops "$ops" --announce "$@"
