@@ -378,7 +378,8 @@ static void resolve_missiles(tes_iter_t *it)
         } else {
             s->n.missiles_lost++;
         }
-        tes_destroy(s->w, it->entities[i]); /* queued */
+        if (tes_destroy(s->w, it->entities[i]) != TES_OK) /* queued */
+            die(s, "missile destroy");
         s->n.missiles_alive--;
     }
 }
@@ -390,7 +391,8 @@ static void clear_firing(tes_iter_t *it)
 {
     const sim_t *s = it->ctx;
     for (int32_t i = 0; i < it->count; i++)
-        tes_remove(s->w, it->entities[i], s->c.firing); /* queued */
+        if (tes_remove(s->w, it->entities[i], s->c.firing) != TES_OK) /* queued */
+            die(s, "tes_remove(Firing)");
 }
 
 /* Parallel; Transform IN, Turret INOUT, Mount IN. Each turret keeps or
@@ -444,7 +446,8 @@ static void fire_turrets(tes_iter_t *it)
         damage(s, tu[i].target, tu[i].damage);
         s->n.shots++;
         s->n.firing_toggles++;
-        tes_add(w, it->entities[i], s->c.firing); /* queued */
+        if (tes_add(w, it->entities[i], s->c.firing) != TES_OK) /* queued */
+            die(s, "tes_add(Firing)");
         Hull *own = tes_get_mut(w, m[i].ship, s->c.hull);
         own->engaged = 30;
     }
