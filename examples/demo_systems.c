@@ -4,9 +4,9 @@
  * - move:   a spatial grid of the active ships is built, ships steer and
  *           fly (damaged ones fly home and dock), mounted parts follow
  *           their ship, missiles home in (and die);
- * - combat: the Firing tags of the last frame go, turrets aim and fire,
- *           launchers spawn missiles, beacons follow their carriers,
- *           shields recharge;
+ * - combat: the Firing tags of the last frame go, turrets aim (while
+ *           beacons follow their carriers and shields recharge, at the
+ *           same time), turrets fire, launchers spawn missiles;
  * - spawn:  dead ships' instances are destroyed, the hangar repairs and
  *           launches parked ships, reinforcements replace the losses,
  *           fleet command reads the carrier beacons;
@@ -489,7 +489,8 @@ static void fire_launchers(tes_iter_t *it)
     }
 }
 
-/* Transform IN, Hull IN, Beacon INOUT: overlaps recharge_shields. */
+/* Transform IN, Hull IN, Beacon INOUT: runs beside aim_turrets and
+ * recharge_shields (they share no written component). */
 static void update_beacons(tes_iter_t *it)
 {
     const Transform *t = tes_field(it, 0);
@@ -633,12 +634,14 @@ void add_systems(sim_t *s)
         {"clear_firing", clear_firing, STRUCT, {{T_NONE(c->firing)}, 0}, s},
         {"aim_turrets", aim_turrets, PAR,
          {{T_IN(c->xform), T_RW(c->turret), T_IN(c->mount)}, 0}, s},
-        {"fire_turrets", fire_turrets, STRUCT, {{T_RW(c->turret), T_IN(c->mount)}, 0}, s},
-        {"fire_launchers", fire_launchers, STRUCT,
-         {{T_IN(c->xform), T_RW(c->launcher), T_IN(c->mount)}, 0}, s},
+        /* These two write nothing aim_turrets touches and read nothing it
+         * writes: the three run at the same time. */
         {"update_beacons", update_beacons, 0,
          {{T_IN(c->xform), T_IN(c->hull), T_RW(c->beacon)}, 0}, s},
         {"recharge_shields", recharge_shields, PAR, {{T_RW(c->shield)}, 0}, s},
+        {"fire_turrets", fire_turrets, STRUCT, {{T_RW(c->turret), T_IN(c->mount)}, 0}, s},
+        {"fire_launchers", fire_launchers, STRUCT,
+         {{T_IN(c->xform), T_RW(c->launcher), T_IN(c->mount)}, 0}, s},
         {"mark_spawn", mark_phase, STRUCT, {{{0}}, 0}, &s->marks[PH_SPAWN]},
         {"resolve_hulls", resolve_hulls, STRUCT, {{T_RW(c->hull)}, 0}, s},
         {"hangar_budget", hangar_budget, STRUCT, {{{0}}, 0}, s},
