@@ -17,19 +17,27 @@
  *   fighters arrive parked. Queries skip them by default; the hangar query
  *   names TES_DISABLED, and a query with TES_QUERY_INCLUDE_DISABLED counts
  *   every ship.
- * - Structural changes while iterating: deaths, docking, launching, the
- *   Firing toggles and missile spawns/destroys are all made from inside
- *   query loops and applied when the loop ends.
+ * - Systems on all cores: each frame is one tes_progress call over the
+ *   systems of demo_systems.c. Per-entity work runs in `parallel` systems
+ *   on --threads N threads; deaths, docking, launching, the Firing toggles
+ *   and missile spawns/destroys are made in `structural` systems and
+ *   applied when each ends.
+ * - Determinism: the battle runs on N threads, then again from the same
+ *   seed on 1 thread; the two must end in the same state hash (exit 1
+ *   otherwise). The median frame times of both and the speed-up are
+ *   printed.
  *
  * Every run with the same flags prints the same state (its own PRNG, a fixed
- * seed, no threads); timings are printed apart and --no-timing omits them.
+ * seed, a result independent of the thread count); timings are printed
+ * apart and --no-timing omits them.
  */
-#define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c11 */
+#define _POSIX_C_SOURCE 200112L /* clock_gettime, sysconf under -std=c11 */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "demo.h"
 
@@ -178,7 +186,7 @@ static void build_prefab(sim_t *s, int f, int kind)
         float along = size * (1.0f - 2.0f * (float)(i / 2) / (float)(nt > 2 ? nt / 2 - 1 : 1));
         tes_entity_t t = add_part(s, root, nt > 2 ? along : size, (i & 1) ? size : -size);
         Turret tu = {TES_NULL, spec[kind].range, spec[kind].damage, spec[kind].reload,
-                     (float)((i * 5) % (int)spec[kind].reload), (uint32_t)f};
+                     (float)((i * 5) % (int)spec[kind].reload), (uint32_t)f, 0};
         set_or_die(s, t, s->c.turret, &tu);
     }
     for (int i = 0; i < spec[kind].launchers; i++) {
@@ -217,14 +225,18 @@ int spawn_group(sim_t *s, int f, int kind, int32_t n, bool parked)
             die(s, "tes_instance_members");
         float x = s->base_x[f] + dir * rnd_float(&s->rng) * depth;
         float y = 40.0f + rnd_float(&s->rng) * (s->world_h - 80.0f);
-        Transform *t = tes_get_mut(w, mem[0], s->c.xform);
-        t->x = x;
-        t->y = y;
-        Hull *h = tes_get_mut(w, mem[0], s->c.hull);
-        h->lane = y;
-        Beacon *b = tes_get_mut(w, mem[0], s->c.beacon); /* carriers only */
-        if (b)
-            *b = (Beacon){x, y, f, 0};
+        /* Values by tes_set, not through tes_get_mut: inside the reinforce
+         * system the instances are queued and get their components when
+         * the system ends (the sets are applied after them, in order). */
+        Transform t = *(const Transform *)tes_get(w, s->prefab[f][kind], s->c.xform);
+        Hull h = *(const Hull *)tes_get(w, s->prefab[f][kind], s->c.hull);
+        t.x = x;
+        t.y = y;
+        h.lane = y;
+        set_or_die(s, mem[0], s->c.xform, &t);
+        set_or_die(s, mem[0], s->c.hull, &h);
+        if (kind == KIND_CARRIER)
+            set_or_die(s, mem[0], s->c.beacon, &(Beacon){x, y, f, 0});
         for (int32_t j = 0; parked && j < m; j++)
             if (tes_disable(w, mem[j]) != TES_OK)
                 die(s, "tes_disable");
@@ -245,13 +257,9 @@ static void make_queries(sim_t *s)
     const comps_t *c = &s->c;
     struct { tes_query_t **q; tes_query_desc_t d; } list[] = {
         {&s->q_ships, {{AND(c->xform), AND(c->vel), AND(c->hull)}, 0}},
-        {&s->q_mounts, {{AND(c->xform), IN(c->mount)}, 0}},
         {&s->q_missiles, {{AND(c->xform), AND(c->vel), AND(c->missile)}, 0}},
         {&s->q_firing, {{AND(c->firing)}, 0}},
-        {&s->q_turrets, {{IN(c->xform), AND(c->turret), IN(c->mount)}, 0}},
-        {&s->q_launchers, {{IN(c->xform), AND(c->launcher), IN(c->mount)}, 0}},
         {&s->q_carriers, {{IN(c->xform), IN(c->hull), AND(c->beacon)}, 0}},
-        {&s->q_shields, {{AND(c->shield)}, 0}},
         /* Naming TES_DISABLED matches parked ships only. */
         {&s->q_parked, {{AND(c->xform), AND(c->hull), AND(TES_DISABLED)}, 0}},
         {&s->q_all_ships, {{AND(c->xform), AND(c->hull)}, TES_QUERY_INCLUDE_DISABLED}},
@@ -312,7 +320,7 @@ static uint64_t state_hash(sim_t *s)
 
 /* ----------------------------------------------------------------- timing */
 
-static double now_ms(void)
+double now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -335,7 +343,6 @@ static double quantile(const double *v, int32_t n, double *scratch, double q)
     return scratch[(int32_t)(q * (n - 1) + 0.5)];
 }
 
-enum { PH_MOVE, PH_COMBAT, PH_SPAWN, PH_RENDER, PHASES };
 static const char *const phase_name[PHASES] = {"move", "combat", "spawn", "render"};
 
 /* ------------------------------------------------------------------ main */
@@ -343,6 +350,7 @@ static const char *const phase_name[PHASES] = {"move", "combat", "spawn", "rende
 typedef struct options {
     int32_t entities, frames;
     uint64_t seed;
+    int32_t threads;
     const char *svg;
     bool timing;
 } options_t;
@@ -350,12 +358,15 @@ typedef struct options {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: demo [--entities N] [--frames N] [--seed N] [--svg PATH] [--no-timing]\n"
+            "usage: demo [--entities N] [--frames N] [--seed N] [--threads N] [--svg PATH]\n"
+            "            [--no-timing]\n"
             "  A space battle on Tessera: two fleets of prefab ships (fighter 3, frigate 6,\n"
             "  carrier 10 entities) fight, dock, repair and get reinforced.\n"
             "  --entities N   live ship entities to keep (default 100000, at least 1000)\n"
             "  --frames N     frames to simulate (default 600)\n"
             "  --seed N       PRNG seed (default 1); equal flags give equal output\n"
+            "  --threads N    worker threads (default: the online CPUs); the battle runs\n"
+            "                 on N threads, then again on 1, and both must end alike\n"
             "  --svg PATH     picture of the final frame (default tessera_demo.svg)\n"
             "  --no-timing    omit the ms figures (output then identical run to run)\n"
             "  --help         this text\n");
@@ -374,7 +385,9 @@ static bool parse_num(const char *arg, long long lo, long long hi, long long *ou
 
 static int parse_args(int argc, char **argv, options_t *o)
 {
-    *o = (options_t){100000, 600, 1, "tessera_demo.svg", true};
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cpus = cpus < 1 ? 1 : cpus > TES_MAX_THREADS ? TES_MAX_THREADS : cpus;
+    *o = (options_t){100000, 600, 1, (int32_t)cpus, "tessera_demo.svg", true};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long long n;
@@ -390,6 +403,8 @@ static int parse_args(int argc, char **argv, options_t *o)
             o->entities = (int32_t)n;
         } else if (!strcmp(a, "--frames") && parse_num(v, 1, 1000000, &n)) {
             o->frames = (int32_t)n;
+        } else if (!strcmp(a, "--threads") && parse_num(v, 1, TES_MAX_THREADS, &n)) {
+            o->threads = (int32_t)n;
         } else if (!strcmp(a, "--seed") && parse_num(v, 0, INT64_MAX, &n)) {
             o->seed = (uint64_t)n;
         } else {
@@ -420,117 +435,19 @@ static void print_line(sim_t *s, const options_t *o, const double *ms)
     printf("\n");
 }
 
-int main(int argc, char **argv)
+/* Timings of one run: per frame, each phase and the whole frame. */
+typedef struct run_times {
+    double *ms[PHASES + 1];
+} run_times_t;
+
+static void print_summary(sim_t *s, const options_t *o, uint64_t hash)
 {
-    options_t o;
-    int rc = parse_args(argc, argv, &o);
-    if (rc)
-        return rc;
-    static sim_t sim;
-    sim_t *s = &sim;
-    s->rng = seed_state(o.seed);
-    s->target = o.entities;
-    /* A field sized so the density (and so the work per entity) does not
-     * depend on the entity count. */
-    float scale = fmaxf(sqrtf((float)o.entities / 100000.0f), 0.3f);
-    s->world_w = 2400.0f * scale;
-    s->world_h = 1350.0f * scale;
-    s->base_x[0] = 60.0f;
-    s->base_x[1] = s->world_w - 60.0f;
-    s->cap = calloc(1, sizeof *s->cap);
-    s->w = tes_world_new(&(tes_world_desc_t){.strict_lifecycle = true});
-    if (!s->w || !s->cap || grid_init(&s->grid, s->world_w, s->world_h, 64.0f))
-        die(s, "setup");
-    register_components(s);
-    /* Work around a library bug (c20b645): when the first prefab call comes
-     * before any entity was ever spawned, the per-slot instance array is
-     * sized 64 while the slot array then grows to 1024, and creating entity
-     * index 64 writes past it. One spawn first keeps the two in step. */
-    if (tes_destroy(s->w, tes_spawn(s->w)) != TES_OK)
-        die(s, "tes_spawn");
-    for (int f = 0; f < FACTIONS; f++)
-        for (int k = 0; k < KINDS; k++)
-            build_prefab(s, f, k);
-    int32_t prefab_entities = 0;
-    for (int k = 0; k < KINDS; k++)
-        prefab_entities += FACTIONS * s->prefab_size[k];
-    make_queries(s);
-
-    /* Initial fleets: per faction, groups of 12 fighters (10% parked), 4
-     * frigates and a carrier (70 entities), enough for half the target. */
-    int32_t group = 12 * s->prefab_size[KIND_FIGHTER] + 4 * s->prefab_size[KIND_FRIGATE] +
-                    s->prefab_size[KIND_CARRIER];
-    int32_t g0 = (o.entities / 2 + group - 1) / group;
-    for (int f = 0; f < FACTIONS; f++) {
-        spawn_group(s, f, KIND_FIGHTER, 12 * g0 - 12 * g0 / 10, false);
-        spawn_group(s, f, KIND_FIGHTER, 12 * g0 / 10, true);
-        spawn_group(s, f, KIND_FRIGATE, 4 * g0, false);
-        spawn_group(s, f, KIND_CARRIER, g0, false);
-    }
-    /* strict_lifecycle: a member cannot be destroyed on its own. */
-    tes_entity_t member[MAX_MEMBERS];
-    tes_instance_members(s->w, s->inst_buf[0], member, MAX_MEMBERS);
-    int refused = tes_destroy(s->w, member[1]);
-    if (refused != TES_ERR_OWNED)
-        die(s, "strict lifecycle check");
-    tes_world_stats_t st;
-    tes_world_stats(s->w, &st);
-    printf("tessera demo: space battle, %d frames, seed %llu, field %.0fx%.0f\n", o.frames,
-           (unsigned long long)o.seed, (double)s->world_w, (double)s->world_h);
-    printf("prefabs: fighter %d, frigate %d, carrier %d entities (x%d factions, %d prefab "
-           "entities); tes_destroy(member) -> \"%s\"\n",
-           s->prefab_size[0], s->prefab_size[1], s->prefab_size[2], FACTIONS, prefab_entities,
-           tes_strerror(refused));
-    printf("start: %u entities, %u instances, %u tables, %d carrier beacons held\n",
-           st.entities_alive, st.instances_alive, st.tables, s->cmd.count);
-
-    double *times[PHASES + 1];
-    for (int p = 0; p <= PHASES; p++)
-        if (!(times[p] = calloc((size_t)o.frames, sizeof(double))))
-            die(s, "calloc");
-    double *scratch = calloc((size_t)o.frames, sizeof(double));
-    if (!scratch)
-        die(s, "calloc");
-    s->n.min_entities = INT64_MAX;
-    double window[PHASES] = {0};
-    int32_t window_frames = 0;
-    for (s->frame = 1; s->frame <= o.frames; s->frame++) {
-        double t[PHASES + 1];
-        t[0] = now_ms();
-        phase_move(s);
-        t[1] = now_ms();
-        phase_combat(s);
-        t[2] = now_ms();
-        phase_spawn(s);
-        t[3] = now_ms();
-        phase_render(s);
-        t[4] = now_ms();
-        int32_t fi = s->frame - 1;
-        for (int p = 0; p < PHASES; p++) {
-            times[p][fi] = t[p + 1] - t[p];
-            window[p] += times[p][fi];
-        }
-        times[PHASES][fi] = t[PHASES] - t[0];
-        window_frames++;
-        int64_t live = s->n.fac_ents[0] + s->n.fac_ents[1] + s->n.missiles_alive;
-        s->n.min_entities = live < s->n.min_entities ? live : s->n.min_entities;
-        s->n.max_entities = live > s->n.max_entities ? live : s->n.max_entities;
-        if (s->frame % 60 == 0 || s->frame == o.frames) {
-            check_world(s, prefab_entities);
-            for (int p = 0; p < PHASES; p++)
-                window[p] /= window_frames;
-            print_line(s, &o, window);
-            memset(window, 0, sizeof window);
-            window_frames = 0;
-        }
-    }
-    s->frame = o.frames;
-
     const counters_t *n = &s->n;
+    tes_world_stats_t st;
     tes_world_stats(s->w, &st);
     printf("summary: %d frames, %d ship entities kept (live entities without prefabs: min %lld, "
            "max %lld)\n",
-           o.frames, o.entities, (long long)n->min_entities, (long long)n->max_entities);
+           o->frames, o->entities, (long long)n->min_entities, (long long)n->max_entities);
     printf("  world: %u entities, %u instances alive, %u tables, %u slots, %.1f MiB\n",
            st.entities_alive, st.instances_alive, st.tables, st.entity_slots,
            (double)st.bytes_allocated / 1048576.0);
@@ -552,29 +469,183 @@ int main(int argc, char **argv)
            tes_query_count(s->q_parked), tes_query_count(s->q_all_ships));
     printf("  beacons: %d held by address, %lld address checks, %lld moved\n", s->cmd.count,
            (long long)s->cmd.checks, (long long)s->cmd.moved);
-    printf("  state hash %016llx\n", (unsigned long long)state_hash(s));
-    if (o.timing) {
-        printf("timing: median %.2f ms/frame (p90 %.2f, max %.2f); phase medians:",
-               quantile(times[PHASES], o.frames, scratch, 0.5),
-               quantile(times[PHASES], o.frames, scratch, 0.9),
-               quantile(times[PHASES], o.frames, scratch, 1.0));
-        for (int p = 0; p < PHASES; p++)
-            printf(" %s %.2f", phase_name[p], quantile(times[p], o.frames, scratch, 0.5));
-        printf("\n");
-    }
-    if (write_svg(s, o.svg)) {
-        fprintf(stderr, "demo: cannot write %s\n", o.svg);
-        return 1;
-    }
-    printf("svg: %s\n", o.svg);
+    printf("  state hash %016llx\n", (unsigned long long)hash);
+}
 
-    for (int p = 0; p <= PHASES; p++)
-        free(times[p]);
-    free(scratch);
-    tes_world_free(s->w); /* frees the queries too; no on_remove fires */
+/* One battle on `threads` threads: a fresh world from o->seed, o->frames
+ * calls of tes_progress. With `report` it prints the start, a line every
+ * 60 frames and the summary, and writes the SVG. Returns the state hash;
+ * exits nonzero on any failure. */
+static uint64_t battle(const options_t *o, int32_t threads, bool report, run_times_t *times)
+{
+    sim_t *s = calloc(1, sizeof *s);
+    if (!s)
+        die(NULL, "calloc");
+    s->rng = seed_state(o->seed);
+    s->target = o->entities;
+    s->threads = threads;
+    /* A field sized so the density (and so the work per entity) does not
+     * depend on the entity count. */
+    float scale = fmaxf(sqrtf((float)o->entities / 100000.0f), 0.3f);
+    s->world_w = 2400.0f * scale;
+    s->world_h = 1350.0f * scale;
+    s->base_x[0] = 60.0f;
+    s->base_x[1] = s->world_w - 60.0f;
+    s->cap = calloc(1, sizeof *s->cap);
+    s->w = tes_world_new(&(tes_world_desc_t){.strict_lifecycle = true, .threads = threads});
+    if (!s->w || !s->cap || grid_init(&s->grid, s->world_w, s->world_h, 64.0f))
+        die(s, "setup");
+    register_components(s);
+    /* Work around a library bug (c20b645): when the first prefab call comes
+     * before any entity was ever spawned, the per-slot instance array is
+     * sized 64 while the slot array then grows to 1024, and creating entity
+     * index 64 writes past it. One spawn first keeps the two in step. */
+    if (tes_destroy(s->w, tes_spawn(s->w)) != TES_OK)
+        die(s, "tes_spawn");
+    for (int f = 0; f < FACTIONS; f++)
+        for (int k = 0; k < KINDS; k++)
+            build_prefab(s, f, k);
+    int32_t prefab_entities = 0;
+    for (int k = 0; k < KINDS; k++)
+        prefab_entities += FACTIONS * s->prefab_size[k];
+    make_queries(s);
+    add_systems(s);
+
+    /* Initial fleets: per faction, groups of 12 fighters (10% parked), 4
+     * frigates and a carrier (70 entities), enough for half the target. */
+    int32_t group = 12 * s->prefab_size[KIND_FIGHTER] + 4 * s->prefab_size[KIND_FRIGATE] +
+                    s->prefab_size[KIND_CARRIER];
+    int32_t g0 = (o->entities / 2 + group - 1) / group;
+    for (int f = 0; f < FACTIONS; f++) {
+        spawn_group(s, f, KIND_FIGHTER, 12 * g0 - 12 * g0 / 10, false);
+        spawn_group(s, f, KIND_FIGHTER, 12 * g0 / 10, true);
+        spawn_group(s, f, KIND_FRIGATE, 4 * g0, false);
+        spawn_group(s, f, KIND_CARRIER, g0, false);
+    }
+    /* strict_lifecycle: a member cannot be destroyed on its own. */
+    tes_entity_t member[MAX_MEMBERS];
+    tes_instance_members(s->w, s->inst_buf[0], member, MAX_MEMBERS);
+    int refused = tes_destroy(s->w, member[1]);
+    if (refused != TES_ERR_OWNED)
+        die(s, "strict lifecycle check");
+    if (report) {
+        tes_world_stats_t st;
+        tes_world_stats(s->w, &st);
+        printf("tessera demo: space battle, %d frames, seed %llu, field %.0fx%.0f\n", o->frames,
+               (unsigned long long)o->seed, (double)s->world_w, (double)s->world_h);
+        printf("prefabs: fighter %d, frigate %d, carrier %d entities (x%d factions, %d prefab "
+               "entities); tes_destroy(member) -> \"%s\"\n",
+               s->prefab_size[0], s->prefab_size[1], s->prefab_size[2], FACTIONS,
+               prefab_entities, tes_strerror(refused));
+        printf("start: %u entities, %u instances, %u tables, %d carrier beacons held\n",
+               st.entities_alive, st.instances_alive, st.tables, s->cmd.count);
+    }
+
+    s->n.min_entities = INT64_MAX;
+    double window[PHASES] = {0};
+    int32_t window_frames = 0;
+    for (s->frame = 1; s->frame <= o->frames; s->frame++) {
+        double start = now_ms();
+        int rc = tes_progress(s->w, 1.0f);
+        double end = now_ms();
+        if (rc != TES_OK) {
+            fprintf(stderr, "demo: tes_progress failed (%s)\n", tes_strerror(rc));
+            exit(1);
+        }
+        sum_thread_counters(s);
+        int32_t fi = s->frame - 1;
+        for (int p = 0; p < PHASES; p++) {
+            double until = p + 1 < PHASES ? s->mark_ms[p + 1] : end;
+            times->ms[p][fi] = until - s->mark_ms[p];
+            window[p] += times->ms[p][fi];
+        }
+        times->ms[PHASES][fi] = end - start;
+        window_frames++;
+        int64_t live = s->n.fac_ents[0] + s->n.fac_ents[1] + s->n.missiles_alive;
+        s->n.min_entities = live < s->n.min_entities ? live : s->n.min_entities;
+        s->n.max_entities = live > s->n.max_entities ? live : s->n.max_entities;
+        if (s->frame % 60 == 0 || s->frame == o->frames) {
+            check_world(s, prefab_entities);
+            for (int p = 0; p < PHASES; p++)
+                window[p] /= window_frames;
+            if (report)
+                print_line(s, o, window);
+            memset(window, 0, sizeof window);
+            window_frames = 0;
+        }
+    }
+    s->frame = o->frames;
+    uint64_t hash = state_hash(s);
+    if (report) {
+        print_summary(s, o, hash);
+        if (write_svg(s, o->svg)) {
+            fprintf(stderr, "demo: cannot write %s\n", o->svg);
+            exit(1);
+        }
+    }
+    tes_world_free(s->w); /* joins the workers; frees the systems and queries */
     grid_free(&s->grid);
     free(s->cmd.held);
     free(s->inst_buf);
     free(s->cap);
+    free(s);
+    return hash;
+}
+
+static void print_timing(const char *label, const run_times_t *t, int32_t frames, double *scratch)
+{
+    printf("timing: %-10s median %.2f ms/frame (p90 %.2f, max %.2f); phase medians:", label,
+           quantile(t->ms[PHASES], frames, scratch, 0.5),
+           quantile(t->ms[PHASES], frames, scratch, 0.9),
+           quantile(t->ms[PHASES], frames, scratch, 1.0));
+    for (int p = 0; p < PHASES; p++)
+        printf(" %s %.2f", phase_name[p], quantile(t->ms[p], frames, scratch, 0.5));
+    printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+    options_t o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc)
+        return rc;
+    run_times_t many, one;
+    double *scratch = calloc((size_t)o.frames, sizeof(double));
+    for (int p = 0; p <= PHASES; p++) {
+        many.ms[p] = calloc((size_t)o.frames, sizeof(double));
+        one.ms[p] = calloc((size_t)o.frames, sizeof(double));
+        if (!many.ms[p] || !one.ms[p])
+            die(NULL, "calloc");
+    }
+    if (!scratch)
+        die(NULL, "calloc");
+    /* The battle on N threads, reported; then the same battle on 1 thread,
+     * which must end in the same state. */
+    uint64_t hash_many = battle(&o, o.threads, true, &many);
+    uint64_t hash_one = battle(&o, 1, false, &one);
+    bool same = hash_many == hash_one;
+    printf("threads: %d threads and 1 thread end in %s state (hash %016llx vs %016llx)\n",
+           o.threads, same ? "the same" : "A DIFFERENT", (unsigned long long)hash_many,
+           (unsigned long long)hash_one);
+    if (o.timing) {
+        char label[32];
+        snprintf(label, sizeof label, "%d threads:", o.threads);
+        print_timing(label, &many, o.frames, scratch);
+        print_timing("1 thread:", &one, o.frames, scratch);
+        double m1 = quantile(one.ms[PHASES], o.frames, scratch, 0.5);
+        double mn = quantile(many.ms[PHASES], o.frames, scratch, 0.5);
+        printf("timing: speed-up of %d threads over 1: %.2fx (median frame times)\n", o.threads,
+               mn > 0 ? m1 / mn : 0.0);
+    }
+    printf("svg: %s\n", o.svg);
+    for (int p = 0; p <= PHASES; p++) {
+        free(many.ms[p]);
+        free(one.ms[p]);
+    }
+    free(scratch);
+    if (!same) {
+        fprintf(stderr, "demo: the state depends on the thread count\n");
+        return 1;
+    }
     return 0;
 }

@@ -1,8 +1,9 @@
 /*
  * demo.h — state shared by the files of the space-battle demo: the
  * components, the simulation record and the functions each file provides.
- * demo.c has the overview; demo_systems.c the per-frame systems; demo_svg.c
- * the render capture and the SVG writer.
+ * demo.c has the overview and runs the battle on 1 and on N threads;
+ * demo_systems.c registers the per-frame systems tes_progress runs;
+ * demo_svg.c the render capture and the SVG writer.
  */
 #ifndef TES_DEMO_H
 #define TES_DEMO_H
@@ -31,16 +32,20 @@ typedef struct {
 typedef struct { tes_entity_t generator; } ShieldLink;
 /* Member -> its ship (the root of the same instance), at an offset. */
 typedef struct { tes_entity_t ship; float dx, dy; } Mount;
-/* A gun: the target is an enemy ship, not a prefab member. */
+/* A gun: the target is an enemy ship, not a prefab member. `fire` is set
+ * by the parallel aim system and consumed by the structural fire system. */
 typedef struct {
     tes_entity_t target;
     float range, damage, reload, cooldown;
-    uint32_t faction;
+    uint32_t faction, fire;
 } Turret;
 typedef struct { float strength, max, regen, pad; } Shield;
 typedef struct { float reload, cooldown, range; uint32_t faction; } Launcher;
-/* A missile is a plain entity (no instance), so it may be destroyed alone. */
-typedef struct { tes_entity_t target; float ttl, damage; uint32_t faction, pad; } Missile;
+/* A missile is a plain entity (no instance), so it may be destroyed alone.
+ * `fate` is decided by the parallel flight system, acted on by a structural
+ * one (see demo_systems.c). */
+enum { MISSILE_FLYING, MISSILE_HIT, MISSILE_LOST };
+typedef struct { tes_entity_t target; float ttl, damage; uint32_t faction, fate; } Missile;
 /* Carrier beacon: stable storage; fleet command keeps its address. */
 typedef struct { float x, y; int32_t faction, missiles; } Beacon;
 
@@ -101,17 +106,24 @@ typedef struct frame_capture {
     int32_t ships, parked, missiles, firing;
 } frame_capture_t;
 
+/* The phases of a frame, timed by a structural marker system at the start
+ * of each (a barrier, so the marks split the frame exactly). */
+enum { PH_MOVE, PH_COMBAT, PH_SPAWN, PH_RENDER, PHASES };
+struct sim;
+typedef struct phase_mark { struct sim *s; int32_t phase; } phase_mark_t;
+
+/* Counters bumped by parallel systems: one padded row per thread, summed
+ * after the frame (integer sums: the total is the same in any order). */
+enum { PT_STALE, PT_RETARGETS, PT_COUNTERS = 8 };
+
 typedef struct sim {
     tes_world_t *w;
+    int32_t threads;
     comps_t c;
     tes_query_t *q_ships;    /* Transform, Velocity, Hull (active) */
-    tes_query_t *q_mounts;   /* Transform, Mount */
     tes_query_t *q_missiles; /* Transform, Velocity, Missile */
     tes_query_t *q_firing;   /* Firing (sparse tag) */
-    tes_query_t *q_turrets;  /* Transform, Turret, Mount */
-    tes_query_t *q_launchers;/* Transform, Launcher, Mount */
     tes_query_t *q_carriers; /* Transform, Hull, Beacon (table + stable sparse) */
-    tes_query_t *q_shields;  /* Shield */
     tes_query_t *q_parked;   /* Transform, Hull, TES_DISABLED: parked only */
     tes_query_t *q_all_ships;/* Hull, INCLUDE_DISABLED: active and parked */
     tes_query_t *q_beams;    /* Transform, Turret, Firing */
@@ -127,6 +139,9 @@ typedef struct sim {
     tes_instance_t *inst_buf;
     int32_t inst_cap;
     frame_capture_t *cap;
+    phase_mark_t marks[PHASES];
+    double mark_ms[PHASES];
+    int64_t per_thread[TES_MAX_THREADS][PT_COUNTERS];
 } sim_t;
 
 /* demo.c */
@@ -135,10 +150,12 @@ float rnd_float(uint64_t *s); /* [0, 1) */
 void die(const sim_t *s, const char *what);
 int spawn_group(sim_t *s, int faction, int kind, int32_t n, bool parked);
 
-/* demo_systems.c: one function per phase. */
-void phase_move(sim_t *s);
-void phase_combat(sim_t *s);
-void phase_spawn(sim_t *s);
+double now_ms(void);
+
+/* demo_systems.c: registers every system of a frame, in run order. */
+void add_systems(sim_t *s);
+/* Adds the per-thread counters into s->n and zeroes them. */
+void sum_thread_counters(sim_t *s);
 int grid_init(grid_t *g, float world_w, float world_h, float cell);
 void grid_free(grid_t *g);
 

@@ -204,10 +204,20 @@ static tes_iter_t iter_start(tes_query_t *q)
     return it;
 }
 
+/* True inside the level of non-structural systems (tes_progress): nothing
+ * can be queued there (structural calls are refused), so a walk needs no
+ * deferral level, and must not open one: workers walk at the same time and
+ * the world's depth counter is not synchronised. The state holds for the
+ * whole of such a system's run, so start and end see the same answer. */
+static bool walk_in_frame_level(const tes_world_t *w)
+{
+    return (w->refuse & TES__REFUSE_STRUCTURAL) != 0;
+}
+
 tes_iter_t tes_query_iter(tes_query_t *q)
 {
     tes_iter_t it = iter_start(q);
-    if (!q)
+    if (!q || walk_in_frame_level(q->w))
         return it;
     /* Inside a hook the world is in the middle of a change (a value hook
      * may run halfway through a row move), and an iterator's deferral level
@@ -271,7 +281,9 @@ void tes_iter_fini(tes_iter_t *it)
     it->priv_done = 1;
     it->count = 0;
     it->entities = NULL;
-    if (it->priv_query) /* a zeroed iterator opened no deferral level */
+    /* A zeroed iterator, or one walked by a non-structural system, opened
+     * no deferral level. */
+    if (it->priv_query && !walk_in_frame_level(it->world))
         tes__defer_end(it->world);
 }
 

@@ -481,6 +481,80 @@ static void test_determinism_across_thread_counts(void **state)
     }
 }
 
+/* Regression: a query walked from inside a non-structural system opened a
+ * deferral level on the world, whose depth counter is not synchronised:
+ * two workers walking at once raced on it (make tsan reported the race),
+ * and a lost update could leave the world deferred after the frame. Such a
+ * system can queue nothing, so its walks now open no level. */
+typedef struct nested {
+    tes_query_t *inner;
+    int32_t expected;
+} nested_t;
+
+static void nested_walk(tes_iter_t *it)
+{
+    const nested_t *n = it->ctx;
+    int32_t *out = tes_field(it, 0);
+    for (int32_t i = 0; i < it->count; i++) {
+        int32_t sum = 0;
+        tes_iter_t in = tes_query_iter(n->inner);
+        while (tes_iter_next(&in)) {
+            const int32_t *b = tes_field(&in, 0);
+            for (int32_t j = 0; j < in.count; j++)
+                sum += b[j];
+        }
+        out[i] = sum;
+    }
+}
+
+static void test_nested_walks_in_parallel_systems(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(&(tes_world_desc_t){.threads = 4});
+    tes_comp_t a = comp(w, "A", 4, TES_STORAGE_TABLE);
+    tes_comp_t a2 = comp(w, "A2", 4, TES_STORAGE_TABLE);
+    tes_comp_t b = comp(w, "B", 4, TES_STORAGE_TABLE);
+    for (int32_t i = 0; i < 4096; i++) {
+        tes_entity_t e = tes_spawn(w);
+        assert_int_equal(tes_set(w, e, a, &(int32_t){0}), TES_OK);
+        assert_int_equal(tes_set(w, e, a2, &(int32_t){0}), TES_OK);
+    }
+    nested_t n = {tes_query_new(w, &(tes_query_desc_t){.terms = {{b, TES_AND, TES_IN}}}), 0};
+    assert_non_null(n.inner);
+    for (int32_t i = 1; i <= 8; i++) {
+        assert_int_equal(tes_set(w, tes_spawn(w), b, &i), TES_OK);
+        n.expected += i;
+    }
+    /* Two parallel systems in one level, each cut into several units. */
+    assert_non_null(tes_system_new(
+        w, &(tes_system_desc_t){.name = "na", .run = nested_walk, .ctx = &n, .parallel = true,
+                                .query = {.terms = {{a}, {b, TES_NOT, TES_NOACCESS}}}}));
+    assert_non_null(tes_system_new(
+        w, &(tes_system_desc_t){.name = "nb", .run = nested_walk, .ctx = &n, .parallel = true,
+                                .query = {.terms = {{a2}, {b, TES_NOT, TES_NOACCESS}}}}));
+    for (int frame = 0; frame < 20; frame++)
+        assert_int_equal(tes_progress(w, 0), TES_OK);
+    tes_query_t *qa = tes_query_new(w, &(tes_query_desc_t){.terms = {{a, TES_AND, TES_IN},
+                                                                     {a2, TES_AND, TES_IN}}});
+    int32_t rows = 0;
+    tes_iter_t it = tes_query_iter(qa);
+    while (tes_iter_next(&it)) {
+        const int32_t *va = tes_field(&it, 0), *vb = tes_field(&it, 1);
+        for (int32_t i = 0; i < it.count; i++, rows++) {
+            assert_int_equal(va[i], n.expected);
+            assert_int_equal(vb[i], n.expected);
+        }
+    }
+    assert_int_equal(rows, 4096);
+    /* No deferral level was left open: structural calls apply at once. */
+    tes_entity_t e = tes_spawn(w);
+    assert_int_equal(tes_set(w, e, a, &(int32_t){7}), TES_OK);
+    assert_non_null(tes_get(w, e, a));
+    assert_int_equal(tes_defer_begin(w), TES_OK);
+    assert_int_equal(tes_defer_end(w), TES_OK);
+    tes_world_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -492,6 +566,7 @@ int main(void)
         cmocka_unit_test(test_parallel_system_may_not_create),
         cmocka_unit_test(test_free_during_progress),
         cmocka_unit_test(test_determinism_across_thread_counts),
+        cmocka_unit_test(test_nested_walks_in_parallel_systems),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
