@@ -105,7 +105,7 @@ static int compare_ids(const void *a, const void *b)
 
 /* Sorts comps into `sorted` and splits them into table and sparse ids.
  * TES_ERR_INVALID for unknown or repeated ids. */
-static int split_components(const tes_world_t *w, const tes_comp_t *comps, uint32_t n,
+static int split_components(tes_world_t *w, const tes_comp_t *comps, uint32_t n,
                             tes_comp_t *sorted, tes_comp_t *table_ids, uint32_t *table_count,
                             tes_comp_t *sparse_ids, uint32_t *sparse_count)
 {
@@ -115,7 +115,7 @@ static int split_components(const tes_world_t *w, const tes_comp_t *comps, uint3
     for (uint32_t i = 0; i < n; i++) {
         const tes__component_t *info = tes__registry_get(&w->components, sorted[i]);
         if (!info || (i && sorted[i] == sorted[i - 1]))
-            return TES_ERR_INVALID;
+            return tes__fail_detail(w, TES_ERR_INVALID, "comps: component id %u is %s", (unsigned)sorted[i], info ? "listed twice" : "not registered");
         if (info->storage == TES_STORAGE_SPARSE)
             sparse_ids[(*sparse_count)++] = sorted[i];
         else
@@ -203,7 +203,7 @@ static int spawn_n_impl(tes_world_t *w, int32_t n, const tes_comp_t *comps, int3
                 tes_entity_t *out)
 {
     if (n < 0 || ncomps < 0 || (n && !out) || (ncomps && !comps))
-        return tes__fail(w, TES_ERR_INVALID);
+        return tes__fail_detail(w, TES_ERR_INVALID, "tes_spawn_n: n = %d, ncomps = %d, comps %s, out %s", (int)n, (int)ncomps, comps ? "set" : "NULL", out ? "set" : "NULL");
     if (ncomps == 0) {
         if (n == 0)
             return TES_OK;

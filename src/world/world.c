@@ -5,6 +5,8 @@
  */
 #include "world/world.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 const char *tes_strerror(int status)
@@ -45,6 +47,7 @@ tes_world_t *tes_world_new(const tes_world_desc_t *desc)
     w->strict_lifecycle = desc->strict_lifecycle;
     tes__entity_index_init(&w->entities, desc->generation_limit, desc->entity_limit);
     tes__registry_init(&w->components);
+    w->components.detail = &w->detail;
     if (register_builtin(w, "tes.Disabled") != TES_DISABLED ||
         register_builtin(w, "tes.Prefab") != TES_PREFAB ||
         tes__graph_init(&w->tables, &w->alloc, &w->components)) {
@@ -116,6 +119,18 @@ int tes_world_stats(const tes_world_t *w, tes_world_stats_t *out)
 }
 
 int tes_last_error(const tes_world_t *w) { return w ? w->last_error : TES_ERR_INVALID; }
+
+const char *tes_last_error_detail(const tes_world_t *w) { return w ? w->detail.text : ""; }
+
+int tes__fail_detail(tes_world_t *w, int status, const char *fmt, ...)
+{
+    w->last_error = status;
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(w->detail.text, sizeof w->detail.text, fmt, args);
+    va_end(args);
+    return status;
+}
 
 int tes__world_watch(tes_world_t *w, const tes__watcher_t *watcher)
 {
@@ -228,6 +243,7 @@ void tes__world_strip(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, bool de
     tes_entity_t moved = tes__table_remove_row(table, slot->row);
     if (moved != TES_NULL)
         w->entities.slots[tes_entity_index(moved)].row = slot->row;
+    tes__table_debug_move(table, &w->alloc);
     if (sparse)
         each_sparse(w, e, drop_sparse);
     w->hook_depth--;
