@@ -449,7 +449,8 @@ TES_API tes_iter_t tes_query_iter(tes_query_t *q);
 TES_API bool tes_iter_next(tes_iter_t *it);
 /* The field of term `term` for this chunk: an array of it->count values
  * aligned with it->entities. NULL for NOT terms, tags, an OPTIONAL term the
- * chunk's entities lack, and out-of-range terms. */
+ * chunk's entities lack, and out-of-range terms (which also record
+ * TES_ERR_INVALID on the world, with a detail). */
 TES_API void *tes_field(const tes_iter_t *it, int32_t term);
 /* tes_field, checked against the element size the caller expects: NULL
  * with TES_ERR_INVALID recorded on the world (and a detail) when `size`

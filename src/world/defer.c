@@ -180,12 +180,17 @@ int tes__defer_end(tes_world_t *w)
      * from starting a nested flush. */
     d->flushing = true;
     int first_error = TES_OK;
+    tes__detail_t detail_before; /* a dropped command must not wipe it either */
     for (uint32_t i = 0; i < d->count; i++) {
         int before = w->last_error;
+        if (before == TES_ERR_INVALID)
+            detail_before = w->detail;
         int rc = apply(w, &d->ops[i]);
-        if (rc == TES_ERR_STALE)
+        if (rc == TES_ERR_STALE) {
             w->last_error = before; /* a dropped command is not an error */
-        else if (rc && first_error == TES_OK)
+            if (before == TES_ERR_INVALID)
+                w->detail = detail_before;
+        } else if (rc && first_error == TES_OK)
             first_error = rc;
     }
     d->count = 0;
