@@ -51,7 +51,7 @@ if [ ! -s "$tmp/functions" ]; then
     exit 2
 fi
 
-grep -E '^#' "$ref" > "$tmp/headings"
+grep -E '^#+ ' "$ref" > "$tmp/headings"  # Markdown headings, not #define lines
 status=0
 
 missing=""
