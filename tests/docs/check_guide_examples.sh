@@ -1,6 +1,7 @@
 #!/bin/sh
-# Compiles every code block of docs/guide.md, so the guide's examples stay
-# correct and warning-free (-std=c11 -Wall -Wextra -Wpedantic -Werror).
+# Compiles every code block of docs/guide.md and README.md, so their
+# examples stay correct and warning-free (-std=c11 -Wall -Wextra -Wpedantic
+# -Werror).
 #
 # A ```c block is an excerpt: its #include lines, and its static functions
 # with the typedefs they need, go to file scope; the rest becomes the body
@@ -19,15 +20,17 @@ cxx=${3:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-awk -v dir="$tmp" '
+for doc in docs/guide.md README.md; do
+stem=$(basename "$doc" .md)
+awk -v dir="$tmp" -v doc="$doc" -v stem="$stem" '
     /^```c$/   { n++; lang = "c"; inblock = 1; nl = 0; start = FNR; next }
     /^```cpp$/ { n++; lang = "cpp"; inblock = 1; nl = 0; start = FNR; next }
     inblock && /^```$/ {
         inblock = 0
-        base = sprintf("%s/ex%02d", dir, n)
+        base = sprintf("%s/%s_ex%02d", dir, stem, n)
         if (lang == "cpp") {
             f = base ".cpp"
-            printf "#line %d \"docs/guide.md\"\n", start + 1 > f
+            printf "#line %d \"%s\"\n", start + 1, doc > f
             for (i = 1; i <= nl; i++) print lines[i] > f
             close(f)
             next
@@ -47,38 +50,39 @@ awk -v dir="$tmp" '
         }
         # Both parts keep every line (blank where the other part has it), so
         # one #line each keeps compiler messages on the guide line numbers.
-        printf "#line %d \"docs/guide.md\"\n", start + 1 > f
+        printf "#line %d \"%s\"\n", start + 1, doc > f
         for (i = 1; i <= nl; i++) print (top[i] ? lines[i] : "") > f
-        printf "int guide_example_%d(void);\nint guide_example_%d(void)\n{\n", n, n > f
-        printf "#line %d \"docs/guide.md\"\n", start + 1 > f
+        printf "int %s_example_%d(void);\nint %s_example_%d(void)\n{\n", stem, n, stem, n > f
+        printf "#line %d \"%s\"\n", start + 1, doc > f
         for (i = 1; i <= nl; i++) print (top[i] ? "" : lines[i]) > f
         print "    return 0;\n}" > f
         close(f)
         next
     }
     inblock { lines[++nl] = $0 }
-' "$src/docs/guide.md"
+' "$src/$doc"
+done
 
 count=0
 fail=0
-for f in "$tmp"/ex*.c; do
+for f in "$tmp"/*_ex*.c; do
     [ -f "$f" ] || continue
     count=$((count + 1))
     if ! "$cc" -std=c11 -Wall -Wextra -Wpedantic -Werror -Wno-unused-variable \
             -Wno-unused-but-set-variable -I"$src/include" -c "$f" -o "$f.o"; then
-        echo "docs/guide.md: example $(basename "$f" .c) does not compile cleanly (see above)"
+        echo "example $(basename "$f" .c) does not compile cleanly (see above)"
         fail=1
     fi
 done
-for f in "$tmp"/ex*.cpp; do
+for f in "$tmp"/*_ex*.cpp; do
     [ -f "$f" ] || continue
     if [ -z "$cxx" ]; then echo "skip $(basename "$f"): no C++ compiler given"; continue; fi
     count=$((count + 1))
     if ! "$cxx" -std=c++11 -Wall -Wextra -pedantic -Werror -I"$src/include" -c "$f" -o "$f.o"; then
-        echo "docs/guide.md: example $(basename "$f" .cpp) does not compile cleanly"
+        echo "example $(basename "$f" .cpp) does not compile cleanly"
         fail=1
     fi
 done
-[ "$count" -gt 0 ] || { echo "no examples found in docs/guide.md"; exit 1; }
+[ "$count" -gt 0 ] || { echo "no examples found"; exit 1; }
 [ "$fail" -eq 0 ] || exit 1
-echo "guide examples ok: $count compiled"
+echo "guide and README examples ok: $count compiled"
