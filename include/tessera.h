@@ -150,10 +150,12 @@ typedef struct tes_world_stats_t {
  * set is invalid). */
 TES_API tes_world_t *tes_world_new(const tes_world_desc_t *desc);
 
-/* Destroys the world: runs the destructor of every live component exactly
- * once (no on_remove hooks fire), destroys values staged by deferred calls,
- * frees every query still alive (pointers to them dangle afterwards), then
- * releases every byte. NULL is a no-op. */
+/* Destroys the world: destroys values staged by deferred calls, runs the
+ * destructor of every live component exactly once (no on_remove hooks
+ * fire; queries are still alive while they run), frees every query still
+ * alive (pointers to them dangle afterwards), then releases every byte.
+ * NULL is a no-op. From inside one of the world's own hooks it does nothing
+ * and records TES_ERR_BUSY. */
 TES_API void tes_world_free(tes_world_t *w);
 
 /* Fills *out. Returns TES_ERR_INVALID if w or out is NULL. */
@@ -191,9 +193,14 @@ typedef enum tes_storage_t {
  * - on_remove: before a component is destroyed (remove, clear, destroy).
  *   tes_world_free fires no on_remove.
  * Observers (on_add/on_set/on_remove) may read the world (tes_get, tes_has,
- * tes_alive, ...) and write through tes_get_mut, but structural changes
- * (spawn, destroy, add, remove, set, clear, clone) made from inside any hook
- * are refused with TES_ERR_BUSY. */
+ * tes_alive, tes_query_count, ...) and write through tes_get_mut, but
+ * structural changes (spawn, destroy, add, remove, set, clear, clone,
+ * prefab and instance calls) made from inside any hook are refused with
+ * TES_ERR_BUSY, and so are tes_defer_begin, tes_defer_end, tes_query_iter
+ * (a finished iterator), owning groups and tes_world_free of the hook's own
+ * world. Creating other queries and freeing queries work in every hook.
+ * Value hooks run in the middle of a change: what they read about the
+ * entities being changed is unspecified. */
 typedef struct tes_hooks_t {
     void (*ctor)(void *ptr, int32_t count, void *ctx);
     void (*dtor)(void *ptr, int32_t count, void *ctx);
@@ -431,9 +438,14 @@ typedef struct tes_iter_t {
  * flag without an AND term, both group flags, or an owning group with an
  * OPTIONAL term or an AND term on a stable store, a table component or a
  * store another group owns; TES_ERR_BUSY for an owning group while the
- * world is deferred (building it reorders stores a live iterator may be
- * walking); TES_ERR_NOMEM if the allocator fails. */
+ * world is deferred or inside a hook (building it reorders stores a live
+ * iterator or the running call may be using); TES_ERR_NOMEM if the
+ * allocator fails. A non-owning group asked for inside a hook is built by
+ * the first tes_query_iter/tes_query_count outside hooks (same results
+ * until then). */
 TES_API tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc);
+/* Frees a query (NULL: no-op). Inside a hook it is released when the call
+ * running the hook returns (it may be in use by that call). */
 TES_API void tes_query_free(tes_query_t *q);
 
 /* The number of entities the query matches now. */
@@ -441,7 +453,8 @@ TES_API int32_t tes_query_count(tes_query_t *q);
 
 /* Starts an iteration. While any iterator is live, structural changes are
  * deferred (see tes_defer_begin). Call tes_iter_next until it returns
- * false; leaving the loop early requires tes_iter_fini. */
+ * false; leaving the loop early requires tes_iter_fini. Inside a hook the
+ * iterator is already finished and TES_ERR_BUSY is recorded. */
 TES_API tes_iter_t tes_query_iter(tes_query_t *q);
 /* Advances to the next non-empty chunk; false when done (the iterator is
  * then finished and deferred changes may have been applied). A NULL or
@@ -482,7 +495,8 @@ TES_API void tes_iter_fini(tes_iter_t *it);
  * still applied), or TES_ERR_INVALID when no level opened by
  * tes_defer_begin is open (an iterator's level ends with the iterator). When
  * the flush happens as an iterator ends, its errors are reported through
- * tes_last_error only. */
+ * tes_last_error only. Both are refused with TES_ERR_BUSY inside a hook
+ * (nothing changes), so nothing can queue onto a queue being applied. */
 TES_API int tes_defer_begin(tes_world_t *w);
 TES_API int tes_defer_end(tes_world_t *w);
 TES_API bool tes_is_deferred(const tes_world_t *w);

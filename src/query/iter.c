@@ -278,7 +278,9 @@ static int32_t pick_driver(const tes_query_t *q)
     return best;
 }
 
-tes_iter_t tes_query_iter(tes_query_t *q)
+/* An iterator over q positioned before its first chunk; opens no deferral
+ * level. */
+static tes_iter_t iter_start(tes_query_t *q)
 {
     /* Only the state fields are set: the fields array and the scratch are
      * written before they are read, and zeroing ~250 bytes per iteration
@@ -295,6 +297,7 @@ tes_iter_t tes_query_iter(tes_query_t *q)
     it.priv_phase = PHASE_TABLES;
     if (!q)
         return it;
+    tes__query_settle_group(q);
     if (q->group)
         it.priv_phase = PHASE_GROUP;
     else if (q->mode == TES__QUERY_DRIVEN) {
@@ -302,6 +305,23 @@ tes_iter_t tes_query_iter(tes_query_t *q)
         it.priv_driver = pick_driver(q);
     } else
         it.priv_phase = PHASE_TABLES;
+    return it;
+}
+
+tes_iter_t tes_query_iter(tes_query_t *q)
+{
+    tes_iter_t it = iter_start(q);
+    if (!q)
+        return it;
+    /* Inside a hook the world is in the middle of a change (a value hook
+     * may run halfway through a row move), and an iterator's deferral level
+     * would make the rest of that change queue up: refused, with an
+     * iterator that is already finished. */
+    if (tes__in_hook(q->w) || q->w->defer.flushing) {
+        tes__fail(q->w, TES_ERR_BUSY);
+        it.priv_done = 1;
+        return it;
+    }
     q->w->defer.depth++;
     return it;
 }
@@ -392,8 +412,10 @@ int32_t tes_query_count(tes_query_t *q)
         for (uint32_t i = 0; i < q->match_count; i++)
             n += q->matches[i].table->count;
     } else {
-        tes_iter_t it = tes_query_iter(q);
-        while (tes_iter_next(&it))
+        /* No user code runs during this walk, so it needs no deferral level
+         * (and works inside hooks, where tes_query_iter is refused). */
+        tes_iter_t it = iter_start(q);
+        while (advance(&it))
             n += it.count;
     }
     return n > INT32_MAX ? INT32_MAX : (int32_t)n;

@@ -157,9 +157,15 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
     q->w = w;
     int rc = setup_terms(q, desc);
     /* An owning group reorders its stores when it is built: never under a
-     * live iterator or inside a deferred block. */
-    if (!rc && (q->flags & TES_QUERY_OWNING_GROUP) && w->defer.depth > 0)
+     * live iterator, inside a deferred block or inside a hook (the call that
+     * runs the hook may hold addresses in those stores). */
+    if (!rc && (q->flags & TES_QUERY_OWNING_GROUP) && (w->defer.depth > 0 || tes__in_hook(w)))
         rc = TES_ERR_BUSY;
+    /* A non-owning group asked for inside a hook would be filled from a
+     * world in the middle of a change, and would hear the rest of that
+     * change without the room its watchers reserved: it is built later,
+     * outside hooks. */
+    bool pending = !rc && (q->flags & TES_QUERY_NONOWNING_GROUP) && tes__in_hook(w);
     /* Size the caches for every existing table, then fill them. */
     tes__table_graph_t *g = &w->tables;
     uint32_t cap = q->table_ok_cap;
@@ -181,8 +187,14 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
         if ((rc = tes__world_depend(w, query_fini, q)) != TES_OK)
             tes__graph_unlisten(g, q);
     }
-    if (!rc && (q->flags & (TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP))) {
-        if ((rc = tes__group_new(q)) != TES_OK) {
+    if (!rc && pending) {
+        q->group_pending = true;
+    } else if (!rc && (q->flags & (TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP))) {
+        /* Building an owning group runs move hooks: they run as hooks. */
+        tes__hook_enter(w);
+        rc = tes__group_new(q);
+        tes__world_end(w);
+        if (rc != TES_OK) {
             tes__world_undepend(w, q);
             tes__graph_unlisten(g, q);
         }
@@ -195,10 +207,34 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
     return q;
 }
 
+/* The release of a query freed from inside a hook (the world already
+ * dropped it from its dependents). */
+static void query_release_doomed(void *ctx)
+{
+    tes_query_t *q = ctx;
+    tes__graph_unlisten(&q->w->tables, q);
+    query_release(q);
+}
+
+void tes__query_settle_group(tes_query_t *q)
+{
+    if (!q->group_pending || tes__in_hook(q->w))
+        return;
+    if (tes__group_new(q) == TES_OK) /* non-owning: runs no hook */
+        q->group_pending = false;
+}
+
 void tes_query_free(tes_query_t *q)
 {
     if (!q)
         return;
+    /* Inside a hook the query may be in use by the call running the hook
+     * (its group's watcher may be the one reordering a store): it keeps
+     * working until that call ends, and is freed then. */
+    if (tes__in_hook(q->w)) {
+        tes__world_doom(q->w, q, query_release_doomed);
+        return;
+    }
     tes__graph_unlisten(&q->w->tables, q);
     tes__world_undepend(q->w, q);
     query_release(q);

@@ -62,7 +62,15 @@ struct tes_query {
     bool sparse_only;     /* every term is on a sparse component */
     bool and_only;        /* every term is an AND term */
     tes__group_t *group;
+    /* A non-owning group asked for from inside a hook: built by the first
+     * tes_query_iter / tes_query_count outside hooks (until then the query
+     * walks its tables or pools, with the same results). */
+    bool group_pending;
 };
+
+/* Builds a pending group if no hook runs; on failure (no memory) it stays
+ * pending and the query keeps working without it. */
+void tes__query_settle_group(tes_query_t *q);
 
 /* True when table t passes the filters that do not depend on AND terms:
  * no table NOT term in its type, and the default filters. */

@@ -119,9 +119,9 @@ static void release_staged(tes_world_t *w, const tes__op_t *op)
     if (!op->value)
         return;
     const tes__component_t *info = tes__registry_get(&w->components, op->comp);
-    w->hook_depth++;
+    tes__hook_enter(w);
     tes__component_destruct(info, op->value, 1);
-    w->hook_depth--;
+    tes__world_end(w);
     tes__free(&w->alloc, op->value, info->size);
 }
 
@@ -139,7 +139,10 @@ static int apply(tes_world_t *w, const tes__op_t *op)
     case TES__OP_REMOVE: return tes_remove(w, op->e, op->comp);
     case TES__OP_CLEAR: return tes_clear(w, op->e);
     case TES__OP_CLONE: {
+        /* Not a public call: the hooks it runs must still run as hooks. */
+        tes__hook_enter(w);
         int rc = tes__clone_into(w, op->e, op->src);
+        tes__world_end(w);
         return rc && rc != TES_ERR_STALE ? tes__fail(w, rc) : rc;
     }
     case TES__OP_CALL: return op->call(w, op->value, true);
@@ -154,9 +157,9 @@ static int apply(tes_world_t *w, const tes__op_t *op)
         const tes__component_t *info = tes__registry_get(&w->components, op->comp);
         void *ptr = tes_ensure(w, op->e, op->comp);
         if (ptr) {
-            w->hook_depth++;
+            tes__hook_enter(w);
             tes__component_copy1(info, ptr, op->value);
-            w->hook_depth--;
+            tes__world_end(w);
         } else {
             rc = tes_last_error(w);
         }
@@ -174,27 +177,40 @@ int tes__defer_end(tes_world_t *w)
         return tes__fail_detail(w, TES_ERR_INVALID, "deferral depth is %d: no level is open", (int)d->depth);
     if (--d->depth > 0 || d->flushing)
         return TES_OK;
-    /* Apply in order. Commands cannot be queued while flushing (depth is
-     * zero and hooks may not make structural changes), but an iterator
-     * opened by a hook could reopen a level: `flushing` keeps such a level
-     * from starting a nested flush. */
+    /* Apply in order. The applied calls see depth zero, so they change the
+     * world at once instead of queueing, and nothing run by them can raise
+     * the depth again: tes_defer_begin, tes_defer_end and tes_query_iter
+     * are refused inside hooks (and while flushing), which is where any
+     * user code runs during a flush. The queue is detached while it is
+     * applied, so its array never moves under the loop (a command holds
+     * pointers into it: staged values) and a command queued by mistake
+     * could never land in the array being applied; `flushing` keeps a
+     * level that ends during the flush from starting a nested one. */
+    tes__op_t *ops = d->ops;
+    uint32_t count = d->count, cap = d->cap;
+    d->ops = NULL;
+    d->count = d->cap = 0;
     d->flushing = true;
     int first_error = TES_OK;
     tes__detail_t detail_before; /* a dropped command must not wipe it either */
-    for (uint32_t i = 0; i < d->count; i++) {
+    for (uint32_t i = 0; i < count; i++) {
         int before = w->last_error;
         if (before == TES_ERR_INVALID)
             detail_before = w->detail;
-        int rc = apply(w, &d->ops[i]);
+        int rc = apply(w, &ops[i]);
         if (rc == TES_ERR_STALE) {
             w->last_error = before; /* a dropped command is not an error */
             if (before == TES_ERR_INVALID)
                 w->detail = detail_before;
         } else if (rc && first_error == TES_OK)
             first_error = rc;
+        tes__assert(d->depth == 0 && d->count == 0);
     }
-    d->count = 0;
     d->flushing = false;
+    /* Keep the array's capacity for the next frame. */
+    tes__assert(!d->ops);
+    d->ops = ops;
+    d->cap = cap;
     return first_error; /* each failed command recorded its own error already */
 }
 
@@ -212,10 +228,23 @@ void tes__defer_fini(tes_world_t *w)
     d->count = d->cap = 0;
 }
 
+/* A deferral level opened or closed from inside a hook would change how
+ * the call that runs the hook goes on (during a flush: queue the remaining
+ * commands onto the queue being applied), so both are refused there. */
+static bool defer_refused(tes_world_t *w)
+{
+    if (!tes__in_hook(w) && !w->defer.flushing)
+        return false;
+    tes__fail(w, TES_ERR_BUSY);
+    return true;
+}
+
 int tes_defer_begin(tes_world_t *w)
 {
     if (!w)
         return TES_ERR_INVALID;
+    if (defer_refused(w))
+        return TES_ERR_BUSY;
     w->defer.depth++;
     w->defer.explicit_depth++;
     return TES_OK;
@@ -225,6 +254,8 @@ int tes_defer_end(tes_world_t *w)
 {
     if (!w)
         return TES_ERR_INVALID;
+    if (defer_refused(w))
+        return TES_ERR_BUSY;
     /* Only levels opened by tes_defer_begin: an iterator's level ends with
      * the iterator. */
     if (w->defer.explicit_depth <= 0)

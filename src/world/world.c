@@ -83,15 +83,25 @@ void tes_world_free(tes_world_t *w)
 {
     if (!w)
         return;
-    /* Dependents (queries) go first: they point into everything else. */
+    /* From inside one of its own hooks the world is in the middle of a call
+     * that will go on using it: refused. */
+    if (tes__in_hook(w)) {
+        tes__fail(w, TES_ERR_BUSY);
+        return;
+    }
+    /* Destructors first, while the queries are still alive: a destructor may
+     * free a query (it is doomed, and finalised below with the others) or
+     * read one. Structural calls from destructors are refused. */
+    tes__hook_enter(w); /* never left: the world is going away */
+    tes__defer_fini(w);
+    destroy_all_values(w);
+    /* Dependents (queries, the lifecycle records) next: they point into
+     * everything else. */
     while (w->dependent_count) {
         tes__dependent_t d = w->dependents[--w->dependent_count];
         d.fini(d.ctx);
     }
     tes__free(&w->alloc, w->dependents, (size_t)w->dependent_cap * sizeof *w->dependents);
-    w->hook_depth++; /* destructors may not change the world */
-    tes__defer_fini(w);
-    destroy_all_values(w);
     tes__free(&w->alloc, w->watchers, (size_t)w->watcher_cap * sizeof *w->watchers);
     tes__free(&w->alloc, w->scratch, w->scratch_size);
     tes__graph_fini(&w->tables, &w->alloc);
@@ -158,7 +168,7 @@ int tes__world_depend(tes_world_t *w, void (*fini)(void *ctx), void *ctx)
     if (tes__grow(&w->alloc, (void **)&w->dependents, &w->dependent_cap,
                   (uint64_t)w->dependent_count + 1, sizeof *w->dependents, 8))
         return TES_ERR_NOMEM;
-    w->dependents[w->dependent_count++] = (tes__dependent_t){fini, ctx};
+    w->dependents[w->dependent_count++] = (tes__dependent_t){fini, ctx, NULL};
     return TES_OK;
 }
 
@@ -166,9 +176,39 @@ void tes__world_undepend(tes_world_t *w, void *ctx)
 {
     for (uint32_t i = 0; i < w->dependent_count; i++) {
         if (w->dependents[i].ctx == ctx) {
+            if (w->dependents[i].release)
+                w->doomed--;
             w->dependents[i] = w->dependents[--w->dependent_count];
             return;
         }
+    }
+}
+
+void tes__world_doom(tes_world_t *w, void *ctx, void (*release)(void *ctx))
+{
+    for (uint32_t i = 0; i < w->dependent_count; i++) {
+        if (w->dependents[i].ctx == ctx && !w->dependents[i].release) {
+            w->dependents[i].release = release;
+            w->doomed++;
+            return;
+        }
+    }
+}
+
+void tes__world_release_doomed(tes_world_t *w)
+{
+    /* A release runs no user hook, so the list cannot change under us
+     * except by the removal made here. */
+    uint32_t i = 0;
+    while (w->doomed && i < w->dependent_count) {
+        tes__dependent_t d = w->dependents[i];
+        if (!d.release) {
+            i++;
+            continue;
+        }
+        w->doomed--;
+        w->dependents[i] = w->dependents[--w->dependent_count];
+        d.release(d.ctx);
     }
 }
 

@@ -40,6 +40,10 @@ typedef struct tes__watcher {
 typedef struct tes__dependent {
     void (*fini)(void *ctx);
     void *ctx;
+    /* Set when the user freed the dependent from inside a hook: the world
+     * calls it once the outermost structural call ends (see
+     * tes__world_doom). */
+    void (*release)(void *ctx);
 } tes__dependent_t;
 
 struct tes__lifecycle; /* the lifecycle layer's state, opaque here */
@@ -60,6 +64,7 @@ struct tes_world {
     tes__dependent_t *dependents;
     uint32_t dependent_count;
     uint32_t dependent_cap;
+    uint32_t doomed;    /* dependents waiting for their release (see tes__world_doom) */
     int last_error;
     tes__detail_t detail; /* tes_last_error_detail's sentence */
     int32_t hook_depth; /* > 0 while a user hook runs: structural calls are refused */
@@ -72,6 +77,16 @@ int tes__world_scratch(tes_world_t *w, size_t size);
 /* Registers / removes a dependent (removal matches on ctx). */
 int tes__world_depend(tes_world_t *w, void (*fini)(void *ctx), void *ctx);
 void tes__world_undepend(tes_world_t *w, void *ctx);
+
+/* Frees a dependent later: a dependent freed from inside a hook may still be
+ * in use by the call that runs the hook (an owning group's watcher runs move
+ * hooks while it reorders its stores), so the dependent stays registered
+ * and working until the outermost structural call ends; then the world
+ * removes it and calls release(ctx). World teardown finalises it with its
+ * fini like any other. Allocates nothing, cannot fail. */
+void tes__world_doom(tes_world_t *w, void *ctx, void (*release)(void *ctx));
+/* Releases every doomed dependent (hook depth zero only). */
+void tes__world_release_doomed(tes_world_t *w);
 
 /* Registers / removes a watcher (removal matches on ctx). */
 int tes__world_watch(tes_world_t *w, const tes__watcher_t *watcher);
@@ -161,7 +176,22 @@ static inline int tes__world_begin(tes_world_t *w)
     return TES_OK;
 }
 
-static inline void tes__world_end(tes_world_t *w) { w->hook_depth--; }
+/* Lowers the hook depth raised by tes__world_begin or tes__hook_enter; the
+ * outermost end releases the dependents freed from inside hooks. */
+static inline void tes__world_end(tes_world_t *w)
+{
+    if (--w->hook_depth == 0 && w->doomed)
+        tes__world_release_doomed(w);
+}
+
+/* Raises the hook depth around library code that runs user hooks outside a
+ * structural call (a deferred flush destroying staged values, building an
+ * owning group); end it with tes__world_end. */
+static inline void tes__hook_enter(tes_world_t *w) { w->hook_depth++; }
+
+/* True while a user hook runs (or a structural call that may run one is in
+ * progress): the calls refused there check it. */
+static inline bool tes__in_hook(const tes_world_t *w) { return w->hook_depth > 0; }
 
 /* The body of a public structural call: runs `call` between begin and end.
  * A refused call returns the begin status (int calls) or `failed` (calls
@@ -183,6 +213,9 @@ static inline void tes__fire(tes_world_t *w, tes__observer_fn fn, const tes__com
 {
     if (!fn)
         return;
+    /* Observers run only inside a structural call (or another hook level),
+     * so the rules for calls made from hooks hold. */
+    tes__assert(w->hook_depth > 0);
     w->hook_depth++;
     fn(w, e, ptr, info->hooks.ctx);
     w->hook_depth--;

@@ -220,7 +220,9 @@ static void hook_move(void *dst, void *src, int32_t count, void *ctx)
 }
 
 /* A structural call from inside a hook must be refused with TES_ERR_BUSY and
- * change nothing. Rotates through the kinds of structural calls. */
+ * change nothing; so must deferral levels, iteration and owning groups,
+ * while other queries can be created (and freed) there. Rotates through
+ * the kinds of calls. */
 static void probe_busy(fz_tracker_t *t, tes_world_t *w, tes_entity_t e, int k, const char *hook)
 {
     if (!t->probe || (t->probe_tick++ & 7u) != 0)
@@ -230,7 +232,10 @@ static void probe_busy(fz_tracker_t *t, tes_world_t *w, tes_entity_t e, int k, c
     uint32_t v = 7;
     tes_entity_t out[1];
     tes_instance_t insts[1];
-    switch ((t->probe_tick >> 3) % 12u) {
+    int want = TES_ERR_BUSY;
+    tes_query_desc_t qd = {.terms = {{t->ids[k]}}};
+    tes_query_t *q;
+    switch ((t->probe_tick >> 3) % 16u) {
     case 0:
         what = "tes_spawn";
         rc = tes_spawn(w) == TES_NULL ? tes_last_error(w) : TES_OK;
@@ -272,15 +277,46 @@ static void probe_busy(fz_tracker_t *t, tes_world_t *w, tes_entity_t e, int k, c
         rc = tes_instance_of(w, e) ? tes_instance_destroy(w, tes_instance_of(w, e))
                                    : tes_instance_detach(w, e);
         break;
+    case 11:
+        what = tes_is_deferred(w) ? "tes_defer_end" : "tes_defer_begin";
+        rc = tes_is_deferred(w) ? tes_defer_end(w) : tes_defer_begin(w);
+        break;
+    case 12: {
+        /* A plain query works in a hook, its iteration is refused, its
+         * count works (e has the component: observers see it). */
+        what = "tes_query_iter";
+        q = tes_query_new(w, &qd);
+        tes_iter_t it = tes_query_iter(q);
+        rc = q && !tes_iter_next(&it) ? tes_last_error(w) : TES_OK;
+        if (q && tes_query_count(q) < (tes_enabled(w, e) && !tes_has(w, e, TES_PREFAB)))
+            rc = TES_ERR_INVALID;
+        tes_query_free(q);
+        break;
+    }
+    case 13:
+        what = "tes_query_new (owning group)";
+        qd.flags = TES_QUERY_OWNING_GROUP;
+        rc = tes_query_new(w, &qd) == NULL ? tes_last_error(w) : TES_OK;
+        break;
+    case 14:
+        /* A non-owning group made and freed in a hook: built later, freed
+         * after the change. */
+        what = "tes_query_new (non-owning group) + tes_query_free";
+        want = TES_OK;
+        qd.flags = TES_QUERY_NONOWNING_GROUP;
+        q = tes_query_new(w, &qd);
+        rc = q ? TES_OK : tes_last_error(w);
+        tes_query_free(q);
+        break;
     default:
         what = "tes_remove";
         rc = tes_remove(w, e, t->ids[k]);
         break;
     }
-    t->probed = true;
-    if (rc != TES_ERR_BUSY)
-        track_fail(t, "%s(%s) hook: %s returned %d, want TES_ERR_BUSY", hook, fz_comps[k].name,
-                   what, rc);
+    t->probed |= want == TES_ERR_BUSY; /* the driver then expects BUSY as the last error */
+    if (rc != want)
+        track_fail(t, "%s(%s) hook: %s returned %d, want %d", hook, fz_comps[k].name, what, rc,
+                   want);
 }
 
 /* What every observer checks: e is alive, has the component, and (for data
