@@ -355,7 +355,8 @@ TES_API int tes_clear(tes_world_t *w, tes_entity_t e);
 TES_API tes_entity_t tes_clone(tes_world_t *w, tes_entity_t e);
 
 /* Writes up to cap of e's component ids to out in ascending order and
- * returns how many e has (which may exceed cap). -1 if e is not alive or out
+ * returns how many e has (which may exceed cap; INT32_MAX for more than
+ * INT32_MAX). -1 if e is not alive or out
  * is NULL with cap > 0 (the world is const here, so tes_last_error is not
  * updated). */
 TES_API int32_t tes_components_of(const tes_world_t *w, tes_entity_t e, tes_comp_t *out, int32_t cap);
@@ -448,7 +449,7 @@ TES_API tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
  * running the hook returns (it may be in use by that call). */
 TES_API void tes_query_free(tes_query_t *q);
 
-/* The number of entities the query matches now. */
+/* The number of entities the query matches now (INT32_MAX for more). */
 TES_API int32_t tes_query_count(tes_query_t *q);
 
 /* Starts an iteration. While any iterator is live, structural changes are
@@ -462,8 +463,9 @@ TES_API tes_iter_t tes_query_iter(tes_query_t *q);
 TES_API bool tes_iter_next(tes_iter_t *it);
 /* The field of term `term` for this chunk: an array of it->count values
  * aligned with it->entities. NULL for NOT terms, tags, an OPTIONAL term the
- * chunk's entities lack, and out-of-range terms (which also record
- * TES_ERR_INVALID on the world, with a detail). */
+ * chunk's entities lack, out-of-range terms (which also record
+ * TES_ERR_INVALID on the world, with a detail), and an iterator with no
+ * chunk (before the first tes_iter_next, or finished). */
 TES_API void *tes_field(const tes_iter_t *it, int32_t term);
 /* tes_field, checked against the element size the caller expects: NULL
  * with TES_ERR_INVALID recorded on the world (and a detail) when `size`
@@ -517,8 +519,8 @@ TES_API tes_entity_t tes_prefab_new(tes_world_t *w);
  * TES_ERR_NOMEM, TES_ERR_FULL. */
 TES_API tes_entity_t tes_prefab_child(tes_world_t *w, tes_entity_t prefab);
 /* The prefab's live members, root first, then children in the order they
- * were added: writes up to cap to out and returns the count (-1 if prefab
- * is not a live prefab root). */
+ * were added: writes up to cap to out and returns the count (INT32_MAX for
+ * more; -1 if prefab is not a live prefab root). */
 TES_API int32_t tes_prefab_members(const tes_world_t *w, tes_entity_t prefab, tes_entity_t *out,
                            int32_t cap);
 
@@ -550,7 +552,8 @@ TES_API tes_instance_t tes_instance_of(const tes_world_t *w, tes_entity_t e);
  * (destroyed or detached). Instance ids are never reused. */
 TES_API bool tes_instance_alive(const tes_world_t *w, tes_instance_t inst);
 /* Writes up to cap members (in the order they joined) and returns their
- * count; -1 if inst is not alive or out is NULL with cap > 0. */
+ * count (INT32_MAX for more); -1 if inst is not alive or out is NULL with
+ * cap > 0. */
 TES_API int32_t tes_instance_members(const tes_world_t *w, tes_instance_t inst, tes_entity_t *out,
                              int32_t cap);
 /* Takes e out of its instance: it then lives on its own (and may be

@@ -4,6 +4,8 @@
  */
 #include "core/hash.h"
 
+#include "core/checked.h"
+
 #include <string.h>
 
 static uint32_t slot_of(uint64_t key, uint32_t cap)
@@ -34,9 +36,10 @@ int tes__map_reserve(tes__map_t *m, tes__alloc_t *a, uint32_t extra)
     uint64_t cap = m->cap ? m->cap : 8;
     while (cap < need * 2)
         cap *= 2;
-    if (cap > UINT32_MAX / 2 + 1)
+    size_t bytes;
+    if (cap > UINT32_MAX / 2 + 1 || !tes__size_mul(&bytes, (size_t)cap, sizeof(tes__map_entry_t)))
         return TES_ERR_NOMEM;
-    tes__map_entry_t *entries = tes__calloc(a, (size_t)cap * sizeof *entries);
+    tes__map_entry_t *entries = tes__calloc(a, bytes);
     if (!entries)
         return TES_ERR_NOMEM;
     for (uint32_t i = 0; i < m->cap; i++)

@@ -5,6 +5,8 @@
  */
 #include "entity/entity_index.h"
 
+#include "core/checked.h"
+
 #include <string.h>
 
 void tes__entity_index_init(tes__entity_index_t *ei, uint32_t generation_limit,
@@ -62,7 +64,10 @@ int tes__entity_track_instances(tes__entity_index_t *ei, tes__alloc_t *a)
     if (ei->instances)
         return TES_OK;
     uint32_t cap = ei->cap > 64 ? ei->cap : 64;
-    ei->instances = tes__calloc(a, (size_t)cap * sizeof *ei->instances);
+    size_t bytes;
+    if (!tes__size_mul(&bytes, cap, sizeof *ei->instances))
+        return TES_ERR_NOMEM;
+    ei->instances = tes__calloc(a, bytes);
     if (!ei->instances)
         return TES_ERR_NOMEM;
     ei->instance_cap = cap;

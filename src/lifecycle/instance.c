@@ -97,13 +97,14 @@ tes__lifecycle_t *tes__lifecycle(tes_world_t *w)
     }
     tes__entity_index_init(&lc->ids, w->entities.generation_limit, 0);
     lc->prefab_free = TES_NULL_INDEX;
-    tes__watcher_t watcher = {lifecycle_watch_reserve, lifecycle_watch_before, lifecycle_watch_after, lc, true};
+    tes__watcher_t watcher = {.reserve = lifecycle_watch_reserve, .before = lifecycle_watch_before,
+                              .after = lifecycle_watch_after, .ctx = lc, .destroy_only = true};
     if (tes__world_watch(w, &watcher)) {
         tes__free(&w->alloc, lc, sizeof *lc);
         return NULL;
     }
     if (tes__world_depend(w, lifecycle_fini, lc)) {
-        tes__world_unwatch(w, lc);
+        tes__world_unwatch(w, lc, NULL);
         tes__free(&w->alloc, lc, sizeof *lc);
         return NULL;
     }
@@ -178,24 +179,24 @@ int32_t tes_instance_members(const tes_world_t *w, tes_instance_t inst, tes_enti
     const tes__instance_rec_t *rec = live_rec(w, inst);
     if (!rec || cap < 0 || (cap > 0 && !out))
         return -1;
-    int32_t n = 0;
+    uint64_t n = 0; /* reported up to INT32_MAX */
     for (uint32_t i = rec->first; i != TES_NULL_INDEX; i = w->lifecycle->links[i].next, n++)
-        if (n < cap)
+        if (n < (uint64_t)cap)
             out[n] = tes_entity_make(i, w->entities.slots[i].generation);
-    return n;
+    return n > INT32_MAX ? INT32_MAX : (int32_t)n;
 }
 
 /* Destroys every member of a live instance, now. */
 static void destroy_members(tes_world_t *w, tes_instance_t inst)
 {
-    tes__lifecycle_t *lc = w->lifecycle;
-    tes__instance_rec_t *rec = &lc->recs[tes_entity_index(inst)];
-    /* Each destroy unlinks the member; the last one retires the id. */
-    uint32_t members = rec->count;
-    for (uint32_t k = 0; k < members; k++) {
+    /* Each destroy unlinks the member; the last one retires the id. A
+     * destroy runs hooks, so the record is looked up again each time
+     * (never a pointer into the record array kept across them), and the
+     * walk stops when the instance is gone. */
+    tes__instance_rec_t *rec;
+    while ((rec = live_rec(w, inst)) != NULL && rec->count) {
         uint32_t index = rec->first;
-        tes_entity_t e = tes_entity_make(index, w->entities.slots[index].generation);
-        tes__world_destroy(w, e, &w->entities.slots[index]);
+        tes__world_destroy(w, tes_entity_make(index, w->entities.slots[index].generation));
     }
 }
 

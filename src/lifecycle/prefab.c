@@ -15,6 +15,7 @@
  */
 #include <string.h>
 
+#include "core/checked.h"
 #include "lifecycle/instance.h"
 
 /* ------------------------------------------------------------------ records */
@@ -107,7 +108,9 @@ tes_entity_t tes_prefab_child(tes_world_t *w, tes_entity_t prefab)
         return TES_NULL;
     }
     tes_entity_t child = spawn_prefab_entity(w);
-    if (child)
+    /* The spawn ran watchers: the record is found again by its root. */
+    rec = prefab_of(w->lifecycle, prefab);
+    if (child && rec)
         rec->members[rec->count++] = child;
     return child;
 }
@@ -119,15 +122,15 @@ int32_t tes_prefab_members(const tes_world_t *w, tes_entity_t prefab, tes_entity
     const tes__prefab_rec_t *rec = prefab_of(w->lifecycle, prefab);
     if (!rec)
         return -1;
-    int32_t n = 0;
+    uint64_t n = 0; /* reported up to INT32_MAX */
     for (uint32_t i = 0; i < rec->count; i++) {
         if (!tes_alive(w, rec->members[i]))
             continue;
-        if (n < cap)
+        if (n < (uint64_t)cap)
             out[n] = rec->members[i];
         n++;
     }
-    return n;
+    return n > INT32_MAX ? INT32_MAX : (int32_t)n;
 }
 
 /* ------------------------------------------------------------------ plans */
@@ -238,8 +241,11 @@ static void remap_value(const plan_t *p, uint32_t k, const tes__component_t *inf
 static void copy_member(tes_world_t *w, const plan_t *p, uint32_t i)
 {
     tes_entity_t member = p->members[i];
+    /* The copies run ctor and copy hooks: the member's location is read
+     * once, before any of them. */
     const tes__slot_t *src_slot = tes__entity_slot(&w->entities, member);
     const tes__table_t *src = tes__slot_table(w, src_slot);
+    uint32_t src_row = src_slot->row;
     tes__table_t *dst = p->dst[i];
     bool sparse = (src_slot->table & TES__SLOT_SPARSE) != 0;
     uint32_t first_row = dst->count, rows = 0;
@@ -256,7 +262,7 @@ static void copy_member(tes_world_t *w, const plan_t *p, uint32_t i)
      * to one. Column by column, the copies are consecutive rows. */
     for (uint32_t c = 0; c < dst->column_count; c++) {
         const tes__component_t *info = dst->columns[c].info;
-        const void *value = tes__table_cell(src, c, src_slot->row);
+        const void *value = tes__table_cell(src, c, src_row);
         bool plain = !info->hooks.ctor && !info->hooks.copy;
         for (uint32_t r = 0, k = 0; r < rows; r++, k++) {
             while (p->skip[k * p->m + i])
@@ -293,6 +299,9 @@ static void copy_member(tes_world_t *w, const plan_t *p, uint32_t i)
  * and on_add observers see the finished instances. */
 static void plan_commit(tes_world_t *w, const plan_t *p)
 {
+    /* Copy hooks and observers run from here on; the watchers will still
+     * hear of every entity of the plan. */
+    tes__watch_scope_list(w, p->indices, NULL, p->n * p->m);
     for (uint32_t i = 0; i < p->m; i++)
         if (p->members[i])
             copy_member(w, p, i);
@@ -300,11 +309,11 @@ static void plan_commit(tes_world_t *w, const plan_t *p)
         if (p->skip[k])
             continue;
         tes_entity_t e = p->ents[k];
-        tes__slot_t *slot = &w->entities.slots[tes_entity_index(e)];
-        tes__watch_after(w, e, 0);
+        tes__watch_after(w, e, 0); /* may run move hooks: the slot is read after */
+        const tes__slot_t *slot = &w->entities.slots[tes_entity_index(e)];
         if ((tes__slot_table(w, slot)->flags & TES__TABLE_HAS_ON_ADD) ||
             (slot->table & TES__SLOT_SPARSE))
-            tes__world_each(w, e, slot, tes__fire_on_add);
+            tes__world_each(w, e, tes__fire_on_add);
     }
 }
 
@@ -319,11 +328,20 @@ static int plan_new(tes_world_t *w, const tes__prefab_rec_t *rec, uint32_t n, pl
     uint64_t total = (uint64_t)n * p->m;
     if (total > UINT32_MAX / 2)
         return TES_ERR_FULL;
-    p->members = tes__malloc(a, p->m * sizeof *p->members);
-    p->dst = tes__malloc(a, p->m * sizeof *p->dst);
-    p->ents = tes__malloc(a, (size_t)total * sizeof *p->ents);
-    p->indices = tes__malloc(a, (size_t)total * sizeof *p->indices);
-    p->skip = tes__calloc(a, total);
+    /* Checked sizes: with a 32-bit size_t, 2^29 entities of 8 bytes wrap. */
+    size_t member_bytes, dst_bytes, ent_bytes, index_bytes;
+    if (!tes__size_mul(&member_bytes, p->m, sizeof *p->members) ||
+        !tes__size_mul(&dst_bytes, p->m, sizeof *p->dst) ||
+        !tes__size_mul(&ent_bytes, (size_t)total, sizeof *p->ents) ||
+        !tes__size_mul(&index_bytes, (size_t)total, sizeof *p->indices)) {
+        p->m = p->n = 0; /* nothing allocated: plan_free frees nothing */
+        return TES_ERR_NOMEM;
+    }
+    p->members = tes__malloc(a, member_bytes);
+    p->dst = tes__malloc(a, dst_bytes);
+    p->ents = tes__malloc(a, ent_bytes);
+    p->indices = tes__malloc(a, index_bytes);
+    p->skip = tes__calloc(a, (size_t)total);
     if (!p->members || !p->dst || !p->ents || !p->indices || !p->skip)
         return TES_ERR_NOMEM;
     uint32_t k = 0;

@@ -157,6 +157,7 @@ int tes__group_new(tes_query_t *q)
     if (!g)
         return TES_ERR_NOMEM;
     g->q = q;
+    g->w = q->w;
     g->owning = (q->flags & TES_QUERY_OWNING_GROUP) != 0;
     tes__sparse_set_init(&g->members);
     int rc = g->owning ? claim_stores(g) : TES_OK;
@@ -164,10 +165,17 @@ int tes__group_new(tes_query_t *q)
     uint32_t count = 0, cap = 0;
     if (!rc)
         rc = collect(q, &found, &count, &cap);
-    /* Non-owning: room for every member before anything is committed. */
+    /* Non-owning: room for every member, then the members, before the
+     * watcher is registered. Registering reserves room beyond them for the
+     * entities of a structural call in progress (a group built by an
+     * observer), which may still join. Nothing is shared yet, so a failure
+     * only releases the group. */
     for (uint32_t i = 0; !rc && !g->owning && i < count; i++)
         rc = watch_reserve(g, tes_entity_index(found[i]), i ? 0 : count);
-    tes__watcher_t watcher = {watch_reserve, watch_before, watch_after, g, false};
+    for (uint32_t i = 0; !rc && !g->owning && i < count; i++)
+        join(g, found[i]);
+    tes__watcher_t watcher = {.reserve = watch_reserve, .before = watch_before,
+                              .after = watch_after, .ctx = g};
     if (!rc)
         rc = tes__world_watch(q->w, &watcher);
     if (rc) {
@@ -175,13 +183,22 @@ int tes__group_new(tes_query_t *q)
         group_release(g, a);
         return rc;
     }
-    for (uint32_t i = 0; i < count; i++)
-        join(g, found[i]);
-    tes__free(a, found, (size_t)cap * sizeof *found);
+    /* Owning: the stores are claimed before any value moves (the moves run
+     * move hooks), then the matches are swapped to the front. */
     for (int32_t k = 0; k < g->owned_count; k++)
         g->owned[k]->owner = g;
+    for (uint32_t i = 0; g->owning && i < count; i++)
+        join(g, found[i]);
+    tes__free(a, found, (size_t)cap * sizeof *found);
     q->group = g;
     return TES_OK;
+}
+
+/* The group's memory, once no notification is using it. */
+static void group_release_late(void *ctx)
+{
+    tes__group_t *g = ctx;
+    group_release(g, &g->w->alloc);
 }
 
 void tes__group_free(tes_query_t *q)
@@ -189,11 +206,12 @@ void tes__group_free(tes_query_t *q)
     tes__group_t *g = q->group;
     if (!g)
         return;
-    tes__world_unwatch(q->w, g);
     for (int32_t k = 0; k < g->owned_count; k++)
         g->owned[k]->owner = NULL;
-    group_release(g, &q->w->alloc);
     q->group = NULL;
+    /* Freed now, or (when a hook that this group's own swap ran frees the
+     * query) when the notification is over: the swap still uses g. */
+    tes__world_unwatch(q->w, g, group_release_late);
 }
 
 /* Owning walk: slices of the prefix, cut at the stores' page boundaries. */
@@ -203,15 +221,17 @@ static bool next_owned_chunk(tes_iter_t *it, const tes__group_t *g)
     uint32_t pos = it->priv_cursor;
     if (pos >= g->length)
         return false;
-    uint32_t end = g->length;
+    uint64_t end = g->length;
     for (int32_t k = 0; k < g->owned_count; k++) {
         const tes__sparse_store_t *st = &g->owned[k]->store;
         if (!st->size)
             continue;
-        uint32_t page_end = ((pos >> st->page_shift) + 1) << st->page_shift;
+        /* 64-bit: the last page of the position space ends at 2^32. */
+        uint64_t page_end = ((uint64_t)(pos >> st->page_shift) + 1) << st->page_shift;
         if (page_end < end)
             end = page_end;
     }
+    end = tes__chunk_end(pos, end);
     void *ptrs[TES_MAX_TERMS] = {0};
     for (int32_t i = 0; i < q->term_count; i++)
         if (q->terms[i].oper == TES_AND && q->terms[i].data)
@@ -219,7 +239,7 @@ static bool next_owned_chunk(tes_iter_t *it, const tes__group_t *g)
     memcpy(it->priv_fields, ptrs, sizeof ptrs);
     it->count = (int32_t)(end - pos);
     it->entities = g->owned[0]->store.set.packed + pos;
-    it->priv_cursor = end;
+    it->priv_cursor = (uint32_t)end;
     return true;
 }
 
@@ -234,8 +254,8 @@ static bool next_member_chunk(tes_iter_t *it, const tes__group_t *g)
     void *ptrs[TES_MAX_TERMS] = {0}, *prev[TES_MAX_TERMS], *next[TES_MAX_TERMS] = {0};
     tes__query_match_entity(q, set->packed[pos], ptrs);
     memcpy(prev, ptrs, sizeof prev);
-    uint32_t end = pos + 1;
-    for (; end < set->count; end++) {
+    uint32_t end = pos + 1, last = tes__chunk_end(pos, set->count);
+    for (; end < last; end++) {
         tes__query_match_entity(q, set->packed[end], next);
         if (!tes__query_contiguous(q, prev, next, false))
             break;

@@ -19,6 +19,7 @@
 
 struct tes__group {
     tes_query_t *q;
+    tes_world_t *w;                       /* q->w; outlives q when freed late */
     bool owning;
     tes__sparse_set_t members;            /* non-owning: the matches */
     uint32_t length;                      /* owning: matches at the front */

@@ -131,10 +131,10 @@ static bool next_driven_chunk(tes_iter_t *it)
         it->priv_cursor = pos;
         return false;
     }
-    uint32_t end = pos + 1;
+    uint32_t end = pos + 1, last = tes__chunk_end(pos, set->count);
     void *prev[TES_MAX_TERMS], *next[TES_MAX_TERMS] = {0};
     memcpy(prev, ptrs, sizeof prev);
-    while (end < set->count && !tes__sparse_is_tombstone(set->packed[end]) &&
+    while (end < last && !tes__sparse_is_tombstone(set->packed[end]) &&
            tes__query_match_entity(q, set->packed[end], next) && tes__query_contiguous(q, prev, next, false)) {
         memcpy(prev, next, sizeof prev);
         end++;
@@ -173,9 +173,10 @@ static bool run_continues(const tes_query_t *q, int32_t driver, const uint32_t *
     for (int32_t i = 0; i < q->term_count; i++) {
         const tes__term_info_t *t = &q->terms[i];
         const tes__sparse_store_t *st = &t->info->store;
+        uint64_t at = (uint64_t)start[i] + k; /* 64-bit: never wraps */
         if (i == driver)
             goto same_page;
-        if (t->oper == TES_AND && start[i] + k < st->set.count && st->set.packed[start[i] + k] == e)
+        if (t->oper == TES_AND && at < st->set.count && st->set.packed[at] == e)
             goto same_page;
         uint32_t p = tes__sparse_set_find(&st->set, e);
         if (t->oper == TES_NOT) {
@@ -188,12 +189,12 @@ static bool run_continues(const tes_query_t *q, int32_t driver, const uint32_t *
                 return false;
             continue;
         }
-        if (start[i] == TES_NULL_INDEX ? p != TES_NULL_INDEX : p != start[i] + k)
+        if (start[i] == TES_NULL_INDEX ? p != TES_NULL_INDEX : p != at)
             return false;
         if (p == TES_NULL_INDEX)
             continue;
     same_page:
-        if (t->data && ((start[i] + k) >> st->page_shift) != (start[i] >> st->page_shift))
+        if (t->data && (at >> st->page_shift) != (start[i] >> st->page_shift))
             return false;
     }
     return true;
@@ -222,18 +223,19 @@ static bool next_sparse_chunk(tes_iter_t *it)
          * driver's next entity at its next position, up to the first end of
          * a store or of a data page. Tombstones never equal an entity. */
         const tes_entity_t *packed[TES_MAX_TERMS];
-        uint32_t limit = set->count - p;
+        uint32_t limit = tes__chunk_end(p, set->count) - p;
         for (int32_t i = 0; i < q->term_count; i++) {
             const tes__sparse_store_t *st = &q->terms[i].info->store;
             packed[i] = st->set.packed + start[i];
-            uint32_t room = st->set.count - start[i];
+            uint64_t room = st->set.count - start[i];
             if (q->terms[i].data) {
-                uint32_t page_end = ((start[i] >> st->page_shift) + 1) << st->page_shift;
+                /* 64-bit: the last page of the position space ends at 2^32. */
+                uint64_t page_end = ((uint64_t)(start[i] >> st->page_shift) + 1) << st->page_shift;
                 if (page_end - start[i] < room)
                     room = page_end - start[i];
             }
             if (room < limit)
-                limit = room;
+                limit = (uint32_t)room;
         }
         uint32_t k = 1;
         for (; k < limit; k++) {
@@ -248,7 +250,8 @@ static bool next_sparse_chunk(tes_iter_t *it)
         }
         end = p + k;
     } else {
-        while (end < set->count && !tes__sparse_is_tombstone(set->packed[end]) &&
+        uint32_t last = tes__chunk_end(p, set->count);
+        while (end < last && !tes__sparse_is_tombstone(set->packed[end]) &&
                run_continues(q, d, start, end - p, set->packed[end]))
             end++;
     }
@@ -362,7 +365,9 @@ bool tes_iter_next(tes_iter_t *it)
 
 void *tes_field(const tes_iter_t *it, int32_t term)
 {
-    if (!it || it->priv_done || !it->priv_query)
+    /* No chunk yet (before the first tes_iter_next) or none any more: the
+     * field array holds nothing to read, and `entities` says so. */
+    if (!it || it->priv_done || !it->priv_query || !it->entities)
         return NULL;
     if (term < 0 || term >= it->priv_query->term_count) {
         tes__fail_detail(it->world, TES_ERR_INVALID, "field index %d is outside the query's %d terms",

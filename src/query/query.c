@@ -45,7 +45,7 @@ static void fill_match(const tes_query_t *q, tes__table_t *t, tes__query_match_t
         int32_t col = -1;
         if (i < q->term_count && !q->terms[i].sparse && q->terms[i].data)
             col = tes__table_column_index(t, q->terms[i].comp);
-        m->column[i] = (int16_t)col;
+        m->column[i] = col;
     }
 }
 

@@ -39,7 +39,7 @@ typedef struct tes__term_info {
 /* One matching table and, per term, its column there (-1: no column). */
 typedef struct tes__query_match {
     tes__table_t *table;
-    int16_t column[TES_MAX_TERMS];
+    int32_t column[TES_MAX_TERMS]; /* a table may have more than 32767 columns */
 } tes__query_match_t;
 
 typedef struct tes__group tes__group_t;
@@ -71,6 +71,15 @@ struct tes_query {
 /* Builds a pending group if no hook runs; on failure (no memory) it stays
  * pending and the query keeps working without it. */
 void tes__query_settle_group(tes_query_t *q);
+
+/* A chunk holds at most INT32_MAX entities (tes_iter_t.count is an
+ * int32_t, and a sparse set or a group may hold more): the end of a chunk
+ * that starts at pos and could run to end. */
+static inline uint32_t tes__chunk_end(uint32_t pos, uint64_t end)
+{
+    uint64_t most = (uint64_t)pos + INT32_MAX;
+    return (uint32_t)(end < most ? end : most);
+}
 
 /* True when table t passes the filters that do not depend on AND terms:
  * no table NOT term in its type, and the default filters. */

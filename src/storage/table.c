@@ -6,6 +6,8 @@
  */
 #include "storage/table.h"
 
+#include "core/checked.h"
+
 #include <string.h>
 
 uint64_t tes__type_hash(const tes_comp_t *type, uint32_t count)
@@ -16,6 +18,12 @@ uint64_t tes__type_hash(const tes_comp_t *type, uint32_t count)
 tes__table_t *tes__table_new(tes__alloc_t *a, const tes__registry_t *r, uint32_t id,
                              const tes_comp_t *type, uint32_t type_count)
 {
+    /* Column and type positions are int32_t (tes__table_type_index): a
+     * longer type is refused, like any request too large to allocate. */
+    size_t type_bytes, column_bytes;
+    if (type_count > INT32_MAX || !tes__size_mul(&type_bytes, type_count, sizeof *type) ||
+        !tes__size_mul(&column_bytes, type_count, sizeof(tes__column_t)))
+        return NULL;
     tes__table_t *t = tes__calloc(a, sizeof *t);
     if (!t)
         return NULL;
@@ -34,14 +42,14 @@ tes__table_t *tes__table_new(tes__alloc_t *a, const tes__registry_t *r, uint32_t
                     (type[i] == TES_PREFAB ? TES__TABLE_PREFAB : 0);
     }
     if (type_count) {
-        t->type = tes__malloc(a, (size_t)type_count * sizeof *t->type);
+        t->type = tes__malloc(a, type_bytes);
         if (!t->type)
             goto fail;
-        memcpy(t->type, type, (size_t)type_count * sizeof *type);
+        memcpy(t->type, type, type_bytes);
         t->type_count = type_count;
     }
     if (columns) {
-        t->columns = tes__calloc(a, (size_t)columns * sizeof *t->columns);
+        t->columns = tes__calloc(a, (size_t)columns * sizeof *t->columns); /* <= column_bytes */
         if (!t->columns)
             goto fail;
         t->column_count = columns;
@@ -86,19 +94,24 @@ int32_t tes__table_type_index(const tes__table_t *t, tes_comp_t c)
     return lo < t->type_count && t->type[lo] == c ? (int32_t)lo : -1;
 }
 
-static size_t align_up(size_t x, size_t align) { return (x + align - 1) & ~(align - 1); }
-
-/* Lays the columns out in a block for `cap` rows; returns the block size and
- * fills offsets (entities at offset 0). */
-static size_t block_layout(const tes__table_t *t, uint32_t cap, size_t *offsets)
+/* Lays the columns out in a block for `cap` rows: fills offsets (entities
+ * at offset 0) and *size. False when the block would not fit in size_t
+ * (each column is cap * size bytes: 2^18 rows of a 1 GiB component already
+ * pass 2^48, and a few thousand such columns pass 2^64). */
+static bool block_layout(const tes__table_t *t, uint32_t cap, size_t *offsets, size_t *size)
 {
-    size_t size = (size_t)cap * sizeof(tes_entity_t);
+    size_t end;
+    if (!tes__size_mul(&end, cap, sizeof(tes_entity_t)))
+        return false;
     for (uint32_t i = 0; i < t->column_count; i++) {
-        size = align_up(size, t->columns[i].info->align);
-        offsets[i] = size;
-        size += (size_t)cap * t->columns[i].size;
+        if (!tes__size_align(&end, end, t->columns[i].info->align))
+            return false;
+        offsets[i] = end;
+        if (!tes__size_mul_add(&end, cap, t->columns[i].size, end))
+            return false;
     }
-    return size;
+    *size = end;
+    return true;
 }
 
 /* Points the table at a new block laid out by `offsets` for cap rows. */
@@ -127,16 +140,20 @@ int tes__table_reserve_slow(tes__table_t *t, tes__alloc_t *a, uint32_t extra)
     /* Old and new column offsets: on the stack for the common case. */
     size_t small[32];
     size_t *offsets = small;
-    size_t scratch = (size_t)t->column_count * 2 * sizeof *offsets;
+    size_t scratch;
+    if (!tes__size_mul(&scratch, t->column_count, 2 * sizeof *offsets))
+        return TES_ERR_NOMEM;
     if (t->column_count > 16 && !(offsets = tes__malloc(a, scratch)))
         return TES_ERR_NOMEM;
     size_t *old = offsets + t->column_count;
     for (uint32_t i = 0; i < t->column_count; i++)
         old[i] = t->block ? (size_t)(t->columns[i].data - (uint8_t *)t->block) : 0;
-    size_t size = block_layout(t, (uint32_t)cap, offsets);
+    size_t size = 0;
     int rc = TES_ERR_NOMEM;
     uint8_t *block;
-    if (!(t->flags & TES__TABLE_HAS_MOVE) && !TES__DEBUG_MOVES) {
+    if (!block_layout(t, (uint32_t)cap, offsets, &size)) {
+        /* Larger than any block can be: rc stays TES_ERR_NOMEM. */
+    } else if (!(t->flags & TES__TABLE_HAS_MOVE) && !TES__DEBUG_MOVES) {
         /* Plain bytes: grow in place when the allocator can, then slide the
          * columns up to their new offsets, last column first (new offsets
          * are never below old ones, so nothing is overwritten early). */

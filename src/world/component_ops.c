@@ -43,11 +43,13 @@ static int enter_component(tes_world_t *w, tes_entity_t e, tes_comp_t c, tes__sl
 static void move_to(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, tes__table_t *dst)
 {
     tes__table_t *src = tes__slot_table(w, slot);
+    uint32_t src_row = slot->row;
     tes_entity_t moved;
-    uint32_t row = tes__table_move_row(dst, src, slot->row, e, &moved);
+    uint32_t row = tes__table_move_row(dst, src, src_row, e, &moved);
+    /* The move ran move, ctor and dtor hooks: slots are found again. */
     if (moved != TES_NULL)
-        w->entities.slots[tes_entity_index(moved)].row = slot->row;
-    tes__slot_set_table(slot, dst->id, row);
+        w->entities.slots[tes_entity_index(moved)].row = src_row;
+    tes__slot_set_table(&w->entities.slots[tes_entity_index(e)], dst->id, row);
     tes__table_debug_move(src, &w->alloc);
 }
 
@@ -67,9 +69,10 @@ static int hold_value(tes_world_t *w, const tes__component_t *info, const void *
  *
  * value_io, when not NULL, holds the value a tes_set is about to copy. The
  * add may move it before the copy: a table row moves out of its table (the
- * last row fills the hole), the destination table may grow, and any add
- * may make an owning group swap values around in its stores. When the value lives
- * where such a move can reach it, a bitwise image of it is kept in the
+ * last row fills the hole), the destination table may grow, any add may
+ * make an owning group swap values around in its stores, and the hooks
+ * that run before the copy (ctor, move, on_add) are user code. So when the
+ * call adds the component, a bitwise image of the value is kept in the
  * world's scratch buffer and *value_io points there. */
 static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
                          tes__component_t *info, void **ptr, bool *added, const void **value_io)
@@ -85,20 +88,22 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
             tes__sparse_store_reserve(st, &w->alloc, 1, tes_entity_index(e), NULL, NULL))
             return TES_ERR_NOMEM;
         /* Only an owning group (a watcher) reorders stored values. */
-        if (value_io && *value_io && st->size && w->watcher_count && hold_value(w, info, value_io))
+        if (value_io && *value_io && st->size && hold_value(w, info, value_io))
             return TES_ERR_NOMEM;
-        if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
+        if (tes__watch_reserve_one(w, tes_entity_index(e)))
             return TES_ERR_NOMEM;
         tes__watch_before(w, e, info->id);
+        slot->table |= TES__SLOT_SPARSE; /* before the ctor hook runs */
         *ptr = tes__sparse_store_insert(st, e);
         if (*ptr)
             tes__component_construct1(info, *ptr);
-        slot->table |= TES__SLOT_SPARSE;
         *added = true;
-        if (w->watcher_count) {
+        if (w->watcher_count)
             tes__watch_after(w, e, info->id);
-            *ptr = tes__sparse_store_get(st, e); /* an owning group may have moved it */
-        }
+        /* The ctor hook and the watchers ran since the insert: an owning
+         * group may have moved the value. */
+        if (w->watcher_count || info->hooks.ctor)
+            *ptr = tes__sparse_store_get(st, e);
         return TES_OK;
     }
     tes__table_t *src = tes__slot_table(w, slot);
@@ -106,24 +111,25 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
     if (!dst)
         return TES_ERR_NOMEM;
     if (dst != src) { /* an entity that has the component already stays put */
-        if (value_io && *value_io && info->size &&
-            (tes__table_holds(src, *value_io) || tes__table_holds(dst, *value_io) ||
-             w->watcher_count) &&
-            hold_value(w, info, value_io))
+        if (value_io && *value_io && info->size && hold_value(w, info, value_io))
             return TES_ERR_NOMEM;
         if (tes__table_reserve(dst, &w->alloc, 1))
             return TES_ERR_NOMEM;
-        if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
+        if (tes__watch_reserve_one(w, tes_entity_index(e)))
             return TES_ERR_NOMEM;
         tes__watch_before(w, e, info->id);
         move_to(w, e, slot, dst);
         *added = true;
         tes__watch_after(w, e, info->id);
     }
+    /* Hooks ran during the move: the slot is looked up again. */
+    slot = &w->entities.slots[tes_entity_index(e)];
     int32_t col = tes__table_column_index(dst, info->id);
     *ptr = col >= 0 ? tes__table_cell(dst, (uint32_t)col, slot->row) : NULL;
     return TES_OK;
 }
+
+static void *component_ptr(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
 
 /* Queues a command for e and c. TES_OK or TES_ERR_NOMEM (recorded). */
 static int defer_op(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_comp_t c)
@@ -172,10 +178,17 @@ static int set_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *va
     rc = add_component(w, e, slot, info, &ptr, &added, &value);
     if (rc)
         return tes__fail(w, rc);
-    if (added)
+    /* Each hook is user code that may have moved the value (a group it
+     * built reorders a store): the address is looked up again after it. */
+    if (added && info->hooks.on_add) {
         tes__fire(w, info->hooks.on_add, info, e, ptr);
-    if (ptr)
+        ptr = component_ptr(w, e, c);
+    }
+    if (ptr) {
         tes__component_copy1(info, ptr, value);
+        if (info->hooks.copy)
+            ptr = component_ptr(w, e, c);
+    }
     tes__fire(w, info->hooks.on_set, info, e, ptr);
     return TES_OK;
 }
@@ -197,7 +210,7 @@ static void *ensure_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
          * the current one when it exists) that the flush assigns. */
         void *staged = NULL;
         const void *init = NULL;
-        const tes__op_t *filler = NULL;
+        uint32_t filler = TES_NULL_INDEX;
         int queued = tes__defer_lookup(w, e, c, &staged, &init, &filler);
         if (queued == TES__QUEUED_NONE && tes_has(w, e, c))
             return tes_get_mut(w, e, c);
@@ -207,8 +220,12 @@ static void *ensure_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
             tes__fail(w, TES_ERR_NOMEM);
             return NULL;
         }
-        if (queued == TES__QUEUED_FILL)
-            filler->fill(w, filler->value, e, c, staged);
+        /* Staging appended a command, which may have moved the queue:
+         * the filling command is found again by its position. */
+        if (queued == TES__QUEUED_FILL) {
+            const tes__op_t *op = &w->defer.ops[filler];
+            op->fill(w, op->value, e, c, staged);
+        }
         return staged;
     }
     void *ptr;
@@ -218,8 +235,10 @@ static void *ensure_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
         tes__fail(w, rc);
         return NULL;
     }
-    if (added)
+    if (added && info->hooks.on_add) {
         tes__fire(w, info->hooks.on_add, info, e, ptr);
+        ptr = component_ptr(w, e, c); /* the observer may have moved it */
+    }
     return ptr;
 }
 
@@ -237,6 +256,10 @@ static int remove_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
         uint32_t pos = tes__sparse_set_find(&st->set, e);
         if (pos == TES_NULL_INDEX)
             return TES_OK;
+        /* Losing a component can make e join a group (one with a NOT term
+         * on it): room first, like every other structural change. */
+        if (tes__watch_reserve_one(w, tes_entity_index(e)))
+            return tes__fail(w, TES_ERR_NOMEM);
         void *ptr = st->size ? tes__sparse_store_at(st, pos) : NULL;
         tes__fire(w, info->hooks.on_remove, info, e, ptr);
         tes__watch_before(w, e, c);
@@ -255,11 +278,15 @@ static int remove_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     tes__table_t *dst = tes__graph_step(&w->tables, &w->alloc, &w->components, src, c, false);
     if (!dst || tes__table_reserve(dst, &w->alloc, 1))
         return tes__fail(w, TES_ERR_NOMEM);
-    if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
+    if (tes__watch_reserve_one(w, tes_entity_index(e)))
         return tes__fail(w, TES_ERR_NOMEM);
     void *ptr = col >= 0 ? tes__table_cell(src, (uint32_t)col, slot->row) : NULL;
     tes__fire(w, info->hooks.on_remove, info, e, ptr);
     tes__watch_before(w, e, c);
+    /* The observer and the watchers ran: the slot is found again. They
+     * cannot move e (structural calls are refused while hooks run). */
+    slot = &w->entities.slots[tes_entity_index(e)];
+    tes__assert(tes__slot_table(w, slot) == src);
     move_to(w, e, slot, dst); /* runs the destructor */
     tes__watch_after(w, e, c);
     return TES_OK;
@@ -317,8 +344,9 @@ int32_t tes_components_of(const tes_world_t *w, tes_entity_t e, tes_comp_t *out,
         return -1;
     const tes__table_t *table = tes__slot_table(w, slot);
     const tes__registry_t *reg = &w->components;
-    /* Merge the table type and the sparse ids, both ascending. */
-    int32_t n = 0;
+    /* Merge the table type and the sparse ids, both ascending. Counted in
+     * 64 bits, reported up to INT32_MAX. */
+    uint64_t n = 0;
     uint32_t i = 0, j = 0;
     bool sparse = (slot->table & TES__SLOT_SPARSE) != 0;
     uint32_t sparse_count = sparse ? reg->sparse_count : 0;
@@ -335,11 +363,11 @@ int32_t tes_components_of(const tes_world_t *w, tes_entity_t e, tes_comp_t *out,
             next = a, i++;
         else
             next = b, j++;
-        if (n < cap)
+        if (n < (uint64_t)cap)
             out[n] = next;
         n++;
     }
-    return n;
+    return n > INT32_MAX ? INT32_MAX : (int32_t)n;
 }
 
 int tes_disable(tes_world_t *w, tes_entity_t e) { return tes_add(w, e, TES_DISABLED); }

@@ -39,26 +39,43 @@ int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *val
     if (tes__defer_reserve(w, 1))
         return TES_ERR_NOMEM;
     if (info->size) {
-        *staged = tes__malloc(&w->alloc, info->size);
-        if (!*staged)
+        /* The ctor hook runs before the copy: copy from a bitwise image in
+         * the world's scratch, so a value that lives in a store stays
+         * readable whatever the hook does. */
+        if (value) {
+            if (tes__world_scratch(w, info->size))
+                return TES_ERR_NOMEM;
+            tes__copy_bytes(w->scratch, value, info->size);
+            value = w->scratch;
+        }
+        void *stage = tes__malloc(&w->alloc, info->size);
+        if (!stage)
             return TES_ERR_NOMEM;
-        tes__component_construct1(info, *staged);
+        tes__component_construct1(info, stage);
         if (value)
-            tes__component_copy1(info, *staged, value);
+            tes__component_copy1(info, stage, value);
+        /* The room reserved above is checked again after the hooks: a
+         * command they queued may have taken it. */
+        if (tes__defer_reserve(w, 1)) {
+            tes__component_destruct(info, stage, 1);
+            tes__free(&w->alloc, stage, info->size);
+            return TES_ERR_NOMEM;
+        }
+        *staged = stage;
     }
     tes__defer_push(w, on_set ? TES__OP_SET : TES__OP_ENSURE, e, c, TES_NULL, *staged);
     return TES_OK;
 }
 
 int tes__defer_lookup(const tes_world_t *w, tes_entity_t e, tes_comp_t c, void **staged,
-                      const void **init, const tes__op_t **filler)
+                      const void **init, uint32_t *filler)
 {
     /* Replays the queued commands on e, tracking whether c will be there
      * and where its value will come from. */
     bool touched = false, present = tes_has(w, e, c);
     const void *source = present ? tes_get(w, e, c) : NULL; /* value it will hold */
     void *stage = NULL;
-    const tes__op_t *fill = NULL;
+    uint32_t fill = TES_NULL_INDEX;
     for (uint32_t i = 0; i < w->defer.count; i++) {
         const tes__op_t *op = &w->defer.ops[i];
         if (op->kind == TES__OP_CALL && op->fill) {
@@ -67,7 +84,7 @@ int tes__defer_lookup(const tes_world_t *w, tes_entity_t e, tes_comp_t c, void *
             int gives = op->fill(w, op->value, e, c, NULL);
             if (gives != TES__FILL_NONE) {
                 touched = true, present = gives == TES__FILL_HAS, stage = NULL, source = NULL;
-                fill = present ? op : NULL;
+                fill = present ? i : TES_NULL_INDEX;
             }
             continue;
         }
@@ -78,24 +95,27 @@ int tes__defer_lookup(const tes_world_t *w, tes_entity_t e, tes_comp_t c, void *
         case TES__OP_SET:
         case TES__OP_ENSURE:
             if (mine)
-                touched = present = true, stage = op->value, source = NULL, fill = NULL;
+                touched = present = true, stage = op->value, source = NULL,
+                fill = TES_NULL_INDEX;
             break;
         case TES__OP_ADD:
             if (mine && !present)
-                touched = present = true, stage = NULL, source = NULL, fill = NULL;
+                touched = present = true, stage = NULL, source = NULL, fill = TES_NULL_INDEX;
             break;
         case TES__OP_REMOVE:
             if (mine)
-                touched = true, present = false, stage = NULL, source = NULL, fill = NULL;
+                touched = true, present = false, stage = NULL, source = NULL,
+                fill = TES_NULL_INDEX;
             break;
         case TES__OP_CLEAR:
         case TES__OP_DESTROY:
-            touched = true, present = false, stage = NULL, source = NULL, fill = NULL;
+            touched = true, present = false, stage = NULL, source = NULL,
+            fill = TES_NULL_INDEX;
             break;
         case TES__OP_CLONE:
             /* e receives src's components as they will be at the flush;
              * src's current value is the best guess for the copy. */
-            touched = true, present = tes_has(w, op->src, c), stage = NULL, fill = NULL;
+            touched = true, present = tes_has(w, op->src, c), stage = NULL, fill = TES_NULL_INDEX;
             source = present ? tes_get(w, op->src, c) : NULL;
             break;
         case TES__OP_MATERIALIZE:
@@ -110,7 +130,7 @@ int tes__defer_lookup(const tes_world_t *w, tes_entity_t e, tes_comp_t c, void *
         return TES__QUEUED_NONE;
     if (stage)
         return TES__QUEUED_STAGED;
-    return fill && present ? TES__QUEUED_FILL : TES__QUEUED_NEW;
+    return fill != TES_NULL_INDEX && present ? TES__QUEUED_FILL : TES__QUEUED_NEW;
 }
 
 /* Ends a staged value's life. */
@@ -139,9 +159,12 @@ static int apply(tes_world_t *w, const tes__op_t *op)
     case TES__OP_REMOVE: return tes_remove(w, op->e, op->comp);
     case TES__OP_CLEAR: return tes_clear(w, op->e);
     case TES__OP_CLONE: {
-        /* Not a public call: the hooks it runs must still run as hooks. */
-        tes__hook_enter(w);
-        int rc = tes__clone_into(w, op->e, op->src);
+        /* A structural call like the others: its ctor, copy and on_add
+         * hooks must find structural calls refused. */
+        int rc = tes__world_begin(w);
+        if (rc)
+            return rc;
+        rc = tes__clone_into(w, op->e, op->src);
         tes__world_end(w);
         return rc && rc != TES_ERR_STALE ? tes__fail(w, rc) : rc;
     }
@@ -197,7 +220,10 @@ int tes__defer_end(tes_world_t *w)
         int before = w->last_error;
         if (before == TES_ERR_INVALID)
             detail_before = w->detail;
-        int rc = apply(w, &ops[i]);
+        /* A copy: applying runs hooks, and nothing held across them may
+         * point into the queue. */
+        tes__op_t op = ops[i];
+        int rc = apply(w, &op);
         if (rc == TES_ERR_STALE) {
             w->last_error = before; /* a dropped command is not an error */
             if (before == TES_ERR_INVALID)
@@ -218,10 +244,11 @@ void tes__defer_fini(tes_world_t *w)
 {
     tes__defer_t *d = &w->defer;
     for (uint32_t i = 0; i < d->count; i++) {
-        if (d->ops[i].kind == TES__OP_SET || d->ops[i].kind == TES__OP_ENSURE)
-            release_staged(w, &d->ops[i]);
-        else if (d->ops[i].kind == TES__OP_CALL)
-            d->ops[i].call(w, d->ops[i].value, false);
+        tes__op_t op = d->ops[i]; /* a copy, as in tes__defer_end */
+        if (op.kind == TES__OP_SET || op.kind == TES__OP_ENSURE)
+            release_staged(w, &op);
+        else if (op.kind == TES__OP_CALL)
+            op.call(w, op.value, false);
     }
     tes__free(&w->alloc, d->ops, (size_t)d->cap * sizeof *d->ops);
     d->ops = NULL;

@@ -91,10 +91,13 @@ enum {
     TES__QUEUED_NONE,   /* nothing queued changes c on e: use its address now */
     TES__QUEUED_STAGED, /* a queued set/ensure stages c: return *staged */
     TES__QUEUED_NEW,    /* stage a new value, a copy of *init (NULL: default) */
-    TES__QUEUED_FILL    /* stage a new default value and let *filler fill it */
+    TES__QUEUED_FILL    /* stage a new default value and let the queued call
+                           at position *filler fill it */
 };
+/* *filler is a position in the queue, not a pointer: staging a value
+ * appends to the queue, which may move it. */
 int tes__defer_lookup(const tes_world_t *w, tes_entity_t e, tes_comp_t c, void **staged,
-                      const void **init, const tes__op_t **filler);
+                      const void **init, uint32_t *filler);
 
 /* Ends one level; at zero applies the queue. Returns the first error met
  * while applying (the rest is still applied). */

@@ -6,6 +6,8 @@
  */
 #include "world/world.h"
 
+#include "core/checked.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,10 +90,11 @@ tes_entity_t tes_spawn(tes_world_t *w)
     return spawn_slow(w);
 }
 
-void tes__world_destroy(tes_world_t *w, tes_entity_t e, tes__slot_t *slot)
+void tes__world_destroy(tes_world_t *w, tes_entity_t e)
 {
-    if (slot->table != 0) /* an entity in the virtual root has nothing to strip */
-        tes__world_strip(w, e, slot, true);
+    /* An entity in the virtual root has nothing to strip. */
+    if (w->entities.slots[tes_entity_index(e)].table != 0)
+        tes__world_strip(w, e, true);
     else if (w->watcher_count)
         tes__watch_before(w, e, TES__WATCH_DESTROY);
     tes__entity_free(&w->entities, e);
@@ -156,6 +159,8 @@ static int spawn_batch(tes_world_t *w, uint32_t n, const tes_comp_t *table_ids, 
         memcpy(table->entities + first_row, out, (size_t)n * sizeof *out);
         table->count += n;
     }
+    /* Ctor hooks run from here on, before the watchers hear of the batch. */
+    tes__watch_scope_list(w, NULL, out, n);
     for (uint32_t c = 0; c < table->column_count; c++)
         tes__table_construct(table, c, first_row, n);
     for (uint32_t s = 0; s < sn; s++) {
@@ -211,13 +216,18 @@ static int spawn_n_impl(tes_world_t *w, int32_t n, const tes_comp_t *comps, int3
                                     : spawn_batch(w, (uint32_t)n, NULL, 0, NULL, 0, NULL, out);
         return rc ? tes__fail(w, rc) : TES_OK;
     }
-    /* Three arrays of ncomps ids: sorted, table ids, sparse ids. */
+    /* More ids than components exist must repeat one or name an unknown
+     * one; refusing them first also bounds the buffer below. */
     uint32_t nc = (uint32_t)ncomps;
+    if (nc >= w->components.count)
+        return tes__fail_detail(w, TES_ERR_INVALID, "tes_spawn_n: ncomps = %d, more than the %u registered components (one is repeated or unknown)", (int)ncomps, (unsigned)(w->components.count - 1));
+    /* Three arrays of ncomps ids: sorted, table ids, sparse ids. */
     tes_comp_t small[3 * 32];
     tes_comp_t *buf = small;
+    size_t buf_size = 0;
     if (nc > 32) {
-        buf = tes__malloc(&w->alloc, (size_t)nc * 3 * sizeof *buf);
-        if (!buf)
+        if (!tes__size_mul(&buf_size, nc, 3 * sizeof *buf) ||
+            !(buf = tes__malloc(&w->alloc, buf_size)))
             return tes__fail(w, TES_ERR_NOMEM);
     }
     uint32_t tn, sn;
@@ -227,7 +237,7 @@ static int spawn_n_impl(tes_world_t *w, int32_t n, const tes_comp_t *comps, int3
     else if (rc == TES_OK && n > 0)
         rc = spawn_batch(w, (uint32_t)n, buf + nc, tn, buf + 2 * nc, sn, buf, out);
     if (buf != small)
-        tes__free(&w->alloc, buf, (size_t)nc * 3 * sizeof *buf);
+        tes__free(&w->alloc, buf, buf_size);
     return rc ? tes__fail(w, rc) : TES_OK;
 }
 
@@ -245,7 +255,7 @@ static int destroy_impl(tes_world_t *w, tes_entity_t e)
         tes__defer_push(w, TES__OP_DESTROY, e, 0, TES_NULL, NULL);
         return TES_OK;
     }
-    tes__world_destroy(w, e, slot);
+    tes__world_destroy(w, e);
     return TES_OK;
 }
 
@@ -261,10 +271,11 @@ static int clear_impl(tes_world_t *w, tes_entity_t e)
         tes__defer_push(w, TES__OP_CLEAR, e, 0, TES_NULL, NULL);
         return TES_OK;
     }
-    if (w->watcher_count && tes__watch_reserve(w, tes_entity_index(e), 1))
+    if (tes__watch_reserve_one(w, tes_entity_index(e)))
         return tes__fail(w, TES_ERR_NOMEM);
-    tes__world_strip(w, e, slot, false); /* the root is virtual: nothing to reserve */
-    tes__slot_set_table(slot, 0, 0);
+    tes__world_strip(w, e, false); /* the root is virtual: nothing to reserve */
+    /* Hooks ran: the slot is found again. */
+    tes__slot_set_table(&w->entities.slots[tes_entity_index(e)], 0, 0);
     tes__watch_after(w, e, 0);
     return TES_OK;
 }
@@ -290,24 +301,28 @@ static int clone_reserve(tes_world_t *w, tes_entity_t src, const tes__slot_t *sl
             tes__sparse_store_reserve(&info->store, a, 1, index, NULL, NULL))
             return TES_ERR_NOMEM;
     }
-    return w->watcher_count ? tes__watch_reserve(w, index, 1) : TES_OK;
+    return tes__watch_reserve_one(w, index);
 }
 
 /* Copies src's components into dst (in the root table, no components);
  * everything was reserved. Fires watchers, then on_add for each copy. */
 static void clone_commit(tes_world_t *w, tes_entity_t dst, tes_entity_t src)
 {
+    /* The copies run ctor and copy hooks: what the loops need is read from
+     * the slots first, never through slot pointers kept across them. */
     const tes__slot_t *slot = tes__entity_slot(&w->entities, src);
     tes__slot_t *copy_slot = tes__entity_slot(&w->entities, dst);
     tes__table_t *table = tes__slot_table(w, slot);
     uint32_t src_row = slot->row;
+    bool sparse = (slot->table & TES__SLOT_SPARSE) != 0;
+    uint32_t dst_row = tes__table_push(table, dst);
     copy_slot->table = slot->table;
-    copy_slot->row = tes__table_push(table, dst);
+    copy_slot->row = dst_row;
     for (uint32_t c = 0; c < table->column_count; c++)
-        clone_value(table->columns[c].info, tes__table_cell(table, c, copy_slot->row),
+        clone_value(table->columns[c].info, tes__table_cell(table, c, dst_row),
                     tes__table_cell(table, c, src_row));
     const tes__registry_t *reg = &w->components;
-    for (uint32_t i = 0; (slot->table & TES__SLOT_SPARSE) && i < reg->sparse_count; i++) {
+    for (uint32_t i = 0; sparse && i < reg->sparse_count; i++) {
         tes__component_t *info = reg->items[reg->sparse[i]];
         if (!tes__sparse_set_contains(&info->store.set, src))
             continue;
@@ -317,7 +332,7 @@ static void clone_commit(tes_world_t *w, tes_entity_t dst, tes_entity_t src)
     }
     tes__watch_after(w, dst, 0);
     /* Observers see the finished copy. */
-    tes__world_each(w, dst, copy_slot, tes__fire_on_add);
+    tes__world_each(w, dst, tes__fire_on_add);
 }
 
 int tes__clone_into(tes_world_t *w, tes_entity_t dst, tes_entity_t src)

@@ -147,6 +147,13 @@ int tes__world_watch(tes_world_t *w, const tes__watcher_t *watcher)
     if (tes__grow(&w->alloc, (void **)&w->watchers, &w->watcher_cap,
                   (uint64_t)w->watcher_count + 1, sizeof *w->watchers, 4))
         return TES_ERR_NOMEM;
+    /* Registered by a hook in the middle of a structural call: the call
+     * reserved room only in the watchers it knew, and will still report
+     * its entities to this one. */
+    const tes__watch_scope_t *scope = &w->watch_scope;
+    for (uint32_t i = 0; !watcher->destroy_only && i < scope->count; i++)
+        if (watcher->reserve(watcher->ctx, tes__watch_scope_index(scope, i), i ? 0 : scope->count))
+            return TES_ERR_NOMEM;
     w->watchers[w->watcher_count++] = *watcher;
     return TES_OK;
 }
@@ -212,17 +219,45 @@ void tes__world_release_doomed(tes_world_t *w)
     }
 }
 
-void tes__world_unwatch(tes_world_t *w, void *ctx)
+void tes__world_unwatch(tes_world_t *w, void *ctx, void (*release)(void *ctx))
 {
     for (uint32_t i = 0; i < w->watcher_count; i++) {
-        if (w->watchers[i].ctx == ctx) {
-            /* Keep registration order: watchers run in it. */
-            for (uint32_t j = i + 1; j < w->watcher_count; j++)
-                w->watchers[j - 1] = w->watchers[j];
-            w->watcher_count--;
+        tes__watcher_t *wt = &w->watchers[i];
+        if (wt->dead || wt->ctx != ctx)
+            continue;
+        if (w->watch_walking) {
+            /* A hook run by a notification removed it: the walk goes by
+             * position and may still be inside this watcher's callback, so
+             * it stays (dead, skipped) until the walk is over. */
+            wt->dead = true;
+            wt->release = release;
+            w->watch_dead = true;
             return;
         }
+        /* Keep registration order: watchers run in it. */
+        for (uint32_t j = i + 1; j < w->watcher_count; j++)
+            w->watchers[j - 1] = w->watchers[j];
+        w->watcher_count--;
+        if (release)
+            release(ctx);
+        return;
     }
+    if (release) /* never registered: nothing can be using it */
+        release(ctx);
+}
+
+void tes__world_watch_compact(tes_world_t *w)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < w->watcher_count; i++) {
+        tes__watcher_t wt = w->watchers[i];
+        if (!wt.dead)
+            w->watchers[kept++] = wt;
+        else if (wt.release)
+            wt.release(wt.ctx);
+    }
+    w->watcher_count = kept;
+    w->watch_dead = false;
 }
 
 /* Calls visit(w, info, e, ptr) for each sparse component e has. */
@@ -236,18 +271,29 @@ static void each_sparse(tes_world_t *w, tes_entity_t e, tes__visit_fn visit)
     }
 }
 
-void tes__world_each(tes_world_t *w, tes_entity_t e, const tes__slot_t *slot, tes__visit_fn visit)
+void tes__world_each(tes_world_t *w, tes_entity_t e, tes__visit_fn visit)
 {
+    /* visit runs hooks (observers): the slot is looked up again after each
+     * one, never held across it. Hooks cannot move e to another table
+     * (structural calls are refused while they run). */
+    const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+    if (!slot)
+        return;
     tes__table_t *table = tes__slot_table(w, slot);
     uint32_t col = 0;
     for (uint32_t i = 0; i < table->type_count; i++) {
         tes__component_t *info = tes__registry_get(&w->components, table->type[i]);
+        slot = tes__entity_slot(&w->entities, e);
+        if (!slot)
+            return;
+        tes__assert(tes__slot_table(w, slot) == table);
         void *ptr = NULL;
         if (info->size)
             ptr = tes__table_cell(table, col++, slot->row);
         visit(w, info, e, ptr);
     }
-    if (slot->table & TES__SLOT_SPARSE)
+    slot = tes__entity_slot(&w->entities, e);
+    if (slot && (slot->table & TES__SLOT_SPARSE))
         each_sparse(w, e, visit);
 }
 
@@ -269,23 +315,27 @@ static void drop_sparse(tes_world_t *w, tes__component_t *info, tes_entity_t e, 
     (void)w;
 }
 
-void tes__world_strip(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, bool destroying)
+void tes__world_strip(tes_world_t *w, tes_entity_t e, bool destroying)
 {
-    tes__table_t *table = tes__slot_table(w, slot);
-    bool sparse = (slot->table & TES__SLOT_SPARSE) != 0;
+    uint32_t index = tes_entity_index(e);
+    tes__table_t *table = tes__slot_table(w, &w->entities.slots[index]);
+    bool sparse = (w->entities.slots[index].table & TES__SLOT_SPARSE) != 0;
     /* Observers first, while the entity is still whole; then watchers. */
     if ((table->flags & TES__TABLE_HAS_ON_REMOVE) || sparse)
-        tes__world_each(w, e, slot, fire_remove);
+        tes__world_each(w, e, fire_remove);
     tes__watch_before(w, e, destroying ? TES__WATCH_DESTROY : 0);
-    /* Then destructors. */
+    /* Then destructors. Every phase runs hooks, so the slot is read by
+     * index after each, never through a pointer kept across them. */
     w->hook_depth++;
-    tes__table_destruct_row(table, slot->row);
-    tes_entity_t moved = tes__table_remove_row(table, slot->row);
+    uint32_t row = w->entities.slots[index].row;
+    tes__assert(tes__slot_table(w, &w->entities.slots[index]) == table);
+    tes__table_destruct_row(table, row);
+    tes_entity_t moved = tes__table_remove_row(table, row);
     if (moved != TES_NULL)
-        w->entities.slots[tes_entity_index(moved)].row = slot->row;
+        w->entities.slots[tes_entity_index(moved)].row = row;
     tes__table_debug_move(table, &w->alloc);
     if (sparse)
         each_sparse(w, e, drop_sparse);
     w->hook_depth--;
-    slot->table &= ~TES__SLOT_SPARSE;
+    w->entities.slots[index].table &= ~TES__SLOT_SPARSE;
 }

@@ -33,7 +33,32 @@ typedef struct tes__watcher {
     void (*after)(void *ctx, tes_entity_t e, tes_comp_t c);
     void *ctx;
     bool destroy_only; /* hears only before(e, TES__WATCH_DESTROY) */
+    bool dead;         /* removed during a walk; dropped when it ends */
+    void (*release)(void *ctx); /* a dead watcher's deferred release */
 } tes__watcher_t;
+
+/* The entities whose changes the structural call in progress reports to
+ * watchers. Hooks run between a call's reserve and its last after: a
+ * watcher they register (a group built by an observer) has not reserved
+ * anything, so tes__world_watch has it reserve room for these entities
+ * before it joins the list. Set by tes__watch_reserve_one (one entity) or
+ * tes__watch_scope_list (a batch); cleared when the call ends. A list
+ * points at the caller's array, valid until then. */
+typedef struct tes__watch_scope {
+    uint32_t count;              /* 0 when no call is in progress */
+    uint32_t index;              /* the one entity's index (no list) */
+    const uint32_t *indices;     /* or a list of entity indices */
+    const tes_entity_t *handles; /* or a list of handles */
+} tes__watch_scope_t;
+
+static inline uint32_t tes__watch_scope_index(const tes__watch_scope_t *s, uint32_t i)
+{
+    if (s->indices)
+        return s->indices[i];
+    if (s->handles)
+        return tes_entity_index(s->handles[i]);
+    return s->index;
+}
 
 /* Something built on the world (a query) that tes_world_free must finalise
  * first if the user has not freed it. */
@@ -57,6 +82,9 @@ struct tes_world {
     tes__watcher_t *watchers;
     uint32_t watcher_count;
     uint32_t watcher_cap;
+    uint32_t watch_walking; /* > 0 while before/after notifications run */
+    bool watch_dead;        /* a watcher was removed during a walk */
+    tes__watch_scope_t watch_scope;
     struct tes__lifecycle *lifecycle; /* created by the lifecycle layer on first use */
     uint32_t instances_alive;         /* kept by the lifecycle layer, for stats */
     void *scratch;      /* room for one component value (tes_set's image) */
@@ -89,33 +117,77 @@ void tes__world_doom(tes_world_t *w, void *ctx, void (*release)(void *ctx));
 void tes__world_release_doomed(tes_world_t *w);
 
 /* Registers / removes a watcher (removal matches on ctx). */
+/* Registers / removes a watcher (removal matches on ctx). release, when
+ * not NULL, frees what ctx owns: at once, or, when a hook run by a
+ * notification removes the watcher (freeing a group's query from a move
+ * hook that the group's own swap runs), once the walk that is using ctx is
+ * over. */
 int tes__world_watch(tes_world_t *w, const tes__watcher_t *watcher);
-void tes__world_unwatch(tes_world_t *w, void *ctx);
+void tes__world_unwatch(tes_world_t *w, void *ctx, void (*release)(void *ctx));
 
+/* Drops the watchers removed during a walk (see tes__world_unwatch). */
+void tes__world_watch_compact(tes_world_t *w);
+
+/* Asks every watcher for room for a change of the entity with this index
+ * (extra: how many more entities may join, in all, for a batch). The loops
+ * read the list by position on every step: a hook may register a watcher
+ * (growing the list) or remove one (leaving a dead entry) while they run. */
 static inline int tes__watch_reserve(tes_world_t *w, uint32_t entity_index, uint32_t extra)
 {
     for (uint32_t i = 0; i < w->watcher_count; i++) {
-        if (w->watchers[i].destroy_only)
+        tes__watcher_t *wt = &w->watchers[i];
+        if (wt->destroy_only || wt->dead)
             continue;
-        int rc = w->watchers[i].reserve(w->watchers[i].ctx, entity_index, extra);
+        int rc = wt->reserve(wt->ctx, entity_index, extra);
         if (rc)
             return rc;
     }
     return TES_OK;
 }
 
+/* The reserve of a single-entity structural call: also records the entity
+ * as the call's scope, so that a watcher a hook registers before the call
+ * is over reserves room for it too. */
+static inline int tes__watch_reserve_one(tes_world_t *w, uint32_t entity_index)
+{
+    w->watch_scope = (tes__watch_scope_t){1, entity_index, NULL, NULL};
+    return w->watcher_count ? tes__watch_reserve(w, entity_index, 1) : TES_OK;
+}
+
+/* Records a batch call's entities (indices or handles, one of them NULL)
+ * as its scope; the list must live until the call ends. */
+static inline void tes__watch_scope_list(tes_world_t *w, const uint32_t *indices,
+                                         const tes_entity_t *handles, uint32_t count)
+{
+    w->watch_scope = (tes__watch_scope_t){count, 0, indices, handles};
+}
+
 static inline void tes__watch_before(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
-    for (uint32_t i = 0; i < w->watcher_count; i++)
-        if (!w->watchers[i].destroy_only || c == TES__WATCH_DESTROY)
-            w->watchers[i].before(w->watchers[i].ctx, e, c);
+    if (!w->watcher_count)
+        return;
+    w->watch_walking++;
+    for (uint32_t i = 0; i < w->watcher_count; i++) {
+        const tes__watcher_t *wt = &w->watchers[i];
+        if (!wt->dead && (!wt->destroy_only || c == TES__WATCH_DESTROY))
+            wt->before(wt->ctx, e, c);
+    }
+    if (--w->watch_walking == 0 && w->watch_dead)
+        tes__world_watch_compact(w);
 }
 
 static inline void tes__watch_after(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
-    for (uint32_t i = 0; i < w->watcher_count; i++)
-        if (!w->watchers[i].destroy_only)
-            w->watchers[i].after(w->watchers[i].ctx, e, c);
+    if (!w->watcher_count)
+        return;
+    w->watch_walking++;
+    for (uint32_t i = 0; i < w->watcher_count; i++) {
+        const tes__watcher_t *wt = &w->watchers[i];
+        if (!wt->dead && !wt->destroy_only)
+            wt->after(wt->ctx, e, c);
+    }
+    if (--w->watch_walking == 0 && w->watch_dead)
+        tes__world_watch_compact(w);
 }
 
 /* Copies every component of src into dst, an entity in the root table with
@@ -173,15 +245,20 @@ static inline int tes__world_begin(tes_world_t *w)
     if (w->hook_depth)
         return tes__fail(w, TES_ERR_BUSY);
     w->hook_depth++;
+    w->watch_scope.count = 0;
     return TES_OK;
 }
 
 /* Lowers the hook depth raised by tes__world_begin or tes__hook_enter; the
- * outermost end releases the dependents freed from inside hooks. */
+ * outermost end forgets the call's list scope (it points at the call's
+ * memory) and releases the dependents freed from inside hooks. */
 static inline void tes__world_end(tes_world_t *w)
 {
-    if (--w->hook_depth == 0 && w->doomed)
-        tes__world_release_doomed(w);
+    if (--w->hook_depth == 0) {
+        w->watch_scope.count = 0;
+        if (w->doomed)
+            tes__world_release_doomed(w);
+    }
 }
 
 /* Raises the hook depth around library code that runs user hooks outside a
@@ -224,18 +301,19 @@ static inline void tes__fire(tes_world_t *w, tes__observer_fn fn, const tes__com
 typedef void (*tes__visit_fn)(tes_world_t *w, tes__component_t *info, tes_entity_t e, void *ptr);
 
 /* Calls visit for each component of a live entity: table components in type
- * order (ptr NULL for tags), then sparse ones by ascending id. */
-void tes__world_each(tes_world_t *w, tes_entity_t e, const tes__slot_t *slot, tes__visit_fn visit);
+ * order (ptr NULL for tags), then sparse ones by ascending id. visit may
+ * run hooks: the entity is looked up again after each call. */
+void tes__world_each(tes_world_t *w, tes_entity_t e, tes__visit_fn visit);
 /* A tes__visit_fn that fires on_add. */
 void tes__fire_on_add(tes_world_t *w, tes__component_t *info, tes_entity_t e, void *ptr);
 
 /* Runs on_remove for every component of e, then destroys them all and
  * leaves e in no table row (the caller frees the slot or re-homes it).
  * `destroying` tells watchers whether e is about to die or be cleared. */
-void tes__world_strip(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, bool destroying);
+void tes__world_strip(tes_world_t *w, tes_entity_t e, bool destroying);
 
 /* Destroys a live entity whatever its instance (the strict-lifecycle rule
  * is the caller's business). Must run between tes__world_begin and end. */
-void tes__world_destroy(tes_world_t *w, tes_entity_t e, tes__slot_t *slot);
+void tes__world_destroy(tes_world_t *w, tes_entity_t e);
 
 #endif

@@ -155,12 +155,17 @@ void fs_sc_remove_group(fs_run_t *r)
     fs_spawn_n(r, 30, ks, 3);
     const fs_sterm_t g1[] = {A(FS_C_T4), N(FS_C_T24)};
     const fs_sterm_t g2[] = {A(FS_C_S8), N(FS_C_T24)};
+    const fs_sterm_t g3[] = {A(FS_C_T4), N(FS_C_S8)};
     group_and_twin(r, g1, 2);
     group_and_twin(r, g2, 2);
+    group_and_twin(r, g3, 2);
     for (uint32_t i = 0; i < 30 && !r->dead; i += 2)
         fs_remove(r, r->ents[i], FS_C_T24);
     for (uint32_t i = 1; i < 30 && !r->dead; i += 4)
         fs_remove(r, r->ents[i], FS_C_T4);
+    /* The sparse branch: losing S8 makes entities join g3. */
+    for (uint32_t i = 0; i < 30 && !r->dead; i += 3)
+        fs_remove(r, r->ents[i], FS_C_S8);
 }
 
 /* entity_ops.c clear_impl, not deferred: the first change the non-owning

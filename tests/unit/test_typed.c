@@ -260,6 +260,9 @@ static void detail_entity_calls(void **state)
     expect_detail(w, "listed twice", NULL);
     assert_int_equal(tes_spawn_n(w, -1, NULL, 0, out), TES_ERR_INVALID);
     expect_detail(w, "n = -1", NULL);
+    tes_comp_t many[64] = {0};
+    assert_int_equal(tes_spawn_n(w, 1, many, 64, out), TES_ERR_INVALID);
+    expect_detail(w, "ncomps = 64", "registered components");
     assert_int_equal(tes_defer_end(w), TES_ERR_INVALID);
     expect_detail(w, "tes_defer_end", "no tes_defer_begin");
     tes_world_free(w);
