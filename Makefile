@@ -18,7 +18,7 @@ help:
 	@echo "                  also make all, make build"
 	@echo "make deps         install cmocka, the test dependency (as root)"
 	@echo "make run          build and run the demo (ARGS='--help' lists its options)"
-	@echo "make samples      build and run the five samples in examples/"
+	@echo "make samples      build and run the six samples in examples/"
 	@echo "make test         build and run every test (installs cmocka as root)"
 	@echo "make sanitize     every test under ASan + UBSan, with TES_DEBUG on"
 	@echo "make coverage     line and branch coverage of src/ over the tests (gcovr)"
@@ -41,7 +41,7 @@ run:
 	$(CMAKE) --build $(BUILD) -j $(JOBS) --target demo
 	./$(BUILD)/examples/demo $(ARGS)
 
-SAMPLES := sample_hello sample_storage sample_stable sample_prefab sample_defer
+SAMPLES := sample_hello sample_storage sample_stable sample_prefab sample_defer sample_snapshot
 samples:
 	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTES_BUILD_TESTS=OFF
 	$(CMAKE) --build $(BUILD) -j $(JOBS) --target $(SAMPLES)
@@ -160,12 +160,16 @@ bench-docs:
 
 # libFuzzer starts from the seed corpus tests/fuzz/corpus (read only); what
 # it finds goes to $(FUZZ)/corpus, a crash or divergence to $(FUZZ)/crash-*.
+# Then the snapshot loader target, from tests/fuzz/snapshot_corpus, into
+# $(FUZZ)/snapshot_corpus (crashes: $(FUZZ)/snapshot-crash-*).
+FUZZ_TIME ?= 60
 fuzz: deps
 	@command -v clang >/dev/null || { echo "make fuzz needs clang (apt-get install clang)"; exit 1; }
 	CC=clang $(CMAKE) -S . -B $(FUZZ) -DCMAKE_BUILD_TYPE=Debug -DTES_LIBFUZZER=ON -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=OFF
-	$(CMAKE) --build $(FUZZ) -j $(JOBS) --target fuzz_libfuzzer
-	mkdir -p $(FUZZ)/corpus
-	./$(FUZZ)/tests/fuzz_libfuzzer -max_total_time=60 -artifact_prefix=$(FUZZ)/ $(FUZZ)/corpus tests/fuzz/corpus
+	$(CMAKE) --build $(FUZZ) -j $(JOBS) --target fuzz_libfuzzer fuzz_snapshot_load
+	mkdir -p $(FUZZ)/corpus $(FUZZ)/snapshot_corpus
+	./$(FUZZ)/tests/fuzz_libfuzzer -max_total_time=$(FUZZ_TIME) -artifact_prefix=$(FUZZ)/ $(FUZZ)/corpus tests/fuzz/corpus
+	./$(FUZZ)/tests/fuzz_snapshot_load -max_total_time=$(FUZZ_TIME) -artifact_prefix=$(FUZZ)/snapshot- $(FUZZ)/snapshot_corpus tests/fuzz/snapshot_corpus
 
 # The differential fuzzer at length: fuzz_runner optimised (-O2) with
 # assertions kept, FUZZ_LONG_OPS ops spread evenly over FUZZ_LONG_SEEDS

@@ -70,6 +70,14 @@ static const bench_workload_t *const workloads[] = {
     &bench_query_iter_empty,
     &bench_instantiate_n,
     &bench_instantiate_single,
+    &bench_bulk_spawn_with,
+    &bench_bulk_spawn_bulk,
+    &bench_bulk_destroy_n,
+    &bench_bulk_destroy_matching,
+    &bench_bulk_get_n_table,
+    &bench_bulk_get_n_sparse,
+    &bench_snapshot_save,
+    &bench_snapshot_load,
 };
 #define WORKLOAD_COUNT ((int)(sizeof workloads / sizeof workloads[0]))
 

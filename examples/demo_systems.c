@@ -395,13 +395,13 @@ static void fire_launchers(sim_t *s)
                 l[i].cooldown = 10;
                 continue;
             }
-            /* A new entity now; its components arrive when the loop ends. */
-            tes_entity_t e = tes_spawn(w);
+            /* A new entity now; its components arrive when the loop ends
+             * (the values are copied at the call). */
             Transform mt = {t[i].x, t[i].y, t[i].c, t[i].s};
             Velocity mv = {t[i].c * 2.0f, t[i].s * 2.0f};
             Missile mi = {g->e, 150, 30, l[i].faction, 0};
-            if (!e || tes_set(w, e, s->c.xform, &mt) || tes_set(w, e, s->c.vel, &mv) ||
-                tes_set(w, e, s->c.missile, &mi))
+            tes_value_t missile[] = {{s->c.xform, &mt}, {s->c.vel, &mv}, {s->c.missile, &mi}};
+            if (!tes_spawn_with(w, missile, 3))
                 die(s, "missile spawn");
             l[i].cooldown = l[i].reload;
             s->n.missiles_fired++;

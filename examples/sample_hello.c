@@ -27,13 +27,14 @@ int main(void)
     tes_comp_t vel = TES_COMPONENT(w, Velocity);
     CHECK(pos && vel);
 
-    /* Ten entities with a position; the even ones also move. */
+    /* Ten entities with a position; the even ones also move. tes_spawn_with
+     * places each one with all its values straight into its final table
+     * (tes_spawn plus one tes_set per component would move it each time). */
     tes_entity_t e[10];
     for (int i = 0; i < 10; i++) {
-        e[i] = tes_spawn(w);
-        CHECK(tes_set(w, e[i], pos, &(Position){(float)i, 0}) == TES_OK);
-        if (i % 2 == 0)
-            CHECK(tes_set(w, e[i], vel, &(Velocity){1, 2}) == TES_OK);
+        tes_value_t values[] = {{pos, &(Position){(float)i, 0}}, {vel, &(Velocity){1, 2}}};
+        e[i] = tes_spawn_with(w, values, i % 2 == 0 ? 2 : 1);
+        CHECK(e[i] != TES_NULL);
     }
 
     /* A query for everything that has both, run for three steps. */
@@ -66,6 +67,11 @@ int main(void)
     CHECK(tes_destroy(w, e[0]) == TES_OK);
     CHECK(!tes_alive(w, e[0]) && tes_get(w, e[0], pos) == NULL);
     CHECK(tes_query_count(q) == 4 && tes_entity_count(w) == 9);
+
+    /* Everything a query matches goes at once (whole tables emptied). */
+    CHECK(tes_destroy_matching(q) == 4);
+    CHECK(tes_entity_count(w) == 5 && !tes_alive(w, e[2]) && tes_alive(w, e[1]));
+    printf("destroyed the 4 movers left with one tes_destroy_matching\n");
 
     tes_query_free(q);
     tes_world_free(w);

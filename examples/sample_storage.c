@@ -38,8 +38,14 @@ int main(void)
         w, &(tes_component_desc_t){.name = "Burning", .storage = TES_STORAGE_SPARSE});
     CHECK(pos && frozen && burning);
 
+    /* All in one table, with their positions, in one call. */
     static tes_entity_t e[N];
-    CHECK(tes_spawn_n(w, N, &pos, 1, e) == TES_OK); /* all in one table */
+    static Position start[N];
+    for (int i = 0; i < N; i++)
+        start[i] = (Position){(float)i, 0};
+    CHECK(tes_spawn_bulk(w, &(tes_bulk_desc_t){.count = N, .comps = &pos, .ncomps = 1,
+                                               .data = (const void *[]){start}, .out = e}) ==
+          TES_OK);
     uint32_t before = tables(w);
 
     /* Sparse: no new table, and the entity's Position does not move. */

@@ -181,6 +181,19 @@ typedef enum tes_storage_t {
     TES_STORAGE_SPARSE = 1 /* sparse set: cheap add/remove, never moves the entity */
 } tes_storage_t;
 
+/* Byte streams for snapshots (tes_snapshot_save / tes_snapshot_load). Each
+ * callback returns TES_OK or a negative status; a reader that cannot deliver
+ * all `size` bytes returns TES_ERR_IO. */
+typedef struct tes_writer_t {
+    int (*write)(const void *data, size_t size, void *user);
+    void *user;
+} tes_writer_t;
+
+typedef struct tes_reader_t {
+    int (*read)(void *data, size_t size, void *user);
+    void *user;
+} tes_reader_t;
+
 /* Lifecycle hooks. Any may be NULL.
  * - ctor: turns raw memory into `count` values (default: zero-fill).
  * - dtor: ends `count` values (default: nothing).
@@ -210,6 +223,13 @@ typedef struct tes_hooks_t {
     void (*on_set)(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx);
     void (*on_remove)(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx);
     void *ctx;
+    /* Snapshots of components that own memory (those with a copy hook, a
+     * move hook or a dtor; others are saved as raw bytes): save writes one
+     * value to `out`, load reads one back into constructed memory (ctor or
+     * zeroed) and must read exactly the bytes save wrote. Both return TES_OK
+     * or a negative status, which fails the whole save or load. */
+    int (*save)(const void *ptr, const tes_writer_t *out, void *ctx);
+    int (*load)(void *ptr, const tes_reader_t *in, void *ctx);
 } tes_hooks_t;
 
 #define TES_MAX_ENTITY_FIELDS 8
@@ -297,11 +317,74 @@ TES_API tes_entity_t tes_spawn(tes_world_t *w);
 
 /* Creates n entities at once, each carrying the ncomps components in comps
  * (constructed or zero-filled; on_add fires for each), straight into their
- * final table. Writes the handles to out (which must hold n). Either all n
- * are created or none: TES_ERR_FULL, TES_ERR_NOMEM, TES_ERR_INVALID (n < 0,
- * out NULL, an unknown or repeated component, ncomps < 0). */
+ * final table. Writes the handles to out (which must hold n) unless out is
+ * NULL. Either all n are created or none: TES_ERR_FULL, TES_ERR_NOMEM,
+ * TES_ERR_INVALID (n < 0, an unknown or repeated component, ncomps < 0,
+ * comps NULL with ncomps > 0). The same as tes_spawn_bulk without data. */
 TES_API int tes_spawn_n(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncomps,
                 tes_entity_t *out);
+
+/* ------------------------------------------------------------------------ */
+/* Bundles, bulk and batch                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* One component and its value for tes_spawn_with. ptr NULL = the default
+ * value (constructed, or zero-filled); a ptr given for a tag is ignored. */
+typedef struct tes_value_t {
+    tes_comp_t comp;
+    const void *ptr;
+} tes_value_t;
+
+/* Creates one entity with all n components, placed straight into its final
+ * table (no intermediate moves): each value is constructed, then assigned
+ * from its ptr (copy hook or memcpy); then on_add fires for every component
+ * and on_set for every one given a ptr, in the order of `values`. ptr may
+ * point into the world's own storage. All or nothing: TES_NULL with
+ * TES_ERR_INVALID (n < 0, values NULL with n > 0, an unknown or repeated
+ * component), TES_ERR_FULL, TES_ERR_NOMEM, TES_ERR_BUSY (inside a hook).
+ * While the world is deferred the handle is live at once and the components
+ * arrive at the flush, one after the other (each as a deferred tes_set, or
+ * tes_add for a NULL ptr), their values copied at the call. */
+TES_API tes_entity_t tes_spawn_with(tes_world_t *w, const tes_value_t *values, int32_t n);
+
+/* A batch for tes_spawn_bulk. */
+typedef struct tes_bulk_desc_t {
+    int32_t count;             /* entities to create */
+    const tes_comp_t *comps;   /* ncomps distinct components */
+    int32_t ncomps;
+    /* NULL, or ncomps pointers: data[k] is NULL (defaults) or `count`
+     * contiguous values of comps[k] (ignored for a tag). */
+    const void *const *data;
+    tes_entity_t *out;         /* NULL, or room for count handles */
+} tes_bulk_desc_t;
+
+/* Creates d->count entities with the d->ncomps components straight into
+ * their final table, copying each data column in one pass (one memcpy for
+ * components without ctor and copy hooks). on_add fires for every component
+ * of every entity (component by component), then on_set for every value
+ * copied from data. All or nothing: TES_ERR_INVALID (d NULL, count < 0,
+ * ncomps < 0, comps NULL with ncomps > 0, an unknown or repeated
+ * component), TES_ERR_FULL, TES_ERR_NOMEM, TES_ERR_BUSY. Deferred like
+ * tes_spawn_n (handles at once, components at the flush, values copied at
+ * the call). */
+TES_API int tes_spawn_bulk(tes_world_t *w, const tes_bulk_desc_t *d);
+
+/* Destroys n entities, as tes_destroy would one after the other, in list
+ * order. Every handle is checked first, so it is all or nothing:
+ * TES_ERR_STALE if any is not alive, TES_ERR_INVALID if one is listed twice
+ * (or n < 0, or es NULL with n > 0), TES_ERR_OWNED if any belongs to an
+ * instance in a strict_lifecycle world; the first bad entry in list order
+ * decides. Needs no memory. Deferred like tes_destroy. */
+TES_API int tes_destroy_n(tes_world_t *w, const tes_entity_t *es, int32_t n);
+
+/* out[i] = tes_get(w, es[i], c) for i < n; returns how many are not NULL.
+ * Built for random access: it computes the addresses of a batch of
+ * entities with the loads of all of them in flight at once, and prefetches
+ * the values. -1 for a NULL world, n < 0, or es / out NULL with n > 0 (the
+ * world is const, so tes_last_error is not updated). A reader like tes_get:
+ * safe from several threads while nothing changes the world. */
+TES_API int32_t tes_get_n(const tes_world_t *w, tes_comp_t c, const tes_entity_t *es, int32_t n,
+                  const void **out);
 
 /* Destroys an entity: fires on_remove for each component, runs destructors,
  * frees the slot (and takes it out of its instance). TES_ERR_STALE if e is
@@ -452,6 +535,17 @@ TES_API void tes_query_free(tes_query_t *q);
 /* The number of entities the query matches now (INT32_MAX for more). */
 TES_API int32_t tes_query_count(tes_query_t *q);
 
+/* Destroys every entity the query matches now and returns how many, in the
+ * order an iteration of the query would visit them (so their indices are
+ * recycled in that order). Tables whose every row matches are emptied
+ * whole: on_remove for all their rows, then one destructor call per column.
+ * Negative status on failure, with nothing destroyed: TES_ERR_INVALID (q
+ * NULL, or more than INT32_MAX matches), TES_ERR_OWNED (a match belongs to
+ * an instance in a strict world), TES_ERR_NOMEM, TES_ERR_BUSY. Deferred
+ * (while iterating, or inside tes_defer_begin/end): the matches are taken
+ * at the call and their count returned; they are destroyed at the flush. */
+TES_API int32_t tes_destroy_matching(tes_query_t *q);
+
 /* Starts an iteration. While any iterator is live, structural changes are
  * deferred (see tes_defer_begin). Call tes_iter_next until it returns
  * false; leaving the loop early requires tes_iter_fini. Inside a hook the
@@ -564,6 +658,41 @@ TES_API int tes_instance_detach(tes_world_t *w, tes_entity_t e);
  * not alive), TES_ERR_INVALID (e already belongs to an instance),
  * TES_ERR_NOMEM. */
 TES_API int tes_instance_adopt(tes_world_t *w, tes_instance_t inst, tes_entity_t e);
+
+/* ------------------------------------------------------------------------ */
+/* Snapshots                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Writes the whole world to `out` (format: docs/snapshot_format.md): every
+ * entity slot (live, free, retired) with its generation and the free list,
+ * every component value, prefabs, instances and their membership. The
+ * snapshot is built in memory and handed to out->write in one call, so a
+ * writer sees all of it or nothing. Fails with TES_ERR_INVALID (NULL
+ * arguments, a component in use with a copy hook, a move hook or a dtor but
+ * no save hook), TES_ERR_BUSY (from inside a hook, or while the world is
+ * deferred), TES_ERR_NOMEM, or the status a writer or save hook returned;
+ * the status is recorded for tes_last_error. Nothing in the world changes. */
+TES_API int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out);
+
+/* Restores a snapshot into w, which must have no live entities and must
+ * have every component the snapshot names registered under the same name
+ * and layout (size, align, storage, stability), and the same
+ * generation_limit and entity_limit (TES_ERR_INVALID otherwise; extra
+ * components are fine). Every entity keeps its exact handle; the free list
+ * and retired slots come back as saved, so w issues the same handles the
+ * saved world would have. entity_fields are restored as saved (no
+ * remapping). No observers fire; values of components with a load hook are
+ * constructed, then read by it. Any malformed, truncated or corrupted input
+ * fails with TES_ERR_FORMAT (or the reader's TES_ERR_IO), allocates at most
+ * a small multiple of the input's size before it is verified, and leaves
+ * the world as it was. TES_ERR_BUSY from inside a hook or while deferred;
+ * TES_ERR_NOMEM. */
+TES_API int tes_snapshot_load(tes_world_t *w, const tes_reader_t *in);
+
+/* The same through a file (created or truncated / opened for reading);
+ * TES_ERR_IO when it cannot be opened, written or read. */
+TES_API int tes_snapshot_save_file(const tes_world_t *w, const char *path);
+TES_API int tes_snapshot_load_file(tes_world_t *w, const char *path);
 
 #ifdef __cplusplus
 }

@@ -51,6 +51,36 @@ typedef struct tes__entity_index {
     uint32_t entity_limit; /* maximum slot count */
 } tes__entity_index_t;
 
+/* Slot state accessors: code outside this module (snapshots) reads and
+ * writes slots through these, so the slot encoding can change in one place.
+ * A slot is live (holds an entity), free (on the free list, `generation` is
+ * the next one it issues) or retired (its generations are used up). */
+static inline bool tes__slot_is_live(const tes__slot_t *s) { return s->table != TES__SLOT_FREE; }
+static inline bool tes__slot_is_retired(const tes__slot_t *s)
+{
+    return s->table == TES__SLOT_FREE && s->generation == TES_TOMBSTONE;
+}
+/* The next index on the free list after free slot s (TES_NULL_INDEX at the end). */
+static inline uint32_t tes__slot_free_next(const tes__slot_t *s) { return s->row; }
+static inline void tes__slot_make_free(tes__slot_t *s, uint32_t generation, uint32_t next)
+{
+    *s = (tes__slot_t){generation, TES__SLOT_FREE, next};
+}
+static inline void tes__slot_make_retired(tes__slot_t *s)
+{
+    *s = (tes__slot_t){TES_TOMBSTONE, TES__SLOT_FREE, 0};
+}
+/* Whether a live slot carries the hint that it may own sparse components. */
+static inline bool tes__slot_has_sparse_hint(const tes__slot_t *s)
+{
+    return (s->table & TES__SLOT_SPARSE) != 0;
+}
+static inline void tes__slot_make_live(tes__slot_t *s, uint32_t generation, uint32_t table,
+                                       uint32_t row, bool sparse)
+{
+    *s = (tes__slot_t){generation, table | (sparse ? TES__SLOT_SPARSE : 0), row};
+}
+
 void tes__entity_index_init(tes__entity_index_t *ei, uint32_t generation_limit,
                             uint32_t entity_limit);
 void tes__entity_index_fini(tes__entity_index_t *ei, tes__alloc_t *a);

@@ -408,6 +408,10 @@ void tes_iter_fini(tes_iter_t *it)
         tes__defer_end(it->world);
 }
 
+tes_iter_t tes__query_walk_start(tes_query_t *q) { return iter_start(q); }
+
+bool tes__query_walk_next(tes_iter_t *it) { return !it->priv_done && advance(it); }
+
 int32_t tes_query_count(tes_query_t *q)
 {
     if (!q)

@@ -68,6 +68,13 @@ struct tes_query {
     bool group_pending;
 };
 
+/* A walk over q's chunks, as an iteration yields them, without a deferral
+ * level: for library code during which no user code runs (counting,
+ * collecting matches), also from inside a structural call. Start, then
+ * call next until it returns false; nothing to end. */
+tes_iter_t tes__query_walk_start(tes_query_t *q);
+bool tes__query_walk_next(tes_iter_t *it);
+
 /* Builds a pending group if no hook runs; on failure (no memory) it stays
  * pending and the query keeps working without it. */
 void tes__query_settle_group(tes_query_t *q);

@@ -56,6 +56,16 @@ static int reserve_data(tes__sparse_store_t *st, tes__alloc_t *a, uint64_t count
     return TES_OK;
 }
 
+int tes__sparse_store_reserve_positions(tes__sparse_store_t *st, tes__alloc_t *a, uint32_t count)
+{
+    if (count > st->set.count) {
+        int rc = tes__sparse_set_reserve_packed(&st->set, a, count - st->set.count);
+        if (rc)
+            return rc;
+    }
+    return reserve_data(st, a, count);
+}
+
 int tes__sparse_store_reserve(tes__sparse_store_t *st, tes__alloc_t *a, uint32_t n,
                               uint32_t index, uint32_t (*next_index)(void *ctx), void *ctx)
 {

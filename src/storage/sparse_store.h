@@ -60,6 +60,11 @@ static inline void *tes__sparse_store_get(const tes__sparse_store_t *st, tes_ent
 int tes__sparse_store_reserve(tes__sparse_store_t *st, tes__alloc_t *a, uint32_t n,
                               uint32_t index, uint32_t (*next_index)(void *ctx), void *ctx);
 
+/* Makes the packed array and the data pages cover positions [0, count),
+ * for a caller that fills positions directly (snapshot loading). TES_OK or
+ * TES_ERR_NOMEM. */
+int tes__sparse_store_reserve_positions(tes__sparse_store_t *st, tes__alloc_t *a, uint32_t count);
+
 /* Inserts e into reserved room; returns its raw (unconstructed) data, or
  * NULL for a tag. */
 static inline void *tes__sparse_store_insert(tes__sparse_store_t *st, tes_entity_t e)

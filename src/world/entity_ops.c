@@ -1,6 +1,6 @@
 /*
- * Entity-level operations: spawn (one, or a batch straight into its final
- * table), destroy, clear and clone. Spawning an empty entity is the hottest
+ * Entity-level operations: spawn (one; batches are in bulk_ops.c), destroy,
+ * clear and clone. Spawning an empty entity is the hottest
  * path in most games' setup code, so tes_spawn checks for spare room inline
  * and only calls the growth functions when a buffer is full.
  */
@@ -98,147 +98,6 @@ void tes__world_destroy(tes_world_t *w, tes_entity_t e)
     else if (w->watcher_count)
         tes__watch_before(w, e, TES__WATCH_DESTROY);
     tes__entity_free(&w->entities, e);
-}
-
-static int compare_ids(const void *a, const void *b)
-{
-    tes_comp_t x = *(const tes_comp_t *)a, y = *(const tes_comp_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Sorts comps into `sorted` and splits them into table and sparse ids.
- * TES_ERR_INVALID for unknown or repeated ids. */
-static int split_components(tes_world_t *w, const tes_comp_t *comps, uint32_t n,
-                            tes_comp_t *sorted, tes_comp_t *table_ids, uint32_t *table_count,
-                            tes_comp_t *sparse_ids, uint32_t *sparse_count)
-{
-    *table_count = *sparse_count = 0;
-    memcpy(sorted, comps, (size_t)n * sizeof *comps);
-    qsort(sorted, n, sizeof *sorted, compare_ids);
-    for (uint32_t i = 0; i < n; i++) {
-        const tes__component_t *info = tes__registry_get(&w->components, sorted[i]);
-        if (!info || (i && sorted[i] == sorted[i - 1]))
-            return tes__fail_detail(w, TES_ERR_INVALID, "comps: component id %u is %s", (unsigned)sorted[i], info ? "listed twice" : "not registered");
-        if (info->storage == TES_STORAGE_SPARSE)
-            sparse_ids[(*sparse_count)++] = sorted[i];
-        else
-            table_ids[(*table_count)++] = sorted[i];
-    }
-    return TES_OK;
-}
-
-static int spawn_batch(tes_world_t *w, uint32_t n, const tes_comp_t *table_ids, uint32_t tn,
-                       const tes_comp_t *sparse_ids, uint32_t sn, const tes_comp_t *sorted,
-                       tes_entity_t *out)
-{
-    tes__alloc_t *a = &w->alloc;
-    tes__table_t *table = tes__graph_ensure(&w->tables, a, &w->components, table_ids, tn);
-    if (!table || tes__table_reserve(table, a, n))
-        return TES_ERR_NOMEM;
-    int rc = tes__entity_reserve(&w->entities, a, n);
-    if (rc)
-        return rc;
-    for (uint32_t i = 0; i < sn; i++) {
-        tes__index_walk_t walk = tes__index_walk_start(&w->entities);
-        tes__component_t *info = tes__registry_get(&w->components, sparse_ids[i]);
-        if (tes__sparse_store_reserve(&info->store, a, n, 0, tes__index_walk_next, &walk))
-            return TES_ERR_NOMEM;
-    }
-    if (w->watcher_count) {
-        tes__index_walk_t walk = tes__index_walk_start(&w->entities);
-        for (uint32_t i = 0; i < n; i++)
-            if (tes__watch_reserve(w, tes__index_walk_next(&walk), i ? 0 : n))
-                return TES_ERR_NOMEM;
-    }
-    /* Commit: nothing below can fail. */
-    bool is_virtual = (table->flags & TES__TABLE_VIRTUAL) != 0;
-    uint32_t first_row = table->count;
-    tes__entity_create_n(&w->entities, n, table->id | (sn ? TES__SLOT_SPARSE : 0),
-                         is_virtual ? 0 : first_row, is_virtual ? 0 : 1, out);
-    if (!is_virtual) {
-        memcpy(table->entities + first_row, out, (size_t)n * sizeof *out);
-        table->count += n;
-    }
-    /* Ctor hooks run from here on, before the watchers hear of the batch. */
-    tes__watch_scope_list(w, NULL, out, n);
-    for (uint32_t c = 0; c < table->column_count; c++)
-        tes__table_construct(table, c, first_row, n);
-    for (uint32_t s = 0; s < sn; s++) {
-        tes__component_t *info = tes__registry_get(&w->components, sparse_ids[s]);
-        for (uint32_t i = 0; i < n; i++) {
-            void *ptr = tes__sparse_store_insert(&info->store, out[i]);
-            if (ptr)
-                tes__component_construct1(info, ptr);
-        }
-    }
-    for (uint32_t i = 0; i < n && w->watcher_count; i++)
-        tes__watch_after(w, out[i], 0);
-    /* Observers last, once every entity of the batch is complete. */
-    for (uint32_t k = 0; k < tn + sn; k++) {
-        const tes__component_t *info = tes__registry_get(&w->components, sorted[k]);
-        if (!info->hooks.on_add)
-            continue;
-        for (uint32_t i = 0; i < n; i++)
-            tes__fire(w, info->hooks.on_add, info, out[i],
-                      tes_get_mut(w, out[i], info->id));
-    }
-    return TES_OK;
-}
-
-/* Deferred batch: pending entities now, their components at the flush. */
-static int spawn_deferred(tes_world_t *w, uint32_t n, const tes_comp_t *comps, uint32_t nc,
-                          tes_entity_t *out)
-{
-    uint64_t ops = (uint64_t)n * (1 + nc);
-    if (ops > UINT32_MAX || tes__defer_reserve(w, (uint32_t)ops))
-        return TES_ERR_NOMEM;
-    int rc = tes__entity_reserve(&w->entities, &w->alloc, n);
-    if (rc)
-        return rc;
-    tes__entity_create_n(&w->entities, n, 0, TES__ROW_PENDING, 0, out);
-    for (uint32_t i = 0; i < n; i++) {
-        tes__defer_push(w, TES__OP_MATERIALIZE, out[i], 0, TES_NULL, NULL);
-        for (uint32_t k = 0; k < nc; k++)
-            tes__defer_push(w, TES__OP_ADD, out[i], comps[k], TES_NULL, NULL);
-    }
-    return TES_OK;
-}
-
-static int spawn_n_impl(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncomps,
-                tes_entity_t *out)
-{
-    if (n < 0 || ncomps < 0 || (n && !out) || (ncomps && !comps))
-        return tes__fail_detail(w, TES_ERR_INVALID, "tes_spawn_n: n = %d, ncomps = %d, comps %s, out %s", (int)n, (int)ncomps, comps ? "set" : "NULL", out ? "set" : "NULL");
-    if (ncomps == 0) {
-        if (n == 0)
-            return TES_OK;
-        int rc = w->defer.depth > 0 ? spawn_deferred(w, (uint32_t)n, NULL, 0, out)
-                                    : spawn_batch(w, (uint32_t)n, NULL, 0, NULL, 0, NULL, out);
-        return rc ? tes__fail(w, rc) : TES_OK;
-    }
-    /* More ids than components exist must repeat one or name an unknown
-     * one; refusing them first also bounds the buffer below. */
-    uint32_t nc = (uint32_t)ncomps;
-    if (nc >= w->components.count)
-        return tes__fail_detail(w, TES_ERR_INVALID, "tes_spawn_n: ncomps = %d, more than the %u registered components (one is repeated or unknown)", (int)ncomps, (unsigned)(w->components.count - 1));
-    /* Three arrays of ncomps ids: sorted, table ids, sparse ids. */
-    tes_comp_t small[3 * 32];
-    tes_comp_t *buf = small;
-    size_t buf_size = 0;
-    if (nc > 32) {
-        if (!tes__size_mul(&buf_size, nc, 3 * sizeof *buf) ||
-            !(buf = tes__malloc(&w->alloc, buf_size)))
-            return tes__fail(w, TES_ERR_NOMEM);
-    }
-    uint32_t tn, sn;
-    int rc = split_components(w, comps, nc, buf, buf + nc, &tn, buf + 2 * nc, &sn);
-    if (rc == TES_OK && n > 0 && w->defer.depth > 0)
-        rc = spawn_deferred(w, (uint32_t)n, buf, nc, out);
-    else if (rc == TES_OK && n > 0)
-        rc = spawn_batch(w, (uint32_t)n, buf + nc, tn, buf + 2 * nc, sn, buf, out);
-    if (buf != small)
-        tes__free(&w->alloc, buf, buf_size);
-    return rc ? tes__fail(w, rc) : TES_OK;
 }
 
 static int destroy_impl(tes_world_t *w, tes_entity_t e)
@@ -396,8 +255,10 @@ tes_entity_t tes_clone(tes_world_t *w, tes_entity_t e)
     TES__STRUCTURAL(tes_entity_t, w, TES_NULL, clone_impl(w, e));
 }
 
+/* A batch without data is a bulk spawn (bulk_ops.c). */
 int tes_spawn_n(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncomps,
                 tes_entity_t *out)
 {
-    TES__STRUCTURAL(int, w, tes__status, spawn_n_impl(w, n, comps, ncomps, out));
+    tes_bulk_desc_t d = {n, comps, ncomps, NULL, out};
+    return tes_spawn_bulk(w, &d);
 }

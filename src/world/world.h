@@ -73,6 +73,19 @@ typedef struct tes__dependent {
 
 struct tes__lifecycle; /* the lifecycle layer's state, opaque here */
 
+/* The last table-only bundle tes_spawn_with placed (bulk_ops.c), keyed by
+ * its ids as given: a repeated bundle skips validation and the table
+ * lookup. Never stale: tables, columns and components are never deleted. */
+#define TES__BUNDLE_MAX 8
+typedef struct tes__bundle_cache {
+    tes_comp_t ids[TES__BUNDLE_MAX];
+    uint16_t col[TES__BUNDLE_MAX]; /* column of each value, UINT16_MAX for a tag */
+    uint32_t n;                    /* 0: empty */
+    uint32_t table;
+    bool hooked;                   /* some value has on_add or on_set */
+    bool plain;                    /* no value has a ctor or copy hook */
+} tes__bundle_cache_t;
+
 struct tes_world {
     tes__alloc_t alloc;
     tes__entity_index_t entities;
@@ -96,6 +109,7 @@ struct tes_world {
     int last_error;
     tes__detail_t detail; /* tes_last_error_detail's sentence */
     int32_t hook_depth; /* > 0 while a user hook runs: structural calls are refused */
+    tes__bundle_cache_t bundle;
     bool strict_lifecycle;
 };
 

@@ -626,8 +626,8 @@ void mis_cases_entity(void)
     /* Bad counts and NULL out-pointers. */
     CASE_ST(tes_spawn_n(w, -1, &F.pos, 1, ebuf), inv);
     CASE_ST(tes_spawn_n(w, INT32_MIN, NULL, 0, ebuf), inv);
-    CASE_ST(tes_spawn_n(w, 1, &F.pos, 1, NULL), inv);
-    CASE_ST(tes_spawn_n(w, 3, NULL, 0, NULL), inv);
+    CASE_ST(tes_spawn_n(w, 1, &F.unknown, 1, NULL), inv);
+    CASE_ST(tes_spawn_n(w, 3, NULL, 2, NULL), inv);
     CASE_ST(tes_spawn_n(w, 1, NULL, 1, ebuf), inv);
     CASE_ST(tes_spawn_n(w, 0, NULL, 1, ebuf), inv);
     CASE_ST(tes_spawn_n(w, 1, &F.pos, -1, ebuf), inv);
@@ -661,6 +661,7 @@ int main(void)
     mis_cases_defer();
     mis_cases_prefab();
     mis_cases_hooks();
+    mis_cases_bulk();
     mis_teardown();
     mis_cases_full();
     printf("misuse: %d cases, %d failures\n", g_cases, g_failures);

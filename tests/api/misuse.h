@@ -144,6 +144,7 @@ void mis_cases_query(void);
 void mis_cases_defer(void);
 void mis_cases_prefab(void);
 void mis_cases_hooks(void);
+void mis_cases_bulk(void);
 void mis_cases_full(void);
 
 #endif

@@ -349,7 +349,7 @@ void mis_cases_defer(void)
     CASE_REC(tes_ensure(w, F.b, F.tag) == NULL, inv);
     CASE_ST(tes_spawn_n(w, -1, NULL, 0, ebuf), inv);
     CASE_ST(tes_spawn_n(w, 1, &F.unknown, 1, ebuf), inv);
-    CASE_ST(tes_spawn_n(w, 1, &F.pos, 1, NULL), inv);
+    CASE_ST(tes_spawn_n(w, 1, &F.unknown, 1, NULL), inv);
     CASE_ST(tes_destroy(w, F.m[0]), TES_ERR_OWNED);
     CASE_REC(tes_prefab_child(w, F.a) == TES_NULL, inv);
     CASE_REC(tes_instantiate(w, F.a, ebuf, 4) == 0, inv);

@@ -7,7 +7,8 @@
 # with the typedefs they need, go to file scope; the rest becomes the body
 # of a function. A fixed prelude supplies what excerpts take from earlier
 # ones (the world w, an entity e, the ids pos, vel and frozen, a query q,
-# and the types Position, Velocity and Health); an excerpt may declare any
+# a count n, values p and v, arrays positions and velocities, and the types
+# Position, Velocity and Health); an excerpt may declare any
 # of them again (it shadows the prelude). Excerpts are not whole programs,
 # so unused variables are not reported. A ```cpp block is a complete file
 # and is compiled as C++11 with -Wall -Wextra -pedantic -Werror, when a C++
@@ -41,6 +42,7 @@ awk -v dir="$tmp" -v doc="$doc" -v stem="$stem" '
         print "#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <tessera.h>" > f
         print "typedef struct { float x, y; } Position;\ntypedef struct { float x, y; } Velocity;\ntypedef struct { int32_t hp; } Health;" > f
         print "static tes_world_t *w;\nstatic tes_entity_t e;\nstatic tes_comp_t pos, vel, frozen;\nstatic tes_query_t *q;" > f
+        print "static int32_t n;\nstatic Position p, *positions;\nstatic Velocity v, *velocities;" > f
         infn = 0
         for (i = 1; i <= nl; i++) {
             l = lines[i]

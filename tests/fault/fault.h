@@ -241,6 +241,14 @@ void fs_sc_clear_group(fs_run_t *r);
 void fs_sc_defer_spawn_grow(fs_run_t *r);
 void fs_sc_defer_clear(fs_run_t *r);
 
+/* Scenarios of scenarios_bulk.c. */
+void fs_sc_bulk_spawn_with(fs_run_t *r);
+void fs_sc_bulk_spawn_bulk(fs_run_t *r);
+void fs_sc_bulk_destroy_n(fs_run_t *r);
+void fs_sc_bulk_destroy_matching(fs_run_t *r);
+/* Scenarios of scenarios_snapshot.c. */
+void fs_sc_snapshot(fs_run_t *r);
+
 typedef struct fs_scenario {
     const char *name;
     void (*run)(fs_run_t *r);

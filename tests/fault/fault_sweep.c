@@ -78,6 +78,19 @@ static void h_move(void *dst, void *src, int32_t count, void *ctx)
     memmove(dst, src, (size_t)count * c->size);
 }
 
+/* Snapshots: a hooked value is saved and loaded as its raw bytes. */
+static int h_save(const void *ptr, const tes_writer_t *out, void *ctx)
+{
+    fs_hook_ctx_t *c = ctx;
+    return out->write(ptr, c->size, out->user);
+}
+
+static int h_load(void *ptr, const tes_reader_t *in, void *ctx)
+{
+    fs_hook_ctx_t *c = ctx;
+    return in->read(ptr, c->size, in->user);
+}
+
 static void h_on_add(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
 {
     fs_hook_ctx_t *c = ctx;
@@ -517,6 +530,8 @@ static int register_desc(fs_run_t *r, tes_component_desc_t *d, bool hooks)
             d->hooks.dtor = h_dtor;
             d->hooks.copy = h_copy;
             d->hooks.move = h_move;
+            d->hooks.save = h_save;
+            d->hooks.load = h_load;
         }
         d->hooks.on_add = h_on_add;
         d->hooks.on_set = h_on_set;

@@ -256,5 +256,12 @@ const fs_scenario_t fs_scenarios[] = {
     {"clear_group", fs_sc_clear_group},
     {"defer_spawn_grow", fs_sc_defer_spawn_grow},
     {"defer_clear", fs_sc_defer_clear},
+    /* scenarios_bulk.c */
+    {"bulk_spawn_with", fs_sc_bulk_spawn_with},
+    {"bulk_spawn_bulk", fs_sc_bulk_spawn_bulk},
+    {"bulk_destroy_n", fs_sc_bulk_destroy_n},
+    {"bulk_destroy_matching", fs_sc_bulk_destroy_matching},
+    /* scenarios_snapshot.c */
+    {"snapshot", fs_sc_snapshot},
 };
 const int fs_nscenarios = (int)(sizeof fs_scenarios / sizeof fs_scenarios[0]);

@@ -352,6 +352,7 @@ static bool setup(fz_driver_t *d, const fz_config_t *cfg)
         for (uint32_t f = 0; f < c->nrefs; f++)
             cd.entity_fields[f] = c->ref_off[f];
         fz_tracker_hooks(&d->t, k, &cd.hooks);
+        fzd_snapshot_hooks(k, &cd.hooks);
         tes_comp_t id = tes_component(d->w, &cd);
         if (id == 0 || id == TES_DISABLED || id == TES_PREFAB) {
             fzd_fail(d, "tes_component(%s) = %u (error %d)", c->name, id, tes_last_error(d->w));
@@ -429,6 +430,11 @@ enum {
     OP_DISABLE,
     OP_ENABLED,
     OP_STATS,
+    OP_SPAWN_WITH,
+    OP_SPAWN_BULK,
+    OP_DESTROY_N,
+    OP_DESTROY_MATCHING,
+    OP_GET_N,
     OP_PREFAB_NEW,
     OP_PREFAB_CHILD,
     OP_PREFAB_EDIT,  /* an ordinary change made to a prefab's member */
@@ -442,6 +448,7 @@ enum {
     OP_QUERY_NEW,    /* free one query, create another */
     OP_DEFER,        /* tes_defer_begin, ops, tes_defer_end */
     OP_QUERY_MUTATE, /* ops from inside a query loop */
+    OP_SNAPSHOT,     /* save, load into a fresh world, carry on with it (driver_snapshot.c) */
     OP_COUNT
 };
 
@@ -462,6 +469,13 @@ static const uint32_t op_weight[OP_COUNT] = {
     [OP_DISABLE] = 4,
     [OP_ENABLED] = 2,
     [OP_STATS] = 1,
+    /* Bundles, bulk and batch (driver_bulk.c); the ones that make or kill
+     * entities follow the population (see pick_op). */
+    [OP_SPAWN_WITH] = 0,
+    [OP_SPAWN_BULK] = 2,
+    [OP_DESTROY_N] = 0,
+    [OP_DESTROY_MATCHING] = 0,
+    [OP_GET_N] = 4,
     /* Prefabs and instances (the ones that make entities follow the
      * population, see pick_op). */
     [OP_PREFAB_NEW] = 1,
@@ -478,6 +492,7 @@ static const uint32_t op_weight[OP_COUNT] = {
     [OP_QUERY_NEW] = 0,
     [OP_DEFER] = 0,
     [OP_QUERY_MUTATE] = 0,
+    [OP_SNAPSHOT] = 0,
 };
 
 /* The composite ops' shares, in 1/1000 of all ops: rare enough to keep a
@@ -487,6 +502,7 @@ static const uint32_t composite_permille[OP_COUNT] = {
     [OP_QUERY_NEW] = 4,
     [OP_DEFER] = 35,
     [OP_QUERY_MUTATE] = 40,
+    [OP_SNAPSHOT] = 2,
 };
 
 /* Inside query loops: the structural ops (plus writes through tes_get_mut),
@@ -496,7 +512,8 @@ static const uint32_t structural_weight[OP_COUNT] = {
     [OP_ENSURE] = 8, [OP_REMOVE] = 10, [OP_CLEAR] = 4, [OP_CLONE] = 6, [OP_DISABLE] = 6,
     [OP_GET] = 6, [OP_PREFAB_NEW] = 1, [OP_PREFAB_CHILD] = 1, [OP_PREFAB_EDIT] = 2,
     [OP_INSTANTIATE] = 4, [OP_INSTANTIATE_N] = 2, [OP_INSTANCE_DESTROY] = 4, [OP_DETACH] = 1,
-    [OP_ADOPT] = 1,
+    [OP_ADOPT] = 1, [OP_SPAWN_WITH] = 5, [OP_SPAWN_BULK] = 2, [OP_DESTROY_N] = 5,
+    [OP_DESTROY_MATCHING] = 1,
 };
 
 int fzd_pick_structural_op(fz_driver_t *d)
@@ -508,6 +525,8 @@ int fzd_pick_structural_op(fz_driver_t *d)
         w[OP_INSTANTIATE] = w[OP_INSTANTIATE_N] = 1;
         w[OP_DESTROY] = 18;
         w[OP_INSTANCE_DESTROY] = 10;
+        w[OP_SPAWN_WITH] = w[OP_SPAWN_BULK] = 1;
+        w[OP_DESTROY_N] = 8;
     }
     uint32_t total = 0;
     for (int i = 0; i < OP_COUNT; i++)
@@ -537,6 +556,9 @@ int fzd_pick_op(fz_driver_t *d)
     w[OP_INSTANTIATE] = low ? 5 : 1;
     w[OP_INSTANTIATE_N] = low ? 2 : 1;
     w[OP_INSTANCE_DESTROY] = low ? 1 : 5;
+    w[OP_SPAWN_WITH] = low ? 6 : 2;
+    w[OP_DESTROY_N] = low ? 1 : 4;
+    w[OP_DESTROY_MATCHING] = low ? 0 : 1;
     uint32_t total = 0;
     for (int i = 0; i < OP_COUNT; i++)
         total += w[i];
@@ -551,9 +573,10 @@ int fzd_pick_op(fz_driver_t *d)
 
 static const char *const op_names[OP_COUNT] = {
     "spawn", "spawn_n", "destroy", "alive", "add", "set", "ensure", "remove", "has", "get",
-    "clear", "clone", "components_of", "disable", "enabled", "stats", "prefab_new",
+    "clear", "clone", "components_of", "disable", "enabled", "stats", "spawn_with", "spawn_bulk",
+    "destroy_n", "destroy_matching", "get_n", "prefab_new",
     "prefab_child", "prefab_edit", "instantiate", "instantiate_n", "instance_destroy",
-    "instance_read", "detach", "adopt", "query_check", "query_new", "defer", "query_mutate"};
+    "instance_read", "detach", "adopt", "query_check", "query_new", "defer", "query_mutate", "snapshot"};
 
 void fzd_run_op(fz_driver_t *d, int op)
 {
@@ -579,6 +602,11 @@ void fzd_run_op(fz_driver_t *d, int op)
     case OP_COMPONENTS_OF: fzd_op_components_of(d); break;
     case OP_DISABLE: fzd_op_disable(d); break;
     case OP_ENABLED: fzd_op_enabled(d); break;
+    case OP_SPAWN_WITH: fzd_op_spawn_with(d); break;
+    case OP_SPAWN_BULK: fzd_op_spawn_bulk(d); break;
+    case OP_DESTROY_N: fzd_op_destroy_n(d); break;
+    case OP_DESTROY_MATCHING: fzd_op_destroy_matching(d); break;
+    case OP_GET_N: fzd_op_get_n(d); break;
     case OP_PREFAB_NEW: fzd_op_prefab_new(d); break;
     case OP_PREFAB_CHILD: fzd_op_prefab_child(d); break;
     case OP_PREFAB_EDIT: fzd_op_prefab_edit(d); break;
@@ -592,6 +620,7 @@ void fzd_run_op(fz_driver_t *d, int op)
     case OP_QUERY_NEW: fzd_op_query_new(d); break;
     case OP_DEFER: fzd_op_defer_block(d); break;
     case OP_QUERY_MUTATE: fzd_op_query_mutate(d); break;
+    case OP_SNAPSHOT: fzd_op_snapshot(d); break;
     default: fzd_op_stats(d); break;
     }
 }

@@ -2,7 +2,8 @@
  * What the driver's files share (driver.c: entropy, helpers, setup and the
  * op loop; driver_ops.c: entity and component ops; driver_check.c: per-op
  * and full-state checks; driver_query.c: queries; driver_defer.c: deferred
- * blocks and changes made from inside query loops; driver_lifecycle.c:
+ * blocks and changes made from inside query loops; driver_bulk.c: bundle,
+ * bulk and batch calls; driver_lifecycle.c:
  * prefabs and instances).
  *
  * One rule ties the op code to deferred mode: while defer_depth > 0 (an
@@ -165,6 +166,19 @@ tes_entity_t fzd_pick_ref(fz_driver_t *d);
 int fzd_destroy_status(const fz_driver_t *d, tes_entity_t e);
 /* Full check of instances, prefabs and held references. */
 void fzd_check_lifecycle(fz_driver_t *d);
+
+/* driver_bulk.c */
+void fzd_op_spawn_with(fz_driver_t *d);
+void fzd_op_spawn_bulk(fz_driver_t *d);
+void fzd_op_destroy_n(fz_driver_t *d);
+void fzd_op_destroy_matching(fz_driver_t *d);
+void fzd_op_get_n(fz_driver_t *d);
+/* driver_snapshot.c */
+/* Adds save/load hooks to a tracked component's hooks. */
+void fzd_snapshot_hooks(int k, tes_hooks_t *hooks);
+/* Save, load into a fresh world, compare bytes, carry on with the loaded
+ * world (at top level; inside a deferred level only checks the refusal). */
+void fzd_op_snapshot(fz_driver_t *d);
 
 /* driver_defer.c */
 /* Closes one deferred level the driver opened; at zero the model applies

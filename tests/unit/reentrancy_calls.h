@@ -116,6 +116,42 @@ static const char *c_spawn_n(fixture_t *f)
 
 static const char *c_destroy(fixture_t *f) { return tes_destroy(f->w, f->tgt) ? NULL : "destroyed"; }
 
+static const char *c_spawn_with(fixture_t *f)
+{
+    int64_t v = 7;
+    tes_value_t vals[] = {{f->b, &v}, {f->x, NULL}};
+    return tes_spawn_with(f->w, vals, 2) == TES_NULL ? NULL : "spawned";
+}
+
+static const char *c_spawn_bulk(fixture_t *f)
+{
+    int64_t v[3] = {1, 2, 3};
+    const void *data[] = {v};
+    tes_bulk_desc_t d = {3, &f->b, 1, data, NULL};
+    return tes_spawn_bulk(f->w, &d) != TES_OK ? NULL : "spawned";
+}
+
+static const char *c_destroy_n(fixture_t *f)
+{
+    return tes_destroy_n(f->w, &f->tgt, 1) ? NULL : "destroyed";
+}
+
+static const char *c_destroy_matching(fixture_t *f)
+{
+    return tes_destroy_matching(f->q_b) < 0 ? NULL : "destroyed";
+}
+
+static const char *c_get_n(fixture_t *f)
+{
+    const void *out[NBY];
+    if (tes_get_n(f->w, f->b, f->by, NBY, out) != NBY)
+        return "tes_get_n wrong";
+    for (int i = 0; i < NBY; i++)
+        if (out[i] != tes_get(f->w, f->by[i], f->b) || *(const int64_t *)out[i] != 100 + i)
+            return "tes_get_n wrong";
+    return NULL;
+}
+
 static const char *c_alive(fixture_t *f)
 {
     return tes_alive(f->w, f->by[0]) && !tes_alive(f->w, TES_NULL) ? NULL : "tes_alive wrong";
@@ -340,6 +376,31 @@ static const char *c_handles(fixture_t *f)
                                                                                : "handles wrong";
 }
 
+/* Snapshots: refused before a byte is written or read. */
+static int c_no_write(const void *data, size_t size, void *user)
+{
+    (void)data, (void)size, (void)user;
+    return TES_ERR_IO; /* never reached when refused */
+}
+
+static int c_no_read(void *data, size_t size, void *user)
+{
+    (void)data, (void)size, (void)user;
+    return TES_ERR_IO;
+}
+
+static const char *c_snapshot_save(fixture_t *f)
+{
+    tes_writer_t out = {c_no_write, NULL};
+    return tes_snapshot_save(f->w, &out) == TES_ERR_BUSY ? NULL : "saved";
+}
+
+static const char *c_snapshot_load(fixture_t *f)
+{
+    tes_reader_t in = {c_no_read, NULL};
+    return tes_snapshot_load(f->w, &in) == TES_ERR_BUSY ? NULL : "loaded";
+}
+
 static const call_t CALLS[] = {
     {"tes_strerror", WORKS, false, c_strerror},
     {"tes_world_new/free (another world)", WORKS, false, c_world_new_free_other},
@@ -351,6 +412,11 @@ static const call_t CALLS[] = {
     {"tes_spawn", BUSY, false, c_spawn},
     {"tes_spawn_n", BUSY, false, c_spawn_n},
     {"tes_destroy", BUSY, false, c_destroy},
+    {"tes_spawn_with", BUSY, false, c_spawn_with},
+    {"tes_spawn_bulk", BUSY, false, c_spawn_bulk},
+    {"tes_destroy_n", BUSY, false, c_destroy_n},
+    {"tes_destroy_matching", BUSY, false, c_destroy_matching},
+    {"tes_get_n", WORKS, false, c_get_n},
     {"tes_alive", WORKS, false, c_alive},
     {"tes_entity_count", WORKS, false, c_entity_count},
     {"tes_add", BUSY, false, c_add},
@@ -389,6 +455,8 @@ static const call_t CALLS[] = {
     {"tes_instance_detach", BUSY, false, c_instance_detach},
     {"tes_instance_adopt", BUSY, false, c_instance_adopt},
     {"tes_entity_index/generation/make", WORKS, false, c_handles},
+    {"tes_snapshot_save", BUSY, false, c_snapshot_save},
+    {"tes_snapshot_load", BUSY, false, c_snapshot_load},
 };
 #define NCALLS ((int)(sizeof CALLS / sizeof CALLS[0]))
 

@@ -252,7 +252,7 @@ static void h_on_remove(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
 
 static tes_hooks_t all_hooks(hook_ctx_t *h)
 {
-    return (tes_hooks_t){h_ctor, h_dtor, h_copy, h_move, h_on_add, h_on_set, h_on_remove, h};
+    return (tes_hooks_t){h_ctor, h_dtor, h_copy, h_move, h_on_add, h_on_set, h_on_remove, h, NULL, NULL};
 }
 
 static tracked_t tv(int32_t value) { return (tracked_t){LIVE, value}; }

@@ -846,7 +846,7 @@ static void test_defer_validation_at_queue_time(void **state)
     assert_int_equal(tes_spawn_n(w, 2, twice, 3, out), TES_ERR_INVALID);
     assert_int_equal(tes_spawn_n(w, 2, unknown, 2, out), TES_ERR_INVALID);
     assert_int_equal(tes_spawn_n(w, 2, twice, -1, out), TES_ERR_INVALID);
-    assert_int_equal(tes_spawn_n(w, 2, twice, 1, NULL), TES_ERR_INVALID);
+    assert_int_equal(tes_spawn_n(w, 2, twice, 3, NULL), TES_ERR_INVALID);
     assert_int_equal(tes_entity_count(w), 1);
     set_ok(d, e, K_TT, 0); /* a tag takes no value */
     assert_int_equal(tes_defer_end(w), TES_OK);

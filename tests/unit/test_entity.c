@@ -195,7 +195,7 @@ static void test_bulk_spawn(void **state)
     /* Zero is fine, bad arguments are not. */
     assert_int_equal(tes_spawn_n(w, 0, NULL, 0, NULL), TES_OK);
     assert_int_equal(tes_spawn_n(w, -1, NULL, 0, more), TES_ERR_INVALID);
-    assert_int_equal(tes_spawn_n(w, 2, NULL, 0, NULL), TES_ERR_INVALID);
+    assert_int_equal(tes_spawn_n(w, 2, NULL, 1, NULL), TES_ERR_INVALID);
     assert_int_equal(tes_spawn_n(w, 2, NULL, -1, more), TES_ERR_INVALID);
     assert_int_equal(tes_entity_count(w), 12);
     /* A large batch. */

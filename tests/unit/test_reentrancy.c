@@ -178,7 +178,7 @@ static void setup_fixture(int storage)
     F.storage = storage;
     F.w = tes_world_new(NULL);
     assert_non_null(F.w);
-    tes_hooks_t hooks = {h_ctor, h_dtor, h_copy, h_move, h_on_add, h_on_set, h_on_remove, NULL};
+    tes_hooks_t hooks = {h_ctor, h_dtor, h_copy, h_move, h_on_add, h_on_set, h_on_remove, NULL, NULL, NULL};
     tes_storage_t hs = storage == ST_TABLE ? TES_STORAGE_TABLE : TES_STORAGE_SPARSE;
     F.h = reg("H", sizeof(int64_t), hs, hooks);
     F.b = reg("B", sizeof(int64_t), TES_STORAGE_TABLE, (tes_hooks_t){0});

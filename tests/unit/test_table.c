@@ -1056,7 +1056,7 @@ static void test_spawn_n_invalid(void **state)
         tes_entity_t *out;
     } bad[] = {
         {4, unknown, 3, out}, {4, zero, 2, out}, {4, dup_t, 3, out}, {4, dup_s, 3, out},
-        {-1, dup_t, 1, out},  {4, dup_t, -1, out}, {4, dup_t, 2, NULL}, {4, NULL, 2, out},
+        {-1, dup_t, 1, out},  {4, dup_t, -1, out}, {4, dup_t, 3, NULL}, {4, NULL, 2, out},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         poison_stale(w);

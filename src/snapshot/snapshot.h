@@ -1,0 +1,100 @@
+/*
+ * What the snapshot loader's two halves share. load_parse.c reads the input
+ * into one buffer, verifies the checksum and validates every field against
+ * the target world, recording where each section starts (pointers into the
+ * verified buffer) in a tes__snap_plan_t; it allocates only per-slot
+ * scratch sized by counts the input has already backed with bytes.
+ * load.c then stages everything the world will hold in fresh allocations,
+ * fills values (load hooks may fail here: staged values are destroyed
+ * again), and commits with code that cannot fail.
+ */
+#ifndef TES_SNAPSHOT_SNAPSHOT_H
+#define TES_SNAPSHOT_SNAPSHOT_H
+
+#include "lifecycle/instance.h"
+#include "snapshot/format.h"
+
+/* Per-slot parse state bits. */
+#define TES__SNAP_LIVE 1u
+#define TES__SNAP_FREE 2u
+#define TES__SNAP_RETIRED 4u
+#define TES__SNAP_PLACED 8u   /* in a snapshot table */
+#define TES__SNAP_SPARSE 16u  /* in some sparse store */
+#define TES__SNAP_PREFAB 32u  /* in some prefab record */
+#define TES__SNAP_LINKED 64u  /* parse scratch: the slot's link is not 0 */
+
+typedef struct tes__snap_comp {
+    tes__component_t *info; /* the target world's record */
+    bool framed;             /* values go through load hooks */
+    bool used;               /* named by a table type or a store */
+} tes__snap_comp_t;
+
+typedef struct tes__snap_table {
+    const uint8_t *type;     /* type_count u32 snapshot component indices */
+    uint32_t type_count;
+    uint32_t rows;
+    const uint8_t *entities; /* rows u32 entity indices */
+    const uint8_t *data;     /* the columns, in type order */
+    tes__table_t *target;    /* staged: the world's table */
+} tes__snap_table_t;
+
+typedef struct tes__snap_store {
+    uint32_t comp;           /* snapshot component index */
+    uint32_t count;          /* packed positions, tombstones included */
+    uint32_t free_head;
+    uint32_t live;
+    const uint8_t *refs;     /* count u32: entity index or next hole */
+    const uint8_t *data;     /* values of live positions */
+    tes__sparse_store_t staged;
+} tes__snap_store_t;
+
+/* An entity index as saved (entities or instance ids). */
+typedef struct tes__snap_index {
+    uint32_t count, free_head, free_count, retired;
+    const uint8_t *slots;    /* count (generation, link) pairs */
+} tes__snap_index_t;
+
+typedef struct tes__snap_plan {
+    tes_world_t *w;
+    tes__alloc_t *a;
+    uint8_t *buf;            /* the whole input */
+    size_t buf_cap;
+    size_t body_end;
+    tes__snap_comp_t *comps;
+    uint32_t ncomps;
+    tes__snap_index_t entities;
+    uint8_t *state;          /* per entity slot: TES__SNAP_* */
+    uint32_t *stamp;         /* per entity slot: last store that held it + 1 */
+    uint32_t *member_of;     /* per entity slot: instance index + 1, 0 none */
+    tes__snap_table_t *tables;
+    uint32_t ntables;
+    tes__snap_store_t *stores;
+    uint32_t nstores;
+    tes__snap_index_t instances;
+    const uint8_t *members;  /* member lists of the live instances */
+    uint8_t *inst_state;     /* per instance slot: TES__SNAP_* */
+    uint32_t nprefabs;
+    const uint8_t *prefabs;  /* member lists of the prefab records */
+    bool lifecycle;          /* the snapshot holds instance ids or prefabs */
+} tes__snap_plan_t;
+
+/* Reads the input, verifies it and validates it against p->w. TES_OK, or
+ * TES_ERR_FORMAT / TES_ERR_IO / TES_ERR_INVALID / TES_ERR_NOMEM. */
+int tes__snap_parse(tes__snap_plan_t *p, const tes_reader_t *in);
+/* Frees what parse allocated (also after a failed parse). */
+void tes__snap_parse_free(tes__snap_plan_t *p);
+
+/* Walks one value of a column: the next `size` raw bytes, or one framed
+ * value (u32 length + bytes); NULL when the input ends first. */
+static inline const uint8_t *tes__snap_value(tes__cursor_t *c, bool framed, uint32_t size,
+                                             uint32_t *len)
+{
+    if (!framed) {
+        *len = size;
+        return tes__cursor_take(c, size);
+    }
+    *len = tes__cursor_u32(c);
+    return tes__cursor_take(c, *len);
+}
+
+#endif

@@ -1,0 +1,764 @@
+/*
+ * Bundles, bulk and batch: the calls that do the work of many single-entity
+ * calls at once. tes_spawn_with places one entity with all its values
+ * straight into its final table (a spawn plus n tes_set calls would move it
+ * n times); tes_spawn_bulk (and tes_spawn_n, which is tes_spawn_bulk
+ * without data) does the same for a batch and copies the values in column
+ * by column, one memcpy per column for components without ctor and copy
+ * hooks; tes_destroy_n checks a whole list of handles before destroying
+ * any; tes_get_n resolves many handles with their memory loads overlapped.
+ *
+ * Every call follows the discipline of world.h: validate, reserve every
+ * allocation, commit with code that cannot fail, then fire observers. While
+ * the world is deferred the spawning calls issue live handles at once and
+ * queue the same commands as the single-entity calls would (a MATERIALIZE,
+ * then one tes_set or tes_add per component), with the values copied into
+ * staged memory at the call, so a deferred batch behaves exactly like the
+ * deferred single calls it stands for.
+ *
+ * Tuned for spawning thousands to millions of entities with their data (a
+ * level load, a particle burst) and for random reads of many entities.
+ */
+#include "world/world.h"
+
+#include <string.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define prefetch(p) __builtin_prefetch(p)
+#else
+#define prefetch(p) ((void)(p))
+#endif
+
+/* ------------------------------------------------------------------ components */
+
+/* A call's component ids three ways: ascending (`sorted`), and split into
+ * the table ones and the sparse ones (each ascending). Small lists live in
+ * `small`; longer ones in memory from the world's allocator. */
+typedef struct comp_lists {
+    tes_comp_t *sorted, *table_ids, *sparse_ids;
+    uint32_t n, table_count, sparse_count;
+    bool hooked; /* some component has an on_add or on_set observer */
+    tes_comp_t small[3 * 16];
+} comp_lists_t;
+
+/* Fills the lists from n ids given by `at` (an array of tes_comp_t when
+ * stride is sizeof(tes_comp_t), of tes_value_t when it is sizeof
+ * (tes_value_t)). TES_ERR_INVALID for an unknown or repeated id,
+ * TES_ERR_NOMEM; the caller calls lists_free in every case. */
+static int lists_init(tes_world_t *w, comp_lists_t *l, const void *at, size_t stride, uint32_t n)
+{
+    l->n = n;
+    l->sorted = l->small;
+    l->table_count = l->sparse_count = 0;
+    l->hooked = false;
+    if (n > 16 && !(l->sorted = tes__malloc(&w->alloc, (size_t)n * 3 * sizeof *l->sorted)))
+        return TES_ERR_NOMEM;
+    l->table_ids = l->sorted + n;
+    l->sparse_ids = l->sorted + 2 * n;
+    const uint8_t *p = at;
+    for (uint32_t i = 0; i < n; i++)
+        memcpy(&l->sorted[i], p + i * stride, sizeof(tes_comp_t));
+    /* Insertion sort: lists are short, and a library qsort call costs more
+     * than sorting three ids. Long lists pay n^2 / 4 compares, still far
+     * below the cost of spawning with that many components. */
+    for (uint32_t i = 1; i < n; i++) {
+        tes_comp_t c = l->sorted[i];
+        uint32_t j = i;
+        for (; j > 0 && l->sorted[j - 1] > c; j--)
+            l->sorted[j] = l->sorted[j - 1];
+        l->sorted[j] = c;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const tes__component_t *info = tes__registry_get(&w->components, l->sorted[i]);
+        if (!info || (i && l->sorted[i] == l->sorted[i - 1]))
+            return tes__fail_detail(w, TES_ERR_INVALID, "component id %u is %s", (unsigned)l->sorted[i], info ? "listed twice" : "not registered");
+        l->hooked |= info->hooks.on_add || info->hooks.on_set;
+        if (info->storage == TES_STORAGE_SPARSE)
+            l->sparse_ids[l->sparse_count++] = l->sorted[i];
+        else
+            l->table_ids[l->table_count++] = l->sorted[i];
+    }
+    return TES_OK;
+}
+
+static void lists_free(tes_world_t *w, comp_lists_t *l)
+{
+    if (l->sorted != l->small)
+        tes__free(&w->alloc, l->sorted, (size_t)l->n * 3 * sizeof *l->sorted);
+}
+
+/* The index the next tes__entity_create will hand out. */
+static uint32_t next_index(const tes__entity_index_t *ei)
+{
+    return ei->available ? ei->next : ei->count;
+}
+
+/* Turns raw memory into the value *src (constructed, then assigned), or
+ * into the default value when src is NULL. Without ctor and copy hooks the
+ * construction would be overwritten at once, so the bytes are just copied. */
+static void write_value(const tes__component_t *info, void *cell, const void *src)
+{
+    if (src && !info->hooks.ctor && !info->hooks.copy) {
+        tes__copy_bytes(cell, src, info->size);
+        return;
+    }
+    tes__component_construct1(info, cell);
+    if (src)
+        tes__component_copy1(info, cell, src);
+}
+
+/* Stages a constructed copy of *value (the default when NULL) for a queued
+ * command, as a deferred tes_set does. NULL on TES_ERR_NOMEM. */
+static void *stage_value(tes_world_t *w, const tes__component_t *info, const void *value)
+{
+    void *staged = tes__malloc(&w->alloc, info->size);
+    if (staged) {
+        tes__component_construct1(info, staged);
+        if (value)
+            tes__component_copy1(info, staged, value);
+    }
+    return staged;
+}
+
+/* Ends and frees a staged value that will never be queued. */
+static void unstage_value(tes_world_t *w, const tes__component_t *info, void *staged)
+{
+    tes__component_destruct(info, staged, 1);
+    tes__free(&w->alloc, staged, info->size);
+}
+
+/* ------------------------------------------------------------------ spawn_with */
+
+/* Deferred: a pending entity now; at the flush a MATERIALIZE, then a
+ * tes_set (staged copy of ptr) or tes_add (NULL ptr) per value. */
+static tes_entity_t spawn_with_deferred(tes_world_t *w, const tes_value_t *values, uint32_t n)
+{
+    void *small[16];
+    void **staged = small;
+    int rc = TES_OK;
+    if (n > 16 && !(staged = tes__calloc(&w->alloc, (size_t)n * sizeof *staged)))
+        rc = TES_ERR_NOMEM;
+    if (!rc && tes__defer_reserve(w, n + 1))
+        rc = TES_ERR_NOMEM;
+    if (!rc)
+        rc = tes__entity_reserve(&w->entities, &w->alloc, 1);
+    uint32_t made = 0;
+    for (; !rc && made < n; made++) {
+        const tes__component_t *info = tes__registry_get(&w->components, values[made].comp);
+        staged[made] = NULL;
+        if (values[made].ptr && info->size &&
+            !(staged[made] = stage_value(w, info, values[made].ptr)))
+            rc = TES_ERR_NOMEM;
+    }
+    tes_entity_t e = TES_NULL;
+    if (rc) {
+        for (uint32_t i = 0; i < made; i++)
+            if (staged[i])
+                unstage_value(w, tes__registry_get(&w->components, values[i].comp), staged[i]);
+        tes__fail(w, rc);
+    } else {
+        e = tes__entity_create(&w->entities);
+        tes__slot_t *slot = &w->entities.slots[tes_entity_index(e)];
+        slot->table = 0;
+        slot->row = TES__ROW_PENDING; /* alive, hidden from root scans until the flush */
+        tes__defer_push(w, TES__OP_MATERIALIZE, e, 0, TES_NULL, NULL);
+        for (uint32_t i = 0; i < n; i++)
+            tes__defer_push(w, values[i].ptr ? TES__OP_SET : TES__OP_ADD, e, values[i].comp,
+                            TES_NULL, staged[i]);
+    }
+    if (staged && staged != small)
+        tes__free(&w->alloc, staged, (size_t)n * sizeof *staged);
+    return e;
+}
+
+/* Keeps a table-only bundle for the fast path of tes_spawn_with. */
+static void remember_bundle(tes_world_t *w, const tes_value_t *values, const comp_lists_t *l,
+                            const tes__table_t *table)
+{
+    tes__bundle_cache_t *b = &w->bundle;
+    if (l->sparse_count || !l->n || l->n > TES__BUNDLE_MAX)
+        return;
+    b->plain = true;
+    for (uint32_t i = 0; i < l->n; i++) {
+        int32_t col = tes__table_column_index(table, values[i].comp);
+        if (col >= (int32_t)UINT16_MAX) {
+            b->n = 0;
+            return;
+        }
+        const tes__component_t *info = tes__registry_get(&w->components, values[i].comp);
+        b->plain &= !info->hooks.ctor && !info->hooks.copy;
+        b->ids[i] = values[i].comp;
+        b->col[i] = col < 0 ? UINT16_MAX : (uint16_t)col;
+    }
+    b->n = l->n;
+    b->table = table->id;
+    b->hooked = l->hooked;
+}
+
+/* The fast path: the bundle tes_spawn_with placed last, again, in a world
+ * with no hook running and nothing deferred. Returns false to
+ * take the general path (a different bundle, a value that lives in the
+ * destination table, a slot array to grow); *e is TES_NULL on failure. */
+static bool spawn_with_cached(tes_world_t *w, const tes_value_t *values, int32_t n,
+                              tes_entity_t *out)
+{
+    const tes__bundle_cache_t *b = &w->bundle;
+    if ((uint32_t)n != b->n || !values)
+        return false;
+    tes__table_t *t = w->tables.tables[b->table];
+    uintptr_t block = (uintptr_t)t->block;
+    for (int32_t i = 0; i < n; i++)
+        if (values[i].comp != b->ids[i] || (uintptr_t)values[i].ptr - block < t->block_size)
+            return false; /* another bundle, or a value the table's growth would move */
+    tes__entity_index_t *ei = &w->entities;
+    if (!ei->available && ei->count >= ei->room)
+        return false;
+    if (tes__table_reserve(t, &w->alloc, 1) ||
+        tes__watch_reserve_one(w, next_index(ei))) {
+        tes__fail(w, TES_ERR_NOMEM);
+        *out = TES_NULL;
+        return true;
+    }
+    tes__hook_enter(w); /* ctor and copy hooks may not change the world */
+    tes_entity_t e = tes__entity_create(ei);
+    tes__slot_t *slot = &ei->slots[tes_entity_index(e)];
+    uint32_t row = tes__table_push(t, e);
+    slot->table = t->id;
+    slot->row = row;
+    for (int32_t i = 0; i < n; i++) {
+        if (b->col[i] == UINT16_MAX)
+            continue;
+        const tes__column_t *col = &t->columns[b->col[i]];
+        uint8_t *cell = col->data + (size_t)row * col->size;
+        if (!b->plain)
+            write_value(col->info, cell, values[i].ptr);
+        else if (values[i].ptr)
+            tes__copy_bytes(cell, values[i].ptr, col->size);
+        else
+            tes__zero_bytes(cell, col->size);
+    }
+    if (w->watcher_count)
+        tes__watch_after(w, e, 0);
+    if (b->hooked) {
+        for (int32_t i = 0; i < n; i++) {
+            tes__component_t *info = tes__registry_get(&w->components, values[i].comp);
+            if (info->hooks.on_add)
+                tes__fire(w, info->hooks.on_add, info, e, tes_get_mut(w, e, info->id));
+        }
+        for (int32_t i = 0; i < n; i++) {
+            tes__component_t *info = tes__registry_get(&w->components, values[i].comp);
+            if (values[i].ptr && info->hooks.on_set)
+                tes__fire(w, info->hooks.on_set, info, e, tes_get_mut(w, e, info->id));
+        }
+    }
+    tes__world_end(w); /* releases queries a hook freed */
+    *out = e;
+    return true;
+}
+
+/* Immediate: reserve the row, the slot, the sparse room and the watchers'
+ * room; then write every value into place and fire the observers. */
+static int spawn_with_now(tes_world_t *w, const tes_value_t *values, const comp_lists_t *l,
+                          const void **src, tes_entity_t *out)
+{
+    tes__alloc_t *a = &w->alloc;
+    tes__table_t *table =
+        tes__graph_ensure(&w->tables, a, &w->components, l->table_ids, l->table_count);
+    if (!table)
+        return TES_ERR_NOMEM;
+    /* A value that lives in the destination table moves when the table
+     * grows: keep a bitwise image of it in the world's scratch memory. */
+    size_t held = 0;
+    for (uint32_t i = 0; i < l->n; i++) {
+        const tes__component_t *info = tes__registry_get(&w->components, values[i].comp);
+        src[i] = info->size ? values[i].ptr : NULL;
+        if (src[i] && tes__table_holds(table, src[i]))
+            held += ((size_t)info->size + 15) & ~(size_t)15;
+    }
+    if (held) {
+        if (tes__world_scratch(w, held))
+            return TES_ERR_NOMEM;
+        uint8_t *image = w->scratch;
+        for (uint32_t i = 0; i < l->n; i++) {
+            const tes__component_t *info = tes__registry_get(&w->components, values[i].comp);
+            if (src[i] && tes__table_holds(table, src[i])) {
+                memcpy(image, src[i], info->size);
+                src[i] = image;
+                image += ((size_t)info->size + 15) & ~(size_t)15;
+            }
+        }
+    }
+    if (tes__table_reserve(table, a, 1))
+        return TES_ERR_NOMEM;
+    tes__entity_index_t *ei = &w->entities;
+    int rc = tes__entity_reserve(ei, a, 1);
+    if (rc)
+        return rc;
+    uint32_t index = next_index(ei);
+    for (uint32_t i = 0; i < l->sparse_count; i++) {
+        tes__sparse_store_t *st = &tes__registry_get(&w->components, l->sparse_ids[i])->store;
+        if (!tes__sparse_store_has_room(st, index) &&
+            tes__sparse_store_reserve(st, a, 1, index, NULL, NULL))
+            return TES_ERR_NOMEM;
+    }
+    if (tes__watch_reserve_one(w, index))
+        return TES_ERR_NOMEM;
+    /* Commit: nothing below can fail. */
+    tes_entity_t e = tes__entity_create(ei);
+    tes__slot_t *slot = &ei->slots[index];
+    slot->table = table->id | (l->sparse_count ? TES__SLOT_SPARSE : 0);
+    slot->row = tes__table_push(table, e);
+    for (uint32_t i = 0; i < l->n; i++) {
+        tes__component_t *info = tes__registry_get(&w->components, values[i].comp);
+        void *cell;
+        if (info->storage == TES_STORAGE_SPARSE)
+            cell = tes__sparse_store_insert(&info->store, e);
+        else if (info->size)
+            cell = tes__table_cell(table, (uint32_t)tes__table_column_index(table, info->id),
+                                   slot->row);
+        else
+            continue;
+        if (cell)
+            write_value(info, cell, src[i]);
+    }
+    if (w->watcher_count)
+        tes__watch_after(w, e, 0);
+    *out = e;
+    remember_bundle(w, values, l, table);
+    if (!l->hooked)
+        return TES_OK;
+    /* Observers see the finished entity: on_add for every component, then
+     * on_set for every one given a value. Addresses are read again for
+     * each hook, as a watcher may have reordered a store. */
+    for (uint32_t i = 0; i < l->n; i++) {
+        tes__component_t *info = tes__registry_get(&w->components, values[i].comp);
+        if (info->hooks.on_add)
+            tes__fire(w, info->hooks.on_add, info, e, tes_get_mut(w, e, info->id));
+    }
+    for (uint32_t i = 0; i < l->n; i++) {
+        tes__component_t *info = tes__registry_get(&w->components, values[i].comp);
+        if (values[i].ptr && info->hooks.on_set)
+            tes__fire(w, info->hooks.on_set, info, e, tes_get_mut(w, e, info->id));
+    }
+    return TES_OK;
+}
+
+static tes_entity_t spawn_with_impl(tes_world_t *w, const tes_value_t *values, int32_t n)
+{
+    if (n < 0 || (n > 0 && !values)) {
+        tes__fail_detail(w, TES_ERR_INVALID, "tes_spawn_with: n = %d with values %s", (int)n, values ? "set" : "NULL");
+        return TES_NULL;
+    }
+    uint32_t nc = (uint32_t)n;
+    comp_lists_t l;
+    int rc = lists_init(w, &l, values, sizeof *values, nc);
+    tes_entity_t e = TES_NULL;
+    if (!rc && w->defer.depth > 0) {
+        lists_free(w, &l);
+        return spawn_with_deferred(w, values, nc);
+    }
+    const void *small[16];
+    const void **src = small;
+    if (!rc && nc > 16 && !(src = tes__malloc(&w->alloc, (size_t)nc * sizeof *src)))
+        rc = TES_ERR_NOMEM;
+    if (!rc)
+        rc = spawn_with_now(w, values, &l, src, &e);
+    if (src != small && src)
+        tes__free(&w->alloc, src, (size_t)nc * sizeof *src);
+    lists_free(w, &l);
+    if (rc)
+        tes__fail(w, rc);
+    return e;
+}
+
+tes_entity_t tes_spawn_with(tes_world_t *w, const tes_value_t *values, int32_t n)
+{
+    tes_entity_t e;
+    if (w && tes__likely(!(w->hook_depth | w->defer.depth)) && spawn_with_cached(w, values, n, &e))
+        return e;
+    TES__STRUCTURAL(tes_entity_t, w, TES_NULL, spawn_with_impl(w, values, n));
+}
+
+/* ------------------------------------------------------------------ spawn_bulk */
+
+/* data[k] for component k of the desc, or NULL (no data, or a tag). */
+static const void *bulk_column(const tes_world_t *w, const tes_bulk_desc_t *d, uint32_t k)
+{
+    if (!d->data || !d->data[k])
+        return NULL;
+    return tes__registry_get(&w->components, d->comps[k])->size ? d->data[k] : NULL;
+}
+
+/* Deferred: pending entities now; per entity at the flush, a MATERIALIZE
+ * and then a tes_set (staged copy of its value) or tes_add per component,
+ * exactly as the single-entity calls queue them. */
+static int spawn_bulk_deferred(tes_world_t *w, const tes_bulk_desc_t *d)
+{
+    tes__alloc_t *a = &w->alloc;
+    uint32_t n = (uint32_t)d->count, nc = (uint32_t)d->ncomps;
+    uint64_t ops = (uint64_t)n * (1 + (uint64_t)nc);
+    uint64_t nstaged = 0;
+    for (uint32_t k = 0; k < nc; k++)
+        nstaged += bulk_column(w, d, k) ? n : 0;
+    if (ops > UINT32_MAX || nstaged > SIZE_MAX / sizeof(void *) || tes__defer_reserve(w, (uint32_t)ops))
+        return TES_ERR_NOMEM;
+    int rc = tes__entity_reserve(&w->entities, a, n);
+    if (rc)
+        return rc;
+    tes_entity_t *handles = d->out;
+    if (!handles && !(handles = tes__malloc(a, (size_t)n * sizeof *handles)))
+        return TES_ERR_NOMEM;
+    void **staged = NULL;
+    if (nstaged && !(staged = tes__malloc(a, (size_t)nstaged * sizeof *staged)))
+        rc = TES_ERR_NOMEM;
+    /* staged[] runs component by component (columns with data only). */
+    uint64_t made = 0;
+    for (uint32_t k = 0; !rc && k < nc; k++) {
+        const uint8_t *col = bulk_column(w, d, k);
+        const tes__component_t *info = tes__registry_get(&w->components, d->comps[k]);
+        for (uint32_t i = 0; col && i < n; i++, made++)
+            if (!(staged[made] = stage_value(w, info, col + (size_t)i * info->size))) {
+                rc = TES_ERR_NOMEM;
+                break;
+            }
+    }
+    if (rc) {
+        uint64_t at = 0;
+        for (uint32_t k = 0; k < nc && at < made; k++) {
+            const tes__component_t *info = tes__registry_get(&w->components, d->comps[k]);
+            for (uint32_t i = 0; bulk_column(w, d, k) && i < n && at < made; i++)
+                unstage_value(w, info, staged[at++]);
+        }
+    } else {
+        tes__entity_create_n(&w->entities, n, 0, TES__ROW_PENDING, 0, handles);
+        for (uint32_t i = 0; i < n; i++) {
+            tes__defer_push(w, TES__OP_MATERIALIZE, handles[i], 0, TES_NULL, NULL);
+            uint64_t at = 0;
+            for (uint32_t k = 0; k < nc; k++) {
+                bool data = bulk_column(w, d, k) != NULL;
+                /* A tag given data gets its on_set, as tes_set of a tag does. */
+                bool set = data || (d->data && d->data[k]);
+                tes__defer_push(w, set ? TES__OP_SET : TES__OP_ADD, handles[i], d->comps[k],
+                                TES_NULL, data ? staged[at + i] : NULL);
+                at += data ? n : 0;
+            }
+        }
+    }
+    if (staged)
+        tes__free(a, staged, (size_t)nstaged * sizeof *staged);
+    if (handles != d->out)
+        tes__free(a, handles, (size_t)n * sizeof *handles);
+    return rc;
+}
+
+/* The memory one bulk spawn borrows: images of data columns that live in
+ * the destination table, and a handle array when neither `out` nor the
+ * table's entity column can hold the handles. */
+typedef struct bulk_scratch {
+    const void *src_small[16];
+    const void **src;        /* per component of the desc: where its data is read */
+    void **images;           /* per component: an image, or NULL */
+    tes_entity_t *handles;   /* allocated handle array, or NULL */
+    uint32_t n, nc;
+} bulk_scratch_t;
+
+static void scratch_free(tes_world_t *w, bulk_scratch_t *s, const tes_bulk_desc_t *d)
+{
+    tes__alloc_t *a = &w->alloc;
+    for (uint32_t k = 0; s->images && k < s->nc; k++)
+        if (s->images[k])
+            tes__free(a, s->images[k],
+                      (size_t)s->n * tes__registry_get(&w->components, d->comps[k])->size);
+    if (s->src && s->src != s->src_small)
+        tes__free(a, s->src, (size_t)s->nc * 2 * sizeof *s->src);
+    if (s->handles)
+        tes__free(a, s->handles, (size_t)s->n * sizeof *s->handles);
+}
+
+/* Reserves everything an immediate bulk spawn into `table` needs. */
+static int bulk_reserve(tes_world_t *w, const tes_bulk_desc_t *d, const comp_lists_t *l,
+                        tes__table_t *table, bulk_scratch_t *s)
+{
+    tes__alloc_t *a = &w->alloc;
+    uint32_t n = s->n, nc = s->nc;
+    if (nc > 8 && !(s->src = tes__calloc(a, (size_t)nc * 2 * sizeof *s->src)))
+        return TES_ERR_NOMEM; /* scratch_free skips the NULL */
+    s->images = (void **)(s->src + nc);
+    for (uint32_t k = 0; k < nc; k++) {
+        s->src[k] = bulk_column(w, d, k);
+        s->images[k] = NULL;
+        /* Data read from the destination table would move when it grows. */
+        if (s->src[k] && tes__table_holds(table, s->src[k])) {
+            uint64_t size = (uint64_t)n * tes__registry_get(&w->components, d->comps[k])->size;
+            if (size > SIZE_MAX || !(s->images[k] = tes__malloc(a, (size_t)size)))
+                return TES_ERR_NOMEM;
+            memcpy(s->images[k], s->src[k], (size_t)size);
+            s->src[k] = s->images[k];
+        }
+    }
+    if (tes__table_reserve(table, a, n))
+        return TES_ERR_NOMEM;
+    int rc = tes__entity_reserve(&w->entities, a, n);
+    if (rc)
+        return rc;
+    for (uint32_t i = 0; i < l->sparse_count; i++) {
+        tes__index_walk_t walk = tes__index_walk_start(&w->entities);
+        tes__component_t *info = tes__registry_get(&w->components, l->sparse_ids[i]);
+        if (tes__sparse_store_reserve(&info->store, a, n, 0, tes__index_walk_next, &walk))
+            return TES_ERR_NOMEM;
+    }
+    if (w->watcher_count) {
+        tes__index_walk_t walk = tes__index_walk_start(&w->entities);
+        for (uint32_t i = 0; i < n; i++)
+            if (tes__watch_reserve(w, tes__index_walk_next(&walk), i ? 0 : n))
+                return TES_ERR_NOMEM;
+    }
+    if (!d->out && (table->flags & TES__TABLE_VIRTUAL) &&
+        !(s->handles = tes__malloc(a, (size_t)n * sizeof *s->handles)))
+        return TES_ERR_NOMEM;
+    return TES_OK;
+}
+
+/* Fills n new cells of a column: defaults, or copies of src. */
+static void fill_column(const tes__component_t *info, uint8_t *cells, const uint8_t *src,
+                        uint32_t n)
+{
+    if (!src) {
+        tes__component_construct(info, cells, n);
+    } else if (!info->hooks.ctor && !info->hooks.copy) {
+        memcpy(cells, src, (size_t)n * info->size);
+    } else {
+        tes__component_construct(info, cells, n);
+        if (info->hooks.copy)
+            info->hooks.copy(cells, src, (int32_t)n, info->hooks.ctx);
+        else
+            memcpy(cells, src, (size_t)n * info->size);
+    }
+}
+
+static int spawn_bulk_now(tes_world_t *w, const tes_bulk_desc_t *d, const comp_lists_t *l)
+{
+    tes__alloc_t *a = &w->alloc;
+    bulk_scratch_t s = {.n = (uint32_t)d->count, .nc = (uint32_t)d->ncomps};
+    s.src = s.src_small;
+    uint32_t n = s.n, nc = s.nc;
+    tes__table_t *table =
+        tes__graph_ensure(&w->tables, a, &w->components, l->table_ids, l->table_count);
+    int rc = table ? bulk_reserve(w, d, l, table, &s) : TES_ERR_NOMEM;
+    if (rc) {
+        scratch_free(w, &s, d);
+        return rc;
+    }
+    /* Commit: nothing below can fail. The handles go straight into the
+     * table's entity column (or out, for the virtual root). */
+    bool is_virtual = (table->flags & TES__TABLE_VIRTUAL) != 0;
+    uint32_t first_row = table->count;
+    tes_entity_t *handles = is_virtual ? (d->out ? d->out : s.handles) : table->entities + first_row;
+    tes__entity_create_n(&w->entities, n, table->id | (l->sparse_count ? TES__SLOT_SPARSE : 0),
+                         is_virtual ? 0 : first_row, is_virtual ? 0 : 1, handles);
+    if (!is_virtual) {
+        table->count += n;
+        if (d->out)
+            memcpy(d->out, handles, (size_t)n * sizeof *handles);
+    }
+    /* Ctor and copy hooks run from here on, before the watchers hear of the
+     * batch: a group one of them builds reserves room for all of it. */
+    tes__watch_scope_list(w, NULL, handles, n);
+    for (uint32_t k = 0; k < nc; k++) {
+        tes__component_t *info = tes__registry_get(&w->components, d->comps[k]);
+        const uint8_t *src = s.src[k];
+        if (info->storage == TES_STORAGE_SPARSE) {
+            for (uint32_t i = 0; i < n; i++) {
+                void *cell = tes__sparse_store_insert(&info->store, handles[i]);
+                if (cell)
+                    write_value(info, cell, src ? src + (size_t)i * info->size : NULL);
+            }
+        } else if (info->size) {
+            uint32_t col = (uint32_t)tes__table_column_index(table, info->id);
+            fill_column(info, tes__table_cell(table, col, first_row), src, n);
+        }
+    }
+    for (uint32_t i = 0; i < n && w->watcher_count; i++)
+        tes__watch_after(w, handles[i], 0);
+    /* Observers last, once every entity of the batch is complete: on_add
+     * component by component (ascending id), entity by entity; then on_set
+     * likewise for the components given data. The handles are read from
+     * `handles` again each time: the table's column does not move (hooks
+     * make no structural changes). */
+    for (uint32_t j = 0; l->hooked && j < nc; j++) {
+        const tes__component_t *info = tes__registry_get(&w->components, l->sorted[j]);
+        for (uint32_t i = 0; info->hooks.on_add && i < n; i++)
+            tes__fire(w, info->hooks.on_add, info, handles[i], tes_get_mut(w, handles[i], info->id));
+    }
+    for (uint32_t j = 0; l->hooked && d->data && j < nc; j++) {
+        const tes__component_t *info = tes__registry_get(&w->components, l->sorted[j]);
+        uint32_t k = 0;
+        while (d->comps[k] != info->id)
+            k++;
+        for (uint32_t i = 0; d->data[k] && info->hooks.on_set && i < n; i++)
+            tes__fire(w, info->hooks.on_set, info, handles[i], tes_get_mut(w, handles[i], info->id));
+    }
+    scratch_free(w, &s, d);
+    return TES_OK;
+}
+
+static int spawn_bulk_impl(tes_world_t *w, const tes_bulk_desc_t *d)
+{
+    if (!d || d->count < 0 || d->ncomps < 0 || (d->ncomps > 0 && !d->comps))
+        return d ? tes__fail_detail(w, TES_ERR_INVALID, "tes_spawn_bulk: count = %d, ncomps = %d, comps %s", (int)d->count, (int)d->ncomps, d->comps ? "set" : "NULL")
+                 : tes__fail_detail(w, TES_ERR_INVALID, "tes_spawn_bulk: desc is NULL");
+    comp_lists_t l;
+    int rc = lists_init(w, &l, d->comps, sizeof *d->comps, (uint32_t)d->ncomps);
+    if (!rc && d->count > 0)
+        rc = w->defer.depth > 0 ? spawn_bulk_deferred(w, d) : spawn_bulk_now(w, d, &l);
+    lists_free(w, &l);
+    return rc ? tes__fail(w, rc) : TES_OK;
+}
+
+int tes_spawn_bulk(tes_world_t *w, const tes_bulk_desc_t *d)
+{
+    TES__STRUCTURAL(int, w, tes__status, spawn_bulk_impl(w, d));
+}
+
+/* ------------------------------------------------------------------ destroy_n */
+
+/* Validation marks each listed entity's slot by setting the top bit of its
+ * row, which no live slot uses (table rows stay below 2^31, the root's row
+ * is 0 or TES__ROW_PENDING), so a repeated handle is found in one pass
+ * without allocating. Every mark is cleared before the call goes on. */
+#define LISTED UINT32_C(0x80000000)
+
+static int destroy_n_impl(tes_world_t *w, const tes_entity_t *es, int32_t n)
+{
+    if (n < 0 || (n > 0 && !es))
+        return tes__fail_detail(w, TES_ERR_INVALID, "tes_destroy_n: n = %d with es %s", (int)n, es ? "set" : "NULL");
+    tes__entity_index_t *ei = &w->entities;
+    int rc = TES_OK;
+    int32_t marked = 0;
+    for (; marked < n; marked++) {
+        tes__slot_t *slot = tes__entity_slot(ei, es[marked]);
+        if (!slot)
+            rc = TES_ERR_STALE;
+        else if (slot->row & LISTED)
+            rc = tes__fail_detail(w, TES_ERR_INVALID, "tes_destroy_n: entity %u:%u is listed twice (es[%d])", tes_entity_index(es[marked]), tes_entity_generation(es[marked]), (int)marked);
+        else if (w->strict_lifecycle && tes__entity_instance(ei, tes_entity_index(es[marked])))
+            rc = TES_ERR_OWNED;
+        if (rc)
+            break;
+        slot->row |= LISTED;
+    }
+    for (int32_t i = 0; i < marked; i++)
+        ei->slots[tes_entity_index(es[i])].row &= ~LISTED;
+    if (rc)
+        return tes__fail(w, rc);
+    if (w->defer.depth > 0) {
+        if (tes__defer_reserve(w, (uint32_t)n))
+            return tes__fail(w, TES_ERR_NOMEM);
+        for (int32_t i = 0; i < n; i++)
+            tes__defer_push(w, TES__OP_DESTROY, es[i], 0, TES_NULL, NULL);
+        return TES_OK;
+    }
+    /* Destroying one entity never kills another (instances and prefabs
+     * only unlink), so every slot found here is still live. */
+    for (int32_t i = 0; i < n; i++) {
+        tes__assert(tes__entity_slot(ei, es[i]));
+        tes__world_destroy(w, es[i]);
+    }
+    return TES_OK;
+}
+
+int tes_destroy_n(tes_world_t *w, const tes_entity_t *es, int32_t n)
+{
+    TES__STRUCTURAL(int, w, tes__status, destroy_n_impl(w, es, n));
+}
+
+/* ------------------------------------------------------------------ get_n */
+
+/* How far ahead of the entity being resolved the loads are started: far
+ * enough to cover a memory latency with the work of the entities between,
+ * near enough that the prefetched lines are still in L1 when used. */
+#define AHEAD 16
+
+static int32_t get_n_table(const tes_world_t *w, tes_comp_t c, const tes_entity_t *es, int32_t n,
+                           const void **out)
+{
+    const tes__entity_index_t *ei = &w->entities;
+    const tes__slot_t *slots = ei->slots;
+    uint32_t count = ei->count;
+    const tes__table_t *last = NULL; /* the column of the last table seen */
+    int32_t col = -1;
+    int32_t found = 0;
+    for (int32_t i = 0; i < n && i < AHEAD; i++)
+        if (tes_entity_index(es[i]) < count)
+            prefetch(&slots[tes_entity_index(es[i])]);
+    for (int32_t i = 0; i < n; i++) {
+        if (i + AHEAD < n && tes_entity_index(es[i + AHEAD]) < count)
+            prefetch(&slots[tes_entity_index(es[i + AHEAD])]);
+        tes_entity_t e = es[i];
+        uint32_t index = tes_entity_index(e);
+        const void *ptr = NULL;
+        if (index < count) {
+            const tes__slot_t *s = &slots[index];
+            if (s->generation == tes_entity_generation(e) && s->table != TES__SLOT_FREE) {
+                const tes__table_t *t = tes__slot_table(w, s);
+                if (t != last) {
+                    last = t;
+                    col = tes__table_column_index(t, c);
+                }
+                if (col >= 0) {
+                    ptr = tes__table_cell(t, (uint32_t)col, s->row);
+                    prefetch(ptr);
+                    found++;
+                }
+            }
+        }
+        out[i] = ptr;
+    }
+    return found;
+}
+
+static int32_t get_n_sparse(const tes__sparse_store_t *st, const tes_entity_t *es, int32_t n,
+                            const void **out)
+{
+    const tes__sparse_set_t *set = &st->set;
+    int32_t found = 0;
+    for (int32_t i = 0; i < n && i < AHEAD; i++) {
+        uint32_t index = tes_entity_index(es[i]), page = index >> TES__SPARSE_PAGE_BITS;
+        if (page < set->page_count && set->pages[page])
+            prefetch(&set->pages[page][index & TES__SPARSE_PAGE_MASK]);
+    }
+    for (int32_t i = 0; i < n; i++) {
+        if (i + AHEAD < n) {
+            uint32_t index = tes_entity_index(es[i + AHEAD]), page = index >> TES__SPARSE_PAGE_BITS;
+            if (page < set->page_count && set->pages[page])
+                prefetch(&set->pages[page][index & TES__SPARSE_PAGE_MASK]);
+        }
+        uint32_t pos = tes__sparse_set_find(set, es[i]);
+        const void *ptr = NULL;
+        if (pos != TES_NULL_INDEX) {
+            ptr = tes__sparse_store_at(st, pos);
+            prefetch(ptr);
+            found++;
+        }
+        out[i] = ptr;
+    }
+    return found;
+}
+
+int32_t tes_get_n(const tes_world_t *w, tes_comp_t c, const tes_entity_t *es, int32_t n,
+                  const void **out)
+{
+    if (!w || n < 0 || (n > 0 && (!es || !out)))
+        return -1;
+    const tes__component_t *info = tes__registry_get(&w->components, c);
+    if (!info || !info->size) {
+        for (int32_t i = 0; i < n; i++)
+            out[i] = NULL;
+        return 0;
+    }
+    /* A sparse entry carries the generation and is erased before its
+     * entity dies, so it answers for liveness by itself (as in tes_get). */
+    if (info->storage == TES_STORAGE_SPARSE)
+        return get_n_sparse(&info->store, es, n, out);
+    return get_n_table(w, c, es, n, out);
+}

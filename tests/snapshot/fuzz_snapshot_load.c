@@ -1,0 +1,90 @@
+/*
+ * libFuzzer target over tes_snapshot_load. The first input byte is a mode:
+ * bit 0 patches the header's body size and the checksum to fit the rest of
+ * the input, so mutations reach the parser's validation instead of dying at
+ * the checksum; bit 1 registers the components in reverse order; bit 2
+ * adds an unused component. The rest is the snapshot.
+ *
+ * Oracles (any violation aborts, so libFuzzer keeps the input):
+ * - a refused input returns FORMAT, IO or INVALID and leaves the world
+ *   empty, consistent (tes__world_check) and able to load a genuine
+ *   snapshot; no string a load hook made is leaked;
+ * - an accepted input is canonical: saving the loaded world gives back
+ *   exactly the snapshot bytes, and the world passes tes__world_check.
+ * Seeds: tests/fuzz/snapshot_corpus (make_seeds writes them).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snapshot/format.h"
+#include "snapshot/snap_world.h"
+#include "world/check.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void die(const char *what, int rc)
+{
+    fprintf(stderr, "fuzz_snapshot_load: %s (status %d)\n", what, rc);
+    abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    uint8_t mode = data[0];
+    size_t n = size - 1;
+    uint8_t *snap = malloc(n ? n : 1);
+    if (!snap)
+        return 0;
+    memcpy(snap, data + 1, n);
+    if ((mode & 1) && n >= TES__SNAP_HEADER_SIZE + TES__SNAP_TRAILER_SIZE) {
+        size_t body = n - TES__SNAP_HEADER_SIZE - TES__SNAP_TRAILER_SIZE;
+        tes__put_u64(snap + 16, (uint64_t)body);
+        tes__put_u64(snap + n - 8, tes__snap_hash(snap, n - 8, 0));
+    }
+    long names = sw_names_live;
+    tes_world_desc_t d = sw_desc();
+    tes_world_t *w = tes_world_new(&d);
+    sw_ids_t ids;
+    if (!w || !sw_register(w, &ids, (mode & 2) != 0, (mode & 4) != 0))
+        die("setup failed", 0);
+    int rc = sw_load(w, snap, n);
+    if (rc == TES_OK) {
+        if (tes__world_check(w) != TES_OK)
+            die("an accepted snapshot broke the world", 0);
+        sw_buf_t again;
+        int src = sw_save(w, &again);
+        if (src != TES_OK)
+            die("an accepted snapshot does not save", src);
+        size_t used = TES__SNAP_HEADER_SIZE + (size_t)tes__get_u64(snap + 16) + TES__SNAP_TRAILER_SIZE;
+        if (again.size != used || memcmp(again.data, snap, used) != 0)
+            die("an accepted snapshot is not canonical (save gives other bytes)", 0);
+        sw_buf_free(&again);
+    } else {
+        if (rc != TES_ERR_FORMAT && rc != TES_ERR_IO && rc != TES_ERR_INVALID)
+            die("unexpected status", rc);
+        if (tes_entity_count(w) != 0 || tes__world_check(w) != TES_OK)
+            die("a refused snapshot changed the world", rc);
+        if (sw_names_live != names)
+            die("a refused snapshot leaked hook-made values", rc);
+        /* Still usable: a genuine snapshot loads (made once per process). */
+        static sw_buf_t good;
+        if (!good.data) {
+            sw_ids_t si;
+            tes_world_t *src = tes_world_new(&d);
+            if (!src || !sw_register(src, &si, false, false) || !sw_populate(src, &si, 1) ||
+                sw_save(src, &good) != TES_OK)
+                die("source world failed", 0);
+            tes_world_free(src);
+        }
+        if (sw_load(w, good.data, good.size) != TES_OK)
+            die("a genuine snapshot no longer loads after a refused one", 0);
+    }
+    tes_world_free(w);
+    if (sw_names_live != names)
+        die("hook-made values leaked", 0);
+    free(snap);
+    return 0;
+}
