@@ -8,7 +8,7 @@ FUZZ := build/fuzz
 FUZZ_LONG := build/fuzz-long
 PREFIX ?= /usr/local
 
-.PHONY: all help build run samples test sanitize coverage valgrind bench bench-docs fuzz \
+.PHONY: all help build run samples test sanitize tsan coverage valgrind bench bench-docs fuzz \
 	fuzz-long dist install clean deps
 
 all: build
@@ -18,9 +18,10 @@ help:
 	@echo "                  also make all, make build"
 	@echo "make deps         install cmocka, the test dependency (as root)"
 	@echo "make run          build and run the demo (ARGS='--help' lists its options)"
-	@echo "make samples      build and run the six samples in examples/"
+	@echo "make samples      build and run the seven samples in examples/"
 	@echo "make test         build and run every test (installs cmocka as root)"
 	@echo "make sanitize     every test under ASan + UBSan, with TES_DEBUG on"
+	@echo "make tsan         the threaded tests under ThreadSanitizer"
 	@echo "make coverage     line and branch coverage of src/ over the tests (gcovr)"
 	@echo "make valgrind     the test programs under valgrind memcheck"
 	@echo "make bench        the benchmarks (ARGS='--filter W4' runs one workload)"
@@ -41,7 +42,7 @@ run:
 	$(CMAKE) --build $(BUILD) -j $(JOBS) --target demo
 	./$(BUILD)/examples/demo $(ARGS)
 
-SAMPLES := sample_hello sample_storage sample_stable sample_prefab sample_defer sample_snapshot
+SAMPLES := sample_hello sample_storage sample_stable sample_prefab sample_defer sample_snapshot sample_systems
 samples:
 	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTES_BUILD_TESTS=OFF
 	$(CMAKE) --build $(BUILD) -j $(JOBS) --target $(SAMPLES)
@@ -74,6 +75,15 @@ sanitize: deps
 	$(CMAKE) -S . -B $(SAN) -DCMAKE_BUILD_TYPE=Debug -DTES_SANITIZE=ON -DTES_DEBUG=ON -DTES_BUILD_BENCH=OFF
 	$(CMAKE) --build $(SAN) -j $(JOBS)
 	cd $(SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure
+
+# ThreadSanitizer over the tests that use threads (systems on worker
+# threads; concurrent reads and iteration): any report fails the target.
+TSAN := build/tsan
+TSAN_TESTS ?= test_system|threads
+tsan: deps
+	$(CMAKE) -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g" -DTES_TSAN=ON -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=OFF
+	$(CMAKE) --build $(TSAN) -j $(JOBS)
+	cd $(TSAN) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -R '$(TSAN_TESTS)'
 
 # Line and branch coverage of src/ over the whole ctest suite (gcovr). The
 # suite includes fault_alloc_sites, which reports how many allocation call

@@ -106,6 +106,10 @@ extern const bench_workload_t bench_bulk_destroy_n;
 extern const bench_workload_t bench_bulk_destroy_matching;
 extern const bench_workload_t bench_bulk_get_n_table;
 extern const bench_workload_t bench_bulk_get_n_sparse;
+extern const bench_workload_t bench_systems_1;
+extern const bench_workload_t bench_systems_2;
+extern const bench_workload_t bench_systems_4;
+extern const bench_workload_t bench_systems_empty;
 extern const bench_memory_t bench_memory_probes[];
 extern const int bench_memory_probe_count;
 

@@ -78,6 +78,10 @@ static const bench_workload_t *const workloads[] = {
     &bench_bulk_get_n_sparse,
     &bench_snapshot_save,
     &bench_snapshot_load,
+    &bench_systems_1,
+    &bench_systems_2,
+    &bench_systems_4,
+    &bench_systems_empty,
 };
 #define WORKLOAD_COUNT ((int)(sizeof workloads / sizeof workloads[0]))
 

@@ -67,7 +67,7 @@ enum {
     TES_ERR_OWNED = -5,   /* destroying a member of an instance in a strict world */
     TES_ERR_FORMAT = -6,  /* malformed serialized data */
     TES_ERR_IO = -7,      /* an I/O operation failed */
-    TES_ERR_BUSY = -8     /* a structural change was requested from inside a hook */
+    TES_ERR_BUSY = -8     /* refused: inside a hook, or a system not allowed to make the change */
 };
 
 /* A static, human-readable description of a status code ("unknown status"
@@ -131,7 +131,13 @@ typedef struct tes_world_desc_t {
     /* When set, tes_destroy refuses members of a prefab instance
      * (TES_ERR_OWNED). */
     bool strict_lifecycle;
+    /* Threads tes_progress runs systems on: 0 or 1 = the calling thread
+     * only; N > 1 = the caller plus N - 1 workers, started here, parked
+     * while idle and joined by tes_world_free. At most TES_MAX_THREADS. */
+    int32_t threads;
 } tes_world_desc_t;
+
+#define TES_MAX_THREADS 64
 
 typedef struct tes_world_stats_t {
     uint32_t entities_alive;   /* live entities */
@@ -506,6 +512,9 @@ typedef struct tes_iter_t {
     int32_t count;                 /* entities in this chunk */
     const tes_entity_t *entities;  /* count entities */
     tes_world_t *world;
+    float delta_time;              /* tes_progress's delta_time (systems); 0 otherwise */
+    void *ctx;                     /* the system's ctx (systems); NULL otherwise */
+    int32_t thread;                /* 0 on the calling thread, 1..threads-1 on workers */
     /* Private: the iterator's own state. */
     void *priv_fields[TES_MAX_TERMS];
     tes_query_t *priv_query;
@@ -693,6 +702,48 @@ TES_API int tes_snapshot_load(tes_world_t *w, const tes_reader_t *in);
  * TES_ERR_IO when it cannot be opened, written or read. */
 TES_API int tes_snapshot_save_file(const tes_world_t *w, const char *path);
 TES_API int tes_snapshot_load_file(tes_world_t *w, const char *path);
+/* ------------------------------------------------------------------------
+ * Systems and the scheduler
+ *
+ * A system is a query plus a function. tes_progress runs every system once,
+ * in creation order as far as the result is concerned: systems whose term
+ * accesses do not conflict run at the same time on the world's threads, and
+ * a `parallel` system's chunks are split over them, yet the result is the
+ * one of running the systems one after another, for any thread count.
+ * ------------------------------------------------------------------------ */
+
+typedef struct tes_system tes_system_t;
+
+typedef struct tes_system_desc_t {
+    const char *name;        /* required, unique among live systems; copied */
+    tes_query_desc_t query;  /* no terms: run is called once per frame, count 0 */
+    void (*run)(tes_iter_t *it); /* required: called once per chunk */
+    void *ctx;               /* handed to run as it->ctx */
+    /* run may be called on sub-ranges of chunks on several threads at once;
+     * it must write only the fields of the range it is given. Entity-creating
+     * calls from it fail with TES_ERR_BUSY. */
+    bool parallel;
+    /* run may make structural changes: they are queued and applied when the
+     * system ends. The system is a barrier: it runs alone. Without this flag
+     * structural calls from run fail with TES_ERR_BUSY. */
+    bool structural;
+} tes_system_desc_t;
+
+/* Creates a system. NULL with TES_ERR_INVALID for a NULL desc, a missing or
+ * already used name, a missing run or a query tes_query_new would refuse;
+ * TES_ERR_NOMEM; TES_ERR_BUSY from inside a hook or tes_progress. */
+TES_API tes_system_t *tes_system_new(tes_world_t *w, const tes_system_desc_t *desc);
+
+/* Frees a system (NULL is a no-op); its name can be used again. Called from
+ * inside tes_progress, the system is freed when the frame ends and does not
+ * run again. tes_world_free frees the systems still alive. */
+TES_API void tes_system_free(tes_system_t *s);
+
+/* Runs every system once. TES_OK; TES_ERR_INVALID for a NULL world;
+ * TES_ERR_BUSY from inside a hook, a system, or while the world is
+ * deferred; else the first error a structural system's queued changes met
+ * when they were applied (the rest were still applied). */
+TES_API int tes_progress(tes_world_t *w, float delta_time);
 
 #ifdef __cplusplus
 }

@@ -50,7 +50,7 @@ tes_entity_t tes_prefab_new(tes_world_t *w)
 {
     if (!w)
         return TES_NULL;
-    if (w->hook_depth) {
+    if (w->hook_depth || (w->refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))) {
         tes__fail(w, TES_ERR_BUSY);
         return TES_NULL;
     }
@@ -97,7 +97,8 @@ tes_entity_t tes_prefab_child(tes_world_t *w, tes_entity_t prefab)
     if (!w)
         return TES_NULL;
     tes__prefab_rec_t *rec;
-    int rc = w->hook_depth ? TES_ERR_BUSY : lookup_prefab(w, prefab, &rec);
+    int rc = w->hook_depth || (w->refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))
+                 ? TES_ERR_BUSY : lookup_prefab(w, prefab, &rec);
     if (!rc && rec->count == rec->cap)
         prune_members(w, rec);
     if (!rc && tes__grow(&w->alloc, (void **)&rec->members, &rec->cap, (uint64_t)rec->count + 1,
@@ -478,7 +479,7 @@ static int instantiate(tes_world_t *w, tes_entity_t prefab, uint32_t n, tes_inst
 
 tes_instance_t tes_instantiate(tes_world_t *w, tes_entity_t prefab, tes_entity_t *out, int32_t cap)
 {
-    int rc = tes__world_begin(w);
+    int rc = tes__world_begin_create(w);
     if (rc)
         return 0;
     tes_instance_t inst = 0;
@@ -496,7 +497,7 @@ tes_instance_t tes_instantiate(tes_world_t *w, tes_entity_t prefab, tes_entity_t
 
 int tes_instantiate_n(tes_world_t *w, tes_entity_t prefab, int32_t n, tes_instance_t *out)
 {
-    int rc = tes__world_begin(w);
+    int rc = tes__world_begin_create(w);
     if (rc)
         return rc;
     if (n < 0 || (n > 0 && !out))

@@ -292,6 +292,9 @@ static tes_iter_t iter_start(tes_query_t *q)
     it.count = 0;
     it.entities = NULL;
     it.world = q ? q->w : NULL;
+    it.delta_time = 0;
+    it.ctx = NULL;
+    it.thread = 0;
     it.priv_query = q;
     it.priv_cursor = 0;
     it.priv_row = 0;
@@ -355,7 +358,7 @@ static bool advance(tes_iter_t *it)
 bool tes_iter_next(tes_iter_t *it)
 {
     /* A zeroed iterator (never started) counts as finished. */
-    if (!it || it->priv_done || !it->priv_query)
+    if (!it || it->priv_done || !it->priv_query || it->priv_phase == TES__ITER_DETACHED)
         return false;
     if (advance(it))
         return true;
@@ -399,7 +402,7 @@ void *tes_field_checked(const tes_iter_t *it, int32_t term, size_t size)
 
 void tes_iter_fini(tes_iter_t *it)
 {
-    if (!it || it->priv_done)
+    if (!it || it->priv_done || it->priv_phase == TES__ITER_DETACHED)
         return;
     it->priv_done = 1;
     it->count = 0;

@@ -44,6 +44,11 @@ typedef struct tes__query_match {
 
 typedef struct tes__group tes__group_t;
 
+/* priv_phase of a detached chunk: an iterator built by the scheduler around
+ * one chunk (or part of one) that a system runs on. It has fields but no
+ * walk: tes_iter_next returns false and tes_iter_fini does nothing. */
+#define TES__ITER_DETACHED UINT32_C(0xFFFFFFFF)
+
 struct tes_query {
     tes_world_t *w;
     tes__term_info_t terms[TES_MAX_TERMS];

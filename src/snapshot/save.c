@@ -383,10 +383,10 @@ int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out)
 {
     if (!w || !out || !out->write)
         return TES_ERR_INVALID;
-    if (w->hook_depth || w->defer.depth > 0) {
-        ((tes_world_t *)w)->last_error = TES_ERR_BUSY;
-        return TES_ERR_BUSY;
-    }
+    /* Inside a hook, a deferred level or a frame of systems (which may be
+     * writing values on other threads): refused. */
+    if (w->hook_depth || w->defer.depth > 0 || w->refuse)
+        return tes__fail((tes_world_t *)w, TES_ERR_BUSY);
     /* The world is const to the caller; only the allocator's counters move,
      * and they are back where they were when this returns. */
     tes__alloc_t *a = (tes__alloc_t *)&w->alloc;
@@ -438,7 +438,7 @@ int tes_snapshot_save_file(const tes_world_t *w, const char *path)
 {
     if (!w || !path)
         return TES_ERR_INVALID;
-    if (w->hook_depth || w->defer.depth > 0) /* refused before the file is touched */
+    if (w->hook_depth || w->defer.depth > 0 || w->refuse) /* refused before the file is touched */
         return tes_snapshot_save(w, &(tes_writer_t){file_write, NULL});
     FILE *f = fopen(path, "wb");
     if (!f)

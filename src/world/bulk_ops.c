@@ -374,9 +374,10 @@ static tes_entity_t spawn_with_impl(tes_world_t *w, const tes_value_t *values, i
 tes_entity_t tes_spawn_with(tes_world_t *w, const tes_value_t *values, int32_t n)
 {
     tes_entity_t e;
-    if (w && tes__likely(!(w->hook_depth | w->defer.depth)) && spawn_with_cached(w, values, n, &e))
+    if (w && tes__likely(!(w->hook_depth | w->defer.depth | w->refuse)) &&
+        spawn_with_cached(w, values, n, &e))
         return e;
-    TES__STRUCTURAL(tes_entity_t, w, TES_NULL, spawn_with_impl(w, values, n));
+    TES__CREATING(tes_entity_t, w, TES_NULL, spawn_with_impl(w, values, n));
 }
 
 /* ------------------------------------------------------------------ spawn_bulk */
@@ -617,7 +618,7 @@ static int spawn_bulk_impl(tes_world_t *w, const tes_bulk_desc_t *d)
 
 int tes_spawn_bulk(tes_world_t *w, const tes_bulk_desc_t *d)
 {
-    TES__STRUCTURAL(int, w, tes__status, spawn_bulk_impl(w, d));
+    TES__CREATING(int, w, tes__status, spawn_bulk_impl(w, d));
 }
 
 /* ------------------------------------------------------------------ destroy_n */

@@ -260,7 +260,7 @@ void tes__defer_fini(tes_world_t *w)
  * commands onto the queue being applied), so both are refused there. */
 static bool defer_refused(tes_world_t *w)
 {
-    if (!tes__in_hook(w) && !w->defer.flushing)
+    if (!tes__in_hook_or_frame(w) && !w->defer.flushing)
         return false;
     tes__fail(w, TES_ERR_BUSY);
     return true;

@@ -33,7 +33,7 @@ static uint32_t peek_next_index(const tes__entity_index_t *ei)
  * watchers, refusal inside hooks. */
 static tes__noinline tes_entity_t spawn_slow(tes_world_t *w)
 {
-    if (w->hook_depth) {
+    if (w->hook_depth || (w->refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))) {
         tes__fail(w, TES_ERR_BUSY);
         return TES_NULL;
     }
@@ -77,7 +77,7 @@ tes_entity_t tes_spawn(tes_world_t *w)
     tes__entity_index_t *ei = &w->entities;
     /* The plain case, kept to a few instructions: a fresh index, no hook
      * running, nothing deferred, no watcher to tell. */
-    if (tes__likely(!(w->hook_depth | w->defer.depth | (int32_t)w->watcher_count |
+    if (tes__likely(!(w->hook_depth | w->defer.depth | w->refuse | (int32_t)w->watcher_count |
                       (int32_t)ei->available) &&
                     ei->count < ei->room)) {
         uint32_t index = ei->count++;
@@ -252,7 +252,7 @@ int tes_clear(tes_world_t *w, tes_entity_t e)
 
 tes_entity_t tes_clone(tes_world_t *w, tes_entity_t e)
 {
-    TES__STRUCTURAL(tes_entity_t, w, TES_NULL, clone_impl(w, e));
+    TES__CREATING(tes_entity_t, w, TES_NULL, clone_impl(w, e));
 }
 
 /* A batch without data is a bulk spawn (bulk_ops.c). */

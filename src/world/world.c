@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/thread_pool.h"
+
 const char *tes_strerror(int status)
 {
     switch (status) {
@@ -20,7 +22,7 @@ const char *tes_strerror(int status)
     case TES_ERR_OWNED: return "entity belongs to an instance and the world is strict";
     case TES_ERR_FORMAT: return "malformed data";
     case TES_ERR_IO: return "i/o error";
-    case TES_ERR_BUSY: return "structural change refused inside a hook";
+    case TES_ERR_BUSY: return "refused: inside a hook, or a system not allowed to make this change";
     default: return "unknown status";
     }
 }
@@ -45,6 +47,11 @@ tes_world_t *tes_world_new(const tes_world_desc_t *desc)
         return NULL;
     w->alloc = alloc;
     w->strict_lifecycle = desc->strict_lifecycle;
+    w->threads = 1;
+    if (desc->threads < 0 || desc->threads > TES_MAX_THREADS) {
+        tes__free(&alloc, w, sizeof *w);
+        return NULL;
+    }
     tes__entity_index_init(&w->entities, desc->generation_limit, desc->entity_limit);
     tes__registry_init(&w->components);
     w->components.detail = &w->detail;
@@ -53,6 +60,16 @@ tes_world_t *tes_world_new(const tes_world_desc_t *desc)
         tes__graph_init(&w->tables, &w->alloc, &w->components)) {
         tes_world_free(w);
         return NULL;
+    }
+    if (desc->threads > 1) {
+        /* Error slots first: the pool is the last thing that can fail. */
+        w->threads = desc->threads;
+        w->thread_errors = tes__calloc(&w->alloc, (size_t)desc->threads * sizeof(int));
+        w->pool = w->thread_errors ? tes__pool_new(&w->alloc, desc->threads - 1) : NULL;
+        if (!w->pool) {
+            tes_world_free(w);
+            return NULL;
+        }
     }
     return w;
 }
@@ -85,7 +102,7 @@ void tes_world_free(tes_world_t *w)
         return;
     /* From inside one of its own hooks the world is in the middle of a call
      * that will go on using it: refused. */
-    if (tes__in_hook(w)) {
+    if (tes__in_hook_or_frame(w)) {
         tes__fail(w, TES_ERR_BUSY);
         return;
     }
@@ -102,6 +119,9 @@ void tes_world_free(tes_world_t *w)
         d.fini(d.ctx);
     }
     tes__free(&w->alloc, w->dependents, (size_t)w->dependent_cap * sizeof *w->dependents);
+    tes__pool_free(w->pool, &w->alloc);
+    if (w->thread_errors)
+        tes__free(&w->alloc, w->thread_errors, (size_t)w->threads * sizeof(int));
     tes__free(&w->alloc, w->watchers, (size_t)w->watcher_cap * sizeof *w->watchers);
     tes__free(&w->alloc, w->scratch, w->scratch_size);
     tes__graph_fini(&w->tables, &w->alloc);
@@ -128,7 +148,20 @@ int tes_world_stats(const tes_world_t *w, tes_world_stats_t *out)
     return TES_OK;
 }
 
-int tes_last_error(const tes_world_t *w) { return w ? w->last_error : TES_ERR_INVALID; }
+int tes_last_error(const tes_world_t *w)
+{
+    if (!w)
+        return TES_ERR_INVALID;
+    if (w->parallel)
+        return w->thread_errors[tes__pool_thread(w->pool)];
+    return w->last_error;
+}
+
+int tes__fail_parallel(tes_world_t *w, int status)
+{
+    w->thread_errors[tes__pool_thread(w->pool)] = status;
+    return status;
+}
 
 const char *tes_last_error_detail(const tes_world_t *w) { return w ? w->detail.text : ""; }
 

@@ -15,6 +15,8 @@
 #include "storage/table_graph.h"
 #include "world/defer.h"
 
+struct tes__pool;
+
 typedef void (*tes__observer_fn)(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx);
 
 /* A watcher hears about every structural change to any entity: higher
@@ -72,6 +74,7 @@ typedef struct tes__dependent {
 } tes__dependent_t;
 
 struct tes__lifecycle; /* the lifecycle layer's state, opaque here */
+struct tes__systems;   /* the system layer's state, opaque here */
 
 /* The last table-only bundle tes_spawn_with placed (bulk_ops.c), keyed by
  * its ids as given: a repeated bundle skips validation and the table
@@ -111,7 +114,30 @@ struct tes_world {
     int32_t hook_depth; /* > 0 while a user hook runs: structural calls are refused */
     tes__bundle_cache_t bundle;
     bool strict_lifecycle;
+    /* Threads (tes_progress). While systems run on several threads at once,
+     * `parallel` is set and failures are recorded per thread in
+     * thread_errors (index: tes__pool_thread), so that no two threads write
+     * the same word; `refuse` says which calls the running systems may not
+     * make. Both are written only by the calling thread, between jobs. */
+    struct tes__pool *pool;       /* NULL with threads <= 1 */
+    int32_t threads;              /* 1 + workers */
+    int *thread_errors;           /* threads entries */
+    bool parallel;
+    uint8_t refuse;               /* TES__REFUSE_* bits, set by tes_progress */
+    struct tes__systems *systems; /* created by the system layer on first use */
 };
+
+/* What tes_progress refuses while systems run: structural calls (a system
+ * without the structural flag), entity-creating calls (a parallel system),
+ * and calls that would end or re-enter the frame (tes_world_free,
+ * tes_defer_begin/end; any system). Unlike a hook level, queries work. */
+#define TES__REFUSE_STRUCTURAL 1u
+#define TES__REFUSE_CREATE 2u
+#define TES__REFUSE_FRAME 4u
+
+/* tes__fail while systems run on several threads: records the status in
+ * the calling thread's own slot. */
+int tes__fail_parallel(tes_world_t *w, int status);
 
 /* Makes w->scratch hold at least size bytes. TES_OK or TES_ERR_NOMEM. */
 int tes__world_scratch(tes_world_t *w, size_t size);
@@ -217,6 +243,8 @@ int tes__clone_into(tes_world_t *w, tes_entity_t dst, tes_entity_t src);
  * site records one. */
 static inline int tes__fail(tes_world_t *w, int status)
 {
+    if (tes__unlikely(w->parallel))
+        return tes__fail_parallel(w, status);
     w->last_error = status;
     if (status != TES_ERR_INVALID)
         w->detail.text[0] = '\0';
@@ -256,7 +284,7 @@ static inline int tes__world_begin(tes_world_t *w)
 {
     if (!w)
         return TES_ERR_INVALID;
-    if (w->hook_depth)
+    if (w->hook_depth || (w->refuse & TES__REFUSE_STRUCTURAL))
         return tes__fail(w, TES_ERR_BUSY);
     w->hook_depth++;
     w->watch_scope.count = 0;
@@ -284,12 +312,33 @@ static inline void tes__hook_enter(tes_world_t *w) { w->hook_depth++; }
  * progress): the calls refused there check it. */
 static inline bool tes__in_hook(const tes_world_t *w) { return w->hook_depth > 0; }
 
+/* True for the calls refused both in hooks and in systems (tes_world_free,
+ * tes_defer_begin/end). */
+static inline bool tes__in_hook_or_frame(const tes_world_t *w)
+{
+    return w->hook_depth > 0 || (w->refuse & TES__REFUSE_FRAME);
+}
+
+/* tes__world_begin for calls that create entities (spawn, clone, prefab and
+ * instantiate calls), which a parallel system may not make. */
+static inline int tes__world_begin_create(tes_world_t *w)
+{
+    if (w && tes__unlikely(w->refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE)))
+        return tes__fail(w, TES_ERR_BUSY);
+    return tes__world_begin(w);
+}
+
 /* The body of a public structural call: runs `call` between begin and end.
  * A refused call returns the begin status (int calls) or `failed` (calls
  * that return a handle or a pointer). */
-#define TES__STRUCTURAL(type, w, failed, call)                                   \
+#define TES__STRUCTURAL(type, w, failed, call) \
+    TES__GUARDED(tes__world_begin, type, w, failed, call)
+/* The same for calls that create entities. */
+#define TES__CREATING(type, w, failed, call) \
+    TES__GUARDED(tes__world_begin_create, type, w, failed, call)
+#define TES__GUARDED(begin, type, w, failed, call)                               \
     do {                                                                         \
-        int tes__status = tes__world_begin(w);                                   \
+        int tes__status = begin(w);                                              \
         if (tes__status)                                                         \
             return (failed);                                                     \
         type tes__result = (call);                                               \

@@ -198,6 +198,8 @@ void fs_query_free(fs_run_t *r, int i);
 void fs_defer_begin(fs_run_t *r);
 /* tes_defer_end as a step: see the note at the top. */
 void fs_defer_end(fs_run_t *r);
+/* tes_progress as a step (see fs_defer_end). */
+void fs_progress(fs_run_t *r);
 /* Starts a loop over query i (a deferred level). */
 tes_iter_t fs_iter(fs_run_t *r, int i);
 /* tes_iter_next as a step; the last call applies the queue. */
@@ -248,6 +250,8 @@ void fs_sc_bulk_destroy_n(fs_run_t *r);
 void fs_sc_bulk_destroy_matching(fs_run_t *r);
 /* Scenarios of scenarios_snapshot.c. */
 void fs_sc_snapshot(fs_run_t *r);
+/* Scenarios of scenarios_systems.c. */
+void fs_sc_systems(fs_run_t *r);
 
 typedef struct fs_scenario {
     const char *name;

@@ -263,5 +263,7 @@ const fs_scenario_t fs_scenarios[] = {
     {"bulk_destroy_matching", fs_sc_bulk_destroy_matching},
     /* scenarios_snapshot.c */
     {"snapshot", fs_sc_snapshot},
+    /* scenarios_systems.c */
+    {"systems", fs_sc_systems},
 };
 const int fs_nscenarios = (int)(sizeof fs_scenarios / sizeof fs_scenarios[0]);

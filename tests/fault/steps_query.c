@@ -103,6 +103,18 @@ void fs_defer_end(fs_run_t *r)
     applied(r, rc, failures, "tes_defer_end");
 }
 
+/* tes_progress as a step: a structural system's queued changes are
+ * applied when it ends, so a failure among them is reported like a
+ * flush's; a failure while chunks are captured must be absorbed. */
+void fs_progress(fs_run_t *r)
+{
+    if (!fs_before(r))
+        return;
+    uint64_t failures = r->ca.failures;
+    int rc = tes_progress(r->w, 0.5f);
+    applied(r, rc, failures, "tes_progress");
+}
+
 tes_iter_t fs_iter(fs_run_t *r, int i)
 {
     tes_iter_t it = tes_query_iter(r->queries[i]); /* allocates nothing */

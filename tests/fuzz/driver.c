@@ -319,6 +319,15 @@ static bool setup(fz_driver_t *d, const fz_config_t *cfg)
     desc.generation_limit = cfg->generation_limit;
     desc.entity_limit = cfg->entity_limit;
     desc.strict_lifecycle = cfg->strict;
+    /* 1 to 4 threads: systems run on workers, checked against the model's
+     * sequential frames. */
+    d->threads = 1 + (int32_t)fzd_draw(d, 4);
+    desc.threads = d->threads;
+    d->systems = calloc(1, fzd_systems_size());
+    if (!d->systems) {
+        fzd_fail(d, "out of memory");
+        return false;
+    }
     d->w = tes_world_new(&desc);
     if (!d->w) {
         fzd_fail(d, "tes_world_new failed");
@@ -449,6 +458,7 @@ enum {
     OP_DEFER,        /* tes_defer_begin, ops, tes_defer_end */
     OP_QUERY_MUTATE, /* ops from inside a query loop */
     OP_SNAPSHOT,     /* save, load into a fresh world, carry on with it (driver_snapshot.c) */
+    OP_SYSTEMS,      /* tes_system_new / tes_system_free / tes_progress */
     OP_COUNT
 };
 
@@ -503,6 +513,7 @@ static const uint32_t composite_permille[OP_COUNT] = {
     [OP_DEFER] = 35,
     [OP_QUERY_MUTATE] = 40,
     [OP_SNAPSHOT] = 2,
+    [OP_SYSTEMS] = 15,
 };
 
 /* Inside query loops: the structural ops (plus writes through tes_get_mut),
@@ -576,7 +587,8 @@ static const char *const op_names[OP_COUNT] = {
     "clear", "clone", "components_of", "disable", "enabled", "stats", "spawn_with", "spawn_bulk",
     "destroy_n", "destroy_matching", "get_n", "prefab_new",
     "prefab_child", "prefab_edit", "instantiate", "instantiate_n", "instance_destroy",
-    "instance_read", "detach", "adopt", "query_check", "query_new", "defer", "query_mutate", "snapshot"};
+    "instance_read", "detach", "adopt", "query_check", "query_new", "defer", "query_mutate", "snapshot",
+    "systems"};
 
 void fzd_run_op(fz_driver_t *d, int op)
 {
@@ -621,6 +633,7 @@ void fzd_run_op(fz_driver_t *d, int op)
     case OP_DEFER: fzd_op_defer_block(d); break;
     case OP_QUERY_MUTATE: fzd_op_query_mutate(d); break;
     case OP_SNAPSHOT: fzd_op_snapshot(d); break;
+    case OP_SYSTEMS: fzd_op_systems(d); break;
     default: fzd_op_stats(d); break;
     }
 }
@@ -650,6 +663,8 @@ static void teardown(fz_driver_t *d)
         /* The queue dies with the world: no hooks but destructors. */
     }
     fzd_queries_fini(d, how != 1);
+    if (d->systems)
+        fzd_systems_fini(d, how == 1);
 }
 
 void fz_run(const fz_config_t *cfg, fz_source_t *src, uint64_t max_ops, fz_result_t *res)
@@ -714,6 +729,9 @@ void fz_run(const fz_config_t *cfg, fz_source_t *src, uint64_t max_ops, fz_resul
         }
     }
     fzd_queries_fini(d, false);
+    if (d->systems)
+        fzd_systems_fini(d, false);
+    free(d->systems);
     for (int i = 0; i < FZ_MAX_ITERS; i++)
         free(d->seen[i].seen);
     fz_model_fini(&d->m);

@@ -50,6 +50,10 @@ typedef struct fz_seen {
     uint32_t stamp;
 } fz_seen_t;
 
+/* Systems (driver_systems.c): at most this many alive. */
+#define FZ_MAX_SYSTEMS 6
+struct fz_dsys;
+
 typedef struct fz_driver {
     tes_world_t *w;
     fz_model_t m;
@@ -83,6 +87,11 @@ typedef struct fz_driver {
     uint32_t max_prefabs, max_members;
     fz_seen_t seen[FZ_MAX_ITERS]; /* one per iteration open at once */
     int32_t iters;                /* iterations the driver has open */
+    /* Systems. */
+    struct fz_dsys *systems;      /* FZ_MAX_SYSTEMS entries */
+    uint32_t system_serial;       /* systems made so far: creation order */
+    uint32_t frames;              /* tes_progress calls that ran a frame */
+    int32_t threads;              /* the world's threads */
 } fz_driver_t;
 
 /* driver.c: helpers. */
@@ -179,6 +188,15 @@ void fzd_snapshot_hooks(int k, tes_hooks_t *hooks);
 /* Save, load into a fresh world, compare bytes, carry on with the loaded
  * world (at top level; inside a deferred level only checks the refusal). */
 void fzd_op_snapshot(fz_driver_t *d);
+/* driver_systems.c */
+/* Creates or frees a system, or runs a frame checked against the model. */
+void fzd_op_systems(fz_driver_t *d);
+/* Frees the systems (free_them) or forgets them (tes_world_free will). */
+void fzd_systems_fini(fz_driver_t *d, bool free_them);
+/* Makes the systems again in a world that replaced the driver's (a
+ * snapshot load), in creation order. */
+void fzd_systems_rehome(fz_driver_t *d);
+size_t fzd_systems_size(void);
 
 /* driver_defer.c */
 /* Closes one deferred level the driver opened; at zero the model applies

@@ -108,6 +108,7 @@ static tes_world_t *fresh_world(fz_driver_t *d, tes_comp_t ids[FZ_NCOMP])
     desc.generation_limit = d->cfg->generation_limit;
     desc.entity_limit = d->cfg->entity_limit;
     desc.strict_lifecycle = d->cfg->strict;
+    desc.threads = d->threads;
     tes_world_t *w = tes_world_new(&desc);
     if (!w)
         return NULL;
@@ -253,6 +254,7 @@ void fzd_op_snapshot(fz_driver_t *d)
     }
     for (int i = 0; i < FZ_MAX_QUERIES; i++)
         d->queries[i].q = queries[i];
+    fzd_systems_rehome(d); /* the old world's systems went with it */
     /* Stable components live at new addresses in the new world. */
     for (uint32_t i = 0; i < d->m.nslots; i++)
         memset(d->m.slots[i].stable_ptr, 0, sizeof d->m.slots[i].stable_ptr);

@@ -1,0 +1,158 @@
+/*
+ * The worker pool; see thread_pool.h. One mutex guards the job slot, the
+ * epoch (bumped once per job, so a worker that wakes spuriously knows
+ * whether there is new work) and the count of workers still running. The
+ * job's own data is shared through the mutex hand-over, which orders
+ * everything the caller wrote before tes__pool_run before anything a worker
+ * reads, and everything a worker wrote before the caller returns.
+ */
+#include "core/thread_pool.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+typedef struct worker {
+    tes__pool_t *pool;
+    pthread_t thread;
+    int32_t index; /* 1..count */
+} worker_t;
+
+struct tes__pool {
+    pthread_mutex_t lock;
+    pthread_cond_t wake; /* workers wait here for a new epoch */
+    pthread_cond_t idle; /* the caller waits here for running == 0 */
+    uint64_t epoch;
+    int32_t running;     /* workers that have not finished this epoch's job */
+    atomic_int finished; /* lets the caller spin a little before it sleeps */
+    bool stop;
+    tes__job_fn job;
+    void *ctx;
+    int32_t count;
+    worker_t *workers;
+};
+
+static void *worker_main(void *arg)
+{
+    worker_t *self = arg;
+    tes__pool_t *p = self->pool;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        while (p->epoch == seen && !p->stop)
+            pthread_cond_wait(&p->wake, &p->lock);
+        if (p->stop)
+            break;
+        seen = p->epoch;
+        tes__job_fn job = p->job;
+        void *ctx = p->ctx;
+        pthread_mutex_unlock(&p->lock);
+        job(ctx, self->index);
+        pthread_mutex_lock(&p->lock);
+        atomic_fetch_add_explicit(&p->finished, 1, memory_order_release);
+        if (--p->running == 0)
+            pthread_cond_signal(&p->idle);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+/* Stops the first `started` workers and releases everything. */
+static void shut_down(tes__pool_t *p, tes__alloc_t *a, int32_t started)
+{
+    pthread_mutex_lock(&p->lock);
+    p->stop = true;
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+    for (int32_t i = 0; i < started; i++)
+        pthread_join(p->workers[i].thread, NULL);
+    pthread_cond_destroy(&p->idle);
+    pthread_cond_destroy(&p->wake);
+    pthread_mutex_destroy(&p->lock);
+    tes__free(a, p->workers, (size_t)p->count * sizeof *p->workers);
+    tes__free(a, p, sizeof *p);
+}
+
+tes__pool_t *tes__pool_new(tes__alloc_t *a, int32_t workers)
+{
+    if (workers < 1)
+        return NULL;
+    tes__pool_t *p = tes__calloc(a, sizeof *p);
+    if (!p)
+        return NULL;
+    p->workers = tes__calloc(a, (size_t)workers * sizeof *p->workers);
+    if (!p->workers) {
+        tes__free(a, p, sizeof *p);
+        return NULL;
+    }
+    p->count = workers;
+    atomic_init(&p->finished, 0);
+    if (pthread_mutex_init(&p->lock, NULL)) {
+        tes__free(a, p->workers, (size_t)workers * sizeof *p->workers);
+        tes__free(a, p, sizeof *p);
+        return NULL;
+    }
+    if (pthread_cond_init(&p->wake, NULL)) {
+        pthread_mutex_destroy(&p->lock);
+        tes__free(a, p->workers, (size_t)workers * sizeof *p->workers);
+        tes__free(a, p, sizeof *p);
+        return NULL;
+    }
+    if (pthread_cond_init(&p->idle, NULL)) {
+        pthread_cond_destroy(&p->wake);
+        pthread_mutex_destroy(&p->lock);
+        tes__free(a, p->workers, (size_t)workers * sizeof *p->workers);
+        tes__free(a, p, sizeof *p);
+        return NULL;
+    }
+    for (int32_t i = 0; i < workers; i++) {
+        p->workers[i] = (worker_t){p, 0, i + 1};
+        if (pthread_create(&p->workers[i].thread, NULL, worker_main, &p->workers[i])) {
+            shut_down(p, a, i);
+            return NULL;
+        }
+    }
+    return p;
+}
+
+void tes__pool_free(tes__pool_t *p, tes__alloc_t *a)
+{
+    if (p)
+        shut_down(p, a, p->count);
+}
+
+void tes__pool_run(tes__pool_t *p, tes__job_fn job, void *ctx)
+{
+    pthread_mutex_lock(&p->lock);
+    p->job = job;
+    p->ctx = ctx;
+    p->running = p->count;
+    atomic_store_explicit(&p->finished, 0, memory_order_relaxed);
+    p->epoch++;
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+
+    job(ctx, 0);
+
+    /* The workers usually finish within microseconds of the caller: a short
+     * spin saves a sleep and a wake-up. */
+    for (int spins = 0; spins < 4000; spins++)
+        if (atomic_load_explicit(&p->finished, memory_order_acquire) == p->count)
+            break;
+    pthread_mutex_lock(&p->lock);
+    while (p->running)
+        pthread_cond_wait(&p->idle, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+}
+
+int32_t tes__pool_workers(const tes__pool_t *p) { return p ? p->count : 0; }
+
+int32_t tes__pool_thread(const tes__pool_t *p)
+{
+    if (!p)
+        return 0;
+    pthread_t self = pthread_self();
+    for (int32_t i = 0; i < p->count; i++)
+        if (pthread_equal(self, p->workers[i].thread))
+            return p->workers[i].index;
+    return 0;
+}

@@ -1,0 +1,43 @@
+/*
+ * A small pool of worker threads that run one job at a time on every
+ * thread at once: the caller is thread 0, workers are 1..count. The
+ * scheduler hands it one job per level of independent systems; the job
+ * itself shares the work out (an atomic cursor over work units), so the
+ * pool only needs "start everyone, wait for everyone".
+ *
+ * Tuned for frames: a handful of jobs per frame, each long compared to a
+ * wake-up. Idle workers sleep on a condition variable (no spinning between
+ * frames); the caller spins briefly before it sleeps while waiting for the
+ * last worker, because a job's tail is usually short.
+ *
+ * The pool's memory comes from the world's allocator; the threads' own
+ * stacks come from the C library (pthread_create), as with any thread.
+ */
+#ifndef TES_CORE_THREAD_POOL_H
+#define TES_CORE_THREAD_POOL_H
+
+#include "core/alloc.h"
+
+typedef void (*tes__job_fn)(void *ctx, int32_t thread);
+
+typedef struct tes__pool tes__pool_t;
+
+/* Starts `workers` threads (>= 1). NULL when memory or a thread could not
+ * be had; nothing is left running then. */
+tes__pool_t *tes__pool_new(tes__alloc_t *a, int32_t workers);
+
+/* Stops and joins every worker, then frees the pool. NULL is a no-op. */
+void tes__pool_free(tes__pool_t *p, tes__alloc_t *a);
+
+/* Runs job(ctx, t) on every thread t in 0..workers (the caller is 0) and
+ * returns when all have returned. Not reentrant: one job at a time. */
+void tes__pool_run(tes__pool_t *p, tes__job_fn job, void *ctx);
+
+/* Worker count (the caller not included). */
+int32_t tes__pool_workers(const tes__pool_t *p);
+
+/* The calling thread's number in the pool: 0 for any thread that is not
+ * one of its workers, else 1..workers. */
+int32_t tes__pool_thread(const tes__pool_t *p);
+
+#endif

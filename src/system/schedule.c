@@ -1,0 +1,286 @@
+/*
+ * The scheduler: levels from access, then one frame, level by level.
+ *
+ * Before a level runs, the calling thread walks each of its systems' queries
+ * once and captures the chunks (entities and field addresses). Nothing can
+ * move them while the level runs: its systems may not make structural
+ * changes (structural calls are refused exactly as from a hook), and a
+ * structural system is a level of its own that runs on the calling thread
+ * with a live iterator, its changes queued and applied when it ends. The
+ * captured work is cut into units — a whole system, or a row range of one
+ * chunk of a `parallel` system (so one big table still spreads) — and the
+ * threads take units from an atomic cursor. Which thread runs which unit
+ * changes nothing: units of one level touch disjoint data.
+ *
+ * Tuned for frames of tens of systems over up to millions of entities: a
+ * level with a single unit, or a world without workers, runs inline with no
+ * wake-up; a system whose query matches nothing costs one query walk.
+ * When memory for captured chunks or units cannot be had, the level runs on
+ * the calling thread with live iterators instead: slower, same result.
+ */
+#include <stdatomic.h>
+
+#include "core/thread_pool.h"
+#include "system/system.h"
+
+static bool shares(const tes_comp_t *a, int32_t na, const tes_comp_t *b, int32_t nb)
+{
+    for (int32_t i = 0; i < na; i++)
+        for (int32_t j = 0; j < nb; j++)
+            if (a[i] == b[j])
+                return true;
+    return false;
+}
+
+/* Write/write or read/write on one component, or either is structural. */
+static bool conflict(const tes_system_t *a, const tes_system_t *b)
+{
+    if (a->structural || b->structural)
+        return true;
+    return shares(a->writes, a->write_count, b->writes, b->write_count) ||
+           shares(a->writes, a->write_count, b->reads, b->read_count) ||
+           shares(a->reads, a->read_count, b->writes, b->write_count);
+}
+
+/* Run order: by level, then by creation. */
+static bool runs_before(const tes__systems_t *ss, uint32_t a, uint32_t b)
+{
+    uint32_t la = ss->items[a]->level, lb = ss->items[b]->level;
+    return la != lb ? la < lb : a < b;
+}
+
+int tes__schedule(tes_world_t *w, tes__systems_t *ss)
+{
+    (void)w;
+    for (uint32_t i = 0; i < ss->count; i++) {
+        tes_system_t *s = ss->items[i];
+        s->level = 0;
+        for (uint32_t j = 0; j < i; j++)
+            if (ss->items[j]->level + 1 > s->level && conflict(ss->items[j], s))
+                s->level = ss->items[j]->level + 1;
+        ss->order[i] = i;
+    }
+    /* Insertion sort by (level, creation): stable, no allocation, and the
+     * list is rebuilt only when systems come or go. */
+    for (uint32_t i = 1; i < ss->count; i++) {
+        uint32_t v = ss->order[i], j = i;
+        while (j > 0 && runs_before(ss, v, ss->order[j - 1])) {
+            ss->order[j] = ss->order[j - 1];
+            j--;
+        }
+        ss->order[j] = v;
+    }
+    ss->dirty = false;
+    return TES_OK;
+}
+
+/* An iterator around rows [begin, end) of a captured chunk. */
+static void detached_iter(const tes__systems_t *ss, const tes_system_t *s,
+                          const tes__chunk_t *c, int32_t begin, int32_t end, int32_t thread,
+                          tes_iter_t *it)
+{
+    it->count = end - begin;
+    it->entities = c->entities + begin;
+    it->world = s->w;
+    it->delta_time = ss->delta_time;
+    it->ctx = s->ctx;
+    it->thread = thread;
+    it->priv_query = s->query;
+    it->priv_phase = TES__ITER_DETACHED;
+    it->priv_done = 0;
+    for (int32_t i = 0; i < s->term_count; i++)
+        it->priv_fields[i] =
+            c->fields[i] ? (char *)c->fields[i] + (size_t)begin * s->field_size[i] : NULL;
+}
+
+/* A system without terms: one call with count 0. */
+static void run_empty(const tes__systems_t *ss, tes_system_t *s, int32_t thread)
+{
+    tes_iter_t it = {0};
+    it.world = s->w;
+    it.delta_time = ss->delta_time;
+    it.ctx = s->ctx;
+    it.thread = thread;
+    it.priv_done = 1;
+    s->run(&it);
+}
+
+static void run_unit(const tes__systems_t *ss, const tes__unit_t *u, int32_t thread)
+{
+    tes_system_t *s = u->system;
+    if (!s->query) {
+        run_empty(ss, s, thread);
+        return;
+    }
+    tes_iter_t it;
+    if (u->chunk != TES__ALL_CHUNKS) {
+        detached_iter(ss, s, &s->chunks[u->chunk], u->begin, u->end, thread, &it);
+        s->run(&it);
+        return;
+    }
+    for (uint32_t i = 0; i < s->chunk_count; i++) {
+        detached_iter(ss, s, &s->chunks[i], 0, s->chunks[i].count, thread, &it);
+        s->run(&it);
+    }
+}
+
+/* Runs s on the calling thread with a live iterator (structural systems,
+ * and the fallback when capturing failed). Its structural changes are
+ * queued under a deferral level of its own and applied when it ends.
+ * Returns the first error those changes met. */
+static int run_live(tes_world_t *w, const tes__systems_t *ss, tes_system_t *s)
+{
+    w->defer.depth++;
+    uint8_t refuse = w->refuse;
+    if (!s->structural)
+        w->refuse |= TES__REFUSE_STRUCTURAL;
+    else if (s->parallel)
+        w->refuse |= TES__REFUSE_CREATE;
+    if (!s->query) {
+        run_empty(ss, s, 0);
+    } else {
+        tes_iter_t it = tes_query_iter(s->query);
+        it.delta_time = ss->delta_time;
+        it.ctx = s->ctx;
+        while (tes_iter_next(&it))
+            s->run(&it);
+    }
+    w->refuse = refuse;
+    return tes__defer_end(w);
+}
+
+/* Captures s's chunks. TES_OK or TES_ERR_NOMEM (s->chunk_count is then 0). */
+static int capture(tes_world_t *w, tes_system_t *s)
+{
+    s->chunk_count = 0;
+    tes_iter_t it = tes_query_iter(s->query);
+    while (tes_iter_next(&it)) {
+        if (tes__grow(&w->alloc, (void **)&s->chunks, &s->chunk_cap,
+                      (uint64_t)s->chunk_count + 1, sizeof *s->chunks, 4)) {
+            tes_iter_fini(&it);
+            s->chunk_count = 0;
+            return TES_ERR_NOMEM;
+        }
+        tes__chunk_t *c = &s->chunks[s->chunk_count++];
+        c->count = it.count;
+        c->entities = it.entities;
+        for (int32_t i = 0; i < s->term_count; i++)
+            c->fields[i] = tes_field(&it, i);
+    }
+    return TES_OK;
+}
+
+static int push_unit(tes_world_t *w, tes__systems_t *ss, tes__unit_t u)
+{
+    if (tes__grow(&w->alloc, (void **)&ss->units, &ss->unit_cap, (uint64_t)ss->unit_count + 1,
+                  sizeof *ss->units, 16))
+        return TES_ERR_NOMEM;
+    ss->units[ss->unit_count++] = u;
+    return TES_OK;
+}
+
+/* The units of one non-structural system; TES_OK or TES_ERR_NOMEM. */
+static int plan_system(tes_world_t *w, tes__systems_t *ss, tes_system_t *s)
+{
+    if (!s->query)
+        return push_unit(w, ss, (tes__unit_t){s, TES__ALL_CHUNKS, 0, 0});
+    int rc = capture(w, s);
+    if (rc || !s->chunk_count)
+        return rc;
+    if (!s->parallel || w->threads <= 1)
+        return push_unit(w, ss, (tes__unit_t){s, TES__ALL_CHUNKS, 0, 0});
+    /* About four units per thread, none tiny: enough to even out uneven
+     * chunks without paying a unit's overhead per handful of rows. */
+    int64_t rows = 0;
+    for (uint32_t i = 0; i < s->chunk_count; i++)
+        rows += s->chunks[i].count;
+    int64_t size = rows / ((int64_t)w->threads * 4) + 1;
+    if (size < 1024)
+        size = 1024;
+    for (uint32_t i = 0; i < s->chunk_count; i++) {
+        for (int64_t b = 0; b < s->chunks[i].count; b += size) {
+            int64_t e = b + size < s->chunks[i].count ? b + size : s->chunks[i].count;
+            rc = push_unit(w, ss, (tes__unit_t){s, i, (int32_t)b, (int32_t)e});
+            if (rc)
+                return rc;
+        }
+    }
+    return TES_OK;
+}
+
+typedef struct level_job {
+    tes__systems_t *ss;
+    atomic_uint next;
+} level_job_t;
+
+static void level_worker(void *ctx, int32_t thread)
+{
+    level_job_t *job = ctx;
+    const tes__systems_t *ss = job->ss;
+    for (;;) {
+        unsigned u = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
+        if (u >= ss->unit_count)
+            return;
+        run_unit(ss, &ss->units[u], thread);
+    }
+}
+
+/* Runs systems order[first..last) (one level, none structural). */
+static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32_t last)
+{
+    ss->unit_count = 0;
+    bool planned = true;
+    for (uint32_t i = first; i < last && planned; i++) {
+        tes_system_t *s = ss->items[ss->order[i]];
+        if (!s->doomed && plan_system(w, ss, s))
+            planned = false;
+    }
+    if (!planned) {
+        /* Out of memory for the plan: the same systems, one by one. */
+        for (uint32_t i = first; i < last; i++) {
+            tes_system_t *s = ss->items[ss->order[i]];
+            if (!s->doomed)
+                run_live(w, ss, s);
+        }
+        return;
+    }
+    /* Structural calls are refused while these systems run. */
+    w->refuse |= TES__REFUSE_STRUCTURAL;
+    if (w->pool && ss->unit_count > 1) {
+        level_job_t job = {ss, 0};
+        atomic_init(&job.next, 0);
+        for (int32_t t = 0; t < w->threads; t++)
+            w->thread_errors[t] = w->last_error;
+        w->parallel = true;
+        tes__pool_run(w->pool, level_worker, &job);
+        w->parallel = false;
+    } else {
+        for (uint32_t u = 0; u < ss->unit_count; u++)
+            run_unit(ss, &ss->units[u], 0);
+    }
+    w->refuse &= (uint8_t)~TES__REFUSE_STRUCTURAL;
+}
+
+int tes__schedule_run(tes_world_t *w, tes__systems_t *ss)
+{
+    int first_error = TES_OK;
+    uint32_t n = ss->count;
+    for (uint32_t i = 0; i < n;) {
+        tes_system_t *s = ss->items[ss->order[i]];
+        if (s->structural) {
+            if (!s->doomed) {
+                int rc = run_live(w, ss, s);
+                if (rc && first_error == TES_OK)
+                    first_error = rc;
+            }
+            i++;
+            continue;
+        }
+        uint32_t j = i + 1;
+        while (j < n && ss->items[ss->order[j]]->level == s->level)
+            j++;
+        run_level(w, ss, i, j);
+        i = j;
+    }
+    return first_error;
+}

@@ -1,0 +1,79 @@
+/*
+ * Systems: a query, a function and the access the query's terms declare.
+ * This header holds the layout schedule.c and system.c share; the public
+ * type is opaque.
+ *
+ * The scheduler (schedule.c) turns creation order plus access into levels:
+ * a system's level is one more than the highest level of any earlier system
+ * it conflicts with (one writes a component the other reads or writes; a
+ * structural system conflicts with everything). Systems of one level touch
+ * disjoint data, so they may run at the same time; levels run in order.
+ * That is what makes the result the one of creation order for any thread
+ * count.
+ */
+#ifndef TES_SYSTEM_SYSTEM_H
+#define TES_SYSTEM_SYSTEM_H
+
+#include "query/query.h"
+
+/* One chunk of a system's query, captured before its level runs. */
+typedef struct tes__chunk {
+    int32_t count;
+    const tes_entity_t *entities;
+    void *fields[TES_MAX_TERMS];
+} tes__chunk_t;
+
+struct tes_system {
+    tes_world_t *w;
+    char *name;
+    size_t name_size;
+    tes_query_t *query;       /* NULL for a system without terms */
+    void (*run)(tes_iter_t *it);
+    void *ctx;
+    bool parallel;
+    bool structural;
+    bool doomed;              /* freed inside tes_progress: freed at its end */
+    uint32_t level;           /* set by the scheduler */
+    int32_t term_count;
+    size_t field_size[TES_MAX_TERMS]; /* bytes per value of each term's field */
+    tes_comp_t reads[TES_MAX_TERMS];
+    tes_comp_t writes[TES_MAX_TERMS];
+    int32_t read_count;
+    int32_t write_count;
+    tes__chunk_t *chunks;     /* this frame's chunks, while its level runs */
+    uint32_t chunk_count;
+    uint32_t chunk_cap;
+};
+
+/* A piece of work for one thread: rows [begin, end) of chunk `chunk` of a
+ * system, or every chunk of it in order when chunk == TES__ALL_CHUNKS. */
+#define TES__ALL_CHUNKS UINT32_C(0xFFFFFFFF)
+typedef struct tes__unit {
+    tes_system_t *system;
+    uint32_t chunk;
+    int32_t begin;
+    int32_t end;
+} tes__unit_t;
+
+typedef struct tes__systems {
+    tes_system_t **items;     /* creation order */
+    uint32_t count;
+    uint32_t cap;
+    uint32_t *order;          /* items sorted by (level, creation) */
+    uint32_t order_cap;
+    bool dirty;               /* levels need recomputing */
+    bool running;             /* inside tes_progress */
+    tes__unit_t *units;       /* the running level's work */
+    uint32_t unit_count;
+    uint32_t unit_cap;
+    float delta_time;
+} tes__systems_t;
+
+/* Computes every system's level and the run order. TES_OK or
+ * TES_ERR_NOMEM (nothing changed). */
+int tes__schedule(tes_world_t *w, tes__systems_t *ss);
+
+/* Runs one frame; see tes_progress. */
+int tes__schedule_run(tes_world_t *w, tes__systems_t *ss);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * The allocation-failure sweep over systems: a world with worker threads
+ * (the pool's memory is the first thing tes_world_new can fail on past
+ * the world itself), tes_system_new (registry, order list, name, query),
+ * and frames of tes_progress, whose capture of chunks and work units
+ * allocates: a failure there must cost nothing but speed (the level runs
+ * on the calling thread instead), and a failure while a structural
+ * system's changes are queued or applied is reported like a flush's.
+ */
+#include <stdio.h>
+
+#include "fault/fault.h"
+
+static int fs_system(fs_run_t *r, const tes_system_desc_t *d)
+{
+    return tes_system_new(r->w, d) ? TES_OK : tes_last_error(r->w);
+}
+
+/* Adds 1 to every T4 value: a parallel, non-structural system. */
+static void bump(tes_iter_t *it)
+{
+    int32_t *v = tes_field(it, 0);
+    for (int32_t i = 0; i < it->count; i++)
+        v[i] += 1;
+}
+
+/* Copies the first bytes of S8 into T24: reads one, writes the other. */
+static void copy_s8(tes_iter_t *it)
+{
+    const uint8_t *s = tes_field(it, 0);
+    uint8_t *t = tes_field(it, 1);
+    for (int32_t i = 0; i < it->count; i++)
+        t[(size_t)i * 24] = s[(size_t)i * 8];
+}
+
+/* Structural: toggles tags. A queueing call that fails for want of memory
+ * queues nothing, so retrying it is what a careful system does. */
+static void toggle(tes_iter_t *it)
+{
+    fs_run_t *r = it->ctx;
+    for (int32_t i = 0; i < it->count; i++) {
+        tes_entity_t e = it->entities[i];
+        int k = tes_entity_index(e) % 3 ? FS_C_STAG : FS_C_TTAG;
+        bool has = tes_has(it->world, e, r->ids[k]);
+        for (int attempt = 0; attempt < 2; attempt++) {
+            int rc = has ? tes_remove(it->world, e, r->ids[k]) : tes_add(it->world, e, r->ids[k]);
+            if (rc != TES_ERR_NOMEM)
+                break;
+        }
+    }
+}
+
+void fs_sc_systems(fs_run_t *r)
+{
+    if (!fs_world_new(r, &(tes_world_desc_t){.threads = 2}))
+        return;
+    fs_register_base(r);
+    static const int kinds[] = {FS_C_T4, FS_C_T24, FS_C_S8};
+    fs_spawn_n(r, 300, kinds, 3);
+    static const int fewer[] = {FS_C_T4, FS_C_TTAG};
+    fs_spawn_n(r, 3000, fewer, 2);
+    tes_comp_t *id = r->ids;
+    tes_system_desc_t d1 = {.name = "bump", .run = bump, .parallel = true,
+                            .query = {.terms = {{id[FS_C_T4]}}}};
+    FS_STEP(r, fs_system(r, &d1));
+    tes_system_desc_t d2 = {.name = "copy", .run = copy_s8,
+                            .query = {.terms = {{id[FS_C_S8], TES_AND, TES_IN},
+                                                {id[FS_C_T24], TES_AND, TES_OUT}}}};
+    FS_STEP(r, fs_system(r, &d2));
+    tes_system_desc_t d3 = {.name = "toggle", .run = toggle, .ctx = r, .structural = true,
+                            .query = {.terms = {{id[FS_C_T4], TES_AND, TES_NOACCESS}}}};
+    FS_STEP(r, fs_system(r, &d3));
+    for (int frame = 0; frame < 3 && !r->dead; frame++)
+        fs_progress(r);
+}

@@ -1,0 +1,497 @@
+/*
+ * Systems and the scheduler: creation rules, what run receives, the
+ * structural/parallel rules, freeing during a frame, and determinism — a
+ * randomized world with 24 systems whose state hash after 100 frames must
+ * be identical for 1, 2, 3, 4 and 8 threads (this file also runs under
+ * the thread sanitizer: make tsan).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tessera.h"
+#include "world/check.h"
+
+static tes_comp_t comp(tes_world_t *w, const char *name, size_t size, tes_storage_t storage)
+{
+    tes_component_desc_t d = {.name = name, .size = size, .storage = storage};
+    tes_comp_t c = tes_component(w, &d);
+    assert_int_not_equal(c, 0);
+    return c;
+}
+
+typedef struct record {
+    int calls;
+    int rows;
+    int first_status;
+    float dt;
+    void *ctx;
+    tes_comp_t a;
+    tes_entity_t spawned;
+    tes_query_t *q;
+} record_t;
+
+static void count_rows(tes_iter_t *it)
+{
+    record_t *r = it->ctx;
+    r->calls++;
+    r->rows += it->count;
+    r->dt = it->delta_time;
+    r->ctx = it->ctx;
+    int32_t *vals = tes_field(it, 0);
+    for (int32_t i = 0; i < it->count; i++)
+        vals[i] += 1;
+}
+
+static void test_runs_chunks_with_frame_data(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t a = comp(w, "A", 4, TES_STORAGE_TABLE);
+    tes_comp_t b = comp(w, "B", 4, TES_STORAGE_TABLE);
+    tes_comp_t none = comp(w, "None", 4, TES_STORAGE_TABLE);
+    for (int i = 0; i < 10; i++) {
+        tes_entity_t e = tes_spawn(w);
+        assert_int_equal(tes_add(w, e, a), TES_OK);
+        if (i % 2)
+            assert_int_equal(tes_add(w, e, b), TES_OK);
+    }
+    record_t r = {0}, nothing = {0};
+    tes_system_desc_t d = {.name = "count", .query = {.terms = {{a}}}, .run = count_rows, .ctx = &r};
+    assert_non_null(tes_system_new(w, &d));
+    tes_system_desc_t n = {.name = "nothing", .query = {.terms = {{none}}}, .run = count_rows,
+                           .ctx = &nothing};
+    assert_non_null(tes_system_new(w, &n));
+    assert_int_equal(tes_progress(w, 0.5f), TES_OK);
+    assert_int_equal(r.calls, 2); /* two tables */
+    assert_int_equal(r.rows, 10);
+    assert_true(r.dt == 0.5f);
+    assert_ptr_equal(r.ctx, &r);
+    assert_int_equal(nothing.calls, 0); /* matches nothing: not called */
+    tes_iter_t it = tes_query_iter(tes_query_new(w, &(tes_query_desc_t){.terms = {{a}}}));
+    while (tes_iter_next(&it)) {
+        const int32_t *v = tes_field(&it, 0);
+        for (int32_t i = 0; i < it.count; i++)
+            assert_int_equal(v[i], 1);
+    }
+    tes_world_free(w);
+}
+
+static void no_terms(tes_iter_t *it)
+{
+    record_t *r = it->ctx;
+    r->calls++;
+    r->rows += it->count;
+    assert_null(it->entities);
+    assert_null(tes_field(it, 0));
+    assert_false(tes_iter_next(it));
+}
+
+static void test_system_without_terms_runs_once(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(&(tes_world_desc_t){.threads = 2});
+    assert_non_null(w);
+    record_t r = {0};
+    assert_non_null(tes_system_new(w, &(tes_system_desc_t){.name = "t", .run = no_terms, .ctx = &r}));
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(tes_progress(w, 1), TES_OK);
+    assert_int_equal(r.calls, 3);
+    assert_int_equal(r.rows, 0);
+    tes_world_free(w);
+}
+
+static void nop(tes_iter_t *it) { (void)it; }
+
+static void test_creation_rules(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t a = comp(w, "A", 4, TES_STORAGE_TABLE);
+    assert_null(tes_system_new(NULL, &(tes_system_desc_t){.name = "x", .run = nop}));
+    assert_null(tes_system_new(w, NULL));
+    assert_int_equal(tes_last_error(w), TES_ERR_INVALID);
+    assert_null(tes_system_new(w, &(tes_system_desc_t){.run = nop}));
+    assert_int_equal(tes_last_error(w), TES_ERR_INVALID);
+    assert_null(tes_system_new(w, &(tes_system_desc_t){.name = "x"}));
+    assert_int_equal(tes_last_error(w), TES_ERR_INVALID);
+    /* A query tes_query_new refuses: a component named twice. */
+    assert_null(tes_system_new(
+        w, &(tes_system_desc_t){.name = "x", .run = nop, .query = {.terms = {{a}, {a}}}}));
+    assert_int_equal(tes_last_error(w), TES_ERR_INVALID);
+    tes_system_t *s = tes_system_new(w, &(tes_system_desc_t){.name = "x", .run = nop});
+    assert_non_null(s);
+    assert_null(tes_system_new(w, &(tes_system_desc_t){.name = "x", .run = nop}));
+    assert_int_equal(tes_last_error(w), TES_ERR_INVALID);
+    tes_system_free(s);
+    tes_system_free(NULL);
+    s = tes_system_new(w, &(tes_system_desc_t){.name = "x", .run = nop});
+    assert_non_null(s); /* the name is free again */
+    assert_int_equal(tes_progress(NULL, 0), TES_ERR_INVALID);
+    assert_null(tes_world_new(&(tes_world_desc_t){.threads = -1}));
+    assert_null(tes_world_new(&(tes_world_desc_t){.threads = TES_MAX_THREADS + 1}));
+    /* A deferred world does not run systems. */
+    assert_int_equal(tes_defer_begin(w), TES_OK);
+    assert_int_equal(tes_progress(w, 0), TES_ERR_BUSY);
+    assert_int_equal(tes_defer_end(w), TES_OK);
+    tes_world_free(w); /* frees the system still alive */
+}
+
+/* A system without the structural flag: every structural call is refused
+ * and nothing is queued. */
+static void try_structural(tes_iter_t *it)
+{
+    record_t *r = it->ctx;
+    for (int32_t i = 0; i < it->count; i++) {
+        int rc = tes_remove(it->world, it->entities[i], r->a);
+        if (!r->first_status)
+            r->first_status = rc;
+        assert_int_equal(tes_add(it->world, it->entities[i], r->a), TES_ERR_BUSY);
+        assert_int_equal(tes_destroy(it->world, it->entities[i]), TES_ERR_BUSY);
+        assert_int_equal(tes_spawn(it->world), TES_NULL);
+        assert_int_equal(tes_last_error(it->world), TES_ERR_BUSY);
+        assert_int_equal(tes_progress(it->world, 0), TES_ERR_BUSY);
+        assert_null(tes_system_new(it->world, &(tes_system_desc_t){.name = "y", .run = nop}));
+        assert_int_equal(tes_defer_begin(it->world), TES_ERR_BUSY);
+        assert_int_equal(tes_defer_end(it->world), TES_ERR_BUSY);
+        tes_world_free(it->world); /* refused: the frame goes on */
+        assert_int_equal(tes_last_error(it->world), TES_ERR_BUSY);
+        r->rows++;
+    }
+    /* Queries work inside systems (unlike inside hooks). */
+    if (r->calls++ == 0) {
+        int32_t n = 0;
+        tes_iter_t q = tes_query_iter(r->q);
+        while (tes_iter_next(&q))
+            n += q.count;
+        assert_int_equal(n, 5000);
+        assert_int_equal(tes_query_count(r->q), 5000);
+    }
+}
+
+static void test_non_structural_system_is_refused(void **state)
+{
+    (void)state;
+    for (int32_t threads = 1; threads <= 2; threads++) {
+        tes_world_t *w = tes_world_new(&(tes_world_desc_t){.threads = threads});
+        tes_comp_t a = comp(w, "A", 4, TES_STORAGE_TABLE);
+        for (int i = 0; i < 5000; i++)
+            assert_int_equal(tes_add(w, tes_spawn(w), a), TES_OK);
+        record_t r = {.a = a, .q = tes_query_new(w, &(tes_query_desc_t){.terms = {{a}}})};
+        assert_non_null(tes_system_new(w, &(tes_system_desc_t){
+                                              .name = "s", .query = {.terms = {{a, TES_AND, TES_IN}}},
+                                              .run = try_structural, .ctx = &r}));
+        assert_int_equal(tes_progress(w, 0), TES_OK);
+        assert_int_equal(r.first_status, TES_ERR_BUSY);
+        assert_int_equal(r.rows, 5000);
+        assert_int_equal(r.calls, 1);
+        assert_int_equal(tes_entity_count(w), 5000);
+        assert_false(tes_is_deferred(w));
+        assert_int_equal(tes__world_check(w), TES_OK);
+        tes_world_free(w);
+    }
+}
+
+/* A structural system's changes are applied when it ends: a later system
+ * sees them, the system itself still sees the world as it was. */
+static void remove_a(tes_iter_t *it)
+{
+    record_t *r = it->ctx;
+    for (int32_t i = 0; i < it->count; i++) {
+        assert_int_equal(tes_remove(it->world, it->entities[i], r->a), TES_OK);
+        assert_true(tes_has(it->world, it->entities[i], r->a)); /* queued */
+    }
+    r->rows += it->count;
+}
+
+static void test_structural_changes_apply_when_system_ends(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(&(tes_world_desc_t){.threads = 2});
+    tes_comp_t a = comp(w, "A", 4, TES_STORAGE_TABLE);
+    tes_comp_t b = comp(w, "B", 4, TES_STORAGE_SPARSE);
+    for (int i = 0; i < 100; i++) {
+        tes_entity_t e = tes_spawn(w);
+        assert_int_equal(tes_add(w, e, a), TES_OK);
+        assert_int_equal(tes_add(w, e, b), TES_OK);
+    }
+    record_t before = {0}, rm = {.a = a}, after = {0};
+    assert_non_null(tes_system_new(w, &(tes_system_desc_t){
+                                          .name = "before", .query = {.terms = {{a}}},
+                                          .run = count_rows, .ctx = &before}));
+    assert_non_null(tes_system_new(w, &(tes_system_desc_t){
+                                          .name = "rm", .query = {.terms = {{b}}},
+                                          .run = remove_a, .ctx = &rm, .structural = true}));
+    assert_non_null(tes_system_new(w, &(tes_system_desc_t){
+                                          .name = "after", .query = {.terms = {{a}}},
+                                          .run = count_rows, .ctx = &after}));
+    assert_int_equal(tes_progress(w, 0), TES_OK);
+    assert_int_equal(before.rows, 100);
+    assert_int_equal(rm.rows, 100);
+    assert_int_equal(after.rows, 0);
+    assert_false(tes_is_deferred(w));
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
+/* A parallel structural system may change components but not create
+ * entities. */
+static void parallel_structural(tes_iter_t *it)
+{
+    record_t *r = it->ctx;
+    for (int32_t i = 0; i < it->count; i++) {
+        assert_int_equal(tes_remove(it->world, it->entities[i], r->a), TES_OK);
+        assert_int_equal(tes_spawn(it->world), TES_NULL);
+        assert_int_equal(tes_last_error(it->world), TES_ERR_BUSY);
+        assert_int_equal(tes_clone(it->world, it->entities[i]), TES_NULL);
+        assert_int_equal(tes_prefab_new(it->world), TES_NULL);
+        assert_int_equal(tes_spawn_n(it->world, 1, NULL, 0, &r->spawned), TES_ERR_BUSY);
+    }
+    r->rows += it->count;
+}
+
+static void test_parallel_system_may_not_create(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(&(tes_world_desc_t){.threads = 2});
+    tes_comp_t a = comp(w, "A", 4, TES_STORAGE_TABLE);
+    for (int i = 0; i < 50; i++)
+        assert_int_equal(tes_add(w, tes_spawn(w), a), TES_OK);
+    record_t r = {.a = a};
+    assert_non_null(tes_system_new(w, &(tes_system_desc_t){
+                                          .name = "p", .query = {.terms = {{a}}},
+                                          .run = parallel_structural, .ctx = &r,
+                                          .parallel = true, .structural = true}));
+    assert_int_equal(tes_progress(w, 0), TES_OK);
+    assert_int_equal(r.rows, 50);
+    assert_int_equal(tes_entity_count(w), 50);
+    /* the removals were applied */
+    tes_query_t *q = tes_query_new(w, &(tes_query_desc_t){.terms = {{a}}});
+    assert_int_equal(tes_query_count(q), 0);
+    /* Outside systems, spawning works again. */
+    assert_true(tes_spawn(w) != TES_NULL);
+    tes_world_free(w);
+}
+
+static tes_system_t *victim;
+
+static void free_victim(tes_iter_t *it)
+{
+    record_t *r = it->ctx;
+    r->calls++;
+    tes_system_free(victim);
+    victim = NULL;
+}
+
+static void test_free_during_progress(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    record_t killer = {0}, v = {0};
+    assert_non_null(tes_system_new(w, &(tes_system_desc_t){.name = "killer", .run = free_victim,
+                                                          .ctx = &killer}));
+    victim = tes_system_new(w, &(tes_system_desc_t){.name = "victim", .run = no_terms, .ctx = &v});
+    assert_non_null(victim);
+    assert_int_equal(tes_progress(w, 0), TES_OK);
+    assert_int_equal(killer.calls, 1);
+    assert_int_equal(v.calls, 1); /* same level: planned before it was freed */
+    assert_int_equal(tes_progress(w, 0), TES_OK);
+    assert_int_equal(v.calls, 1); /* gone */
+    /* the name is free again */
+    assert_non_null(tes_system_new(w, &(tes_system_desc_t){.name = "victim", .run = nop}));
+    tes_world_free(w);
+}
+
+/* ---- determinism ------------------------------------------------------ */
+
+enum { NCOMP = 6, NSYS = 24, NENT = 4000, FRAMES = 100 };
+
+typedef struct det_world {
+    tes_world_t *w;
+    tes_comp_t c[NCOMP];
+    tes_entity_t *handles;
+    uint32_t count;
+    uint32_t cap;
+} det_world_t;
+
+typedef struct det_system {
+    det_world_t *dw;
+    uint32_t id;
+    int32_t terms;
+    tes_access_t access[3];
+    int kind; /* 0 compute, 1 structural add/remove, 2 structural spawn/destroy */
+    tes_comp_t target;
+    tes_query_t *query; /* the reference run's own query */
+} det_system_t;
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    return x;
+}
+
+static void det_run(tes_iter_t *it)
+{
+    det_system_t *s = it->ctx;
+    for (int32_t i = 0; i < it->count; i++) {
+        uint64_t acc = s->id;
+        for (int32_t t = 0; t < s->terms; t++) {
+            const uint64_t *v = tes_field(it, t);
+            if (v && s->access[t] != TES_OUT)
+                acc = mix(acc ^ v[i]);
+        }
+        for (int32_t t = 0; t < s->terms; t++) {
+            uint64_t *v = tes_field(it, t);
+            if (v && s->access[t] != TES_IN)
+                v[i] = acc + (uint64_t)t;
+        }
+        tes_world_t *w = it->world;
+        tes_entity_t e = it->entities[i];
+        if (s->kind == 1 && (acc & 15) == 0) {
+            if (tes_has(w, e, s->target))
+                assert_int_equal(tes_remove(w, e, s->target), TES_OK);
+            else
+                assert_int_equal(tes_set(w, e, s->target, &acc), TES_OK);
+        } else if (s->kind == 2 && (acc & 63) == 0) {
+            assert_int_equal(tes_destroy(w, e), TES_OK);
+            tes_entity_t n = tes_spawn(w);
+            assert_true(n != TES_NULL);
+            assert_int_equal(tes_set(w, n, s->dw->c[acc % NCOMP], &acc), TES_OK);
+            det_world_t *dw = s->dw;
+            if (dw->count == dw->cap) {
+                dw->cap *= 2;
+                dw->handles = realloc(dw->handles, dw->cap * sizeof *dw->handles);
+                assert_non_null(dw->handles);
+            }
+            dw->handles[dw->count++] = n;
+        }
+    }
+}
+
+static uint64_t det_hash(const det_world_t *dw)
+{
+    uint64_t h = 0;
+    for (uint32_t i = 0; i < dw->count; i++) {
+        tes_entity_t e = dw->handles[i];
+        h = mix(h ^ (tes_alive(dw->w, e) ? e : 1));
+        for (int c = 0; c < NCOMP; c++) {
+            const uint64_t *v = tes_get(dw->w, e, dw->c[c]);
+            h = mix(h ^ (v ? *v + (uint64_t)c : (uint64_t)c * 7919));
+        }
+    }
+    return h;
+}
+
+/* threads == 0: the reference, no scheduler — each system's query walked
+ * by hand in creation order, its changes applied when its walk ends. */
+static uint64_t run_det(int32_t threads, uint64_t seed, det_system_t *sys)
+{
+    det_world_t dw = {0};
+    dw.w = tes_world_new(&(tes_world_desc_t){.threads = threads});
+    assert_non_null(dw.w);
+    static const char *names[NCOMP] = {"C0", "C1", "C2", "C3", "C4", "C5"};
+    for (int c = 0; c < NCOMP; c++)
+        dw.c[c] = comp(dw.w, names[c], 8, c % 3 == 2 ? TES_STORAGE_SPARSE : TES_STORAGE_TABLE);
+    dw.cap = NENT * 2;
+    dw.handles = malloc(dw.cap * sizeof *dw.handles);
+    uint64_t r = seed;
+    for (uint32_t i = 0; i < NENT; i++) {
+        tes_entity_t e = tes_spawn(dw.w);
+        for (int c = 0; c < NCOMP; c++) {
+            r = mix(r + i * 31 + (uint64_t)c);
+            if (r & 1) {
+                uint64_t v = r;
+                assert_int_equal(tes_set(dw.w, e, dw.c[c], &v), TES_OK);
+            }
+        }
+        dw.handles[dw.count++] = e;
+    }
+    r = seed;
+    for (uint32_t s = 0; s < NSYS; s++) {
+        det_system_t *d = &sys[s];
+        memset(d, 0, sizeof *d);
+        d->dw = &dw;
+        d->id = s;
+        r = mix(r + s);
+        d->terms = 1 + (int32_t)(r % 3);
+        tes_system_desc_t desc = {.run = det_run, .ctx = d};
+        char name[16];
+        snprintf(name, sizeof name, "sys%u", s);
+        desc.name = name;
+        int used[NCOMP] = {0};
+        for (int32_t t = 0; t < d->terms; t++) {
+            int c;
+            do {
+                r = mix(r + 1);
+                c = (int)(r % NCOMP);
+            } while (used[c]);
+            used[c] = 1;
+            d->access[t] = (tes_access_t)((r >> 8) % 3); /* INOUT, IN, OUT */
+            desc.query.terms[t] = (tes_term_t){dw.c[c], TES_AND, d->access[t]};
+        }
+        r = mix(r + 2);
+        if (r % 8 == 0) {
+            d->kind = 1 + (int)((r >> 4) % 2);
+            d->target = dw.c[(r >> 8) % NCOMP];
+            desc.structural = true;
+            desc.parallel = d->kind == 1 && ((r >> 12) & 1);
+        } else {
+            desc.parallel = (r >> 4) % 3 != 0;
+        }
+        if (threads)
+            assert_non_null(tes_system_new(dw.w, &desc));
+        else
+            assert_non_null(d->query = tes_query_new(dw.w, &desc.query));
+    }
+    for (int f = 0; f < FRAMES; f++) {
+        if (threads) {
+            assert_int_equal(tes_progress(dw.w, 0.016f), TES_OK);
+            continue;
+        }
+        for (uint32_t s = 0; s < NSYS; s++) {
+            tes_iter_t it = tes_query_iter(sys[s].query);
+            it.ctx = &sys[s];
+            while (tes_iter_next(&it))
+                det_run(&it);
+        }
+    }
+    assert_int_equal(tes__world_check(dw.w), TES_OK);
+    uint64_t h = det_hash(&dw);
+    tes_world_free(dw.w);
+    free(dw.handles);
+    return h;
+}
+
+static void test_determinism_across_thread_counts(void **state)
+{
+    (void)state;
+    static det_system_t sys[NSYS];
+    for (uint64_t seed = 1; seed <= 2; seed++) {
+        uint64_t h1 = run_det(0, seed, sys);
+        static const int32_t counts[] = {1, 2, 3, 4, 8};
+        for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+            assert_true(run_det(counts[i], seed, sys) == h1);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_runs_chunks_with_frame_data),
+        cmocka_unit_test(test_system_without_terms_runs_once),
+        cmocka_unit_test(test_creation_rules),
+        cmocka_unit_test(test_non_structural_system_is_refused),
+        cmocka_unit_test(test_structural_changes_apply_when_system_ends),
+        cmocka_unit_test(test_parallel_system_may_not_create),
+        cmocka_unit_test(test_free_during_progress),
+        cmocka_unit_test(test_determinism_across_thread_counts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
