@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 sh "$src/tools/amalgamate.sh" "$src" "$tmp/dist"
 cp "$src/tests/dist/single_file_app.c" "$tmp/dist/app.c"
 cd "$tmp/dist"
-flags="-std=c11 -Wall -Wextra -Wpedantic -Werror"
+flags="-std=c11 -Wall -Wextra -Wpedantic -Werror -pthread"
 # shellcheck disable=SC2086 # flags split into words
 "$cc" $flags -c tessera.c -o tessera.o
 # shellcheck disable=SC2086
