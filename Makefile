@@ -8,9 +8,30 @@ FUZZ := build/fuzz
 FUZZ_LONG := build/fuzz-long
 PREFIX ?= /usr/local
 
-.PHONY: all build run test sanitize tsan bench fuzz fuzz-long install clean deps
+.PHONY: all help build run samples test sanitize tsan coverage valgrind bench bench-docs fuzz \
+	fuzz-long dist install clean deps
 
 all: build
+
+help:
+	@echo "make              build the library, the demo and the samples (release, $(BUILD));"
+	@echo "                  also make all, make build"
+	@echo "make deps         install cmocka, the test dependency (as root)"
+	@echo "make run          build and run the demo (ARGS='--help' lists its options)"
+	@echo "make samples      build and run the seven samples in examples/"
+	@echo "make test         build and run every test (installs cmocka as root)"
+	@echo "make sanitize     every test under ASan + UBSan, with TES_DEBUG on"
+	@echo "make tsan         the threaded tests under ThreadSanitizer"
+	@echo "make coverage     line and branch coverage of src/ over the tests (gcovr)"
+	@echo "make valgrind     the test programs under valgrind memcheck"
+	@echo "make bench        the benchmarks (ARGS='--filter W4' runs one workload)"
+	@echo "make bench-docs   copy build/bench results into docs/bench and the README/guide tables"
+	@echo "make fuzz         libFuzzer for 60 s (needs clang)"
+	@echo "make fuzz-long    the differential fuzzer at length (FUZZ_LONG_OPS=...)"
+	@echo "make dist         the single-file build: dist/tessera.h and dist/tessera.c"
+	@echo "make install      install to PREFIX (default $(PREFIX))"
+	@echo "make clean        remove build/ and dist/"
+	@echo "make help         this list"
 
 build:
 	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTES_BUILD_TESTS=OFF
@@ -20,6 +41,18 @@ run:
 	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTES_BUILD_TESTS=OFF
 	$(CMAKE) --build $(BUILD) -j $(JOBS) --target demo
 	./$(BUILD)/examples/demo $(ARGS)
+
+SAMPLES := sample_hello sample_storage sample_stable sample_prefab sample_defer sample_snapshot sample_systems
+samples:
+	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTES_BUILD_TESTS=OFF
+	$(CMAKE) --build $(BUILD) -j $(JOBS) --target $(SAMPLES)
+	@for s in $(SAMPLES); do echo "== $$s"; ./$(BUILD)/examples/$$s || exit 1; done
+
+# The single-file build (tools/amalgamate.sh; also written to
+# $(BUILD)/dist by every build). dist/ is not kept in git.
+dist:
+	sh tools/amalgamate.sh . dist
+	@echo "wrote dist/tessera.h and dist/tessera.c"
 
 # cmocka is the one test dependency. As root we install it; otherwise we say
 # exactly what to run.
@@ -139,6 +172,13 @@ bench:
 	  echo "chart skipped: gnuplot is missing (apt-get install gnuplot-nox to get $(BENCH_OUT)/bench_results.svg)"; \
 	fi
 
+# The benchmark figures quoted in README.md and docs/guide.md come from
+# docs/bench/ only: this copies the last `make bench` results there and
+# rewrites both documents' tables (tools/bench_figures.sh).
+bench-docs:
+	@[ -f $(BENCH_OUT)/bench_results.csv ] || { echo "run make bench first"; exit 1; }
+	sh tools/bench_figures.sh --from $(BENCH_OUT)
+
 # libFuzzer starts from the seed corpus tests/fuzz/corpus (read only); what
 # it finds goes to $(FUZZ)/corpus, a crash or divergence to $(FUZZ)/crash-*.
 # Then the snapshot loader target, from tests/fuzz/snapshot_corpus, into
@@ -197,4 +237,4 @@ install: build
 	$(CMAKE) --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf build
+	rm -rf build dist

@@ -11,9 +11,36 @@
  * on error). Calls that return a pointer or a handle return NULL / 0 on
  * failure, and tes_last_error() tells why. A failed call leaves the world
  * exactly as it was. No call aborts on bad input or on out-of-memory.
+ * tes_last_error_detail() says in a sentence what was wrong.
+ *
+ * The header compiles as C11 and as C++11 or later.
+ *
+ * Copyright (c) 2026 The Tessera authors. SPDX-License-Identifier: MIT
+ * (the full text is in the LICENSE file that ships with Tessera).
  */
 #ifndef TESSERA_H
 #define TESSERA_H
+
+/* TES_API marks every public function. A static library or the
+ * single-file build (dist/tessera.c) needs nothing. The shared-library build
+ * compiles Tessera with TES_BUILDING_SHARED (exports, with every other symbol
+ * hidden); on Windows, programs that use the DLL define TES_SHARED (imports).
+ * Define TES_API yourself to override both. */
+#ifndef TES_API
+#if defined(_WIN32) || defined(__CYGWIN__)
+#if defined(TES_BUILDING_SHARED)
+#define TES_API __declspec(dllexport)
+#elif defined(TES_SHARED)
+#define TES_API __declspec(dllimport)
+#else
+#define TES_API
+#endif
+#elif defined(TES_BUILDING_SHARED) && (defined(__GNUC__) || defined(__clang__))
+#define TES_API __attribute__((visibility("default")))
+#else
+#define TES_API
+#endif
+#endif
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -45,7 +72,7 @@ enum {
 
 /* A static, human-readable description of a status code ("unknown status"
  * for values that are not one of the codes above). Never returns NULL. */
-const char *tes_strerror(int status);
+TES_API const char *tes_strerror(int status);
 
 /* ------------------------------------------------------------------------ */
 /* Handles                                                                   */
@@ -127,7 +154,7 @@ typedef struct tes_world_stats_t {
 /* Creates a world. NULL desc = all defaults. Returns NULL if the allocator
  * fails or the desc is invalid (a desc with only one of alloc/realloc/free
  * set is invalid). */
-tes_world_t *tes_world_new(const tes_world_desc_t *desc);
+TES_API tes_world_t *tes_world_new(const tes_world_desc_t *desc);
 
 /* Destroys the world: destroys values staged by deferred calls, runs the
  * destructor of every live component exactly once (no on_remove hooks
@@ -135,14 +162,21 @@ tes_world_t *tes_world_new(const tes_world_desc_t *desc);
  * alive (pointers to them dangle afterwards), then releases every byte.
  * NULL is a no-op. From inside one of the world's own hooks it does nothing
  * and records TES_ERR_BUSY. */
-void tes_world_free(tes_world_t *w);
+TES_API void tes_world_free(tes_world_t *w);
 
 /* Fills *out. Returns TES_ERR_INVALID if w or out is NULL. */
-int tes_world_stats(const tes_world_t *w, tes_world_stats_t *out);
+TES_API int tes_world_stats(const tes_world_t *w, tes_world_stats_t *out);
 
 /* The status of the last failed call on this world (TES_OK if none failed
  * yet). Successful calls do not reset it. */
-int tes_last_error(const tes_world_t *w);
+TES_API int tes_last_error(const tes_world_t *w);
+
+/* A sentence about the last failure on this world, naming the argument and
+ * the value that was wrong ("component 'Position' is registered with size 8,
+ * this desc has size 4"); "" when the last failure left no detail or no call
+ * failed yet (and for a NULL world). Never NULL. The text lives in the world
+ * and is overwritten by the next failure that records one. */
+TES_API const char *tes_last_error_detail(const tes_world_t *w);
 
 /* ------------------------------------------------------------------------ */
 /* Components                                                                */
@@ -227,18 +261,56 @@ typedef struct tes_component_desc_t {
  * a NULL/empty name, a name already used with another layout, a bad align, a
  * size that is not a multiple of align, or entity_fields that do not fit in
  * the component; TES_ERR_NOMEM if the allocator fails. */
-tes_comp_t tes_component(tes_world_t *w, const tes_component_desc_t *desc);
+TES_API tes_comp_t tes_component(tes_world_t *w, const tes_component_desc_t *desc);
 
 /* The id registered under `name`, or 0 if there is none (the world is
  * const here, so tes_last_error is not updated). */
-tes_comp_t tes_component_lookup(const tes_world_t *w, const char *name);
+TES_API tes_comp_t tes_component_lookup(const tes_world_t *w, const char *name);
 
 /* Registers a C type under its own name: TES_COMPONENT(w, Position) or
- * TES_COMPONENT(w, Position, .storage = TES_STORAGE_SPARSE). */
+ * TES_COMPONENT(w, Position, .storage = TES_STORAGE_SPARSE). In C++ the
+ * extra designated fields need C++20 (write them in declaration order);
+ * TES_COMPONENT(w, T) alone works from C++11 on. */
+#ifndef __cplusplus
 #define TES_COMPONENT(w, ...) \
     tes_component((w), &(tes_component_desc_t){TES__COMPONENT_FIELDS(__VA_ARGS__, )})
 #define TES__COMPONENT_FIELDS(T, ...) \
     .name = #T, .size = sizeof(T), .align = _Alignof(T), __VA_ARGS__
+#elif __cplusplus >= 202002L
+#define TES_COMPONENT(w, ...) tes_component((w), tes__cxx_ptr(TES__COMPONENT_DESC(__VA_ARGS__, )))
+#define TES__COMPONENT_DESC(T, ...) \
+    tes__cxx_desc_with(tes__cxx_desc(#T, sizeof(T), alignof(T)), tes__cxx_options{__VA_ARGS__})
+#else
+#define TES_COMPONENT(w, ...) \
+    tes_component((w), tes__cxx_ptr(TES__COMPONENT_DESC(__VA_ARGS__, )))
+#define TES__COMPONENT_DESC(T, ...) tes__cxx_desc(#T, sizeof(T), alignof(T) __VA_ARGS__)
+#endif
+
+/* Typed convenience. TES_DECLARE(T); declares the variable TES_ID(T) that
+ * holds T's id (file or block scope); TES_REGISTER(w, T, ...) registers T
+ * as TES_COMPONENT does (same optional fields), stores the id in TES_ID(T)
+ * and evaluates to it. The accessors then take the type instead of an id
+ * and return typed pointers, so reading a component as the wrong type is a
+ * compile-time diagnostic:
+ *   TES_DECLARE(Position);
+ *   TES_REGISTER(w, Position);
+ *   TES_SET(w, e, Position, {1, 2});
+ *   const Position *p = TES_GET(w, e, Position);
+ * TES_SET's value is an initializer in braces. */
+#define TES_ID(T) tes_id_##T
+#define TES_DECLARE(T) tes_comp_t TES_ID(T) = 0
+#define TES_REGISTER(w, ...) (TES__REGISTER_ID(__VA_ARGS__, ) = TES_COMPONENT(w, __VA_ARGS__))
+#define TES__REGISTER_ID(T, ...) TES_ID(T)
+#define TES_GET(w, e, T) ((const T *)tes_get((w), (e), TES_ID(T)))
+#define TES_GET_MUT(w, e, T) ((T *)tes_get_mut((w), (e), TES_ID(T)))
+#define TES_ADD(w, e, T) tes_add((w), (e), TES_ID(T))
+#define TES_REMOVE(w, e, T) tes_remove((w), (e), TES_ID(T))
+#define TES_HAS(w, e, T) tes_has((w), (e), TES_ID(T))
+#ifndef __cplusplus
+#define TES_SET(w, e, T, ...) tes_set((w), (e), TES_ID(T), &(T)__VA_ARGS__)
+#else
+#define TES_SET(w, e, T, ...) tes_set((w), (e), TES_ID(T), tes__cxx_ptr(T __VA_ARGS__))
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* Entities                                                                  */
@@ -247,7 +319,7 @@ tes_comp_t tes_component_lookup(const tes_world_t *w, const char *name);
 /* Creates an empty entity. Returns TES_NULL with TES_ERR_FULL when the index
  * space is exhausted, TES_ERR_NOMEM when the allocator fails. The most
  * recently destroyed index is reused first, with a newer generation. */
-tes_entity_t tes_spawn(tes_world_t *w);
+TES_API tes_entity_t tes_spawn(tes_world_t *w);
 
 /* Creates n entities at once, each carrying the ncomps components in comps
  * (constructed or zero-filled; on_add fires for each), straight into their
@@ -255,7 +327,7 @@ tes_entity_t tes_spawn(tes_world_t *w);
  * NULL. Either all n are created or none: TES_ERR_FULL, TES_ERR_NOMEM,
  * TES_ERR_INVALID (n < 0, an unknown or repeated component, ncomps < 0,
  * comps NULL with ncomps > 0). The same as tes_spawn_bulk without data. */
-int tes_spawn_n(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncomps,
+TES_API int tes_spawn_n(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncomps,
                 tes_entity_t *out);
 
 /* ------------------------------------------------------------------------ */
@@ -279,7 +351,7 @@ typedef struct tes_value_t {
  * While the world is deferred the handle is live at once and the components
  * arrive at the flush, one after the other (each as a deferred tes_set, or
  * tes_add for a NULL ptr), their values copied at the call. */
-tes_entity_t tes_spawn_with(tes_world_t *w, const tes_value_t *values, int32_t n);
+TES_API tes_entity_t tes_spawn_with(tes_world_t *w, const tes_value_t *values, int32_t n);
 
 /* A batch for tes_spawn_bulk. */
 typedef struct tes_bulk_desc_t {
@@ -301,7 +373,7 @@ typedef struct tes_bulk_desc_t {
  * component), TES_ERR_FULL, TES_ERR_NOMEM, TES_ERR_BUSY. Deferred like
  * tes_spawn_n (handles at once, components at the flush, values copied at
  * the call). */
-int tes_spawn_bulk(tes_world_t *w, const tes_bulk_desc_t *d);
+TES_API int tes_spawn_bulk(tes_world_t *w, const tes_bulk_desc_t *d);
 
 /* Destroys n entities, as tes_destroy would one after the other, in list
  * order. Every handle is checked first, so it is all or nothing:
@@ -309,7 +381,7 @@ int tes_spawn_bulk(tes_world_t *w, const tes_bulk_desc_t *d);
  * (or n < 0, or es NULL with n > 0), TES_ERR_OWNED if any belongs to an
  * instance in a strict_lifecycle world; the first bad entry in list order
  * decides. Needs no memory. Deferred like tes_destroy. */
-int tes_destroy_n(tes_world_t *w, const tes_entity_t *es, int32_t n);
+TES_API int tes_destroy_n(tes_world_t *w, const tes_entity_t *es, int32_t n);
 
 /* out[i] = tes_get(w, es[i], c) for i < n; returns how many are not NULL.
  * Built for random access: it computes the addresses of a batch of
@@ -317,39 +389,39 @@ int tes_destroy_n(tes_world_t *w, const tes_entity_t *es, int32_t n);
  * the values. -1 for a NULL world, n < 0, or es / out NULL with n > 0 (the
  * world is const, so tes_last_error is not updated). A reader like tes_get:
  * safe from several threads while nothing changes the world. */
-int32_t tes_get_n(const tes_world_t *w, tes_comp_t c, const tes_entity_t *es, int32_t n,
+TES_API int32_t tes_get_n(const tes_world_t *w, tes_comp_t c, const tes_entity_t *es, int32_t n,
                   const void **out);
 
 /* Destroys an entity: fires on_remove for each component, runs destructors,
  * frees the slot (and takes it out of its instance). TES_ERR_STALE if e is
  * not alive; TES_ERR_OWNED if e belongs to an instance and the world is
  * strict_lifecycle (destroy the instance, or detach e first). */
-int tes_destroy(tes_world_t *w, tes_entity_t e);
+TES_API int tes_destroy(tes_world_t *w, tes_entity_t e);
 
-bool tes_alive(const tes_world_t *w, tes_entity_t e);
-int32_t tes_entity_count(const tes_world_t *w);
+TES_API bool tes_alive(const tes_world_t *w, tes_entity_t e);
+TES_API int32_t tes_entity_count(const tes_world_t *w);
 
 /* Adds component c (constructed, or zero-filled without a ctor); on_add
  * fires. Adding a component the entity already has does nothing and returns
  * TES_OK. TES_ERR_STALE, TES_ERR_INVALID (unknown c), TES_ERR_NOMEM. */
-int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c);
+TES_API int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c);
 
 /* Adds c if missing (as tes_add), copies *value into it (copy hook or
  * memcpy), then fires on_set. value must not be NULL for a data component;
  * it is ignored for a tag. value may point into the world's own storage
  * (for instance tes_get of another entity's component): when the add moves
  * rows, the copy is made from a bitwise image taken before the move. */
-int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value);
+TES_API int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value);
 
 /* A pointer to e's c, adding it first if missing. NULL on failure (see
  * tes_last_error) and for tags (with TES_ERR_INVALID, as tags have no data). */
-void *tes_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c);
+TES_API void *tes_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c);
 
 /* Removes c (on_remove, then dtor). Removing a component the entity does not
  * have does nothing and returns TES_OK. */
-int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c);
+TES_API int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c);
 
-bool tes_has(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
+TES_API bool tes_has(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
 
 /* A pointer to e's c, or NULL if e is not alive, lacks c, or c is a tag.
  * A pointer into table storage is valid until the next structural change;
@@ -359,30 +431,30 @@ bool tes_has(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
  * of the group's components or of TES_DISABLED/TES_PREFAB can cause); a
  * pointer to a stable component until that component is removed from that
  * entity. */
-const void *tes_get(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
-void *tes_get_mut(tes_world_t *w, tes_entity_t e, tes_comp_t c);
+TES_API const void *tes_get(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
+TES_API void *tes_get_mut(tes_world_t *w, tes_entity_t e, tes_comp_t c);
 
 /* Removes every component of e (on_remove, then dtor for each); e stays
  * alive and empty. */
-int tes_clear(tes_world_t *w, tes_entity_t e);
+TES_API int tes_clear(tes_world_t *w, tes_entity_t e);
 
 /* A new entity with a copy of every component of e (constructed, then
  * assigned with the copy hook or memcpy; on_add fires for each). TES_NULL on
  * failure (stale e, no memory, full). */
-tes_entity_t tes_clone(tes_world_t *w, tes_entity_t e);
+TES_API tes_entity_t tes_clone(tes_world_t *w, tes_entity_t e);
 
 /* Writes up to cap of e's component ids to out in ascending order and
  * returns how many e has (which may exceed cap; INT32_MAX for more than
  * INT32_MAX). -1 if e is not alive or out
  * is NULL with cap > 0 (the world is const here, so tes_last_error is not
  * updated). */
-int32_t tes_components_of(const tes_world_t *w, tes_entity_t e, tes_comp_t *out, int32_t cap);
+TES_API int32_t tes_components_of(const tes_world_t *w, tes_entity_t e, tes_comp_t *out, int32_t cap);
 
 /* Adds / removes the TES_DISABLED tag. */
-int tes_disable(tes_world_t *w, tes_entity_t e);
-int tes_enable(tes_world_t *w, tes_entity_t e);
+TES_API int tes_disable(tes_world_t *w, tes_entity_t e);
+TES_API int tes_enable(tes_world_t *w, tes_entity_t e);
 /* True if e is alive and not disabled. */
-bool tes_enabled(const tes_world_t *w, tes_entity_t e);
+TES_API bool tes_enabled(const tes_world_t *w, tes_entity_t e);
 
 
 /* ------------------------------------------------------------------------ */
@@ -471,13 +543,13 @@ typedef struct tes_iter_t {
  * allocator fails. A non-owning group asked for inside a hook is built by
  * the first tes_query_iter/tes_query_count outside hooks (same results
  * until then). */
-tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc);
+TES_API tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc);
 /* Frees a query (NULL: no-op). Inside a hook it is released when the call
  * running the hook returns (it may be in use by that call). */
-void tes_query_free(tes_query_t *q);
+TES_API void tes_query_free(tes_query_t *q);
 
 /* The number of entities the query matches now (INT32_MAX for more). */
-int32_t tes_query_count(tes_query_t *q);
+TES_API int32_t tes_query_count(tes_query_t *q);
 
 /* Destroys every entity the query matches now and returns how many, in the
  * order an iteration of the query would visit them (so their indices are
@@ -488,21 +560,22 @@ int32_t tes_query_count(tes_query_t *q);
  * an instance in a strict world), TES_ERR_NOMEM, TES_ERR_BUSY. Deferred
  * (while iterating, or inside tes_defer_begin/end): the matches are taken
  * at the call and their count returned; they are destroyed at the flush. */
-int32_t tes_destroy_matching(tes_query_t *q);
+TES_API int32_t tes_destroy_matching(tes_query_t *q);
 
 /* Starts an iteration. While any iterator is live, structural changes are
  * deferred (see tes_defer_begin). Call tes_iter_next until it returns
  * false; leaving the loop early requires tes_iter_fini. Inside a hook the
  * iterator is already finished and TES_ERR_BUSY is recorded. */
-tes_iter_t tes_query_iter(tes_query_t *q);
+TES_API tes_iter_t tes_query_iter(tes_query_t *q);
 /* Advances to the next non-empty chunk; false when done (the iterator is
  * then finished and deferred changes may have been applied). A NULL or
  * zeroed iterator counts as finished. */
-bool tes_iter_next(tes_iter_t *it);
+TES_API bool tes_iter_next(tes_iter_t *it);
 /* The field of term `term` for this chunk: an array of it->count values
  * aligned with it->entities. NULL for NOT terms, tags, an OPTIONAL term the
- * chunk's entities lack, out-of-range terms, and an iterator with no chunk
- * (before the first tes_iter_next, or finished).
+ * chunk's entities lack, out-of-range terms (which also record
+ * TES_ERR_INVALID on the world, with a detail), and an iterator with no
+ * chunk (before the first tes_iter_next, or finished).
  *
  * Where a sparse-driven query's matches sit scattered in a store (Position
  * on every entity, Velocity on a few), the iterator may gather their values
@@ -514,10 +587,16 @@ bool tes_iter_next(tes_iter_t *it);
  * value as it was when the chunk began. Only components without copy or
  * move hooks, not `stable`, and with an alignment of at most 8 are
  * gathered. */
-void *tes_field(const tes_iter_t *it, int32_t term);
+TES_API void *tes_field(const tes_iter_t *it, int32_t term);
+/* tes_field, checked against the element size the caller expects: NULL
+ * with TES_ERR_INVALID recorded on the world (and a detail) when `size`
+ * differs from term `term`'s component size or the term is out of range.
+ * TES_FIELD(it, T, i) is the typed form: a `T *`. */
+TES_API void *tes_field_checked(const tes_iter_t *it, int32_t term, size_t size);
+#define TES_FIELD(it, T, i) ((T *)tes_field_checked((it), (i), sizeof(T)))
 /* Ends an iteration early (idempotent; harmless after tes_iter_next
  * returned false). */
-void tes_iter_fini(tes_iter_t *it);
+TES_API void tes_iter_fini(tes_iter_t *it);
 
 /* ------------------------------------------------------------------------ */
 /* Deferred changes                                                          */
@@ -541,9 +620,9 @@ void tes_iter_fini(tes_iter_t *it);
  * the flush happens as an iterator ends, its errors are reported through
  * tes_last_error only. Both are refused with TES_ERR_BUSY inside a hook
  * (nothing changes), so nothing can queue onto a queue being applied. */
-int tes_defer_begin(tes_world_t *w);
-int tes_defer_end(tes_world_t *w);
-bool tes_is_deferred(const tes_world_t *w);
+TES_API int tes_defer_begin(tes_world_t *w);
+TES_API int tes_defer_end(tes_world_t *w);
+TES_API bool tes_is_deferred(const tes_world_t *w);
 
 /* ------------------------------------------------------------------------ */
 /* Prefabs and instances (seed 004)                                          */
@@ -555,15 +634,15 @@ bool tes_is_deferred(const tes_world_t *w);
  * root ends the prefab (its record is released); its children are ordinary
  * TES_PREFAB entities then, to be destroyed by the caller (read them with
  * tes_prefab_members first). */
-tes_entity_t tes_prefab_new(tes_world_t *w);
+TES_API tes_entity_t tes_prefab_new(tes_world_t *w);
 /* Adds a member to a prefab: a new entity tagged TES_PREFAB. TES_NULL with
  * TES_ERR_STALE (prefab not alive), TES_ERR_INVALID (not a prefab root),
  * TES_ERR_NOMEM, TES_ERR_FULL. */
-tes_entity_t tes_prefab_child(tes_world_t *w, tes_entity_t prefab);
+TES_API tes_entity_t tes_prefab_child(tes_world_t *w, tes_entity_t prefab);
 /* The prefab's live members, root first, then children in the order they
  * were added: writes up to cap to out and returns the count (INT32_MAX for
  * more; -1 if prefab is not a live prefab root). */
-int32_t tes_prefab_members(const tes_world_t *w, tes_entity_t prefab, tes_entity_t *out,
+TES_API int32_t tes_prefab_members(const tes_world_t *w, tes_entity_t prefab, tes_entity_t *out,
                            int32_t cap);
 
 /* Instantiates a prefab: one new entity per live member (out[0] = the root's
@@ -577,35 +656,35 @@ int32_t tes_prefab_members(const tes_world_t *w, tes_entity_t prefab, tes_entity
  * creates nothing. While the world is deferred, the entities and the
  * instance exist at once and receive their components at the flush (from
  * the prefab as it is then). */
-tes_instance_t tes_instantiate(tes_world_t *w, tes_entity_t prefab, tes_entity_t *out,
+TES_API tes_instance_t tes_instantiate(tes_world_t *w, tes_entity_t prefab, tes_entity_t *out,
                                int32_t cap);
 /* Instantiates n times at once (much cheaper per entity than n calls):
  * writes the n instances to out. All or nothing, with the errors of
  * tes_instantiate. Use tes_instance_members to reach the entities. */
-int tes_instantiate_n(tes_world_t *w, tes_entity_t prefab, int32_t n, tes_instance_t *out);
+TES_API int tes_instantiate_n(tes_world_t *w, tes_entity_t prefab, int32_t n, tes_instance_t *out);
 
 /* Destroys every member of an instance (on_remove, dtors) in one pass, even
  * in a strict world; the instance id then dies. Deferred while iterating.
  * TES_ERR_STALE if inst is not alive. */
-int tes_instance_destroy(tes_world_t *w, tes_instance_t inst);
+TES_API int tes_instance_destroy(tes_world_t *w, tes_instance_t inst);
 /* The instance e belongs to, or 0 (none, or e not alive). */
-tes_instance_t tes_instance_of(const tes_world_t *w, tes_entity_t e);
+TES_API tes_instance_t tes_instance_of(const tes_world_t *w, tes_entity_t e);
 /* An instance is alive until it is destroyed or its last member leaves it
  * (destroyed or detached). Instance ids are never reused. */
-bool tes_instance_alive(const tes_world_t *w, tes_instance_t inst);
+TES_API bool tes_instance_alive(const tes_world_t *w, tes_instance_t inst);
 /* Writes up to cap members (in the order they joined) and returns their
  * count (INT32_MAX for more); -1 if inst is not alive or out is NULL with
  * cap > 0. */
-int32_t tes_instance_members(const tes_world_t *w, tes_instance_t inst, tes_entity_t *out,
+TES_API int32_t tes_instance_members(const tes_world_t *w, tes_instance_t inst, tes_entity_t *out,
                              int32_t cap);
 /* Takes e out of its instance: it then lives on its own (and may be
  * destroyed in a strict world). TES_ERR_STALE, TES_ERR_INVALID (e belongs to
  * no instance). */
-int tes_instance_detach(tes_world_t *w, tes_entity_t e);
+TES_API int tes_instance_detach(tes_world_t *w, tes_entity_t e);
 /* Puts e, which belongs to no instance, into inst. TES_ERR_STALE (e or inst
  * not alive), TES_ERR_INVALID (e already belongs to an instance),
  * TES_ERR_NOMEM. */
-int tes_instance_adopt(tes_world_t *w, tes_instance_t inst, tes_entity_t e);
+TES_API int tes_instance_adopt(tes_world_t *w, tes_instance_t inst, tes_entity_t e);
 
 /* ------------------------------------------------------------------------ */
 /* Snapshots                                                                 */
@@ -620,7 +699,7 @@ int tes_instance_adopt(tes_world_t *w, tes_instance_t inst, tes_entity_t e);
  * no save hook), TES_ERR_BUSY (from inside a hook, or while the world is
  * deferred), TES_ERR_NOMEM, or the status a writer or save hook returned;
  * the status is recorded for tes_last_error. Nothing in the world changes. */
-int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out);
+TES_API int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out);
 
 /* Restores a snapshot into w, which must have no live entities and must
  * have every component the snapshot names registered under the same name
@@ -635,12 +714,12 @@ int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out);
  * a small multiple of the input's size before it is verified, and leaves
  * the world as it was. TES_ERR_BUSY from inside a hook or while deferred;
  * TES_ERR_NOMEM. */
-int tes_snapshot_load(tes_world_t *w, const tes_reader_t *in);
+TES_API int tes_snapshot_load(tes_world_t *w, const tes_reader_t *in);
 
 /* The same through a file (created or truncated / opened for reading);
  * TES_ERR_IO when it cannot be opened, written or read. */
-int tes_snapshot_save_file(const tes_world_t *w, const char *path);
-int tes_snapshot_load_file(tes_world_t *w, const char *path);
+TES_API int tes_snapshot_save_file(const tes_world_t *w, const char *path);
+TES_API int tes_snapshot_load_file(tes_world_t *w, const char *path);
 /* ------------------------------------------------------------------------
  * Systems and the scheduler
  *
@@ -671,21 +750,60 @@ typedef struct tes_system_desc_t {
 /* Creates a system. NULL with TES_ERR_INVALID for a NULL desc, a missing or
  * already used name, a missing run or a query tes_query_new would refuse;
  * TES_ERR_NOMEM; TES_ERR_BUSY from inside a hook or tes_progress. */
-tes_system_t *tes_system_new(tes_world_t *w, const tes_system_desc_t *desc);
+TES_API tes_system_t *tes_system_new(tes_world_t *w, const tes_system_desc_t *desc);
 
 /* Frees a system (NULL is a no-op); its name can be used again. Called from
  * inside tes_progress, the system is freed when the frame ends and does not
  * run again. tes_world_free frees the systems still alive. */
-void tes_system_free(tes_system_t *s);
+TES_API void tes_system_free(tes_system_t *s);
 
 /* Runs every system once. TES_OK; TES_ERR_INVALID for a NULL world;
  * TES_ERR_BUSY from inside a hook, a system, or while the world is
  * deferred; else the first error a structural system's queued changes met
  * when they were applied (the rest were still applied). */
-int tes_progress(tes_world_t *w, float delta_time);
+TES_API int tes_progress(tes_world_t *w, float delta_time);
 
 #ifdef __cplusplus
 }
+
+/* C++ support for the macros above: a braced temporary lives until the end
+ * of the full expression that contains the call, so its address may be
+ * passed to tes_set or tes_component. */
+template <typename T> static inline const T *tes__cxx_ptr(const T &value) { return &value; }
+
+/* The C++11-to-17 form of TES_COMPONENT's desc (no designated fields). */
+static inline tes_component_desc_t tes__cxx_desc(const char *name, size_t size, size_t align)
+{
+    tes_component_desc_t d = {};
+    d.name = name;
+    d.size = size;
+    d.align = align;
+    return d;
+}
+
+#if __cplusplus >= 202002L
+/* The optional fields TES_COMPONENT takes in C++20, by designator:
+ * TES_COMPONENT(w, T, .storage = TES_STORAGE_SPARSE, .hooks = h). */
+struct tes__cxx_options {
+    tes_storage_t storage = TES_STORAGE_TABLE;
+    bool stable = false;
+    tes_hooks_t hooks = {};
+    size_t entity_fields[TES_MAX_ENTITY_FIELDS] = {};
+    int32_t entity_field_count = 0;
+};
+
+static inline tes_component_desc_t tes__cxx_desc_with(tes_component_desc_t d,
+                                                      const tes__cxx_options &o)
+{
+    d.storage = o.storage;
+    d.stable = o.stable;
+    d.hooks = o.hooks;
+    for (int i = 0; i < TES_MAX_ENTITY_FIELDS; i++)
+        d.entity_fields[i] = o.entity_fields[i];
+    d.entity_field_count = o.entity_field_count;
+    return d;
+}
+#endif
 #endif
 
 #endif /* TESSERA_H */

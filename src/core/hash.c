@@ -19,7 +19,7 @@ void tes__map_fini(tes__map_t *m, tes__alloc_t *a)
     memset(m, 0, sizeof *m);
 }
 
-static void place(tes__map_entry_t *entries, uint32_t cap, uint64_t key, uint64_t value)
+static void map_place(tes__map_entry_t *entries, uint32_t cap, uint64_t key, uint64_t value)
 {
     uint32_t i = slot_of(key, cap);
     while (entries[i].key)
@@ -44,7 +44,7 @@ int tes__map_reserve(tes__map_t *m, tes__alloc_t *a, uint32_t extra)
         return TES_ERR_NOMEM;
     for (uint32_t i = 0; i < m->cap; i++)
         if (m->entries[i].key)
-            place(entries, (uint32_t)cap, m->entries[i].key, m->entries[i].value);
+            map_place(entries, (uint32_t)cap, m->entries[i].key, m->entries[i].value);
     tes__free(a, m->entries, (size_t)m->cap * sizeof *m->entries);
     m->entries = entries;
     m->cap = (uint32_t)cap;
@@ -53,7 +53,7 @@ int tes__map_reserve(tes__map_t *m, tes__alloc_t *a, uint32_t extra)
 
 void tes__map_insert(tes__map_t *m, uint64_t key, uint64_t value)
 {
-    place(m->entries, m->cap, key, value);
+    map_place(m->entries, m->cap, key, value);
     m->count++;
 }
 

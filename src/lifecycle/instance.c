@@ -62,7 +62,7 @@ static void prefab_forget(tes__lifecycle_t *lc, tes_entity_t root)
     tes__map_remove(&lc->prefab_by_root, root, index);
 }
 
-static int watch_reserve(void *ctx, uint32_t index, uint32_t extra)
+static int lifecycle_watch_reserve(void *ctx, uint32_t index, uint32_t extra)
 {
     (void)ctx, (void)index, (void)extra;
     return TES_OK;
@@ -70,7 +70,7 @@ static int watch_reserve(void *ctx, uint32_t index, uint32_t extra)
 
 /* A destroyed entity leaves its instance; a destroyed prefab root takes its
  * prefab record with it. */
-static void watch_before(void *ctx, tes_entity_t e, tes_comp_t c)
+static void lifecycle_watch_before(void *ctx, tes_entity_t e, tes_comp_t c)
 {
     tes__lifecycle_t *lc = ctx;
     if (c != TES__WATCH_DESTROY)
@@ -81,7 +81,7 @@ static void watch_before(void *ctx, tes_entity_t e, tes_comp_t c)
         prefab_forget(lc, e);
 }
 
-static void watch_after(void *ctx, tes_entity_t e, tes_comp_t c) { (void)ctx, (void)e, (void)c; }
+static void lifecycle_watch_after(void *ctx, tes_entity_t e, tes_comp_t c) { (void)ctx, (void)e, (void)c; }
 
 tes__lifecycle_t *tes__lifecycle(tes_world_t *w)
 {
@@ -97,8 +97,8 @@ tes__lifecycle_t *tes__lifecycle(tes_world_t *w)
     }
     tes__entity_index_init(&lc->ids, w->entities.generation_limit, 0);
     lc->prefab_free = TES_NULL_INDEX;
-    tes__watcher_t watcher = {.reserve = watch_reserve, .before = watch_before,
-                              .after = watch_after, .ctx = lc, .destroy_only = true};
+    tes__watcher_t watcher = {.reserve = lifecycle_watch_reserve, .before = lifecycle_watch_before,
+                              .after = lifecycle_watch_after, .ctx = lc, .destroy_only = true};
     if (tes__world_watch(w, &watcher, NULL, 0)) {
         tes__free(&w->alloc, lc, sizeof *lc);
         return NULL;
@@ -248,7 +248,7 @@ int tes_instance_detach(tes_world_t *w, tes_entity_t e)
     tes__slot_t *slot;
     rc = tes__world_enter(w, e, &slot);
     if (!rc && !tes__entity_instance(&w->entities, tes_entity_index(e)))
-        rc = tes__fail(w, TES_ERR_INVALID);
+        rc = tes__fail_detail(w, TES_ERR_INVALID, "tes_instance_detach: entity %u:%u belongs to no instance", tes_entity_index(e), tes_entity_generation(e));
     if (!rc)
         unlink_member(w->lifecycle, tes_entity_index(e));
     tes__world_end(w);
@@ -265,7 +265,7 @@ int tes_instance_adopt(tes_world_t *w, tes_instance_t inst, tes_entity_t e)
     if (!rc && !live_rec(w, inst))
         rc = tes__fail(w, TES_ERR_STALE);
     if (!rc && tes__entity_instance(&w->entities, tes_entity_index(e)))
-        rc = tes__fail(w, TES_ERR_INVALID); /* detach it from its group first */
+        rc = tes__fail_detail(w, TES_ERR_INVALID, "tes_instance_adopt: entity %u:%u already belongs to an instance (detach it first)", tes_entity_index(e), tes_entity_generation(e));
     if (!rc && tes__instances_reserve(w->lifecycle, 0, w->entities.count))
         rc = tes__fail(w, TES_ERR_NOMEM);
     if (!rc)

@@ -35,7 +35,7 @@ static int lookup_prefab(tes_world_t *w, tes_entity_t prefab, tes__prefab_rec_t 
     if (!tes_alive(w, prefab))
         return TES_ERR_STALE;
     *rec = prefab_of(w->lifecycle, prefab);
-    return *rec ? TES_OK : TES_ERR_INVALID;
+    return *rec ? TES_OK : tes__fail_detail(w, TES_ERR_INVALID, "entity %u:%u is not a prefab root", tes_entity_index(prefab), tes_entity_generation(prefab));
 }
 
 /* Spawns one entity tagged TES_PREFAB (deferred like any spawn). */
@@ -486,7 +486,7 @@ tes_instance_t tes_instantiate(tes_world_t *w, tes_entity_t prefab, tes_entity_t
         return 0;
     tes_instance_t inst = 0;
     if (cap < 0 || (cap > 0 && !out))
-        rc = TES_ERR_INVALID;
+        rc = tes__fail_detail(w, TES_ERR_INVALID, "tes_instantiate: cap = %d with out %s", (int)cap, out ? "set" : "NULL");
     else if (!tes__lifecycle(w))
         rc = TES_ERR_NOMEM;
     else
@@ -503,13 +503,13 @@ int tes_instantiate_n(tes_world_t *w, tes_entity_t prefab, int32_t n, tes_instan
     if (rc)
         return rc;
     if (n < 0 || (n > 0 && !out))
-        rc = TES_ERR_INVALID;
+        rc = tes__fail_detail(w, TES_ERR_INVALID, "tes_instantiate_n: n = %d with out %s", (int)n, out ? "set" : "NULL");
     else if (!tes__lifecycle(w))
         rc = TES_ERR_NOMEM;
     else if (n > 0)
         rc = instantiate(w, prefab, (uint32_t)n, out, NULL, 0);
     else
-        rc = tes_alive(w, prefab) ? (prefab_of(w->lifecycle, prefab) ? TES_OK : TES_ERR_INVALID)
+        rc = tes_alive(w, prefab) ? (prefab_of(w->lifecycle, prefab) ? TES_OK : tes__fail_detail(w, TES_ERR_INVALID, "entity %u:%u is not a prefab root", tes_entity_index(prefab), tes_entity_generation(prefab)))
                                   : TES_ERR_STALE;
     tes__world_end(w);
     return rc ? tes__fail(w, rc) : TES_OK;

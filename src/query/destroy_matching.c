@@ -64,7 +64,7 @@ static void fire_on_remove(tes_world_t *w, tes__component_t *info, tes_entity_t 
 }
 
 /* Destroys e's sparse components (their on_remove has fired). */
-static void drop_sparse(tes_world_t *w, tes_entity_t e)
+static void matching_drop_sparse(tes_world_t *w, tes_entity_t e)
 {
     const tes__registry_t *reg = &w->components;
     for (uint32_t i = 0; i < reg->sparse_count; i++) {
@@ -134,7 +134,7 @@ static void empty_table(tes_world_t *w, tes__table_t *t)
         tes__component_destruct(t->columns[c].info, t->columns[c].data, n);
     for (uint32_t row = 0; sparse && row < n; row++)
         if (ei->slots[tes_entity_index(t->entities[row])].table & TES__SLOT_SPARSE)
-            drop_sparse(w, t->entities[row]);
+            matching_drop_sparse(w, t->entities[row]);
     w->hook_depth--;
     free_slots(ei, t->entities, n);
     t->count = 0;
@@ -181,7 +181,7 @@ static int32_t destroy_tables(tes_world_t *w, tes_query_t *q)
     if (!rc)
         rc = check_owned(w, root.items, root.count);
     if (!rc && total > INT32_MAX)
-        rc = TES_ERR_INVALID;
+        rc = tes__fail_detail(w, TES_ERR_INVALID, "tes_destroy_matching: %llu matches do not fit the int32_t result", (unsigned long long)total);
     if (!rc) {
         for (uint32_t i = 0; i < ntables; i++)
             empty_table(w, tables[i]);
@@ -206,7 +206,7 @@ static int32_t destroy_listed(tes_world_t *w, tes_query_t *q)
     if (!rc)
         rc = check_owned(w, l.items, l.count);
     if (!rc && l.count > INT32_MAX)
-        rc = TES_ERR_INVALID;
+        rc = tes__fail_detail(w, TES_ERR_INVALID, "tes_destroy_matching: %u matches do not fit the int32_t result", (unsigned)l.count);
     if (!rc && w->defer.depth > 0) {
         if (tes__defer_reserve(w, l.count))
             rc = TES_ERR_NOMEM;

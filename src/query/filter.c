@@ -41,19 +41,19 @@ static int cover(struct tes__filters *f, uint64_t count)
     return TES_OK;
 }
 
-static int watch_reserve(void *ctx, uint32_t index, uint32_t extra)
+static int filter_watch_reserve(void *ctx, uint32_t index, uint32_t extra)
 {
     (void)extra; /* bulk changes reserve each index they touch */
     return cover(ctx, (uint64_t)index + 1);
 }
 
-static void watch_before(void *ctx, tes_entity_t e, tes_comp_t c)
+static void filter_watch_before(void *ctx, tes_entity_t e, tes_comp_t c)
 {
     if (c == TES__WATCH_DESTROY)
         put(ctx, tes_entity_index(e), 0);
 }
 
-static void watch_after(void *ctx, tes_entity_t e, tes_comp_t c)
+static void filter_watch_after(void *ctx, tes_entity_t e, tes_comp_t c)
 {
     struct tes__filters *f = ctx;
     (void)c;
@@ -89,8 +89,8 @@ int tes__filters_use(tes_world_t *w, struct tes__filters **out)
             put(f, i, tags_of(w, tes_entity_make(i, s->generation)));
     }
     tes_comp_t tags[2] = {TES_DISABLED, TES_PREFAB};
-    tes__watcher_t watcher = {.reserve = watch_reserve, .before = watch_before,
-                              .after = watch_after, .ctx = f};
+    tes__watcher_t watcher = {.reserve = filter_watch_reserve, .before = filter_watch_before,
+                              .after = filter_watch_after, .ctx = f};
     if (!rc && (rc = tes__world_watch(w, &watcher, tags, 2)) == TES_OK &&
         (rc = tes__world_depend(w, filters_fini, f)) != TES_OK)
         tes__world_unwatch(w, f, NULL);

@@ -84,11 +84,11 @@ static int claim_stores(tes__group_t *g)
     for (int32_t i = 0; i < q->term_count; i++) {
         const tes__term_info_t *t = &q->terms[i];
         if (t->oper == TES_OPTIONAL)
-            return TES_ERR_INVALID;
+            return tes__fail_detail(q->w, TES_ERR_INVALID, "owning group: terms[%d] ('%.64s') is TES_OPTIONAL, which an owning group cannot order", (int)i, t->info->name);
         if (t->oper != TES_AND)
             continue;
         if (!t->sparse || t->info->stable || t->info->owner)
-            return TES_ERR_INVALID;
+            return tes__fail_detail(q->w, TES_ERR_INVALID, "owning group: terms[%d] component '%.64s' is %s", (int)i, t->info->name, !t->sparse ? "a table component (an owning group needs sparse components)" : t->info->stable ? "stable (its values may not move)" : "already owned by another group");
         g->owned[g->owned_count++] = t->info;
         if (t->info->size > scratch)
             scratch = t->info->size;

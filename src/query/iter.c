@@ -266,10 +266,34 @@ void *tes_field(const tes_iter_t *it, int32_t term)
 {
     /* No chunk yet (before the first tes_iter_next) or none any more: the
      * field array holds nothing to read, and `entities` says so. */
-    if (!it || it->priv_done || !it->priv_query || !it->entities || term < 0 ||
-        term >= it->priv_query->term_count)
+    if (!it || it->priv_done || !it->priv_query || !it->entities)
         return NULL;
+    if (term < 0 || term >= it->priv_query->term_count) {
+        tes__fail_detail(it->world, TES_ERR_INVALID, "field index %d is outside the query's %d terms",
+                         (int)term, (int)it->priv_query->term_count);
+        return NULL;
+    }
     return it->priv_fields[term];
+}
+
+void *tes_field_checked(const tes_iter_t *it, int32_t term, size_t size)
+{
+    if (!it || !it->priv_query)
+        return NULL; /* a zeroed iterator: no world to record on */
+    const tes_query_t *q = it->priv_query;
+    if (term < 0 || term >= q->term_count) {
+        tes__fail_detail(it->world, TES_ERR_INVALID, "field index %d is outside the query's %d terms",
+                         (int)term, (int)q->term_count);
+        return NULL;
+    }
+    const tes__component_t *info = q->terms[term].info;
+    if (size != info->size) {
+        tes__fail_detail(it->world, TES_ERR_INVALID,
+                         "field %d is component '%.64s' of size %u, the caller's type has size %zu",
+                         (int)term, info->name, info->size, size);
+        return NULL;
+    }
+    return tes_field(it, term);
 }
 
 void tes_iter_fini(tes_iter_t *it)

@@ -81,9 +81,9 @@ static int setup_terms(tes_query_t *q, const tes_query_desc_t *d)
     const uint32_t known = TES_QUERY_INCLUDE_DISABLED | TES_QUERY_INCLUDE_PREFAB |
                            TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP;
     if (d->flags & ~known)
-        return TES_ERR_INVALID;
+        return tes__fail_detail(q->w, TES_ERR_INVALID, "query flags 0x%x include unknown bits 0x%x", (unsigned)d->flags, (unsigned)(d->flags & ~known));
     if ((d->flags & TES_QUERY_NONOWNING_GROUP) && (d->flags & TES_QUERY_OWNING_GROUP))
-        return TES_ERR_INVALID;
+        return tes__fail_detail(q->w, TES_ERR_INVALID, "query flags 0x%x ask for both an owning and a non-owning group", (unsigned)d->flags);
     q->flags = d->flags;
     q->skip_disabled = !(d->flags & TES_QUERY_INCLUDE_DISABLED);
     q->skip_prefab = !(d->flags & TES_QUERY_INCLUDE_PREFAB);
@@ -92,15 +92,15 @@ static int setup_terms(tes_query_t *q, const tes_query_desc_t *d)
     while (n < TES_MAX_TERMS && d->terms[n].comp)
         n++;
     if (n == 0)
-        return TES_ERR_INVALID;
+        return tes__fail_detail(q->w, TES_ERR_INVALID, "query has no terms (terms[0].comp is 0)");
     for (int32_t i = 0; i < n; i++) {
         const tes_term_t *t = &d->terms[i];
         tes__component_t *info = tes__registry_get(&q->w->components, t->comp);
         if (!info || (unsigned)t->oper > TES_OPTIONAL || (unsigned)t->access > TES_NOACCESS)
-            return TES_ERR_INVALID;
+            return tes__fail_detail(q->w, TES_ERR_INVALID, "query terms[%d]: %s %u", (int)i, !info ? "component id is not registered:" : (unsigned)t->oper > TES_OPTIONAL ? "oper is not a tes_oper_t:" : "access is not a tes_access_t:", !info ? (unsigned)t->comp : (unsigned)t->oper > TES_OPTIONAL ? (unsigned)t->oper : (unsigned)t->access);
         for (int32_t j = 0; j < i; j++)
             if (d->terms[j].comp == t->comp)
-                return TES_ERR_INVALID;
+                return tes__fail_detail(q->w, TES_ERR_INVALID, "query terms[%d] and terms[%d] both name component '%.64s'", (int)j, (int)i, info->name);
         tes__term_info_t *ti = &q->terms[i];
         ti->comp = t->comp;
         ti->oper = t->oper;
@@ -142,7 +142,7 @@ static int setup_terms(tes_query_t *q, const tes_query_desc_t *d)
     q->filter_mask = (uint8_t)((q->skip_disabled ? TES__FILTER_DISABLED : 0) |
                                (q->skip_prefab ? TES__FILTER_PREFAB : 0));
     if ((q->flags & (TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP)) && !any_and)
-        return TES_ERR_INVALID;
+        return tes__fail_detail(q->w, TES_ERR_INVALID, "query flags 0x%x ask for a group, which needs at least one TES_AND term", (unsigned)q->flags);
     tes__gather_plan(q);
     return TES_OK;
 }
@@ -165,7 +165,7 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
     if (!w)
         return NULL;
     if (!desc) {
-        tes__fail(w, TES_ERR_INVALID);
+        tes__fail_detail(w, TES_ERR_INVALID, "tes_query_new: desc is NULL");
         return NULL;
     }
     tes__alloc_t *a = &w->alloc;

@@ -482,13 +482,13 @@ int tes_snapshot_load(tes_world_t *w, const tes_reader_t *in)
     if (!w)
         return TES_ERR_INVALID;
     if (!in || !in->read)
-        return tes__fail(w, TES_ERR_INVALID);
+        return tes__fail_detail(w, TES_ERR_INVALID, "tes_snapshot_load: reader %s", in ? "has no read function" : "is NULL");
     if (w->defer.depth > 0 || w->refuse)
         return tes__fail(w, TES_ERR_BUSY);
     int rc = tes__world_begin(w);
     if (rc)
         return rc;
-    rc = w->entities.alive ? TES_ERR_INVALID : load(w, in);
+    rc = w->entities.alive ? tes__fail_detail(w, TES_ERR_INVALID, "tes_snapshot_load: the world has %u live entities (it must have none)", w->entities.alive) : load(w, in);
     tes__world_end(w);
     return rc ? tes__fail(w, rc) : TES_OK;
 }
@@ -503,7 +503,7 @@ int tes_snapshot_load_file(tes_world_t *w, const char *path)
     if (!w)
         return TES_ERR_INVALID;
     if (!path)
-        return tes__fail(w, TES_ERR_INVALID);
+        return tes__fail_detail(w, TES_ERR_INVALID, "tes_snapshot_load_file: path is NULL");
     FILE *f = fopen(path, "rb");
     if (!f)
         return tes__fail(w, TES_ERR_IO);

@@ -115,7 +115,7 @@ static int parse_comps(tes__snap_plan_t *p, tes__cursor_t *c)
             (uint32_t)info->storage != flags[0] || info->stable != (flags[1] != 0) ||
             (framed && !info->hooks.load) ||
             (!framed && size && (info->hooks.copy || info->hooks.move || info->hooks.dtor)))
-            mismatch = TES_ERR_INVALID;
+            mismatch = tes__fail_detail(p->w, TES_ERR_INVALID, "snapshot component '%.64s' (size %u align %u) %s", cname, (unsigned)size, (unsigned)align, !info ? "is not registered in this world" : "is registered here with another layout or other hooks");
         p->comps[i] = (tes__snap_comp_t){info, framed, false};
     }
     return mismatch;
@@ -362,7 +362,7 @@ int tes__snap_parse(tes__snap_plan_t *p, const tes_reader_t *in)
     /* A well-formed section with other limits or components is the
      * caller's mismatch (INVALID); a malformed one is FORMAT. */
     int mismatch = generation_limit != ei->generation_limit || entity_limit != ei->entity_limit
-                       ? TES_ERR_INVALID
+                       ? tes__fail_detail(p->w, TES_ERR_INVALID, "snapshot limits: generation_limit %u, entity_limit %u; this world has %u and %u", generation_limit, entity_limit, ei->generation_limit, ei->entity_limit)
                        : TES_OK;
     rc = parse_comps(p, &c);
     if (rc == TES_ERR_INVALID && !mismatch)

@@ -19,6 +19,7 @@
  * hooks run with the world marked busy, so they cannot change it.
  */
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "lifecycle/instance.h"
@@ -72,7 +73,7 @@ static int cmp_table(const void *x, const void *y)
     return (a->n > b->n) - (a->n < b->n);
 }
 
-static void plan_free(save_plan_t *p)
+static void save_plan_free(save_plan_t *p)
 {
     tes__alloc_t *a = p->a;
     uint32_t ncomp_ids = p->w->components.count;
@@ -127,7 +128,8 @@ static int plan_make(save_plan_t *p)
         p->snap_index[info->id] = i;
         if (info->size && !info->hooks.save &&
             (info->hooks.copy || info->hooks.move || info->hooks.dtor))
-            return TES_ERR_INVALID; /* owns memory: only its save hook can write it */
+            /* owns memory: only its save hook can write it */
+            return tes__fail_detail((tes_world_t *)w, TES_ERR_INVALID, "snapshot save: component '%.64s' has a copy, move or dtor hook but no save hook", info->name);
     }
 
     /* Tables, ordered by their type in snapshot numbering. */
@@ -388,6 +390,7 @@ int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out)
     /* The world is const to the caller; only the allocator's counters move,
      * and they are back where they were when this returns. */
     tes__alloc_t *a = (tes__alloc_t *)&w->alloc;
+    tes__detail_t detail_before = w->detail; /* to tell whether a site explained itself */
     save_plan_t plan = {.w = w, .a = a};
     tes__outbuf_t o = {.a = a};
     /* Save hooks run as hooks: structural calls from them are refused. */
@@ -410,7 +413,7 @@ int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out)
     }
     if (!rc)
         rc = o.status;
-    plan_free(&plan);
+    save_plan_free(&plan);
     tes__world_end((tes_world_t *)w);
     if (!rc) {
         rc = out->write(o.data, o.size, out->user);
@@ -419,7 +422,10 @@ int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out)
     }
     tes__out_free(&o);
     if (rc)
-        ((tes_world_t *)w)->last_error = rc; /* a failed call is recorded, const or not */
+        tes__fail((tes_world_t *)w, rc); /* a failed call is recorded, const or not */
+    if (rc == TES_ERR_INVALID && !memcmp(&detail_before, &w->detail, sizeof detail_before))
+        tes__fail_detail((tes_world_t *)w, rc, "snapshot save: a save hook returned a positive "
+                         "status, or a value or a component name is too large for the format");
     return rc;
 }
 

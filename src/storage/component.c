@@ -9,6 +9,9 @@
 
 void tes__registry_init(tes__registry_t *r) { memset(r, 0, sizeof *r); }
 
+/* Records why a desc was refused; returns TES_ERR_INVALID. */
+#define REFUSE(r, ...) (tes__detail_set((r)->detail, __VA_ARGS__), TES_ERR_INVALID)
+
 void tes__registry_fini(tes__registry_t *r, tes__alloc_t *a)
 {
     for (uint32_t i = 1; i < r->count; i++) {
@@ -37,31 +40,32 @@ tes_comp_t tes__registry_lookup(const tes__registry_t *r, const char *name)
 static bool is_pow2(size_t x) { return x && !(x & (x - 1)); }
 
 /* Fills *out with the normalised layout of d, or returns TES_ERR_INVALID. */
-static int normalise(const tes_component_desc_t *d, tes__component_t *out)
+static int normalise(const tes__registry_t *r, const tes_component_desc_t *d,
+                     tes__component_t *out)
 {
     if (!d->name || !d->name[0])
-        return TES_ERR_INVALID;
+        return REFUSE(r, "component desc: name is %s (a name is required)", d->name ? "empty" : "NULL");
     if (d->size > UINT32_MAX / 2)
-        return TES_ERR_INVALID;
+        return REFUSE(r, "component '%.64s': size %zu is too large", d->name, d->size);
     if (d->storage != TES_STORAGE_TABLE && d->storage != TES_STORAGE_SPARSE)
-        return TES_ERR_INVALID;
+        return REFUSE(r, "component '%.64s': storage %d is not a tes_storage_t", d->name, (int)d->storage);
     size_t align = d->align;
     if (d->size == 0) {
         align = 0; /* tags have no layout */
         if (d->entity_field_count)
-            return TES_ERR_INVALID;
+            return REFUSE(r, "component '%.64s': a tag (size 0) has no entity_fields, entity_field_count is %d", d->name, (int)d->entity_field_count);
     } else if (align == 0) {
         align = 1;
         while (align < 16 && d->size % (align * 2) == 0)
             align *= 2;
     } else if (!is_pow2(align) || align > 16 || d->size % align) {
-        return TES_ERR_INVALID;
+        return REFUSE(r, "component '%.64s': align %zu is not a power of two <= 16 dividing size %zu", d->name, align, d->size);
     }
     if (d->entity_field_count < 0 || d->entity_field_count > TES_MAX_ENTITY_FIELDS)
-        return TES_ERR_INVALID;
+        return REFUSE(r, "component '%.64s': entity_field_count %d is outside 0..%d", d->name, (int)d->entity_field_count, TES_MAX_ENTITY_FIELDS);
     for (int32_t i = 0; i < d->entity_field_count; i++)
         if (d->entity_fields[i] > d->size || d->size - d->entity_fields[i] < sizeof(tes_entity_t))
-            return TES_ERR_INVALID;
+            return REFUSE(r, "component '%.64s': entity_fields[%d] = %zu does not fit a tes_entity_t in size %zu", d->name, (int)i, d->entity_fields[i], d->size);
     memset(out, 0, sizeof *out);
     out->size = (uint32_t)d->size;
     out->align = (uint32_t)align;
@@ -77,7 +81,7 @@ tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_comp
                              int *status)
 {
     tes__component_t layout;
-    *status = d ? normalise(d, &layout) : TES_ERR_INVALID;
+    *status = d ? normalise(r, d, &layout) : REFUSE(r, "component desc is NULL");
     if (*status)
         return 0;
     tes_comp_t existing = tes__registry_lookup(r, d->name);
@@ -86,7 +90,7 @@ tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_comp
         if (c->size == layout.size && c->align == layout.align &&
             c->storage == layout.storage && c->stable == layout.stable)
             return existing;
-        *status = TES_ERR_INVALID;
+        *status = REFUSE(r, "component '%.64s' is registered with size %u align %u %s, this desc has size %u align %u %s", d->name, c->size, c->align, c->stable ? "stable" : c->storage == TES_STORAGE_SPARSE ? "sparse" : "table", layout.size, layout.align, layout.stable ? "stable" : layout.storage == TES_STORAGE_SPARSE ? "sparse" : "table");
         return 0;
     }
     /* Reserve everything, then commit: nothing changes on failure. */
@@ -137,3 +141,5 @@ void tes__component_move(const tes__component_t *c, void *dst, void *src, uint32
     else
         memcpy(dst, src, (size_t)n * c->size);
 }
+
+#undef REFUSE

@@ -13,6 +13,7 @@
 #define TES_STORAGE_COMPONENT_H
 
 #include "core/bytes.h"
+#include "core/detail.h"
 #include "core/hash.h"
 #include "storage/sparse_store.h"
 
@@ -39,6 +40,7 @@ typedef struct tes__registry {
     tes_comp_t *sparse;       /* ids of sparse components, ascending */
     uint32_t sparse_count;
     uint32_t sparse_cap;
+    tes__detail_t *detail;    /* where a refusal is explained (the world's); may be NULL */
 } tes__registry_t;
 
 void tes__registry_init(tes__registry_t *r);

@@ -126,6 +126,17 @@ static inline uint32_t tes__table_push(tes__table_t *t, tes_entity_t e)
     return t->count++;
 }
 
+/* Debug builds: a row left t, so t moves to fresh memory too (only when
+ * the allocator agrees: this move is not needed, so failing it changes
+ * nothing). A pointer held across a change of its entity is then a
+ * use-after-free that AddressSanitizer reports, even when neither table
+ * had to grow. Release builds: nothing. */
+static inline void tes__table_debug_move(tes__table_t *t, tes__alloc_t *a)
+{
+    if (TES__DEBUG_MOVES)
+        (void)tes__table_reserve(t, a, 0);
+}
+
 /* Constructs n cells of a column from row on (ctor, or zero-fill). */
 void tes__table_construct(tes__table_t *t, uint32_t column, uint32_t row, uint32_t n);
 /* Destroys the cells of every column at row (dtor hooks). */

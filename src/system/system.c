@@ -49,7 +49,7 @@ static tes__systems_t *registry(tes_world_t *w)
     return ss;
 }
 
-static tes_system_t *find(const tes__systems_t *ss, const char *name)
+static tes_system_t *find_system(const tes__systems_t *ss, const char *name)
 {
     for (uint32_t i = 0; i < ss->count; i++)
         if (!ss->items[i]->doomed && strcmp(ss->items[i]->name, name) == 0)
@@ -82,7 +82,7 @@ static tes_system_t *system_new(tes_world_t *w, const tes_system_desc_t *d)
         return NULL;
     }
     if (!d || !d->name || !d->run) {
-        tes__fail(w, TES_ERR_INVALID);
+        tes__fail_detail(w, TES_ERR_INVALID, "tes_system_new: %s is NULL", !d ? "desc" : !d->name ? "name" : "run");
         return NULL;
     }
     tes__systems_t *ss = registry(w);
@@ -90,8 +90,8 @@ static tes_system_t *system_new(tes_world_t *w, const tes_system_desc_t *d)
         tes__fail(w, TES_ERR_NOMEM);
         return NULL;
     }
-    if (find(ss, d->name)) {
-        tes__fail(w, TES_ERR_INVALID);
+    if (find_system(ss, d->name)) {
+        tes__fail_detail(w, TES_ERR_INVALID, "tes_system_new: a system named '%.64s' exists", d->name);
         return NULL;
     }
     if (tes__grow(&w->alloc, (void **)&ss->items, &ss->cap, (uint64_t)ss->count + 1,
@@ -122,7 +122,7 @@ static tes_system_t *system_new(tes_world_t *w, const tes_system_desc_t *d)
         derive_access(w, s, &d->query);
     } else if (d->query.flags) {
         free_struct(w, s); /* flags without terms: nothing to apply them to */
-        tes__fail(w, TES_ERR_INVALID);
+        tes__fail_detail(w, TES_ERR_INVALID, "tes_system_new: query flags 0x%x without terms", (unsigned)d->query.flags);
         return NULL;
     }
     ss->items[ss->count++] = s;

@@ -71,7 +71,7 @@ static int lists_init(tes_world_t *w, comp_lists_t *l, const void *at, size_t st
     for (uint32_t i = 0; i < n; i++) {
         const tes__component_t *info = tes__registry_get(&w->components, l->sorted[i]);
         if (!info || (i && l->sorted[i] == l->sorted[i - 1]))
-            return TES_ERR_INVALID;
+            return tes__fail_detail(w, TES_ERR_INVALID, "component id %u is %s", (unsigned)l->sorted[i], info ? "listed twice" : "not registered");
         l->hooked |= info->hooks.on_add || info->hooks.on_set;
         if (info->storage == TES_STORAGE_SPARSE)
             l->sparse_ids[l->sparse_count++] = l->sorted[i];
@@ -342,7 +342,7 @@ static int spawn_with_now(tes_world_t *w, const tes_value_t *values, const comp_
 static tes_entity_t spawn_with_impl(tes_world_t *w, const tes_value_t *values, int32_t n)
 {
     if (n < 0 || (n > 0 && !values)) {
-        tes__fail(w, TES_ERR_INVALID);
+        tes__fail_detail(w, TES_ERR_INVALID, "tes_spawn_with: n = %d with values %s", (int)n, values ? "set" : "NULL");
         return TES_NULL;
     }
     uint32_t nc = (uint32_t)n;
@@ -605,7 +605,8 @@ static int spawn_bulk_now(tes_world_t *w, const tes_bulk_desc_t *d, const comp_l
 static int spawn_bulk_impl(tes_world_t *w, const tes_bulk_desc_t *d)
 {
     if (!d || d->count < 0 || d->ncomps < 0 || (d->ncomps > 0 && !d->comps))
-        return tes__fail(w, TES_ERR_INVALID);
+        return d ? tes__fail_detail(w, TES_ERR_INVALID, "tes_spawn_bulk: count = %d, ncomps = %d, comps %s", (int)d->count, (int)d->ncomps, d->comps ? "set" : "NULL")
+                 : tes__fail_detail(w, TES_ERR_INVALID, "tes_spawn_bulk: desc is NULL");
     comp_lists_t l;
     int rc = lists_init(w, &l, d->comps, sizeof *d->comps, (uint32_t)d->ncomps);
     if (!rc && d->count > 0)
@@ -630,7 +631,7 @@ int tes_spawn_bulk(tes_world_t *w, const tes_bulk_desc_t *d)
 static int destroy_n_impl(tes_world_t *w, const tes_entity_t *es, int32_t n)
 {
     if (n < 0 || (n > 0 && !es))
-        return tes__fail(w, TES_ERR_INVALID);
+        return tes__fail_detail(w, TES_ERR_INVALID, "tes_destroy_n: n = %d with es %s", (int)n, es ? "set" : "NULL");
     tes__entity_index_t *ei = &w->entities;
     int rc = TES_OK;
     int32_t marked = 0;
@@ -639,7 +640,7 @@ static int destroy_n_impl(tes_world_t *w, const tes_entity_t *es, int32_t n)
         if (!slot)
             rc = TES_ERR_STALE;
         else if (slot->row & LISTED)
-            rc = TES_ERR_INVALID;
+            rc = tes__fail_detail(w, TES_ERR_INVALID, "tes_destroy_n: entity %u:%u is listed twice (es[%d])", tes_entity_index(es[marked]), tes_entity_generation(es[marked]), (int)marked);
         else if (w->strict_lifecycle && tes__entity_instance(ei, tes_entity_index(es[marked])))
             rc = TES_ERR_OWNED;
         if (rc)

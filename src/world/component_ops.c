@@ -36,7 +36,7 @@ static int enter_component(tes_world_t *w, tes_entity_t e, tes_comp_t c, tes__sl
     if (rc)
         return rc;
     *info = tes__registry_get(&w->components, c);
-    return *info ? TES_OK : tes__fail(w, TES_ERR_INVALID);
+    return *info ? TES_OK : tes__fail_detail(w, TES_ERR_INVALID, "component id %u is not registered in this world", (unsigned)c);
 }
 
 void tes__world_move(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, tes__table_t *dst)
@@ -49,6 +49,7 @@ void tes__world_move(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, tes__tab
     if (moved != TES_NULL)
         w->entities.slots[tes_entity_index(moved)].row = src_row;
     tes__slot_set_table(&w->entities.slots[tes_entity_index(e)], dst->id, row);
+    tes__table_debug_move(src, &w->alloc);
 }
 
 /* Keeps a bitwise image of *value in the world's scratch buffer and points
@@ -164,7 +165,7 @@ static int set_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *va
     if (rc)
         return rc;
     if (info->size && !value)
-        return tes__fail(w, TES_ERR_INVALID);
+        return tes__fail_detail(w, TES_ERR_INVALID, "tes_set: value is NULL for component '%.64s' (size %u)", info->name, info->size);
     if (w->defer.depth > 0) {
         rc = tes__defer_set(w, e, c, value);
         return rc ? tes__fail(w, rc) : TES_OK;
@@ -196,7 +197,7 @@ static void *ensure_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     if (enter_component(w, e, c, &slot, &info))
         return NULL;
     if (!info->size) {
-        tes__fail(w, TES_ERR_INVALID);
+        tes__fail_detail(w, TES_ERR_INVALID, "tes_ensure: component '%.64s' is a tag (size 0) and has no data", info->name);
         return NULL;
     }
     if (w->defer.depth > 0) {

@@ -368,7 +368,7 @@ int tes_defer_end(tes_world_t *w)
     /* Only levels opened by tes_defer_begin: an iterator's level ends with
      * the iterator. */
     if (w->defer.explicit_depth <= 0)
-        return tes__fail(w, TES_ERR_INVALID);
+        return tes__fail_detail(w, TES_ERR_INVALID, "tes_defer_end: no tes_defer_begin level is open (iterator levels: %d)", (int)w->defer.depth);
     w->defer.explicit_depth--;
     return tes__defer_end(w);
 }

@@ -291,7 +291,8 @@ int tes__defer_end(tes_world_t *w)
 {
     tes__defer_t *d = &w->defer;
     if (d->depth <= 0)
-        return tes__fail(w, TES_ERR_INVALID);
+        return tes__fail_detail(w, TES_ERR_INVALID, "deferral depth is %d: no level is open",
+                                (int)d->depth);
     /* An empty queue needs no flush: returning before any write keeps the
      * iterators of reader threads, which all end here, free of races. */
     if (--d->depth > 0 || d->flushing || d->count == 0)
@@ -310,11 +311,14 @@ int tes__defer_end(tes_world_t *w)
     int first_error = TES_OK;
     uint32_t next_barrier = 0; /* position in d->barriers */
     step_memo_t memo = {NULL, 0, NULL, -1};
+    tes__detail_t detail_before; /* a dropped command must not wipe it either */
     for (uint32_t i = 0; i < d->count; i++) {
         const tes__op_t *at = &d->ops[i]; /* the array does not move while flushing */
         if (at->kind == TES__OP_DONE)
             continue;
         int before = w->last_error;
+        if (before == TES_ERR_INVALID)
+            detail_before = w->detail;
         int rc;
         if (is_merged(at)) {
             while (next_barrier < d->barrier_count && d->barriers[next_barrier] < i)
@@ -327,9 +331,11 @@ int tes__defer_end(tes_world_t *w)
             d->ops[i].kind = TES__OP_DONE;
             rc = apply(w, &op);
         }
-        if (rc == TES_ERR_STALE)
+        if (rc == TES_ERR_STALE) {
             w->last_error = before; /* a dropped command is not an error */
-        else if (rc && first_error == TES_OK)
+            if (before == TES_ERR_INVALID)
+                w->detail = detail_before;
+        } else if (rc && first_error == TES_OK)
             first_error = rc;
         tes__assert(d->depth == 0 && d->count == count);
     }

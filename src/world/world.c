@@ -5,6 +5,8 @@
  */
 #include "world/world.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/thread_pool.h"
@@ -52,6 +54,7 @@ tes_world_t *tes_world_new(const tes_world_desc_t *desc)
     }
     tes__entity_index_init(&w->entities, desc->generation_limit, desc->entity_limit);
     tes__registry_init(&w->components);
+    w->components.detail = &w->detail;
     if (register_builtin(w, "tes.Disabled") != TES_DISABLED ||
         register_builtin(w, "tes.Prefab") != TES_PREFAB ||
         tes__graph_init(&w->tables, &w->alloc, &w->components)) {
@@ -158,6 +161,22 @@ int tes_last_error(const tes_world_t *w)
 int tes__fail_parallel(tes_world_t *w, int status)
 {
     w->thread_errors[tes__pool_thread(w->pool)] = status;
+    return status;
+}
+
+const char *tes_last_error_detail(const tes_world_t *w) { return w ? w->detail.text : ""; }
+
+int tes__fail_detail(tes_world_t *w, int status, const char *fmt, ...)
+{
+    /* While systems run on several threads, no shared detail: the status
+     * goes to the thread's own slot. */
+    if (w->parallel)
+        return tes__fail_parallel(w, status);
+    w->last_error = status;
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(w->detail.text, sizeof w->detail.text, fmt, args);
+    va_end(args);
     return status;
 }
 
@@ -383,6 +402,7 @@ void tes__world_strip(tes_world_t *w, tes_entity_t e, bool destroying)
     tes_entity_t moved = tes__table_remove_row(table, row);
     if (moved != TES_NULL)
         w->entities.slots[tes_entity_index(moved)].row = row;
+    tes__table_debug_move(table, &w->alloc);
     if (sparse)
         each_sparse(w, e, drop_sparse);
     w->hook_depth--;

@@ -121,6 +121,7 @@ struct tes_world {
     uint32_t dependent_cap;
     uint32_t doomed;    /* dependents waiting for their release (see tes__world_doom) */
     int last_error;
+    tes__detail_t detail; /* tes_last_error_detail's sentence */
     int32_t hook_depth; /* > 0 while a user hook runs: structural calls are refused */
     tes__bundle_cache_t bundle;
     bool strict_lifecycle;
@@ -292,14 +293,25 @@ static inline int tes__defer_reserve(tes_world_t *w, uint32_t n)
     return tes__defer_reserve_slow(w, n);
 }
 
-/* Records a failure and returns it, so `return tes__fail(w, rc);` works. */
+/* Records a failure and returns it, so `return tes__fail(w, rc);` works.
+ * Every TES_ERR_INVALID is explained: the site that finds the bad argument
+ * records the detail with tes__fail_detail (directly, or through the
+ * registry's detail pointer), and a later tes__fail(w, TES_ERR_INVALID) for
+ * the same failure keeps it. Any other status clears the detail unless the
+ * site records one. */
 static inline int tes__fail(tes_world_t *w, int status)
 {
     if (tes__unlikely(w->parallel))
         return tes__fail_parallel(w, status);
     w->last_error = status;
+    if (status != TES_ERR_INVALID)
+        w->detail.text[0] = '\0';
     return status;
 }
+
+/* Records a failure with a detail naming the argument and its value
+ * (printf format) and returns the status. */
+int tes__fail_detail(tes_world_t *w, int status, const char *fmt, ...) TES__PRINTF(3, 4);
 
 /* The table a live slot points to. */
 static inline tes__table_t *tes__slot_table(const tes_world_t *w, const tes__slot_t *s)

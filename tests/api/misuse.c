@@ -148,6 +148,13 @@ void mis_finish(const char *expr, const char *file, int line, bool ok, const mis
         fprintf(stderr, "    tes_last_error = %d (%s), expected %d (%s)\n", le, tes_strerror(le),
                 want_last, tes_strerror(want_last));
     }
+    /* Every TES_ERR_INVALID names what was wrong (priming for it records a
+     * TES_ERR_STALE, which leaves no detail, so this one is the case's). */
+    if (le == TES_ERR_INVALID && want_last == TES_ERR_INVALID && !tes_last_error_detail(g_w)[0]) {
+        if (!failed) fail_head(expr, file, line);
+        failed = true;
+        fprintf(stderr, "    TES_ERR_INVALID without a tes_last_error_detail\n");
+    }
     mis_snap_t after;
     mis_snap_take(&after);
     if (memcmp(before, &after, sizeof after) != 0) {

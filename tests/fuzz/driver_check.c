@@ -106,6 +106,11 @@ void fzd_check_step(fz_driver_t *d)
                         : "successful calls must not change it");
         return;
     }
+    /* Every TES_ERR_INVALID is explained. */
+    if (got == TES_ERR_INVALID && !tes_last_error_detail(d->w)[0]) {
+        fzd_fail(d, "tes_last_error is TES_ERR_INVALID with an empty tes_last_error_detail");
+        return;
+    }
     d->last_error = got;
     d->last_error_alt = 0;
     if (d->fresh) {

@@ -201,6 +201,10 @@ static void check_chunk(fz_driver_t *d, iter_state_t *st, tes_iter_t *it, bool f
     if ((out < TES_MAX_TERMS && tes_field(it, out)) || tes_field(it, -1) ||
         tes_field(it, TES_MAX_TERMS))
         fzd_fail(d, "[%s] tes_field of a term out of range is not NULL", st->desc);
+    else if (tes_last_error(d->w) != TES_ERR_INVALID || !tes_last_error_detail(d->w)[0])
+        fzd_fail(d, "[%s] tes_field of a term out of range recorded %d, detail \"%s\"", st->desc,
+                 tes_last_error(d->w), tes_last_error_detail(d->w));
+    d->last_error = TES_ERR_INVALID; /* the refused out-of-range fields */
 }
 
 /* Runs up to n ops from inside a chunk; the library must defer all of them

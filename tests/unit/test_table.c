@@ -529,6 +529,15 @@ static void test_table_random_model(void **state)
     free(m);
 }
 
+/* Exact move counts hold in ordinary builds; a TES_DEBUG build also moves
+ * each table a row leaves to fresh memory (through the move hook), so
+ * there it can only promise at least as many. */
+#ifdef TES_DEBUG
+#define assert_moves(actual, expected) assert_true((actual) >= (expected))
+#else
+#define assert_moves(actual, expected) assert_int_equal(actual, expected)
+#endif
+
 /* Relocations go through the move hook, never copy, and balance. */
 static void test_table_move_hook(void **state)
 {
@@ -549,11 +558,11 @@ static void test_table_move_hook(void **state)
     /* e1 leaves {Tracked}: its value moves to {A, Tracked}, and e3 (the last
      * row) moves into the hole. */
     assert_int_equal(tes_add(w, e1, a), TES_OK);
-    assert_int_equal(h.move, moves + 2);
+    assert_moves(h.move, moves + 2);
     assert_int_equal(tes_add(w, e1, g), TES_OK);  /* one more row move */
-    assert_int_equal(h.move, moves + 3);
+    assert_moves(h.move, moves + 3);
     assert_int_equal(tes_remove(w, e1, a), TES_OK); /* and another */
-    assert_int_equal(h.move, moves + 4);
+    assert_moves(h.move, moves + 4);
     assert_int_equal(h.copy, copies);
     assert_int_equal(h.ctor, ctors);
     assert_int_equal(h.on_add, 3);
@@ -567,7 +576,7 @@ static void test_table_move_hook(void **state)
     moves = h.move;
     assert_int_equal(tes_remove(w, e3, tr), TES_OK);
     assert_int_equal(h.dtor, 1);
-    assert_int_equal(h.move, moves + 1); /* e2, the last row, fills e3's */
+    assert_moves(h.move, moves + 1); /* e2, the last row, fills e3's */
     assert_int_equal(tracked_value(w, e2, tr), 2);
     assert_false(tes_has(w, e3, tr));
 
