@@ -72,7 +72,7 @@ FUZZ_RANGE_OPS ?= 500000
 test: deps
 	$(CMAKE) -S . -B build/test -DCMAKE_BUILD_TYPE=Debug -DTES_BUILD_TESTS=ON -DTES_FUZZ_RANGE_OPS=$(FUZZ_RANGE_OPS)
 	$(CMAKE) --build build/test -j $(JOBS)
-	cd build/test && ctest --output-on-failure
+	cd build/test && ctest --output-on-failure -j $(JOBS)
 
 # The suite with assertions, ASan and UBSan on (and TES_DEBUG's fresh-memory
 # moves): the differential fuzzer runs here too, over its fixed seeds and
@@ -83,7 +83,7 @@ SAN_FUZZ_OPS ?= $(FUZZ_RANGE_OPS)
 sanitize: deps
 	$(CMAKE) -S . -B $(SAN) -DCMAKE_BUILD_TYPE=Debug -DTES_SANITIZE=ON -DTES_DEBUG=ON -DTES_BUILD_BENCH=OFF -DTES_FUZZ_RANGE_OPS=$(SAN_FUZZ_OPS)
 	$(CMAKE) --build $(SAN) -j $(JOBS)
-	cd $(SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure
+	cd $(SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
 # ThreadSanitizer over the tests that use threads (systems on worker
 # threads; concurrent reads and iteration: threads_read, two threads

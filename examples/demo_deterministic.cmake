@@ -3,12 +3,15 @@
 # checks that another seed changes the outcome.
 # Usage: cmake -DDEMO=<path to demo> -DOUT=<file prefix> -P demo_deterministic.cmake
 if(NOT DEMO OR NOT OUT)
-  message(FATAL_ERROR "usage: cmake -DDEMO=... -DOUT=... -P demo_deterministic.cmake")
+  message(FATAL_ERROR "usage: cmake -DDEMO=... -DOUT=... [-DENTITIES=N] -P demo_deterministic.cmake")
+endif()
+if(NOT ENTITIES)
+  set(ENTITIES 20000)
 endif()
 
 function(run_demo seed result_var)
   execute_process(
-    COMMAND ${DEMO} --entities 20000 --frames 90 --seed ${seed} --no-timing --svg ${OUT}.svg
+    COMMAND ${DEMO} --entities ${ENTITIES} --frames 90 --seed ${seed} --no-timing --svg ${OUT}.svg
     OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "demo --seed ${seed} exited with ${rc}:\n${out}\n${err}")

@@ -4,9 +4,11 @@
  * different components, so they run at the same time; `reap` is structural
  * (it destroys old entities), so it runs alone, after both, and its changes
  * land when it ends. The result is the same for any thread count: the
- * program checks it against a world run on one thread.
+ * program checks it against a world run on one thread. An argument sets
+ * the entity count (default 100,000).
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "tessera.h"
 
@@ -39,17 +41,18 @@ static void reap(tes_iter_t *it) /* structural: destroys are queued */
             tes_destroy(it->world, it->entities[i]);
 }
 
-static double run(int32_t threads)
+static double run(int32_t threads, int32_t n)
 {
     tes_world_t *w = tes_world_new(&(tes_world_desc_t){.threads = threads});
     tes_comp_t pos = TES_COMPONENT(w, Position);
     tes_comp_t vel = TES_COMPONENT(w, Velocity);
     tes_comp_t ag = TES_COMPONENT(w, Age);
-    enum { N = 100000 };
-    static Position ps[N];
-    static Velocity vs[N];
-    static Age as[N];
-    for (int i = 0; i < N; i++) {
+    Position *ps = malloc((size_t)n * sizeof *ps);
+    Velocity *vs = malloc((size_t)n * sizeof *vs);
+    Age *as = malloc((size_t)n * sizeof *as);
+    if (!ps || !vs || !as)
+        return -1;
+    for (int i = 0; i < n; i++) {
         ps[i] = (Position){(float)i, 0};
         vs[i] = (Velocity){1, (float)(i % 3)};
         as[i] = (Age){i % 4};
@@ -57,7 +60,11 @@ static double run(int32_t threads)
     /* All of them at once, straight into their table, values column by column. */
     tes_comp_t comps[] = {pos, vel, ag};
     const void *data[] = {ps, vs, as};
-    if (tes_spawn_bulk(w, &(tes_bulk_desc_t){N, comps, 3, data, NULL}) != TES_OK)
+    int rc = tes_spawn_bulk(w, &(tes_bulk_desc_t){n, comps, 3, data, NULL});
+    free(ps);
+    free(vs);
+    free(as);
+    if (rc != TES_OK)
         return -1;
     tes_system_new(w, &(tes_system_desc_t){
                           .name = "move", .run = move, .parallel = true,
@@ -82,9 +89,12 @@ static double run(int32_t threads)
     return sum;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    double one = run(1), four = run(4);
+    int32_t n = argc > 1 ? (int32_t)atoi(argv[1]) : 100000;
+    if (n < 1)
+        n = 100000;
+    double one = run(1, n), four = run(4, n);
     printf("sample_systems: checksum %.1f on 1 thread, %.1f on 4 threads\n", one, four);
     if (one < 0 || one != four) {
         fprintf(stderr, "sample_systems: results differ\n");
