@@ -126,8 +126,9 @@ coverage: deps
 # program built under tests/ (unit tests, API misuse, fault sweep), the fuzz
 # runner with VG_OPS operations instead of a million. Fails on any error or
 # definite/indirect leak; each program's log is left next to it
-# ($(VG)/tests/NAME.valgrind.log). About 4 minutes on a 2-core machine,
-# most of it the fault sweep.
+# ($(VG)/tests/NAME.valgrind.log). JOBS programs run at a time
+# (tools/valgrind_suite.sh): the fault sweep takes minutes, the rest run
+# beside it.
 VG := build/valgrind
 VG_OPS ?= 100000
 VALGRIND_FLAGS := --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --quiet
@@ -135,20 +136,7 @@ valgrind: deps
 	@command -v valgrind >/dev/null || { echo "make valgrind needs valgrind (apt-get install valgrind)"; exit 1; }
 	$(CMAKE) -S . -B $(VG) -DCMAKE_BUILD_TYPE=Debug -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=OFF
 	$(CMAKE) --build $(VG) -j $(JOBS)
-	@n=0; bad=0; start=$$(date +%s); \
-	for t in $(VG)/tests/*; do \
-	  [ -x "$$t" ] && [ -f "$$t" ] || continue; \
-	  args=; case "$$t" in *fuzz_runner) args="--ops $(VG_OPS)";; *fuzz_libfuzzer|*.log) continue;; esac; \
-	  n=$$((n + 1)); \
-	  if valgrind $(VALGRIND_FLAGS) "$$t" $$args >$$t.valgrind.log 2>&1; then \
-	    echo "valgrind: ok   $$(basename $$t)"; \
-	  else \
-	    bad=$$((bad + 1)); echo "valgrind: FAIL $$(basename $$t) (log: $$t.valgrind.log)"; tail -n 40 $$t.valgrind.log; \
-	  fi; \
-	done; \
-	echo "valgrind: took $$(( $$(date +%s) - start ))s"; \
-	if [ $$bad -ne 0 ]; then echo "valgrind: $$n programs, $$bad failed (errors or leaks)"; exit 1; fi; \
-	echo "valgrind: $$n programs, 0 errors, 0 leaks"
+	sh tools/valgrind_suite.sh $(VG)/tests $(VG_OPS) $(JOBS) $(VALGRIND_FLAGS)
 
 # glibc: keep freed memory in the process so warm runs do not pay for fresh
 # pages (see the Benchmarks section in README.md). Besides the table on

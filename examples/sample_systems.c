@@ -50,9 +50,7 @@ static double run(int32_t threads, int32_t n)
     Position *ps = malloc((size_t)n * sizeof *ps);
     Velocity *vs = malloc((size_t)n * sizeof *vs);
     Age *as = malloc((size_t)n * sizeof *as);
-    if (!ps || !vs || !as)
-        return -1;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; ps && vs && as && i < n; i++) {
         ps[i] = (Position){(float)i, 0};
         vs[i] = (Velocity){1, (float)(i % 3)};
         as[i] = (Age){i % 4};
@@ -60,10 +58,8 @@ static double run(int32_t threads, int32_t n)
     /* All of them at once, straight into their table, values column by column. */
     tes_comp_t comps[] = {pos, vel, ag};
     const void *data[] = {ps, vs, as};
-    int rc = tes_spawn_bulk(w, &(tes_bulk_desc_t){n, comps, 3, data, NULL});
-    free(ps);
-    free(vs);
-    free(as);
+    int rc = ps && vs && as ? tes_spawn_bulk(w, &(tes_bulk_desc_t){n, comps, 3, data, NULL}) : -1;
+    free(ps), free(vs), free(as);
     if (rc != TES_OK)
         return -1;
     tes_system_new(w, &(tes_system_desc_t){
@@ -91,9 +87,7 @@ static double run(int32_t threads, int32_t n)
 
 int main(int argc, char **argv)
 {
-    int32_t n = argc > 1 ? (int32_t)atoi(argv[1]) : 100000;
-    if (n < 1)
-        n = 100000;
+    int32_t n = argc > 1 && atoi(argv[1]) > 0 ? (int32_t)atoi(argv[1]) : 100000;
     double one = run(1, n), four = run(4, n);
     printf("sample_systems: checksum %.1f on 1 thread, %.1f on 4 threads\n", one, four);
     if (one < 0 || one != four) {
