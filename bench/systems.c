@@ -11,8 +11,8 @@
  * movement (Position += Velocity), data (a per-entity integer update),
  * steering (Velocity from Position and Data), health (regeneration),
  * damage (Health -= Damage), sprite (a character from Health), and a
- * structural one that stuns (adds a sparse tag to) the few entities whose
- * health hits a multiple of 4096 and unstuns those that had it. All but
+ * structural one that toggles a sparse Stunned tag on the few entities
+ * whose health hits a multiple of 4096. All but
  * the structural one are `parallel`. One op = one entity per frame. The
  * world is built once (init), so runs time only frames.
  */
@@ -92,11 +92,14 @@ static void stun(tes_iter_t *it)
 {
     const stun_ctx_t *c = it->ctx;
     const Health *h = tes_field(it, 0);
+    /* A cheap test first: the structural calls go to the few entities whose
+     * health hits a multiple of 4096 (stunned if not yet, else unstunned). */
     for (int32_t i = 0; i < it->count; i++) {
-        bool was = tes_has(it->world, it->entities[i], c->stunned);
-        if (was)
+        if ((h[i].hp & 4095) != 0)
+            continue;
+        if (tes_has(it->world, it->entities[i], c->stunned))
             tes_remove(it->world, it->entities[i], c->stunned);
-        else if ((h[i].hp & 4095) == 0)
+        else
             tes_add(it->world, it->entities[i], c->stunned);
     }
 }
