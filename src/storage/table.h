@@ -35,6 +35,9 @@
  * nothing; reserve never allocates. Queries that must see every entity
  * enumerate root entities from the entity index instead. */
 #define TES__TABLE_VIRTUAL (1u << 7)
+/* The flags that make moving a row run user code: a table without them
+ * relocates, constructs and destroys cells as plain bytes. */
+#define TES__TABLE_HOOKED (TES__TABLE_HAS_CTOR | TES__TABLE_HAS_DTOR | TES__TABLE_HAS_MOVE)
 
 typedef struct tes__column {
     uint8_t *data;
@@ -59,6 +62,14 @@ typedef struct tes__table {
     tes__map_t edges;        /* cached graph edges: key -> table id */
     tes_comp_t last_edge_comp[2];  /* the last edge taken, per direction */
     uint32_t last_edge_table[2];   /* (remove = 0, add = 1): one compare */
+    /* The move plan of each last edge, computed when the edge is cached:
+     * the column of the edge's component in the wider of the two tables
+     * (-1 for a tag), which is where the two column lists part (every
+     * other column maps to the same position, or the next one), and
+     * whether neither table runs hooks when a row moves (the row then
+     * moves as plain bytes, column after column). */
+    int32_t last_edge_col[2];
+    bool last_edge_plain[2];
 } tes__table_t;
 
 /* A table for `type` (sorted, unique ids of table components), or NULL on
@@ -146,6 +157,64 @@ void tes__table_destruct_row(tes__table_t *t, uint32_t row);
  * is relocated into it. Returns the entity now at `row`, or TES_NULL if the
  * removed row was the last one. */
 tes_entity_t tes__table_remove_row(tes__table_t *t, uint32_t row);
+
+/* tes__table_remove_row for a table without hooks (no TES__TABLE_HOOKED
+ * flag): the last row's cells are copied as bytes. */
+static inline tes_entity_t tes__table_remove_row_plain(tes__table_t *t, uint32_t row)
+{
+    if (t->flags & TES__TABLE_VIRTUAL)
+        return TES_NULL;
+    tes__assert(row < t->count && !(t->flags & TES__TABLE_HOOKED));
+    uint32_t last = --t->count;
+    if (row == last)
+        return TES_NULL;
+    t->entities[row] = t->entities[last];
+    for (uint32_t i = 0; i < t->column_count; i++) {
+        uint32_t size = t->columns[i].size;
+        uint8_t *data = t->columns[i].data;
+        tes__copy_bytes(data + (size_t)row * size, data + (size_t)last * size, size);
+    }
+    return t->entities[row];
+}
+
+/* Moves e, at src_row of src, into dst (which has room) along a plain edge
+ * (see last_edge_plain): dst's type is src's plus (add) or minus one
+ * component whose column in the wider table is `col` (-1: a tag, the
+ * column lists are equal). Shared cells are copied as bytes; an added cell
+ * is copied from `value` (zeroed when NULL) before the source row is
+ * removed, so value may point into either table's cells as long as dst did
+ * not move for the push's room; a dropped cell is left behind. Returns the
+ * new row; *moved receives the entity relocated within src (or TES_NULL). */
+static inline uint32_t tes__table_move_row_plain(tes__table_t *dst, tes__table_t *src,
+                                                 uint32_t src_row, tes_entity_t e, int32_t col,
+                                                 bool add, const void *value, tes_entity_t *moved)
+{
+    uint32_t dst_row = tes__table_push(dst, e);
+    /* Columns below the split map to the same position; above it, to the
+     * next one (add) or the previous one (remove). */
+    uint32_t n = dst->column_count;
+    uint32_t split = col >= 0 ? (uint32_t)col : n;
+    const tes__column_t *dc = dst->columns, *sc = src->columns;
+    for (uint32_t i = 0; i < split; i++)
+        tes__copy_bytes(dc[i].data + (size_t)dst_row * dc[i].size,
+                        sc[i].data + (size_t)src_row * dc[i].size, dc[i].size);
+    if (add && split < n) {
+        uint8_t *cell = dc[split].data + (size_t)dst_row * dc[split].size;
+        if (value)
+            tes__copy_bytes(cell, value, dc[split].size);
+        else
+            tes__zero_bytes(cell, dc[split].size);
+        for (uint32_t i = split + 1; i < n; i++) /* from src column i - 1 */
+            tes__copy_bytes(dc[i].data + (size_t)dst_row * dc[i].size,
+                            sc[i - 1].data + (size_t)src_row * dc[i].size, dc[i].size);
+    } else if (!add) {
+        for (uint32_t i = split; i < n; i++) /* from src column i + 1 */
+            tes__copy_bytes(dc[i].data + (size_t)dst_row * dc[i].size,
+                            sc[i + 1].data + (size_t)src_row * dc[i].size, dc[i].size);
+    }
+    *moved = tes__table_remove_row_plain(src, src_row);
+    return dst_row;
+}
 
 /* Moves entity e, at src_row, into dst (which must have room): shared
  * columns are relocated, columns only dst has are constructed, columns

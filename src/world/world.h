@@ -349,6 +349,22 @@ static inline int tes__world_begin(tes_world_t *w)
     return TES_OK;
 }
 
+/* True while nothing unusual is going on: no hook or structural call is
+ * running, nothing is deferred, no system is running (tes_progress sets
+ * `refuse` for as long as systems run, parallel ones included). A call
+ * made then on a component whose dispatch is not GENERIC (no hooks, no
+ * watcher hears it) runs no user code and tells no one, so it may take a
+ * quiet path that skips the begin/end guard, the watcher reserve and the
+ * observer checks. One combined test, made once per call. */
+static inline bool tes__world_quiet(const tes_world_t *w)
+{
+    return !(w->hook_depth | w->defer.depth | (int32_t)w->refuse);
+}
+
+/* Returned by a quiet path that hands the call to the generic one: it
+ * changed nothing and recorded nothing (not a tes_status_t value). */
+#define TES__QUIET_DECLINED 1
+
 /* Lowers the hook depth raised by tes__world_begin or tes__hook_enter; the
  * outermost end forgets the call's list scope (it points at the call's
  * memory) and releases the dependents freed from inside hooks. */
