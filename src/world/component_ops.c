@@ -360,192 +360,24 @@ bool tes_enabled(const tes_world_t *w, tes_entity_t e)
     return tes_alive(w, e) && !tes_has(w, e, TES_DISABLED);
 }
 
-/* The quiet paths (see tes__world_quiet): taken for a component whose
- * dispatch is TABLE or SPARSE (no hooks, no watcher). They check the
- * handle like the generic path and fail the same way, but with no user
- * code to run they need no hook level, no value image and no second
- * lookup. A step they do not cover (an edge whose tables run move, ctor
- * or dtor hooks for the entity's other components, a value inside the
- * destination table) returns TES__QUIET_DECLINED before changing anything,
- * and the generic path takes the call. */
-
-/* Adds c to e if missing (the new cell a copy of value, zeroed for NULL);
- * assigns value to a present cell. */
-static int table_add_quiet(tes_world_t *w, tes_entity_t e, const tes__component_t *info,
-                           const void *value)
-{
-    tes__slot_t *slot = tes__entity_slot(&w->entities, e);
-    if (!slot)
-        return tes__fail(w, TES_ERR_STALE);
-    tes__table_t *src = tes__slot_table(w, slot);
-    tes_comp_t c = info->id;
-    if (info->size) {
-        int32_t col = tes__table_column_index(src, c);
-        if (col >= 0) {
-            if (value)
-                tes__copy_bytes(tes__table_cell(src, (uint32_t)col, slot->row), value, info->size);
-            return TES_OK;
-        }
-    } else if (tes__table_type_index(src, c) >= 0) {
-        return TES_OK;
-    }
-    tes__table_t *dst;
-    if (src->last_edge_comp[1] == c)
-        dst = w->tables.tables[src->last_edge_table[1]];
-    else if (!(dst = tes__graph_step(&w->tables, &w->alloc, &w->components, src, c, true)))
-        return tes__fail(w, TES_ERR_NOMEM);
-    /* The step cached the edge (the type changes): its plan is there. */
-    if (!src->last_edge_plain[1] || (value && tes__table_holds(dst, value)))
-        return TES__QUIET_DECLINED;
-    if (tes__table_reserve(dst, &w->alloc, 1))
-        return tes__fail(w, TES_ERR_NOMEM);
-    uint32_t src_row = slot->row;
-    tes_entity_t moved;
-    uint32_t row = tes__table_move_row_plain(dst, src, src_row, e, src->last_edge_col[1], true,
-                                             value, &moved);
-    if (moved != TES_NULL)
-        w->entities.slots[tes_entity_index(moved)].row = src_row;
-    tes__slot_set_table(slot, dst->id, row);
-    tes__table_debug_move(src, &w->alloc);
-    return TES_OK;
-}
-
-static int table_remove_quiet(tes_world_t *w, tes_entity_t e, const tes__component_t *info)
-{
-    tes__slot_t *slot = tes__entity_slot(&w->entities, e);
-    if (!slot)
-        return tes__fail(w, TES_ERR_STALE);
-    tes__table_t *src = tes__slot_table(w, slot);
-    tes_comp_t c = info->id;
-    if (info->size ? tes__table_column_index(src, c) < 0 : tes__table_type_index(src, c) < 0)
-        return TES_OK;
-    tes__table_t *dst;
-    if (src->last_edge_comp[0] == c)
-        dst = w->tables.tables[src->last_edge_table[0]];
-    else if (!(dst = tes__graph_step(&w->tables, &w->alloc, &w->components, src, c, false)))
-        return tes__fail(w, TES_ERR_NOMEM);
-    if (!src->last_edge_plain[0])
-        return TES__QUIET_DECLINED;
-    if (tes__table_reserve(dst, &w->alloc, 1))
-        return tes__fail(w, TES_ERR_NOMEM);
-    uint32_t src_row = slot->row;
-    tes_entity_t moved;
-    uint32_t row = tes__table_move_row_plain(dst, src, src_row, e, src->last_edge_col[0], false,
-                                             NULL, &moved);
-    if (moved != TES_NULL)
-        w->entities.slots[tes_entity_index(moved)].row = src_row;
-    tes__slot_set_table(slot, dst->id, row);
-    tes__table_debug_move(src, &w->alloc);
-    return TES_OK;
-}
-
-/* The sparse forms: no watcher means no owning group, so stored values
- * never move on insert and value needs no image. */
-static int sparse_add_quiet(tes_world_t *w, tes_entity_t e, tes__component_t *info,
-                            const void *value)
-{
-    tes__slot_t *slot = tes__entity_slot(&w->entities, e);
-    if (!slot)
-        return tes__fail(w, TES_ERR_STALE);
-    tes__sparse_store_t *st = &info->store;
-    uint32_t pos = tes__sparse_set_find(&st->set, e);
-    if (pos != TES_NULL_INDEX) {
-        if (value && st->size)
-            tes__copy_bytes(tes__sparse_store_at(st, pos), value, st->size);
-        return TES_OK;
-    }
-    uint32_t index = tes_entity_index(e);
-    if (!tes__sparse_store_has_room(st, index) &&
-        tes__sparse_store_reserve(st, &w->alloc, 1, index, NULL, NULL))
-        return tes__fail(w, TES_ERR_NOMEM);
-    slot->table |= TES__SLOT_SPARSE;
-    void *ptr = tes__sparse_store_insert(st, e);
-    if (ptr) {
-        if (value)
-            tes__copy_bytes(ptr, value, st->size);
-        else
-            tes__zero_bytes(ptr, st->size);
-    }
-    return TES_OK;
-}
-
-/* One lookup: the position found is the one removed. */
-static int sparse_remove_quiet(tes_world_t *w, tes_entity_t e, tes__component_t *info)
-{
-    if (!tes__entity_slot(&w->entities, e))
-        return tes__fail(w, TES_ERR_STALE);
-    tes__sparse_store_t *st = &info->store;
-    uint32_t pos = tes__sparse_set_find(&st->set, e);
-    if (pos != TES_NULL_INDEX)
-        tes__sparse_store_remove_at(st, e, pos, NULL);
-    return TES_OK;
-}
-
-/* The registered dispatch of c when the world is quiet, or NULL when the
- * call takes the generic path (unknown id included: that path reports it). */
-static inline tes__component_t *quiet_component(const tes_world_t *w, tes_comp_t c)
-{
-    if (!w || !tes__world_quiet(w))
-        return NULL;
-    tes__component_t *info = tes__registry_get(&w->components, c);
-    return info && info->dispatch != TES__DISPATCH_GENERIC ? info : NULL;
-}
-
-/* The generic paths, out of line so that the public calls stay thin
- * dispatchers around the quiet ones. */
-static tes__noinline int add_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+/* The generic paths of the single-entity calls (quiet_ops.c takes the
+ * quiet ones first): begin, the call, end. */
+int tes__add_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
     TES__STRUCTURAL(int, w, tes__status, add_impl(w, e, c));
 }
 
-static tes__noinline int set_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c,
-                                     const void *value)
+int tes__set_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
 {
     TES__STRUCTURAL(int, w, tes__status, set_impl(w, e, c, value));
 }
 
-static tes__noinline int remove_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+int tes__remove_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
     TES__STRUCTURAL(int, w, tes__status, remove_impl(w, e, c));
-}
-
-int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c)
-{
-    tes__component_t *info = quiet_component(w, c);
-    if (info) {
-        int rc = info->dispatch == TES__DISPATCH_TABLE ? table_add_quiet(w, e, info, NULL)
-                                                       : sparse_add_quiet(w, e, info, NULL);
-        if (rc != TES__QUIET_DECLINED)
-            return rc;
-    }
-    return add_generic(w, e, c);
-}
-
-int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
-{
-    tes__component_t *info = quiet_component(w, c);
-    if (info && (value || !info->size)) {
-        int rc = info->dispatch == TES__DISPATCH_TABLE ? table_add_quiet(w, e, info, value)
-                                                       : sparse_add_quiet(w, e, info, value);
-        if (rc != TES__QUIET_DECLINED)
-            return rc;
-    }
-    return set_generic(w, e, c, value);
 }
 
 void *tes_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
     TES__STRUCTURAL(void *, w, NULL, ensure_impl(w, e, c));
-}
-
-int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
-{
-    tes__component_t *info = quiet_component(w, c);
-    if (info) {
-        int rc = info->dispatch == TES__DISPATCH_TABLE ? table_remove_quiet(w, e, info)
-                                                       : sparse_remove_quiet(w, e, info);
-        if (rc != TES__QUIET_DECLINED)
-            return rc;
-    }
-    return remove_generic(w, e, c);
 }

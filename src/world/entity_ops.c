@@ -240,7 +240,7 @@ static tes_entity_t clone_impl(tes_world_t *w, tes_entity_t e)
     return copy;
 }
 
-int tes_destroy(tes_world_t *w, tes_entity_t e)
+int tes__destroy_generic(tes_world_t *w, tes_entity_t e)
 {
     TES__STRUCTURAL(int, w, tes__status, destroy_impl(w, e));
 }

@@ -361,9 +361,13 @@ static inline bool tes__world_quiet(const tes_world_t *w)
     return !(w->hook_depth | w->defer.depth | (int32_t)w->refuse);
 }
 
-/* Returned by a quiet path that hands the call to the generic one: it
- * changed nothing and recorded nothing (not a tes_status_t value). */
-#define TES__QUIET_DECLINED 1
+/* The generic paths of tes_add, tes_set, tes_remove and tes_destroy
+ * (component_ops.c, entity_ops.c): what the public calls run when the
+ * quiet path (quiet_ops.c) does not apply. */
+int tes__add_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c);
+int tes__set_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value);
+int tes__remove_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c);
+int tes__destroy_generic(tes_world_t *w, tes_entity_t e);
 
 /* Lowers the hook depth raised by tes__world_begin or tes__hook_enter; the
  * outermost end forgets the call's list scope (it points at the call's
