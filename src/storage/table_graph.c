@@ -79,7 +79,7 @@ static void remember_edge(tes__table_t *t, tes__table_t *next, tes_comp_t c, boo
     t->last_edge_comp[add] = c;
     t->last_edge_table[add] = next->id;
     t->last_edge_col[add] = tes__table_column_index(add ? next : t, c);
-    t->last_edge_plain[add] = !((t->flags | next->flags) & TES__TABLE_HOOKED);
+    t->last_edge_plain[add] = !((t->flags | next->flags) & TES__TABLE_NOT_PLAIN);
 }
 
 tes__table_t *tes__graph_step(tes__table_graph_t *g, tes__alloc_t *a, const tes__registry_t *r,

@@ -138,7 +138,10 @@ static int quiet_sparse_add(tes_world_t *w, tes_entity_t e, tes__component_t *in
             return TES_OK;
         }
     }
-    if (!page || !tes__sparse_store_has_room(st, index)) {
+    /* Room: the page (found above), a packed slot, a data page. */
+    uint32_t pos = tes__sparse_set_next_pos(&st->set, st->stable);
+    if (!page || (pos == st->set.count && st->set.count >= st->set.cap) ||
+        (st->size && (pos >> st->page_shift) >= st->page_count)) {
         if (tes__sparse_store_reserve(st, &w->alloc, 1, index, NULL, NULL))
             return tes__fail(w, TES_ERR_NOMEM);
     }
@@ -153,16 +156,19 @@ static int quiet_sparse_add(tes_world_t *w, tes_entity_t e, tes__component_t *in
     return TES_OK;
 }
 
-/* One lookup: the position found is the one removed. */
+/* One lookup: the position found is the one removed. A sparse entry
+ * carries its entity's generation and is erased before the entity dies, so
+ * a found entry answers for liveness: the entity slot is read only when
+ * the entity has no such component (to tell a stale handle apart). */
 static int quiet_sparse_remove(tes_world_t *w, tes_entity_t e, tes__component_t *info)
 {
-    if (!tes__entity_slot(&w->entities, e))
-        return tes__fail(w, TES_ERR_STALE);
     tes__sparse_store_t *st = &info->store;
     uint32_t pos = tes__sparse_set_find(&st->set, e);
-    if (pos != TES_NULL_INDEX)
+    if (pos != TES_NULL_INDEX) {
         tes__sparse_store_remove_at(st, e, pos, NULL);
-    return TES_OK;
+        return TES_OK;
+    }
+    return tes__entity_slot(&w->entities, e) ? TES_OK : tes__fail(w, TES_ERR_STALE);
 }
 
 int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c)
@@ -206,7 +212,7 @@ int tes_destroy(tes_world_t *w, tes_entity_t e)
     tes__table_t *t = tes__slot_table(w, slot);
     uint32_t index = tes_entity_index(e);
     if ((slot->table & TES__SLOT_SPARSE) ||
-        (t->flags & (TES__TABLE_HOOKED | TES__TABLE_HAS_ON_REMOVE)) ||
+        (t->flags & (TES__TABLE_NOT_PLAIN | TES__TABLE_HAS_ON_REMOVE)) ||
         (w->strict_lifecycle && tes__entity_instance(&w->entities, index)))
         return tes__destroy_generic(w, e);
     if (slot->table != 0) {

@@ -15,7 +15,9 @@
  * - deferral, calls from inside hooks, stale handles, unknown ids and NULL
  *   values (refused or queued exactly as before);
  * - sparse removal finding the entry once (swap-and-pop and stable stores
- *   keep every other value).
+ *   keep every other value);
+ * - odd and large value sizes, component ids past the tables' direct
+ *   column map, and tes_destroy's quiet and generic cases.
  * Each test checks the full world invariant afterwards.
  */
 #include <setjmp.h>
@@ -130,7 +132,7 @@ static void counting_move(void *dst, void *src, int32_t n, void *ctx)
 {
     (void)ctx;
     memcpy(dst, src, (size_t)n * sizeof(vec3_t));
-    move_calls += n;
+    move_calls++; /* one call, one attempt below */
     tes_entity_t other = tes_spawn(hook_world);
     if (other == TES_NULL && tes_last_error(hook_world) == TES_ERR_BUSY)
         move_busy++;
@@ -426,6 +428,187 @@ static void test_table_tags(void **state)
     tes_world_free(w);
 }
 
+/* Values of odd sizes (1, 3, 6, 24 bytes: copied without libc) and of a
+ * size past the small-copy limit (100 bytes: such tables take the generic
+ * path) survive moves between tables and the swap-removes they cause. */
+static void fill(void *p, size_t size, unsigned seed)
+{
+    unsigned char *b = p;
+    for (size_t i = 0; i < size; i++)
+        b[i] = (unsigned char)(seed * 31u + i * 7u + 1u);
+}
+
+static bool same(const void *p, size_t size, unsigned seed)
+{
+    unsigned char want[128];
+    fill(want, size, seed);
+    return p && memcmp(p, want, size) == 0;
+}
+
+static void test_odd_and_large_sizes(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    static const size_t sizes[5] = {1, 3, 6, 24, 100};
+    tes_comp_t c[5];
+    char name[8];
+    for (int k = 0; k < 5; k++) {
+        snprintf(name, sizeof name, "S%d", k);
+        tes_component_desc_t d;
+        memset(&d, 0, sizeof d);
+        d.name = name;
+        d.size = sizes[k];
+        d.align = 1;
+        c[k] = tes_component(w, &d);
+        assert_true(c[k] != 0);
+    }
+    enum { N = 64 };
+    tes_entity_t es[N];
+    unsigned char buf[128];
+    for (int i = 0; i < N; i++) {
+        es[i] = tes_spawn(w);
+        for (int k = 0; k < 5; k++) {
+            if ((i + k) % 3 == 0)
+                continue;
+            fill(buf, sizes[k], (unsigned)(i * 5 + k));
+            assert_int_equal(tes_set(w, es[i], c[k], buf), TES_OK);
+        }
+    }
+    /* Churn: remove and re-add in a scattered order. */
+    for (int round = 0; round < 4; round++) {
+        for (int i = round; i < N; i += 3) {
+            int k = (i + round) % 5;
+            if (tes_has(w, es[i], c[k])) {
+                assert_int_equal(tes_remove(w, es[i], c[k]), TES_OK);
+            } else {
+                fill(buf, sizes[k], (unsigned)(i * 5 + k));
+                assert_int_equal(tes_set(w, es[i], c[k], buf), TES_OK);
+            }
+        }
+    }
+    for (int i = 0; i < N; i++)
+        for (int k = 0; k < 5; k++)
+            if (tes_has(w, es[i], c[k]))
+                assert_true(same(tes_get(w, es[i], c[k]), sizes[k], (unsigned)(i * 5 + k)));
+    /* Destroys swap the last rows into the holes. */
+    for (int i = 0; i < N; i += 2)
+        assert_int_equal(tes_destroy(w, es[i]), TES_OK);
+    for (int i = 1; i < N; i += 2)
+        for (int k = 0; k < 5; k++)
+            if (tes_has(w, es[i], c[k]))
+                assert_true(same(tes_get(w, es[i], c[k]), sizes[k], (unsigned)(i * 5 + k)));
+    assert_int_equal(tes_destroy(w, es[0]), TES_ERR_STALE);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
+/* Component ids past the tables' direct column map (64) are found by the
+ * scan: gets, moves and removes agree with the small ids. */
+static void test_large_component_ids(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t c[80];
+    char name[8];
+    for (int k = 0; k < 80; k++) {
+        snprintf(name, sizeof name, "C%d", k);
+        c[k] = reg(w, name, sizeof(vec3_t), TES_STORAGE_TABLE, false);
+    }
+    assert_true(c[79] > 64);
+    tes_entity_t es[10];
+    for (int i = 0; i < 10; i++) {
+        es[i] = tes_spawn(w);
+        for (int k = 60; k < 80; k += 1 + i % 3) {
+            vec3_t v = vec((float)(i * 100 + k));
+            assert_int_equal(tes_set(w, es[i], c[k], &v), TES_OK);
+        }
+    }
+    for (int i = 0; i < 10; i += 2)
+        assert_int_equal(tes_remove(w, es[i], c[60]), TES_OK);
+    for (int i = 0; i < 10; i++) {
+        for (int k = 60; k < 80; k++) {
+            bool want = (k - 60) % (1 + i % 3) == 0 && !(k == 60 && i % 2 == 0);
+            assert_int_equal(tes_has(w, es[i], c[k]), want);
+            if (want)
+                assert_vec(tes_get(w, es[i], c[k]), (float)(i * 100 + k));
+            else
+                assert_null(tes_get(w, es[i], c[k]));
+        }
+    }
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
+/* tes_destroy's quiet path leaves entities that own sparse components, run
+ * dtors or on_remove, or are watched to the generic path: each of those
+ * still sees its events. */
+static int dtor_calls, remove_calls;
+static void counting_dtor(void *ptr, int32_t n, void *ctx)
+{
+    (void)ptr;
+    (void)ctx;
+    dtor_calls += n;
+}
+static void counting_on_remove(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
+{
+    (void)w;
+    (void)e;
+    (void)ptr;
+    (void)ctx;
+    remove_calls++;
+}
+
+static void test_destroy_paths(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t a = reg(w, "A", sizeof(vec3_t), TES_STORAGE_TABLE, false);
+    tes_component_desc_t d;
+    memset(&d, 0, sizeof d);
+    d.name = "D";
+    d.size = 4;
+    d.hooks.dtor = counting_dtor;
+    tes_comp_t dc = tes_component(w, &d);
+    memset(&d, 0, sizeof d);
+    d.name = "R";
+    d.size = 4;
+    d.storage = TES_STORAGE_SPARSE;
+    d.hooks.on_remove = counting_on_remove;
+    tes_comp_t rc = tes_component(w, &d);
+    tes_entity_t plain = tes_spawn(w), with_dtor = tes_spawn(w), with_sparse = tes_spawn(w);
+    tes_entity_t empty = tes_spawn(w), keep = tes_spawn(w);
+    vec3_t v = vec(1.0f);
+    assert_int_equal(tes_set(w, plain, a, &v), TES_OK);
+    assert_int_equal(tes_set(w, keep, a, &v), TES_OK);
+    assert_int_equal(tes_set(w, with_dtor, a, &v), TES_OK);
+    assert_int_equal(tes_add(w, with_dtor, dc), TES_OK);
+    assert_int_equal(tes_add(w, with_sparse, rc), TES_OK);
+    dtor_calls = remove_calls = 0;
+    assert_int_equal(tes_destroy(w, plain), TES_OK);
+    assert_int_equal(tes_destroy(w, empty), TES_OK);
+    assert_int_equal(tes_destroy(w, with_dtor), TES_OK);
+    assert_int_equal(dtor_calls, 1);
+    assert_int_equal(tes_destroy(w, with_sparse), TES_OK);
+    assert_int_equal(remove_calls, 1);
+    assert_false(tes_alive(w, plain) || tes_alive(w, empty) || tes_alive(w, with_dtor) ||
+                 tes_alive(w, with_sparse));
+    assert_vec(tes_get(w, keep, a), 1.0f);
+    /* A watcher (a group) hears the destroy. */
+    tes_query_desc_t qd;
+    memset(&qd, 0, sizeof qd);
+    qd.terms[0].comp = a;
+    qd.flags = TES_QUERY_NONOWNING_GROUP;
+    tes_query_t *q = tes_query_new(w, &qd);
+    assert_non_null(q);
+    assert_int_equal(tes_query_count(q), 1);
+    assert_int_equal(tes_destroy(w, keep), TES_OK);
+    assert_int_equal(tes_query_count(q), 0);
+    assert_int_equal(walk_count(q), 0);
+    tes_query_free(q);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -439,6 +622,9 @@ int main(void)
         cmocka_unit_test(test_sparse_remove_swap),
         cmocka_unit_test(test_sparse_remove_stable),
         cmocka_unit_test(test_table_tags),
+        cmocka_unit_test(test_odd_and_large_sizes),
+        cmocka_unit_test(test_large_component_ids),
+        cmocka_unit_test(test_destroy_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
