@@ -298,11 +298,11 @@ bool tes_has(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
  * data page, the value). */
 static inline void *component_ptr(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
-    if (!w || c >= w->components.count)
+    /* Ids run from 1 (the built-in tags, registered with the world) to
+     * count - 1, each with a record: c - 1 wraps for 0, one compare. */
+    if (!w || c - 1u >= w->components.count - 1u)
         return NULL;
     const tes__component_t *info = w->components.items[c];
-    if (!info)
-        return NULL;
     uint32_t index = tes_entity_index(e);
     /* A sparse entry carries the generation and is erased before its entity
      * dies, so it answers for liveness by itself: no entity slot read. The
