@@ -122,7 +122,8 @@ static tes__noinline int quiet_table_remove(tes_world_t *w, tes_entity_t e,
 /* The sparse forms: no watcher means no owning group, so stored values
  * never move on insert and value needs no image. The entity's sparse page
  * is looked up once, for the membership test and the insert. */
-static int quiet_sparse_add(tes_world_t *w, tes_entity_t e, tes__component_t *info, const void *value)
+static int quiet_sparse_add(tes_world_t *w, tes_entity_t e, tes__component_t *info,
+                            const void *value)
 {
     tes__slot_t *slot = tes__entity_slot(&w->entities, e);
     if (!slot)
