@@ -22,6 +22,8 @@
  */
 #include "world/world.h"
 
+#include <string.h>
+
 /* The component of a call when the world is quiet and c takes a quiet
  * path; NULL otherwise (an unknown id included: the generic path reports
  * it). */
@@ -35,8 +37,8 @@ static inline tes__component_t *quiet_component(const tes_world_t *w, tes_comp_t
 
 /* Adds c to e if missing (the new cell a copy of value, zeroed for NULL);
  * assigns value to a present cell. is_set says which public call this is,
- * for the hand-over. The table forms are out of line: their register
- * pressure would otherwise burden the sparse forms' prologues. */
+ * for the hand-over. Every quiet form is out of line, so that the public
+ * calls stay dispatchers that jump to them with no registers to save. */
 static tes__noinline int quiet_table_add(tes_world_t *w, tes_entity_t e,
                                          const tes__component_t *info, const void *value,
                                          bool is_set)
@@ -121,47 +123,86 @@ static tes__noinline int quiet_table_remove(tes_world_t *w, tes_entity_t e,
 
 /* The sparse forms: no watcher means no owning group, so stored values
  * never move on insert and value needs no image. The entity's sparse page
- * is looked up once, for the membership test and the insert. */
-static int quiet_sparse_add(tes_world_t *w, tes_entity_t e, tes__component_t *info,
-                            const void *value)
+ * is looked up once, for the membership test and the insert. Their hot
+ * paths make calls only in tail position (a failure, a growth, a value of
+ * an unusual size), so they save no registers. */
+
+/* Records a failure (out of line: see above). */
+static tes__noinline int quiet_fail(tes_world_t *w, int status) { return tes__fail(w, status); }
+
+/* Copies value into a fresh cell, or zeroes it for NULL; TES_OK. */
+static tes__noinline int fill_cell(void *cell, const void *value, uint32_t size)
+{
+    if (value)
+        memcpy(cell, value, size);
+    else
+        memset(cell, 0, size);
+    return TES_OK;
+}
+
+/* The same, inline for the common sizes. */
+static inline int fill_cell_fast(void *cell, const void *value, uint32_t size)
+{
+    if (size == 4 || size == 8 || size == 12 || size == 16) {
+        if (value)
+            tes__copy_bytes(cell, value, size);
+        else
+            tes__zero_bytes(cell, size);
+        return TES_OK;
+    }
+    return fill_cell(cell, value, size);
+}
+
+/* Inserts e (absent, room reserved) and fills its value. */
+static inline int sparse_insert(tes__slot_t *slot, tes__sparse_store_t *st, tes_entity_t e,
+                                const void *value)
+{
+    slot->table |= TES__SLOT_SPARSE;
+    void *ptr = tes__sparse_store_insert(st, e);
+    return ptr ? fill_cell_fast(ptr, value, st->size) : TES_OK;
+}
+
+/* quiet_sparse_add when the store needs room first. */
+static tes__noinline int quiet_sparse_add_grow(tes_world_t *w, tes_entity_t e,
+                                               tes__component_t *info, const void *value)
+{
+    tes__sparse_store_t *st = &info->store;
+    if (tes__sparse_store_reserve(st, &w->alloc, 1, tes_entity_index(e), NULL, NULL))
+        return tes__fail(w, TES_ERR_NOMEM);
+    return sparse_insert(&w->entities.slots[tes_entity_index(e)], st, e, value);
+}
+
+static tes__noinline int quiet_sparse_add(tes_world_t *w, tes_entity_t e,
+                                          tes__component_t *info, const void *value)
 {
     tes__slot_t *slot = tes__entity_slot(&w->entities, e);
     if (!slot)
-        return tes__fail(w, TES_ERR_STALE);
+        return quiet_fail(w, TES_ERR_STALE);
     tes__sparse_store_t *st = &info->store;
     uint32_t index = tes_entity_index(e);
     uint64_t *page = tes__sparse_set_page(&st->set, index);
     if (page) {
         uint64_t entry = page[index & TES__SPARSE_PAGE_MASK];
         if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) < TES_NULL_INDEX) {
-            if (value && st->size)
-                tes__copy_bytes(tes__sparse_store_at(st, (uint32_t)entry), value, st->size);
-            return TES_OK;
+            if (!value || !st->size)
+                return TES_OK;
+            return fill_cell_fast(tes__sparse_store_at(st, (uint32_t)entry), value, st->size);
         }
     }
     /* Room: the page (found above), a packed slot, a data page. */
     uint32_t pos = tes__sparse_set_next_pos(&st->set, st->stable);
     if (!page || (pos == st->set.count && st->set.count >= st->set.cap) ||
-        (st->size && (pos >> st->page_shift) >= st->page_count)) {
-        if (tes__sparse_store_reserve(st, &w->alloc, 1, index, NULL, NULL))
-            return tes__fail(w, TES_ERR_NOMEM);
-    }
-    slot->table |= TES__SLOT_SPARSE;
-    void *ptr = tes__sparse_store_insert(st, e);
-    if (ptr) {
-        if (value)
-            tes__copy_bytes(ptr, value, st->size);
-        else
-            tes__zero_bytes(ptr, st->size);
-    }
-    return TES_OK;
+        (st->size && (pos >> st->page_shift) >= st->page_count))
+        return quiet_sparse_add_grow(w, e, info, value);
+    return sparse_insert(slot, st, e, value);
 }
 
 /* One lookup: the position found is the one removed. A sparse entry
  * carries its entity's generation and is erased before the entity dies, so
  * a found entry answers for liveness: the entity slot is read only when
  * the entity has no such component (to tell a stale handle apart). */
-static int quiet_sparse_remove(tes_world_t *w, tes_entity_t e, tes__component_t *info)
+static tes__noinline int quiet_sparse_remove(tes_world_t *w, tes_entity_t e,
+                                             tes__component_t *info)
 {
     tes__sparse_store_t *st = &info->store;
     uint32_t pos = tes__sparse_set_find(&st->set, e);
@@ -169,7 +210,7 @@ static int quiet_sparse_remove(tes_world_t *w, tes_entity_t e, tes__component_t 
         tes__sparse_store_remove_at(st, e, pos, NULL);
         return TES_OK;
     }
-    return tes__entity_slot(&w->entities, e) ? TES_OK : tes__fail(w, TES_ERR_STALE);
+    return tes__entity_slot(&w->entities, e) ? TES_OK : quiet_fail(w, TES_ERR_STALE);
 }
 
 int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c)
