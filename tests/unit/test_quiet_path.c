@@ -430,7 +430,8 @@ static void test_table_tags(void **state)
 
 /* Values of odd sizes (1, 3, 6, 24 bytes: copied without libc) and of a
  * size past the small-copy limit (100 bytes: such tables take the generic
- * path) survive moves between tables and the swap-removes they cause. */
+ * path) survive moves between tables and the swap-removes they cause; in
+ * sparse stores, the same sizes survive swap-and-pop removals. */
 static void fill(void *p, size_t size, unsigned seed)
 {
     unsigned char *b = p;
@@ -445,9 +446,8 @@ static bool same(const void *p, size_t size, unsigned seed)
     return p && memcmp(p, want, size) == 0;
 }
 
-static void test_odd_and_large_sizes(void **state)
+static void odd_and_large_sizes(tes_storage_t storage)
 {
-    (void)state;
     tes_world_t *w = tes_world_new(NULL);
     static const size_t sizes[5] = {1, 3, 6, 24, 100};
     tes_comp_t c[5];
@@ -459,6 +459,7 @@ static void test_odd_and_large_sizes(void **state)
         d.name = name;
         d.size = sizes[k];
         d.align = 1;
+        d.storage = storage;
         c[k] = tes_component(w, &d);
         assert_true(c[k] != 0);
     }
@@ -500,6 +501,13 @@ static void test_odd_and_large_sizes(void **state)
     assert_int_equal(tes_destroy(w, es[0]), TES_ERR_STALE);
     assert_int_equal(tes__world_check(w), TES_OK);
     tes_world_free(w);
+}
+
+static void test_odd_and_large_sizes(void **state)
+{
+    (void)state;
+    odd_and_large_sizes(TES_STORAGE_TABLE);
+    odd_and_large_sizes(TES_STORAGE_SPARSE);
 }
 
 /* Component ids past the tables' direct column map (64) are found by the
