@@ -1,10 +1,12 @@
 /*
- * Component operations on one entity. Each public call resolves the
- * component's storage kind once and then takes one of two paths: a sparse
- * store insert/erase (the entity never moves), or a table move along a
- * cached graph edge. Both paths reserve before they commit and fire
- * observers last, so hooks see a consistent world and a failed call
- * changes nothing.
+ * Component operations on one entity: the generic paths of add, set and
+ * remove (the public calls, in quiet_ops.c, take them when a hook, a
+ * watcher, deferral or a running system is involved), tes_ensure, and the
+ * reads (has, get). Each call resolves the component's storage kind once
+ * and then takes one of two paths: a sparse store insert/erase (the entity
+ * never moves), or a table move along a cached graph edge. Both paths
+ * reserve before they commit and fire observers last, so hooks see a
+ * consistent world and a failed call changes nothing.
  */
 #include "world/world.h"
 

@@ -1,6 +1,6 @@
 /*
- * Entity-level operations: spawn (one; batches are in bulk_ops.c), destroy,
- * clear and clone. Spawning an empty entity is the hottest
+ * Entity-level operations: spawn (one; batches are in bulk_ops.c), destroy
+ * (its generic path; the quiet one is in quiet_ops.c), clear and clone. Spawning an empty entity is the hottest
  * path in most games' setup code, so tes_spawn checks for spare room inline
  * and only calls the growth functions when a buffer is full.
  */
