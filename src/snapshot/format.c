@@ -62,6 +62,41 @@ uint64_t tes__snap_hash_finish(const tes__snap_hash_t *h, const void *rest, size
     return finish(x ^ (uint64_t)total);
 }
 
+void tes__snap_stream_init(tes__snap_stream_t *s, uint64_t seed)
+{
+    tes__snap_hash_init(&s->h, seed);
+    s->carry_n = 0;
+    s->total = 0;
+}
+
+void tes__snap_stream_add(tes__snap_stream_t *s, const void *data, size_t size)
+{
+    const uint8_t *p = data;
+    s->total += size;
+    if (s->carry_n) {
+        size_t take = TES__SNAP_HASH_BLOCK - s->carry_n;
+        if (take > size)
+            take = size;
+        memcpy(s->carry + s->carry_n, p, take);
+        s->carry_n += take;
+        p += take;
+        size -= take;
+        if (s->carry_n < TES__SNAP_HASH_BLOCK)
+            return;
+        tes__snap_hash_blocks(&s->h, s->carry, TES__SNAP_HASH_BLOCK);
+        s->carry_n = 0;
+    }
+    size_t blocks = size - size % TES__SNAP_HASH_BLOCK;
+    tes__snap_hash_blocks(&s->h, p, blocks);
+    memcpy(s->carry, p + blocks, size - blocks);
+    s->carry_n = size - blocks;
+}
+
+uint64_t tes__snap_stream_finish(const tes__snap_stream_t *s)
+{
+    return tes__snap_hash_finish(&s->h, s->carry, s->carry_n, s->total);
+}
+
 uint64_t tes__snap_hash(const void *data, size_t size, uint64_t seed)
 {
     tes__snap_hash_t h;

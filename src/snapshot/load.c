@@ -1,16 +1,18 @@
 /*
- * tes_snapshot_load: the loader's second half (load_parse.c proves the
- * input well-formed first). Restoring follows the world's discipline for
- * calls that must leave it unchanged on failure:
+ * tes_snapshot_load: the loader's last part (load_parse.c proves the meta
+ * part well-formed first, load_payload.c reads and verifies the raw
+ * columns into column blocks the plan owns). Restoring follows the world's
+ * discipline for calls that must leave it unchanged on failure:
  *
  * 1. stage: every array the loaded world will own is built in fresh
  *    allocations (entity slots, sparse stores, instance ids and records,
- *    prefab records); the target tables are created and given room for
- *    their rows, which changes no entity (the world has none);
- * 2. fill: values are copied into the reserved rows and staged stores,
- *    whole columns by memcpy for plain components, value by value through
- *    the load hook for the others; a hook that fails has every value
- *    constructed so far destroyed again;
+ *    prefab records); the target tables are created and take the column
+ *    blocks the payload was read into (or get room for their rows), which
+ *    changes no entity (the world has none);
+ * 2. fill: the entity columns and the staged stores are written; values
+ *    with a load hook are read value by value through it (a hook that fails
+ *    has every value constructed so far destroyed again); raw table
+ *    columns are already in place;
  * 3. commit: the staged arrays replace the world's (the old ones, which
  *    hold no entity, are freed), table row counts are set, and watchers
  *    (groups) hear about every entity. Nothing here can fail.
@@ -122,9 +124,16 @@ static int stage_tables(tes__snap_plan_t *p, stage_t *s)
             s->type[at] = id;
         }
         st->target = tes__graph_ensure(&w->tables, p->a, &w->components, s->type, st->type_count);
-        if (!st->target || tes__table_reserve(st->target, p->a, st->rows))
+        if (!st->target)
             return TES_ERR_NOMEM;
         tes__assert(st->target->count == 0); /* the world has no entities */
+        if (st->block) {
+            /* The payload is already in it, laid out for this table. */
+            tes__table_adopt(st->target, p->a, st->block, st->block_size, st->rows);
+            st->block = NULL;
+        } else if (tes__table_reserve(st->target, p->a, st->rows)) {
+            return TES_ERR_NOMEM;
+        }
     }
     return TES_OK;
 }
@@ -244,11 +253,8 @@ static int fill_tables(tes__snap_plan_t *p, stage_t *s)
             if (col < 0)
                 continue;
             uint8_t *cells = t->columns[col].data;
-            if (!comp->framed) {
-                size_t bytes = (size_t)st->rows * comp->info->size;
-                memcpy(cells, tes__cursor_take(&c, bytes), bytes);
-                continue;
-            }
+            if (!comp->framed)
+                continue; /* read into place from the payload */
             for (s->row = 0; s->row < st->rows; s->row++) {
                 int rc = load_framed(comp->info, cells + (size_t)s->row * comp->info->size, &c);
                 if (rc)
@@ -451,6 +457,8 @@ static int load(tes_world_t *w, const tes_reader_t *in)
     memset(&s, 0, sizeof s);
     tes__entity_index_init(&s.ids, w->entities.generation_limit, 0);
     int rc = tes__snap_parse(&p, in);
+    if (!rc)
+        rc = tes__snap_read_payload(&p, in);
     if (!rc && (p.lifecycle || w->lifecycle)) {
         if (p.lifecycle)
             rc = stage_lifecycle(&p, &s);
