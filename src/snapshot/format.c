@@ -9,12 +9,19 @@
 
 static inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 
-/* One lane step: one multiply per 8 bytes, so four lanes run at several
- * bytes per cycle. For a fixed state it is a bijection of the word (xor,
- * rotate, multiply by an odd constant), so any change in one word changes
- * the lane's state, and so the checksum: every single-bit change of a
- * snapshot is detected. */
+/* One lane step over one word: for a fixed state it is a bijection of the
+ * word (xor, rotate, multiply by an odd constant), and for a fixed word a
+ * bijection of the state. */
 static inline uint64_t lane(uint64_t v, uint64_t w) { return rotl(v ^ w, 29) * K2; }
+
+/* The bulk step takes two words for one multiply (16 bytes per multiply,
+ * twice the speed of one word per step): the first goes through `lane`,
+ * the second is added after the multiply. For a fixed state and either word
+ * fixed it is a bijection of the other word, and for fixed words a
+ * bijection of the state, so a change in any one word changes the lane's
+ * state for good, and so the checksum: every single-bit change of a
+ * snapshot is detected. */
+static inline uint64_t lane2(uint64_t v, uint64_t w0, uint64_t w1) { return lane(v, w0) + w1; }
 
 static inline uint64_t finish(uint64_t x)
 {
@@ -36,10 +43,11 @@ void tes__snap_hash_blocks(tes__snap_hash_t *h, const void *data, size_t size)
     const uint8_t *p = data;
     uint64_t v[TES__SNAP_HASH_LANES];
     memcpy(v, h->v, sizeof v);
-    /* Eight independent chains keep the multiplier busy. */
+    /* Eight independent chains keep the multiplier busy; lane i takes
+     * words 2i and 2i + 1 of each block. */
     for (size_t n = size / TES__SNAP_HASH_BLOCK; n; n--, p += TES__SNAP_HASH_BLOCK)
         for (int i = 0; i < TES__SNAP_HASH_LANES; i++)
-            v[i] = lane(v[i], tes__get_u64(p + 8 * i));
+            v[i] = lane2(v[i], tes__get_u64(p + 16 * i), tes__get_u64(p + 16 * i + 8));
     memcpy(h->v, v, sizeof v);
 }
 

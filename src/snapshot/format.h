@@ -10,10 +10,10 @@
  * remaining before anything is sized from them (tes__cursor_count), which is
  * what bounds the loader's allocations by the input's size.
  *
- * The checksum is an eight-lane xor-rotate-multiply hash over 8-byte words:
- * one multiply per word and eight independent chains, so it runs near
- * memory speed on the megabytes a large world produces. It detects
- * corruption, not tampering.
+ * The checksum is an eight-lane xor-rotate-multiply-add hash over 8-byte
+ * words: one multiply per two words and eight independent chains, so it
+ * runs faster than memory on the megabytes a large world produces. It
+ * detects corruption, not tampering.
  */
 #ifndef TES_SNAPSHOT_FORMAT_H
 #define TES_SNAPSHOT_FORMAT_H
@@ -77,7 +77,7 @@ uint64_t tes__snap_hash(const void *data, size_t size, uint64_t seed);
  * then finish with the last size % TES__SNAP_HASH_BLOCK bytes and the total
  * size. */
 #define TES__SNAP_HASH_LANES 8
-#define TES__SNAP_HASH_BLOCK (8 * TES__SNAP_HASH_LANES)
+#define TES__SNAP_HASH_BLOCK (16 * TES__SNAP_HASH_LANES)
 typedef struct tes__snap_hash {
     uint64_t v[TES__SNAP_HASH_LANES];
 } tes__snap_hash_t;

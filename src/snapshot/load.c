@@ -9,7 +9,8 @@
  *    prefab records); the target tables are created and take the column
  *    blocks the payload was read into (or get room for their rows), which
  *    changes no entity (the world has none);
- * 2. fill: the entity columns and the staged stores are written; values
+ * 2. fill: the staged stores are written (the entity columns were,
+ *    beside the slots); values
  *    with a load hook are read value by value through it (a hook that fails
  *    has every value constructed so far destroyed again); raw table
  *    columns are already in place;
@@ -81,6 +82,8 @@ static void stage_free(tes__snap_plan_t *p, stage_t *s)
 static void fill_index(tes__slot_t *slots, const tes__snap_index_t *ix, const uint8_t *state)
 {
     for (uint32_t i = 0; i < ix->count; i++) {
+        if (state[i] & TES__SNAP_PLACED)
+            continue; /* stage_entities writes it with its table and row */
         if (state[i] & TES__SNAP_RETIRED)
             tes__slot_make_retired(&slots[i]);
         else if (state[i] & TES__SNAP_FREE)
@@ -244,8 +247,6 @@ static int fill_tables(tes__snap_plan_t *p, stage_t *s)
     for (s->table = 0; s->table < p->ntables; s->table++) {
         const tes__snap_table_t *st = &p->tables[s->table];
         tes__table_t *t = st->target;
-        for (uint32_t r = 0; r < st->rows; r++)
-            t->entities[r] = handle(p, tes__get_u32(st->entities + 4 * (size_t)r));
         tes__cursor_t c = {st->data, p->buf + p->body_end, false};
         for (s->col = 0; s->col < st->type_count; s->col++) {
             const tes__snap_comp_t *comp = &p->comps[tes__get_u32(st->type + 4 * s->col)];
@@ -365,22 +366,29 @@ static int stage_entities(tes__snap_plan_t *p, stage_t *s, bool track_instances)
     s->alive = count - p->entities.free_count - p->entities.retired;
     if (s->instances && p->member_of)
         memcpy(s->instances, p->member_of, (size_t)count * sizeof *s->instances);
-    for (uint32_t t = 0; t < p->ntables; t++) {
-        const tes__snap_table_t *st = &p->tables[t];
-        uint32_t id = st->target->id;
-        for (uint32_t r = 0; r < st->rows; r++) {
-            tes__slot_t *slot = &s->slots[tes__get_u32(st->entities + 4 * (size_t)r)];
-            tes__slot_make_live(slot, slot->generation, id, r,
-                                tes__slot_has_sparse_hint(slot));
-        }
-    }
-    /* Room in the watchers (groups) for every entity they will hear of. */
+    /* Room in the watchers (groups) for every entity they will hear of (before
+     * the entity columns are written: nothing may move a table after). */
     for (uint32_t i = 0, first = 1; p->w->watcher_count && i < count; i++) {
         if (!(p->state[i] & TES__SNAP_LIVE))
             continue;
         if (tes__watch_reserve(p->w, 0, i, first ? s->alive : 0))
             return TES_ERR_NOMEM;
         first = 0;
+    }
+    /* Entities in tables: slot and entity column in one pass over the rows
+     * (the table is empty until commit sets its count, so writing its
+     * entity column changes nothing yet). */
+    for (uint32_t t = 0; t < p->ntables; t++) {
+        const tes__snap_table_t *st = &p->tables[t];
+        uint32_t id = st->target->id;
+        tes_entity_t *column = st->target->entities;
+        for (uint32_t r = 0; r < st->rows; r++) {
+            uint32_t index = tes__get_u32(st->entities + 4 * (size_t)r);
+            uint32_t generation = slot_gen(&p->entities, index);
+            tes__slot_make_live(&s->slots[index], generation, id, r,
+                                (p->state[index] & TES__SNAP_SPARSE) != 0);
+            column[r] = tes_entity_make(index, generation);
+        }
     }
     return TES_OK;
 }

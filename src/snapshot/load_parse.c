@@ -139,9 +139,11 @@ static int parse_index(tes__snap_plan_t *p, tes__cursor_t *c, tes__snap_index_t 
     if (ix->count && !(*state = tes__malloc(p->a, ix->count)))
         return TES_ERR_NOMEM;
     uint32_t gen_limit = p->w->entities.generation_limit;
+    uint32_t linked_slots = 0;
     for (uint32_t i = 0; i < ix->count; i++) {
         uint32_t gen = tes__get_u32(ix->slots + 8 * (size_t)i);
         uint8_t linked = tes__get_u32(ix->slots + 8 * (size_t)i + 4) ? TES__SNAP_LINKED : 0;
+        linked_slots += linked != 0;
         if (gen == TES_TOMBSTONE) {
             (*state)[i] = TES__SNAP_RETIRED | linked;
             ix->retired++;
@@ -152,21 +154,19 @@ static int parse_index(tes__snap_plan_t *p, tes__cursor_t *c, tes__snap_index_t 
         }
     }
     /* The free list: free_count distinct non-retired slots, ending in the
-     * null index; every other slot has link 0. */
-    uint32_t at = ix->free_head;
+     * null index; every other slot has link 0: the walk must meet every
+     * slot with a link (no walked slot is counted twice: a revisit finds
+     * it FREE, not LIVE, and is refused). */
+    uint32_t at = ix->free_head, linked_walked = 0;
     for (uint32_t k = 0; k < ix->free_count; k++) {
         if (at >= ix->count || !((*state)[at] & TES__SNAP_LIVE))
             return TES_ERR_FORMAT;
+        linked_walked += ((*state)[at] & TES__SNAP_LINKED) != 0;
         (*state)[at] = TES__SNAP_FREE;
         at = tes__get_u32(ix->slots + 8 * (size_t)at + 4);
     }
-    if (at != TES_NULL_INDEX)
+    if (at != TES_NULL_INDEX || linked_walked != linked_slots)
         return TES_ERR_FORMAT;
-    /* Only free slots may have links (the walk cleared their LINKED bit). */
-    for (uint32_t i = 0; i < ix->count; i++) {
-        if ((*state)[i] & TES__SNAP_LINKED)
-            return TES_ERR_FORMAT;
-    }
     return TES_OK;
 }
 
@@ -264,7 +264,10 @@ static int parse_stores(tes__snap_plan_t *p, tes__cursor_t *c)
         return TES_ERR_FORMAT;
     if (p->nstores && !(p->stores = tes__calloc(p->a, (size_t)p->nstores * sizeof *p->stores)))
         return TES_ERR_NOMEM;
-    if (p->entities.count && !(p->stamp = tes__calloc(p->a, (size_t)p->entities.count * 4)))
+    /* Scratch only when some store needs it (a large load of table
+     * components should not clear four bytes per slot for nothing). */
+    if (p->nstores && p->entities.count &&
+        !(p->stamp = tes__calloc(p->a, (size_t)p->entities.count * 4)))
         return TES_ERR_NOMEM;
     uint8_t *hole = NULL; /* per position: on the tombstone list */
     size_t hole_size = 0;
@@ -332,7 +335,8 @@ static int parse_lifecycle(tes__snap_plan_t *p, tes__cursor_t *c)
     int rc = parse_index(p, c, &p->instances, &p->inst_state, TES_NULL_INDEX);
     if (rc)
         return rc;
-    if (p->entities.count && !(p->member_of = tes__calloc(p->a, (size_t)p->entities.count * 4)))
+    if (p->instances.count && p->entities.count &&
+        !(p->member_of = tes__calloc(p->a, (size_t)p->entities.count * 4)))
         return TES_ERR_NOMEM;
     p->members = c->p;
     for (uint32_t i = 0; i < p->instances.count; i++) {
