@@ -388,6 +388,44 @@ static void test_large_components(void **state)
     tes_world_free(b);
 }
 
+/* The header's payload size must be exactly what the tables imply, even
+ * when the meta checksum was recomputed to match; so must the version. */
+static void test_payload_size_and_version_checked(void **state)
+{
+    (void)state;
+    sw_ids_t ia, ib;
+    tes_world_t *a = populated(&ia, 1);
+    sw_buf_t snap;
+    assert_int_equal(sw_save(a, &snap), TES_OK);
+    size_t meta_end = 32 + (size_t)tes__get_u64(snap.data + 16);
+    uint64_t payload = tes__get_u64(snap.data + 24);
+    assert_true(payload > 0);
+    assert_int_equal(snap.size, meta_end + 8 + payload + 8);
+    tes_world_t *b = new_world(&ib, false, false);
+    uint8_t *copy = malloc(snap.size + 8);
+    assert_non_null(copy);
+    struct {
+        uint32_t version;
+        int64_t delta;
+    } cases[] = {{TES__SNAP_VERSION, -1}, {TES__SNAP_VERSION, 1}, {TES__SNAP_VERSION, -(int64_t)payload}, {1, 0}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        memcpy(copy, snap.data, snap.size);
+        memset(copy + snap.size, 0, 8);
+        tes__put_u32(copy + 8, cases[k].version);
+        tes__put_u64(copy + 24, (uint64_t)((int64_t)payload + cases[k].delta));
+        tes__put_u64(copy + meta_end, tes__snap_hash(copy, meta_end, 0));
+        assert_int_equal(sw_load(b, copy, snap.size + 8), TES_ERR_FORMAT);
+        assert_int_equal(tes_entity_count(b), 0);
+        assert_int_equal(tes__world_check(b), TES_OK);
+    }
+    assert_int_equal(sw_load(b, snap.data, snap.size), TES_OK);
+    assert_equal_worlds(a, &ia, b, &ib);
+    free(copy);
+    sw_buf_free(&snap);
+    tes_world_free(a);
+    tes_world_free(b);
+}
+
 static void nothing_dtor(void *ptr, int32_t count, void *ctx) { (void)ptr, (void)count, (void)ctx; }
 
 static void test_errors(void **state)
@@ -589,6 +627,7 @@ int main(void)
         cmocka_unit_test(test_truncations_and_bit_flips),
         cmocka_unit_test(test_hostile_headers_bounded),
         cmocka_unit_test(test_large_components),
+        cmocka_unit_test(test_payload_size_and_version_checked),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_files_and_writers),
         cmocka_unit_test(test_load_into_used_world),
