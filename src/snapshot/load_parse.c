@@ -138,21 +138,27 @@ static int parse_index(tes__snap_plan_t *p, tes__cursor_t *c, tes__snap_index_t 
     ix->slots = tes__cursor_take(c, (uint64_t)ix->count * 8);
     if (ix->count && !(*state = tes__malloc(p->a, ix->count)))
         return TES_ERR_NOMEM;
+    /* One branch-free pass (locals only: stores through the byte array
+     * could alias anything the loop reads through pointers). A generation
+     * is valid when it is the tombstone or in 1 .. limit (gen - 1 wraps
+     * for 0). */
     uint32_t gen_limit = p->w->entities.generation_limit;
-    uint32_t linked_slots = 0;
-    for (uint32_t i = 0; i < ix->count; i++) {
-        uint32_t gen = tes__get_u32(ix->slots + 8 * (size_t)i);
-        uint8_t linked = tes__get_u32(ix->slots + 8 * (size_t)i + 4) ? TES__SNAP_LINKED : 0;
-        linked_slots += linked != 0;
-        if (gen == TES_TOMBSTONE) {
-            (*state)[i] = TES__SNAP_RETIRED | linked;
-            ix->retired++;
-        } else if (gen == 0 || gen > gen_limit) {
-            return TES_ERR_FORMAT;
-        } else {
-            (*state)[i] = TES__SNAP_LIVE | linked;
-        }
+    uint32_t linked_slots = 0, retired = 0, invalid = 0;
+    uint8_t *st = *state;
+    const uint8_t *slots = ix->slots;
+    for (uint32_t i = 0, n = ix->count; i < n; i++) {
+        uint32_t gen = tes__get_u32(slots + 8 * (size_t)i);
+        uint32_t linked = tes__get_u32(slots + 8 * (size_t)i + 4) != 0;
+        uint32_t is_retired = gen == TES_TOMBSTONE;
+        invalid |= !is_retired & (gen - 1 >= gen_limit);
+        linked_slots += linked;
+        retired += is_retired;
+        st[i] = (uint8_t)((is_retired ? TES__SNAP_RETIRED : TES__SNAP_LIVE) |
+                          (linked ? TES__SNAP_LINKED : 0));
     }
+    ix->retired = retired;
+    if (invalid)
+        return TES_ERR_FORMAT;
     /* The free list: free_count distinct non-retired slots, ending in the
      * null index; every other slot has link 0: the walk must meet every
      * slot with a link (no walked slot is counted twice: a revisit finds
@@ -230,11 +236,15 @@ static int parse_tables(tes__snap_plan_t *p, tes__cursor_t *c, uint64_t *payload
         st->entities = tes__cursor_take(c, (uint64_t)st->rows * 4);
         if (c->bad || st->rows == 0)
             return TES_ERR_FORMAT;
-        for (uint32_t r = 0; r < st->rows; r++) {
-            uint32_t index = tes__get_u32(st->entities + 4 * (size_t)r);
-            if (!live_entity(p, index) || (p->state[index] & TES__SNAP_PLACED))
+        /* Each row a live entity placed nowhere else (locals: stores into
+         * the byte array would otherwise reload everything each row). */
+        uint8_t *state = p->state;
+        const uint8_t *rows = st->entities;
+        for (uint32_t r = 0, n = st->rows, slots = p->entities.count; r < n; r++) {
+            uint32_t index = tes__get_u32(rows + 4 * (size_t)r);
+            if (index >= slots || (state[index] & (TES__SNAP_LIVE | TES__SNAP_PLACED)) != TES__SNAP_LIVE)
                 return TES_ERR_FORMAT;
-            p->state[index] |= TES__SNAP_PLACED;
+            state[index] |= TES__SNAP_PLACED;
         }
         /* Raw columns are in the payload, framed ones follow here in the
          * meta part. The tables' payloads must add up to the payload size
