@@ -9,11 +9,10 @@
  *    prefab records); the target tables are created and take the column
  *    blocks the payload was read into (or get room for their rows), which
  *    changes no entity (the world has none);
- * 2. fill: the staged stores are written (the entity columns were,
- *    beside the slots); values
- *    with a load hook are read value by value through it (a hook that fails
- *    has every value constructed so far destroyed again); raw table
- *    columns are already in place;
+ * 2. fill: the staged stores are written (the entity columns were, beside
+ *    the slots, and raw table columns are already in place); values with a
+ *    load hook are read value by value through it (a hook that fails has
+ *    every value constructed so far destroyed again);
  * 3. commit: the staged arrays replace the world's (the old ones, which
  *    hold no entity, are freed), table row counts are set, and watchers
  *    (groups) hear about every entity. Nothing here can fail.
