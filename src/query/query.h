@@ -77,8 +77,11 @@ struct tes_query {
     int32_t member_count; /* -1: members' runs need the general test */
     bool skip_tables;     /* the driven walk never reads entities' tables:
                              sparse-only, default filters by the filter index */
-    uint32_t gather_k;    /* entities per gathered chunk, 0: never (gather.h) */
-    uint32_t gather_off[TES_MAX_TERMS]; /* per sparse data term: its buffer area */
+    uint32_t gather_k;    /* entities per gathered chunk of a group walk, 0:
+                             the query never gathers (gather.h) */
+    uint32_t gather_cap[TES_MAX_TERMS]; /* the same for a walk driven by term i */
+    bool gather_and[TES_MAX_TERMS]; /* driven by term i, another AND term is
+                                       sparse: its lookups reject tombstones */
     tes__group_t *group;
     /* A non-owning group asked for from inside a hook: built by the first
      * tes_query_iter / tes_query_count outside hooks (until then the query
