@@ -510,7 +510,7 @@ typedef struct tes_query tes_query_t;
 #define TES_ITER_SCRATCH 8
 /* Room for the values a sparse walk gathers from scattered stores (see
  * tes_field). */
-#define TES_ITER_GATHER_BYTES 2048
+#define TES_ITER_GATHER_BYTES 4096
 
 typedef struct tes_iter_t {
     int32_t count;                 /* entities in this chunk */

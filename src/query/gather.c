@@ -153,7 +153,8 @@ static uint32_t lookup_as(const tes__sparse_set_t *set, const tes_entity_t *enti
 /* Group members sit in a store in the order they joined more often than
  * not: how many of entities[from..limit) follow the first one's position
  * pos0 in the packed array (one compare each, a sequential read), stopping
- * at the end of the data page. */
+ * at the end of the data page. The positions go to at, except when all of
+ * them follow (the field is then a slice and needs none). */
 static uint32_t follow(const tes__sparse_store_t *st, const tes_entity_t *entities, uint32_t from,
                        uint32_t limit, uint32_t pos0, uint32_t *at)
 {
@@ -166,6 +167,10 @@ static uint32_t follow(const tes__sparse_store_t *st, const tes_entity_t *entiti
     if (end - pos0 < limit)
         limit = (uint32_t)(end - pos0);
     const tes_entity_t *packed = st->set.packed + pos0;
+    /* All of them, the common case: one block compare (libc's is wide),
+     * and the caller makes the field a slice without the positions. */
+    if (from < limit && memcmp(packed + from, entities + from, (size_t)(limit - from) * sizeof *packed) == 0)
+        return limit;
     uint32_t k = from;
     for (; k < limit && packed[k] == entities[k]; k++)
         at[k] = pos0 + k;
