@@ -164,15 +164,14 @@ static uint32_t follow(const tes__sparse_store_t *st, const tes_entity_t *entiti
         if (page_end < end)
             end = page_end;
     }
-    if (end - pos0 < limit)
-        limit = (uint32_t)(end - pos0);
+    uint32_t room = end - pos0 < limit ? (uint32_t)(end - pos0) : limit;
     const tes_entity_t *packed = st->set.packed + pos0;
-    /* All of them, the common case: one block compare (libc's is wide),
-     * and the caller makes the field a slice without the positions. */
-    if (from < limit && memcmp(packed + from, entities + from, (size_t)(limit - from) * sizeof *packed) == 0)
+    /* All of them, the common case: one block compare (libc's is wide). */
+    if (room == limit && from < limit &&
+        memcmp(packed + from, entities + from, (size_t)(limit - from) * sizeof *packed) == 0)
         return limit;
     uint32_t k = from;
-    for (; k < limit && packed[k] == entities[k]; k++)
+    for (; k < room && packed[k] == entities[k]; k++)
         at[k] = pos0 + k;
     return k;
 }

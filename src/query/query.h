@@ -83,9 +83,9 @@ struct tes_query {
     bool gather_and[TES_MAX_TERMS]; /* driven by term i, another AND term is
                                        sparse: its lookups reject tombstones */
     tes__group_t *group;
-    /* A non-owning group asked for from inside a hook: built by the first
-     * tes_query_iter / tes_query_count outside hooks (until then the query
-     * walks its tables or pools, with the same results). */
+    /* A non-owning group asked for from inside a hook: built when the
+     * structural call that ran the hook ends (until then the query walks
+     * its tables or pools, with the same results). */
     bool group_pending;
 };
 
@@ -95,10 +95,6 @@ struct tes_query {
  * call next until it returns false; nothing to end. */
 tes_iter_t tes__query_walk_start(tes_query_t *q);
 bool tes__query_walk_next(tes_iter_t *it);
-
-/* Builds a pending group if no hook runs; on failure (no memory) it stays
- * pending and the query keeps working without it. */
-void tes__query_settle_group(tes_query_t *q);
 
 /* A chunk holds at most INT32_MAX entities (tes_iter_t.count is an
  * int32_t, and a sparse set or a group may hold more): the end of a chunk
