@@ -28,10 +28,9 @@ static bool gathers(const tes_query_t *q, int32_t i, int32_t d)
     return q->terms[i].sparse && q->terms[i].data && i != d;
 }
 
-/* Bytes per entity of term i's area: its values, and for a written term
- * their originals and the positions the write-back needs. */
-/* Entities per gathered chunk in a walk driven by d (0: too few fit): each
- * area takes at most 7 bytes beyond its share per entity. */
+/* Entities per gathered chunk in a walk driven by d (0: too few fit): per
+ * entity a term takes its value, and a written term also the original and
+ * the address the write-back needs; each area may round up by 7 bytes. */
 static uint32_t layout_cap(const tes_query_t *q, int32_t d)
 {
     uint64_t per_entity = 0, slack = 0;
@@ -39,8 +38,8 @@ static uint32_t layout_cap(const tes_query_t *q, int32_t d)
         const tes__term_info_t *t = &q->terms[q->sparse_terms[s]];
         if (!gathers(q, q->sparse_terms[s], d))
             continue;
-        per_entity += t->access == TES_IN ? t->info->size : 2u * (uint64_t)t->info->size + 4u;
-        slack += t->access == TES_IN ? 7u : 21u;
+        per_entity += t->access == TES_IN ? t->info->size : 2u * (uint64_t)t->info->size + sizeof(void *);
+        slack += t->access == TES_IN ? 7u : 14u;
     }
     if (slack >= TES_ITER_GATHER_BYTES)
         return 0;
@@ -74,13 +73,14 @@ void tes__gather_plan(tes_query_t *q)
 }
 
 /* The buffer areas of a walk driven by d with room for cap entities per
- * term: values, originals (NULL for TES_IN terms) and positions (NULL
- * likewise) per gathered term. Recomputed by the write-back from the same
- * inputs, so the iterator keeps nothing but the buffer. */
+ * term: per gathered term its values, and for a written term their
+ * originals and the addresses they came from (NULL for TES_IN terms).
+ * Recomputed by the write-back from the same inputs, so the iterator keeps
+ * nothing but the buffer. */
 typedef struct areas {
     unsigned char *values[TES_MAX_TERMS];
     unsigned char *originals[TES_MAX_TERMS];
-    uint32_t *positions[TES_MAX_TERMS];
+    unsigned char **sources[TES_MAX_TERMS];
 } areas_t;
 
 static void layout(tes_iter_t *it, int32_t d, uint32_t cap, areas_t *a)
@@ -96,12 +96,12 @@ static void layout(tes_iter_t *it, int32_t d, uint32_t cap, areas_t *a)
         a->values[i] = at;
         at += bytes;
         a->originals[i] = NULL;
-        a->positions[i] = NULL;
+        a->sources[i] = NULL;
         if (t->access != TES_IN) {
             a->originals[i] = at;
             at += bytes;
-            a->positions[i] = (uint32_t *)(void *)at;
-            at += round8((uint64_t)cap * 4u);
+            a->sources[i] = (unsigned char **)(void *)at;
+            at += (size_t)cap * sizeof(void *);
         }
     }
 }
@@ -191,100 +191,61 @@ static bool contiguous(const tes__sparse_store_t *st, const uint32_t *at, uint32
  * turns into plain loads and stores (no libc call per value).
  */
 
-/* The address of position p's value when every position of the chunk
- * sits on the data page that starts at `base` for position `first`: one
- * multiply-add, with no page lookup. */
-static inline unsigned char *on_page(unsigned char *base, uint32_t first, uint32_t p, uint32_t size)
-{
-    return base + (size_t)(p - first) * size;
-}
-
-/* The data page all of at[0..k) sit on, or NULL when they spread over
- * several (the caller then resolves each position's page). *first is the
- * page's first position. */
-static unsigned char *one_page(const tes__sparse_store_t *st, const uint32_t *at, uint32_t k,
-                               uint32_t *first)
-{
-    uint32_t spread = 0;
-    for (uint32_t j = 1; j < k; j++)
-        spread |= at[j] ^ at[0];
-    if (spread >> st->page_shift)
-        return NULL;
-    *first = at[0] >> st->page_shift << st->page_shift;
-    return st->pages[at[0] >> st->page_shift];
-}
-
+/* Copies the values at positions at[0..k) into `values`; for a written
+ * term also into `originals`, with their addresses into `sources`. */
 static inline void copy_in_sized(const tes__sparse_store_t *st, const uint32_t *at, uint32_t k,
-                                 unsigned char *values, unsigned char *originals, uint32_t size)
+                                 unsigned char *values, unsigned char *originals,
+                                 unsigned char **sources, uint32_t size)
 {
-    uint32_t first;
-    unsigned char *base = one_page(st, at, k, &first);
-    if (base && originals) {
+    uint8_t *const *pages = st->pages;
+    uint32_t shift = st->page_shift, mask = (UINT32_C(1) << shift) - 1;
+    if (originals) {
         for (uint32_t j = 0; j < k; j++) {
-            const unsigned char *src = on_page(base, first, at[j], size);
+            unsigned char *src = pages[at[j] >> shift] + (size_t)(at[j] & mask) * size;
             memcpy(values + (size_t)j * size, src, size);
             memcpy(originals + (size_t)j * size, src, size);
+            sources[j] = src;
         }
-    } else if (base) {
-        for (uint32_t j = 0; j < k; j++)
-            memcpy(values + (size_t)j * size, on_page(base, first, at[j], size), size);
     } else {
-        for (uint32_t j = 0; j < k; j++) {
-            const unsigned char *src = tes__sparse_store_at(st, at[j]);
-            memcpy(values + (size_t)j * size, src, size);
-            if (originals)
-                memcpy(originals + (size_t)j * size, src, size);
-        }
+        for (uint32_t j = 0; j < k; j++)
+            memcpy(values + (size_t)j * size, pages[at[j] >> shift] + (size_t)(at[j] & mask) * size, size);
     }
 }
 
 static void copy_in(const tes__sparse_store_t *st, const uint32_t *at, uint32_t k,
-                    unsigned char *values, unsigned char *originals)
+                    unsigned char *values, unsigned char *originals, unsigned char **sources)
 {
     switch (st->size) {
-    case 4: copy_in_sized(st, at, k, values, originals, 4); break;
-    case 8: copy_in_sized(st, at, k, values, originals, 8); break;
-    case 12: copy_in_sized(st, at, k, values, originals, 12); break;
-    case 16: copy_in_sized(st, at, k, values, originals, 16); break;
-    default: copy_in_sized(st, at, k, values, originals, st->size); break;
+    case 4: copy_in_sized(st, at, k, values, originals, sources, 4); break;
+    case 8: copy_in_sized(st, at, k, values, originals, sources, 8); break;
+    case 12: copy_in_sized(st, at, k, values, originals, sources, 12); break;
+    case 16: copy_in_sized(st, at, k, values, originals, sources, 16); break;
+    default: copy_in_sized(st, at, k, values, originals, sources, st->size); break;
     }
 }
 
 /* Each value the loop changed goes back, unless the stored value itself
  * changed meanwhile (a write through tes_get_mut), which is then kept. */
-static inline void write_back_one(unsigned char *stored, const unsigned char *value,
-                                  const unsigned char *original, uint32_t size)
-{
-    if (memcmp(value, original, size) != 0 && memcmp(stored, original, size) == 0)
-        memcpy(stored, value, size);
-}
-
-static inline void write_back_sized(const tes__sparse_store_t *st, const uint32_t *at, uint32_t k,
+static inline void write_back_sized(unsigned char *const *sources, uint32_t k,
                                     const unsigned char *values, const unsigned char *originals,
                                     uint32_t size)
 {
-    uint32_t first;
-    unsigned char *base = one_page(st, at, k, &first);
-    if (base) {
-        for (uint32_t j = 0; j < k; j++)
-            write_back_one(on_page(base, first, at[j], size), values + (size_t)j * size,
-                           originals + (size_t)j * size, size);
-    } else {
-        for (uint32_t j = 0; j < k; j++)
-            write_back_one(tes__sparse_store_at(st, at[j]), values + (size_t)j * size,
-                           originals + (size_t)j * size, size);
+    for (uint32_t j = 0; j < k; j++) {
+        const unsigned char *value = values + (size_t)j * size, *original = originals + (size_t)j * size;
+        if (memcmp(value, original, size) != 0 && memcmp(sources[j], original, size) == 0)
+            memcpy(sources[j], value, size);
     }
 }
 
-static void write_back(const tes__sparse_store_t *st, const uint32_t *at, uint32_t k,
+static void write_back(uint32_t size, unsigned char *const *sources, uint32_t k,
                        const unsigned char *values, const unsigned char *originals)
 {
-    switch (st->size) {
-    case 4: write_back_sized(st, at, k, values, originals, 4); break;
-    case 8: write_back_sized(st, at, k, values, originals, 8); break;
-    case 12: write_back_sized(st, at, k, values, originals, 12); break;
-    case 16: write_back_sized(st, at, k, values, originals, 16); break;
-    default: write_back_sized(st, at, k, values, originals, st->size); break;
+    switch (size) {
+    case 4: write_back_sized(sources, k, values, originals, 4); break;
+    case 8: write_back_sized(sources, k, values, originals, 8); break;
+    case 12: write_back_sized(sources, k, values, originals, 12); break;
+    case 16: write_back_sized(sources, k, values, originals, 16); break;
+    default: write_back_sized(sources, k, values, originals, size); break;
     }
 }
 
@@ -318,26 +279,25 @@ uint32_t tes__gather_chunk(tes_iter_t *it, const tes_entity_t *entities, uint32_
     areas_t a;
     layout(it, d, cap, &a);
     /* Term by term, each loop shortening the chunk to the prefix that
-     * keeps its shape. Data terms read with TES_IN keep no positions in the
-     * buffer: they are looked up into `in` and copied at once, after every
-     * other term has had its say on the length (so a chunk cut short copies
-     * little in vain). */
-    uint32_t in[TES__GATHER_MAX], unused[TES__GATHER_MAX];
+     * keeps its shape: first the terms that are only tested (tags, NOT
+     * terms, absent optional ones), then the gathered ones, each looked up
+     * into `at` and copied at once (a later term that cuts the chunk
+     * shorter wastes a few copies). */
+    uint32_t at[TES__GATHER_MAX];
     bool slice[TES_MAX_TERMS] = {false};
     for (int pass = 0; pass < 2; pass++) {
         for (int32_t s = 0; s < q->sparse_count && limit > run; s++) {
             int32_t i = q->sparse_terms[s];
             const tes__term_info_t *t = &q->terms[i];
             bool buffered = gathers(q, i, d) && pos0[i] != TES_NULL_INDEX;
-            if (i == d || (pass == 1) != (buffered && t->access == TES_IN))
+            if (i == d || (pass == 1) != buffered)
                 continue;
             if (d < 0 && !t->data)
                 continue; /* group members match: tags and NOT terms hold */
             const tes__sparse_store_t *st = &t->info->store;
-            uint32_t *at = !buffered ? unused : t->access == TES_IN ? in : a.positions[i];
             uint32_t k = 1;
             at[0] = pos0[i];
-            if (d < 0 && pos0[i] != TES_NULL_INDEX)
+            if (d < 0 && buffered)
                 k = follow(st, entities, 1, limit, pos0[i], at);
             slice[i] = k >= limit;
             if (t->oper == TES_AND)
@@ -345,13 +305,12 @@ uint32_t tes__gather_chunk(tes_iter_t *it, const tes_entity_t *entities, uint32_
             else
                 k = lookup_as(&st->set, entities, k, limit, pos0[i] != TES_NULL_INDEX, at);
             limit = k;
-            if (buffered && t->access == TES_IN && limit > run) {
-                if (slice[i] || contiguous(st, at, limit)) {
-                    slice[i] = true;
-                    continue;
-                }
-                copy_in(st, at, limit, a.values[i], NULL);
-            }
+            if (!buffered || limit <= run)
+                continue;
+            if (slice[i] || contiguous(st, at, limit))
+                slice[i] = true;
+            else
+                copy_in(st, at, limit, a.values[i], a.originals[i], a.sources[i]);
         }
     }
     if (limit <= run)
@@ -367,14 +326,12 @@ uint32_t tes__gather_chunk(tes_iter_t *it, const tes_entity_t *entities, uint32_
             it->priv_fields[i] = NULL;
         } else if (i == d) {
             it->priv_fields[i] = tes__sparse_store_at(st, driver_pos);
-        } else if (t->access == TES_IN) {
-            it->priv_fields[i] = slice[i] ? tes__sparse_store_at(st, pos0[i]) : a.values[i];
-        } else if (slice[i] || contiguous(st, a.positions[i], limit)) {
+        } else if (slice[i]) {
             it->priv_fields[i] = tes__sparse_store_at(st, pos0[i]);
         } else {
-            copy_in(st, a.positions[i], limit, a.values[i], a.originals[i]);
             it->priv_fields[i] = a.values[i];
-            mask |= UINT32_C(1) << i;
+            if (t->access != TES_IN)
+                mask |= UINT32_C(1) << i;
         }
     }
     for (int32_t i = 0; i < q->term_count; i++)
@@ -399,6 +356,6 @@ void tes__gather_flush(tes_iter_t *it)
     layout(it, d, d < 0 ? q->gather_k : q->gather_cap[d], &a);
     for (int32_t i = 0; i < q->term_count; i++)
         if (mask & (UINT32_C(1) << i))
-            write_back(&q->terms[i].info->store, a.positions[i], it->priv_gather_count, a.values[i],
+            write_back(q->terms[i].info->size, a.sources[i], it->priv_gather_count, a.values[i],
                        a.originals[i]);
 }

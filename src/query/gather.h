@@ -15,7 +15,7 @@
  *
  * The buffer's layout depends only on the query and the walk's driver
  * (per gathered term: its values, then for a written term their originals
- * as gathered and their packed positions), so the write-back needs
+ * as gathered and the addresses they came from), so the write-back needs
  * nothing but the iterator. The driver's field is always a slice of its
  * own store, and so is any other term's whose values happen to be
  * contiguous: only scattered values are copied.
