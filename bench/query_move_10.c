@@ -17,6 +17,16 @@
  * - owning group: the group keeps the matches packed at the front of both
  *   stores in the same order, so chunks are plain slices again.
  * W8_REPS passes per run.
+ *
+ * A fourth workload puts the sparse view beside its floor instead of the
+ * matched-only arrays: plain C on the sparse view's own data layout (one
+ * 8-byte versioned sparse entry per entity index, every Position at 12
+ * bytes in entity order, the matches' handles and Velocity packed) doing
+ * what any view that keeps tes_field's contract must do, with nothing
+ * else: per block of 64 matches, look each Position up, copy it into a
+ * buffer, run the loop, and copy back each value the loop changed unless
+ * the stored one changed meanwhile. Its ratio is the view's overhead over
+ * the memory traffic of the layout itself.
  */
 #include "query_move.h"
 
@@ -41,6 +51,101 @@ static void *group_init(const bench_cfg_t *cfg)
     return move_tes_init(cfg, W8_STRIDE, MOVE_GROUP, W8_REPS);
 }
 static void *base_init(const bench_cfg_t *cfg) { return move_base_init(cfg, W8_STRIDE, W8_REPS); }
+
+/* ------------------------------------------------------------------------ */
+/* The gather floor: the sparse view's layout, walked by plain C             */
+/* ------------------------------------------------------------------------ */
+
+#define FLOOR_BLOCK 64u
+#define FLOOR_GENERATION UINT64_C(1) /* every handle's generation */
+
+typedef struct floor_state {
+    uint64_t *sparse;  /* per entity index: generation << 32 | position */
+    Position *pos;     /* every entity's Position, at its position */
+    uint64_t *driver;  /* the matches' handles (generation << 32 | index) */
+    Velocity *vel;     /* the matches' Velocity, in driver order */
+    uint32_t n, m, stride;
+    int reps;
+    uint64_t pending;
+} floor_state_t;
+
+static void floor_fini(void *p)
+{
+    floor_state_t *s = (floor_state_t *)p;
+    free(s->sparse);
+    free(s->pos);
+    free(s->driver);
+    free(s->vel);
+    free(s);
+}
+
+static void *floor_init(const bench_cfg_t *cfg)
+{
+    floor_state_t *s = (floor_state_t *)calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->n = bench_u32(cfg->n);
+    s->m = move_matches(s->n, W8_STRIDE);
+    s->stride = W8_STRIDE;
+    s->reps = W8_REPS;
+    s->sparse = (uint64_t *)bench_alloc((size_t)s->n * sizeof *s->sparse);
+    s->pos = (Position *)bench_alloc((size_t)s->n * sizeof *s->pos);
+    s->driver = (uint64_t *)bench_alloc((size_t)s->m * sizeof *s->driver);
+    s->vel = (Velocity *)bench_alloc((size_t)s->m * sizeof *s->vel);
+    if (bench_failed())
+        return s;
+    for (uint32_t i = 0; i < s->n; i++) {
+        s->sparse[i] = FLOOR_GENERATION << 32 | i;
+        s->pos[i] = bench_position(i);
+    }
+    for (uint32_t k = 0; k < s->m; k++) {
+        s->driver[k] = FLOOR_GENERATION << 32 | (k * W8_STRIDE);
+        s->vel[k] = move_velocity(k * W8_STRIDE);
+    }
+    return s;
+}
+
+static void floor_before(void *p)
+{
+    floor_state_t *s = (floor_state_t *)p;
+    uint64_t sum = 0;
+    for (uint32_t k = 0; k < s->m; k++)
+        sum += move_mix(k * s->stride, &s->pos[k * s->stride]);
+    s->pending = sum;
+}
+
+static uint64_t floor_run(void *p)
+{
+    floor_state_t *s = (floor_state_t *)p;
+    uint32_t at[FLOOR_BLOCK];
+    Position values[FLOOR_BLOCK], originals[FLOOR_BLOCK];
+    uint64_t seen = 0;
+    for (int r = 0; r < s->reps; r++) {
+        for (uint32_t b = 0; b < s->m; b += FLOOR_BLOCK) {
+            uint32_t k = s->m - b < FLOOR_BLOCK ? s->m - b : FLOOR_BLOCK;
+            for (uint32_t j = 0; j < k; j++) {
+                uint64_t e = s->driver[b + j], entry = s->sparse[(uint32_t)e];
+                if (((e & ~(uint64_t)UINT32_MAX) ^ entry) >= UINT32_MAX)
+                    break; /* never: every match holds a Position */
+                at[j] = (uint32_t)entry;
+            }
+            for (uint32_t j = 0; j < k; j++)
+                values[j] = s->pos[at[j]];
+            memcpy(originals, values, k * sizeof *values);
+            move_chunk(values, s->vel + b, (int32_t)k);
+            for (uint32_t j = 0; j < k; j++) {
+                Position *stored = &s->pos[at[j]];
+                if (memcmp(&values[j], &originals[j], sizeof *values) != 0 &&
+                    memcmp(stored, &originals[j], sizeof *values) == 0)
+                    *stored = values[j];
+            }
+            seen += k;
+        }
+    }
+    if (seen != (uint64_t)s->reps * s->m)
+        bench_fail("floor visited %llu matches", (unsigned long long)seen);
+    return s->pending;
+}
 
 const bench_workload_t bench_w8_table = {
     "W8 move 10%: table query",
@@ -67,4 +172,13 @@ const bench_workload_t bench_w8_group = {
     true,
     {group_init, move_tes_before, move_tes_run, NULL, move_tes_fini},
     {base_init, move_base_before, move_base_run, NULL, move_base_fini},
+};
+
+const bench_workload_t bench_w8_floor = {
+    "W8 sparse view vs gather floor",
+    "match",
+    ops,
+    true,
+    {view_init, move_tes_before, move_tes_run, NULL, move_tes_fini},
+    {floor_init, floor_before, floor_run, NULL, floor_fini},
 };

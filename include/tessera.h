@@ -510,7 +510,7 @@ typedef struct tes_query tes_query_t;
 #define TES_ITER_SCRATCH 8
 /* Room for the values a sparse walk gathers from scattered stores (see
  * tes_field). */
-#define TES_ITER_GATHER_BYTES 2048
+#define TES_ITER_GATHER_BYTES 4096
 
 typedef struct tes_iter_t {
     int32_t count;                 /* entities in this chunk */
@@ -540,9 +540,9 @@ typedef struct tes_iter_t {
  * store another group owns; TES_ERR_BUSY for an owning group while the
  * world is deferred or inside a hook (building it reorders stores a live
  * iterator or the running call may be using); TES_ERR_NOMEM if the
- * allocator fails. A non-owning group asked for inside a hook is built by
- * the first tes_query_iter/tes_query_count outside hooks (same results
- * until then). */
+ * allocator fails. A non-owning group asked for inside a hook is built
+ * when the call that ran the hook returns (short of memory then: when a
+ * later structural call returns; same results until then). */
 TES_API tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc);
 /* Frees a query (NULL: no-op). Inside a hook it is released when the call
  * running the hook returns (it may be in use by that call). */

@@ -13,9 +13,12 @@
  * terms without copy or move hooks are gathered, and never a `stable` one
  * (its address is its contract).
  *
- * The buffer's layout is fixed per query at creation (gather_off: per
- * sparse data term, an array of gather_k values, a copy of them as
- * gathered, then gather_k packed positions), so the write-back needs nothing but the iterator.
+ * The buffer's layout depends only on the query and the walk's driver
+ * (per gathered term: its values, then for a written term their originals
+ * as gathered and the addresses they came from), so the write-back needs
+ * nothing but the iterator. The driver's field is always a slice of its
+ * own store, and so is any other term's whose values happen to be
+ * contiguous: only scattered values are copied.
  */
 #ifndef TES_QUERY_GATHER_H
 #define TES_QUERY_GATHER_H
@@ -24,8 +27,14 @@
 
 /* Chunks shorter than this are worth gathering. */
 #define TES__GATHER_MIN 8u
+/* The longest gathered chunk: long enough that the per-chunk costs (the
+ * first entity's lookups, the user's call) are small beside the per-entity
+ * ones, short enough that the values stay in L1 between the copy in, the
+ * user's loop and the write-back. */
+#define TES__GATHER_MAX 64u
 
-/* Plans q's buffer layout: sets gather_k (0 when the query cannot gather). */
+/* Plans q's gathering: sets gather_k and gather_cap (0 when the query
+ * cannot gather). */
 void tes__gather_plan(tes_query_t *q);
 
 /* Builds a gathered chunk over entities[0..avail): for a driven walk

@@ -193,7 +193,6 @@ static tes_iter_t iter_start(tes_query_t *q)
     it.priv_gather_mask = 0;
     if (!q)
         return it;
-    tes__query_settle_group(q);
     if (q->group)
         it.priv_phase = PHASE_GROUP;
     else if (q->mode == TES__QUERY_DRIVEN) {

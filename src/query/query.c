@@ -156,6 +156,8 @@ static void query_release(tes_query_t *q)
     tes__free(a, q, sizeof *q);
 }
 
+static void settle_group(void *ctx);
+
 /* World teardown with the query still alive: the graph and the watcher list
  * are going away too, so only the query's own memory needs releasing. */
 static void query_fini(void *ctx) { query_release(ctx); }
@@ -225,6 +227,7 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
                  ((q->flags & TES_QUERY_NONOWNING_GROUP) && q->mode == TES__QUERY_DRIVEN);
     if (!rc && pending && group) {
         q->group_pending = true;
+        tes__world_settle_later(w, q, settle_group);
     } else if (!rc && group) {
         /* Building an owning group runs move hooks: they run as hooks. */
         tes__hook_enter(w);
@@ -252,12 +255,20 @@ static void query_release_doomed(void *ctx)
     query_release(q);
 }
 
-void tes__query_settle_group(tes_query_t *q)
+/* The build of a non-owning group asked for inside a hook, when the
+ * structural call that ran the hook ends (tes__world_settle_later): then,
+ * unlike in tes_query_iter, the world has a single user. A build that
+ * fails for lack of memory leaves the query working without its group and
+ * retries when the next structural call ends. */
+static void settle_group(void *ctx)
 {
-    if (!q->group_pending || tes__in_hook(q->w))
+    tes_query_t *q = ctx;
+    if (!q->group_pending)
         return;
     if (tes__group_new(q) == TES_OK) /* non-owning: runs no hook */
         q->group_pending = false;
+    else
+        tes__world_settle_later(q->w, q, settle_group);
 }
 
 void tes_query_free(tes_query_t *q)

@@ -77,12 +77,15 @@ struct tes_query {
     int32_t member_count; /* -1: members' runs need the general test */
     bool skip_tables;     /* the driven walk never reads entities' tables:
                              sparse-only, default filters by the filter index */
-    uint32_t gather_k;    /* entities per gathered chunk, 0: never (gather.h) */
-    uint32_t gather_off[TES_MAX_TERMS]; /* per sparse data term: its buffer area */
+    uint32_t gather_k;    /* entities per gathered chunk of a group walk, 0:
+                             the query never gathers (gather.h) */
+    uint32_t gather_cap[TES_MAX_TERMS]; /* the same for a walk driven by term i */
+    bool gather_and[TES_MAX_TERMS]; /* driven by term i, another AND term is
+                                       sparse: its lookups reject tombstones */
     tes__group_t *group;
-    /* A non-owning group asked for from inside a hook: built by the first
-     * tes_query_iter / tes_query_count outside hooks (until then the query
-     * walks its tables or pools, with the same results). */
+    /* A non-owning group asked for from inside a hook: built when the
+     * structural call that ran the hook ends (until then the query walks
+     * its tables or pools, with the same results). */
     bool group_pending;
 };
 
@@ -92,10 +95,6 @@ struct tes_query {
  * call next until it returns false; nothing to end. */
 tes_iter_t tes__query_walk_start(tes_query_t *q);
 bool tes__query_walk_next(tes_iter_t *it);
-
-/* Builds a pending group if no hook runs; on failure (no memory) it stays
- * pending and the query keeps working without it. */
-void tes__query_settle_group(tes_query_t *q);
 
 /* A chunk holds at most INT32_MAX entities (tes_iter_t.count is an
  * int32_t, and a sparse set or a group may hold more): the end of a chunk

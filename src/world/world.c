@@ -250,7 +250,7 @@ int tes__world_depend(tes_world_t *w, void (*fini)(void *ctx), void *ctx)
     if (tes__grow(&w->alloc, (void **)&w->dependents, &w->dependent_cap,
                   (uint64_t)w->dependent_count + 1, sizeof *w->dependents, 8))
         return TES_ERR_NOMEM;
-    w->dependents[w->dependent_count++] = (tes__dependent_t){fini, ctx, NULL};
+    w->dependents[w->dependent_count++] = (tes__dependent_t){fini, ctx, NULL, NULL};
     return TES_OK;
 }
 
@@ -260,6 +260,8 @@ void tes__world_undepend(tes_world_t *w, void *ctx)
         if (w->dependents[i].ctx == ctx) {
             if (w->dependents[i].release)
                 w->doomed--;
+            if (w->dependents[i].settle)
+                w->settling--;
             w->dependents[i] = w->dependents[--w->dependent_count];
             return;
         }
@@ -289,8 +291,36 @@ void tes__world_release_doomed(tes_world_t *w)
             continue;
         }
         w->doomed--;
+        if (d.settle)
+            w->settling--;
         w->dependents[i] = w->dependents[--w->dependent_count];
         d.release(d.ctx);
+    }
+}
+
+void tes__world_settle_later(tes_world_t *w, void *ctx, void (*settle)(void *ctx))
+{
+    for (uint32_t i = 0; i < w->dependent_count; i++) {
+        tes__dependent_t *d = &w->dependents[i];
+        if (d->ctx == ctx && !d->release && !d->settle) {
+            d->settle = settle;
+            w->settling++;
+            return;
+        }
+    }
+}
+
+void tes__world_settle(tes_world_t *w)
+{
+    /* By index: a settle may ask again (its entry is then past us, so this
+     * walk ends) but adds or removes no dependent. */
+    for (uint32_t i = 0; w->settling && i < w->dependent_count; i++) {
+        void (*settle)(void *ctx) = w->dependents[i].settle;
+        if (!settle || w->dependents[i].release)
+            continue;
+        w->dependents[i].settle = NULL;
+        w->settling--;
+        settle(w->dependents[i].ctx);
     }
 }
 

@@ -78,6 +78,10 @@ typedef struct tes__dependent {
      * calls it once the outermost structural call ends (see
      * tes__world_doom). */
     void (*release)(void *ctx);
+    /* Set while the dependent waits to finish, once the outermost
+     * structural call ends, what it could not do inside a hook (see
+     * tes__world_settle_later). */
+    void (*settle)(void *ctx);
 } tes__dependent_t;
 
 struct tes__lifecycle; /* the lifecycle layer's state, opaque here */
@@ -120,6 +124,7 @@ struct tes_world {
     uint32_t dependent_count;
     uint32_t dependent_cap;
     uint32_t doomed;    /* dependents waiting for their release (see tes__world_doom) */
+    uint32_t settling;  /* dependents waiting to settle (see tes__world_settle_later) */
     int last_error;
     tes__detail_t detail; /* tes_last_error_detail's sentence */
     int32_t hook_depth; /* > 0 while a user hook runs: structural calls are refused */
@@ -166,6 +171,18 @@ void tes__world_undepend(tes_world_t *w, void *ctx);
 void tes__world_doom(tes_world_t *w, void *ctx, void (*release)(void *ctx));
 /* Releases every doomed dependent (hook depth zero only). */
 void tes__world_release_doomed(tes_world_t *w);
+
+/* Calls settle(ctx) once the outermost structural call ends, for a
+ * dependent made inside a hook that has work it could not do there (a
+ * non-owning group's build). The world then has a single user (the rules
+ * for threads), so settle may change shared state, which a reader such as
+ * tes_query_iter never may. It runs once per request and may ask again (a
+ * build that failed for lack of memory retries after the next call).
+ * Allocates nothing, cannot fail; ctx must be a registered dependent, and
+ * a doomed or removed one is never settled. */
+void tes__world_settle_later(tes_world_t *w, void *ctx, void (*settle)(void *ctx));
+/* Settles every dependent waiting to (hook depth zero only). */
+void tes__world_settle(tes_world_t *w);
 
 /* Registers / removes a watcher (removal matches on ctx). The watcher hears
  * whole-entity events and the changes of the n components in comps (at most
@@ -371,13 +388,16 @@ int tes__destroy_generic(tes_world_t *w, tes_entity_t e);
 
 /* Lowers the hook depth raised by tes__world_begin or tes__hook_enter; the
  * outermost end forgets the call's list scope (it points at the call's
- * memory) and releases the dependents freed from inside hooks. */
+ * memory), releases the dependents freed from inside hooks and settles
+ * the ones made there. */
 static inline void tes__world_end(tes_world_t *w)
 {
     if (--w->hook_depth == 0) {
         w->watch_scope.count = 0;
         if (w->doomed)
             tes__world_release_doomed(w);
+        if (w->settling)
+            tes__world_settle(w);
     }
 }
 

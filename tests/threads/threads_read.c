@@ -9,7 +9,10 @@
  * The world mixes every walk a query can take: a table query, a table query
  * with a sparse term, a sparse-driven query (with a prefab and a disabled
  * entity present, so the default filters are active), an owning and a
- * non-owning group, and a query with no AND term. Each thread runs every
+ * non-owning group, a query with no AND term, and a non-owning group asked
+ * for inside a hook (never iterated before the threads start: building it
+ * is the world's business, never an iteration's, or the two threads' first
+ * walks would both write the query). Each thread runs every
  * query many times and compares counts and sums with the values computed
  * single-threaded beforehand; each thread then writes its own Health
  * values (entities of its parity) through a TES_OUT field.
@@ -34,9 +37,9 @@ typedef struct {
     tes_world_t *w;
     tes_comp_t pos, vel, spark, glow, health;
     tes_entity_t es[ENTITIES];
-    tes_query_t *queries[6];
-    int32_t expect_count[6];
-    double expect_sum[6];
+    tes_query_t *queries[7];
+    int32_t expect_count[7];
+    double expect_sum[7];
     tes_query_t *writer;
     tes_instance_t inst;
 } fixture_t;
@@ -69,7 +72,7 @@ static void *reader(void *arg)
     fixture_t *f = wk->f;
     const tes_world_t *w = f->w;
     for (int r = 0; r < ROUNDS; r++) {
-        for (int k = 0; k < 6; k++) {
+        for (int k = 0; k < 7; k++) {
             int32_t count;
             double sum = walk(f->queries[k], &count);
             if (count != f->expect_count[k] || sum != f->expect_sum[k] ||
@@ -102,6 +105,17 @@ static tes_comp_t reg(tes_world_t *w, const char *name, size_t size, tes_storage
 {
     tes_component_desc_t d = {.name = name, .size = size, .storage = storage};
     return tes_component(w, &d);
+}
+
+/* The hook that asks for the seventh query. */
+static tes_query_desc_t hook_desc;
+static tes_query_t *hook_query;
+
+static void make_query(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
+{
+    (void)e, (void)ptr, (void)ctx;
+    if (!hook_query)
+        hook_query = tes_query_new(w, &hook_desc);
 }
 
 static int build(fixture_t *f)
@@ -147,6 +161,18 @@ static int build(fixture_t *f)
             return 1;
         f->expect_sum[k] = walk(f->queries[k], &f->expect_count[k]);
     }
+    /* The seventh: its figures come from the same query without a group. */
+    hook_desc = (tes_query_desc_t){.terms = {{f->vel, TES_AND, TES_IN}, {f->spark, TES_AND, TES_IN}}};
+    tes_query_t *plain = tes_query_new(w, &hook_desc);
+    if (!plain)
+        return 1;
+    f->expect_sum[6] = walk(plain, &f->expect_count[6]);
+    tes_query_free(plain);
+    hook_desc.flags = TES_QUERY_NONOWNING_GROUP;
+    tes_component_desc_t td = {.name = "Trigger", .hooks = {.on_add = make_query}};
+    tes_comp_t trigger = tes_component(w, &td);
+    if (!trigger || tes_add(w, f->es[1], trigger) || !(f->queries[6] = hook_query))
+        return 1;
     tes_query_desc_t wd = {.terms = {{f->pos, TES_AND, TES_IN}, {f->health, TES_AND, TES_OUT}}};
     f->writer = tes_query_new(w, &wd);
     return f->writer ? 0 : 1;

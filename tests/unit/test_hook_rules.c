@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "tessera.h"
+#include "query/query.h"
 #include "world/check.h"
 
 typedef struct probe {
@@ -133,6 +134,13 @@ static void build_query(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
     (void)e, (void)ptr, (void)ctx;
     if (P.fired++ == 0)
         P.query = tes_query_new(w, &P_desc);
+}
+
+static void build_then_free_query(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
+{
+    (void)e, (void)ptr, (void)ctx;
+    if (P.fired++ == 0)
+        tes_query_free(tes_query_new(w, &P_desc));
 }
 
 /* Defect 5's root: an observer that builds an owning group reorders the
@@ -424,11 +432,49 @@ static void arm(failing_t *f, int64_t k)
     f->fail_at = k;
 }
 
+/* A non-owning group asked for inside a hook is built when the call that
+ * ran the hook returns, before anyone iterates: tes_query_iter used to
+ * build it, a write to the query (and to the world's watcher list) that two
+ * threads starting to iterate at once would both make. */
+static void test_group_from_hook_is_built_when_the_call_returns(void **state)
+{
+    (void)state;
+    P = (probe_t){0};
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t a = comp(w, "A", 8, TES_STORAGE_SPARSE, (tes_hooks_t){0});
+    tes_comp_t c = comp(w, "C", 8, TES_STORAGE_TABLE, (tes_hooks_t){.on_add = build_query});
+    P_desc = (tes_query_desc_t){.terms = {{a}}, .flags = TES_QUERY_NONOWNING_GROUP};
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(tes_add(w, tes_spawn(w), a), TES_OK);
+    assert_int_equal(tes_add(w, tes_spawn(w), c), TES_OK);
+    assert_non_null(P.query);
+    assert_non_null(P.query->group);
+    assert_false(P.query->group_pending);
+    /* Iterating and counting then only read it. */
+    tes_query_t before;
+    memcpy(&before, P.query, sizeof before);
+    assert_int_equal(tes_query_count(P.query), 10);
+    int32_t n = 0;
+    tes_iter_t it = tes_query_iter(P.query);
+    while (tes_iter_next(&it))
+        n += it.count;
+    assert_int_equal(n, 10);
+    assert_memory_equal(&before, P.query, sizeof before);
+    /* Freed from inside a hook before its call returns: never built. */
+    P = (probe_t){0};
+    tes_comp_t d = comp(w, "D", 8, TES_STORAGE_TABLE, (tes_hooks_t){.on_add = build_then_free_query});
+    assert_int_equal(tes_add(w, tes_spawn(w), d), TES_OK);
+    assert_int_equal(P.fired, 1);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
 /* Allocation failures around a non-owning group asked for inside a hook:
  * in the hook's tes_query_new (NULL, TES_ERR_NOMEM, nothing registered), in
  * the call that runs the hook (TES_ERR_NOMEM, nothing changed), and in the
- * group's build at its first count or iteration (the query still answers
- * right, and builds its group later). Nothing leaks in any run. */
+ * group's build when that call returns (the call succeeds, the query still
+ * answers right and builds its group when the next structural call
+ * returns). Nothing leaks in any run. */
 static void test_group_from_hook_under_allocation_failures(void **state)
 {
     (void)state;
@@ -446,9 +492,10 @@ static void test_group_from_hook_under_allocation_failures(void **state)
             assert_int_equal(tes_add(w, tes_spawn(w), a), TES_OK);
         tes_entity_t e = tes_spawn(w);
         /* The k-th allocation from here on fails: in the add, in its
-         * hook's tes_query_new, or in the group's build by the first count. */
+         * hook's tes_query_new, or in the group's build as the add returns. */
         arm(&fa, k);
         int rc = tes_add(w, e, c);
+        bool built = P.query && P.query->group;
         if (rc == TES_ERR_NOMEM) {
             assert_false(tes_has(w, e, c));
             assert_null(P.query); /* the hook never ran: on_add comes last */
@@ -459,9 +506,14 @@ static void test_group_from_hook_under_allocation_failures(void **state)
                 assert_int_equal(tes_last_error(w), TES_ERR_NOMEM);
         }
         if (P.query) {
+            /* The hook's query came back: if its group is not there, the
+             * build met the failure (it is the add's last allocation). */
+            build_failures += !built;
+            if (!built)
+                assert_true(P.query->group_pending);
             int64_t was = fa.injected;
             assert_int_equal(tes_query_count(P.query), 300);
-            build_failures += fa.injected - was;
+            assert_int_equal(fa.injected, was); /* counting builds nothing */
             arm(&fa, 0);
             int32_t n = 0;
             tes_iter_t it = tes_query_iter(P.query);
@@ -469,6 +521,7 @@ static void test_group_from_hook_under_allocation_failures(void **state)
                 n += it.count;
             assert_int_equal(n, 300);
             assert_int_equal(tes_add(w, tes_spawn(w), a), TES_OK);
+            assert_non_null(P.query->group); /* built by now */
             assert_int_equal(tes_query_count(P.query), 301);
         }
         arm(&fa, 0);
@@ -499,6 +552,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_dtor_frees_query_during_world_free),
         cmocka_unit_test(test_deferred_clone_hooks_are_hooks),
         cmocka_unit_test(test_group_from_hook_under_allocation_failures),
+        cmocka_unit_test(test_group_from_hook_is_built_when_the_call_returns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

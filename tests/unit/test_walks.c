@@ -329,6 +329,58 @@ static void test_nonowning_group_gathers(void **state)
     tes_world_free(f.w);
 }
 
+/* A group walk gathers a chunk in which one store holds the members in
+ * their order up to the end of its data page and no further: the values
+ * past the page end are looked up, the ones before it were taken from the
+ * order, and all of them must be the members' own (the positions before
+ * the page end were once left unset). */
+static void test_group_gather_across_a_following_store_page_end(void **state)
+{
+    (void)state;
+    enum { N = 9000 }; /* 8-byte values: 8192 per data page */
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t a = comp(w, "A", sizeof(int64_t), TES_STORAGE_SPARSE);
+    tes_comp_t b = comp(w, "B", sizeof(int64_t), TES_STORAGE_SPARSE);
+    static tes_entity_t es[N];
+    /* Five non-members first, so that no chunk starts on a page start. */
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(tes_add(w, tes_spawn(w), a), TES_OK);
+    for (int i = 0; i < N; i++) {
+        es[i] = tes_spawn(w);
+        assert_int_equal(tes_set(w, es[i], a, &(int64_t){3 * (int64_t)i}), TES_OK);
+    }
+    /* B on every entity in reverse order (scattered against the members),
+     * and on a few more, so that A is the smaller pool and the members
+     * join in A's order. */
+    for (int i = N - 1; i >= 0; i--)
+        assert_int_equal(tes_set(w, es[i], b, &(int64_t){5 * (int64_t)i}), TES_OK);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(tes_add(w, tes_spawn(w), b), TES_OK);
+    tes_query_desc_t d = {.terms = {{a}, {b, TES_AND, TES_IN}}, .flags = TES_QUERY_NONOWNING_GROUP};
+    /* (A is gathered only in the chunk that crosses its page end.) */
+    tes_query_t *q = tes_query_new(w, &d);
+    int32_t seen = 0, gathered = 0;
+    tes_iter_t it = tes_query_iter(q);
+    while (tes_iter_next(&it)) {
+        int64_t *pa = tes_field(&it, 0);
+        const int64_t *pb = tes_field(&it, 1);
+        gathered += pa != tes_get(w, it.entities[0], a);
+        for (int32_t i = 0; i < it.count; i++) {
+            int64_t index = (int64_t)tes_entity_index(it.entities[i]) - (int64_t)tes_entity_index(es[0]);
+            assert_true(pa[i] == 3 * index);
+            assert_true(pb[i] == 5 * index);
+            pa[i] += pb[i];
+        }
+        seen += it.count;
+    }
+    assert_int_equal(seen, N);
+    assert_true(gathered > 0);
+    for (int i = 0; i < N; i++)
+        assert_true(*(const int64_t *)tes_get(w, es[i], a) == 8 * (int64_t)i);
+    tes_query_free(q);
+    tes_world_free(w);
+}
+
 static void move_system(tes_iter_t *it)
 {
     V3 *p = tes_field(it, 0);
@@ -412,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_sparse_view_gathers_scattered_values),
         cmocka_unit_test(test_gathered_writes_back_on_fini_and_keeps_get_mut),
         cmocka_unit_test(test_nonowning_group_gathers),
+        cmocka_unit_test(test_group_gather_across_a_following_store_page_end),
         cmocka_unit_test(test_systems_over_scattered_values),
         cmocka_unit_test(test_components_with_hooks_are_not_gathered),
     };
