@@ -372,10 +372,13 @@ static inline int tes__world_begin(tes_world_t *w)
  * made then on a component whose dispatch is not GENERIC (no hooks, no
  * watcher hears it) runs no user code and tells no one, so it may take a
  * quiet path that skips the begin/end guard, the watcher reserve and the
- * observer checks. One combined test, made once per call. */
+ * observer checks. Dependents waiting to settle or to be released (a
+ * group asked for inside a hook whose build failed, see
+ * tes__world_settle_later) also count as unusual: only the generic path's
+ * end settles them. One combined test, made once per call. */
 static inline bool tes__world_quiet(const tes_world_t *w)
 {
-    return !(w->hook_depth | w->defer.depth | (int32_t)w->refuse);
+    return !((uint32_t)w->hook_depth | (uint32_t)w->defer.depth | w->refuse | w->settling | w->doomed);
 }
 
 /* The generic paths of tes_add, tes_set, tes_remove and tes_destroy
