@@ -4,13 +4,20 @@
  * Before a level runs, the calling thread walks each of its systems' queries
  * once and captures the chunks (entities and field addresses). Nothing can
  * move them while the level runs: its systems may not make structural
- * changes (structural calls are refused exactly as from a hook), and a
- * structural system is a level of its own that runs on the calling thread
- * with a live iterator, its changes queued and applied when it ends. The
+ * changes (structural calls are refused exactly as from a hook). The
  * captured work is cut into units — a whole system, or a row range of one
  * chunk of a `parallel` system (so one big table still spreads) — and the
  * threads take units from an atomic cursor. Which thread runs which unit
  * changes nothing: units of one level touch disjoint data.
+ *
+ * A structural system is a level of its own. Declared `parallel` too, it
+ * is captured and cut into units like any other, and each thread records
+ * its changes into its own command queue (defer_lanes.c), noting for each
+ * unit where its commands lie; when the system ends they are applied in
+ * unit order, which is row order, so the queue is the one a single thread
+ * would have built. Without `parallel` (or without workers) it runs on the
+ * calling thread with a live iterator, its changes queued and applied when
+ * it ends.
  *
  * Tuned for frames of tens of systems over up to millions of entities: a
  * level with a single unit, or a world without workers, runs inline with no
@@ -130,7 +137,7 @@ static void run_unit(const tes__systems_t *ss, const tes__unit_t *u, int32_t thr
  * Returns the first error those changes met. */
 static int run_live(tes_world_t *w, const tes__systems_t *ss, tes_system_t *s)
 {
-    w->defer.depth++;
+    tes__defer_open(w);
     uint8_t refuse = w->refuse;
     if (!s->structural)
         w->refuse |= TES__REFUSE_STRUCTURAL;
@@ -262,6 +269,62 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
     w->refuse &= (uint8_t)~TES__REFUSE_STRUCTURAL;
 }
 
+typedef struct split_job {
+    tes_world_t *w;
+    tes__systems_t *ss;
+    atomic_uint next;
+} split_job_t;
+
+/* Runs units of a split structural system, noting where in the thread's
+ * lane each unit's commands lie. Each unit's span is written by the one
+ * thread that took the unit, and read after the pool has joined. */
+static void split_worker(void *ctx, int32_t thread)
+{
+    split_job_t *job = ctx;
+    tes__systems_t *ss = job->ss;
+    uint32_t lane = tes__defer_lane_index(job->w);
+    tes__assert(lane == (uint32_t)thread);
+    for (;;) {
+        unsigned u = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
+        if (u >= ss->unit_count)
+            return;
+        tes__defer_span_t *span = &ss->spans[u];
+        span->lane = lane;
+        span->first = tes__defer_lane_count(job->w, lane);
+        run_unit(ss, &ss->units[u], thread);
+        span->end = tes__defer_lane_count(job->w, lane);
+    }
+}
+
+/* A structural, parallel system over the threads (see the top of the
+ * file). When its plan, its spans or the lanes cannot be had, or it is
+ * one unit of work, it runs live on the calling thread instead: same
+ * result. Returns the first error its changes met. */
+static int run_split(tes_world_t *w, tes__systems_t *ss, tes_system_t *s)
+{
+    ss->unit_count = 0;
+    if (!s->query || tes__defer_lanes_reserve(w) || plan_system(w, ss, s))
+        return run_live(w, ss, s);
+    if (ss->unit_count == 0)
+        return TES_OK; /* its query matches nothing: not called */
+    if (ss->unit_count == 1 ||
+        tes__grow(&w->alloc, (void **)&ss->spans, &ss->span_cap, ss->unit_count,
+                  sizeof *ss->spans, 16))
+        return run_live(w, ss, s);
+    split_job_t job = {w, ss, 0};
+    atomic_init(&job.next, 0);
+    uint8_t refuse = w->refuse;
+    w->refuse |= TES__REFUSE_CREATE;
+    for (int32_t t = 0; t < w->threads; t++)
+        w->thread_errors[t] = w->last_error;
+    tes__defer_lanes_begin(w);
+    w->parallel = true;
+    tes__pool_run(w->pool, split_worker, &job);
+    w->parallel = false;
+    w->refuse = refuse;
+    return tes__defer_lanes_end(w, ss->spans, ss->unit_count);
+}
+
 int tes__schedule_run(tes_world_t *w, tes__systems_t *ss)
 {
     int first_error = TES_OK;
@@ -270,7 +333,7 @@ int tes__schedule_run(tes_world_t *w, tes__systems_t *ss)
         tes_system_t *s = ss->items[ss->order[i]];
         if (s->structural) {
             if (!s->doomed) {
-                int rc = run_live(w, ss, s);
+                int rc = s->parallel && w->pool ? run_split(w, ss, s) : run_live(w, ss, s);
                 if (rc && first_error == TES_OK)
                     first_error = rc;
             }

@@ -14,6 +14,8 @@
 #ifndef TES_SYSTEM_SYSTEM_H
 #define TES_SYSTEM_SYSTEM_H
 
+#include <stdatomic.h>
+
 #include "query/query.h"
 
 /* One chunk of a system's query, captured before its level runs. */
@@ -32,7 +34,9 @@ struct tes_system {
     void *ctx;
     bool parallel;
     bool structural;
-    bool doomed;              /* freed inside tes_progress: freed at its end */
+    /* Freed inside tes_progress (maybe from a worker thread, hence atomic):
+     * runs no more from the next level on, freed when the frame ends. */
+    _Atomic bool doomed;
     uint32_t level;           /* set by the scheduler */
     int32_t term_count;
     size_t field_size[TES_MAX_TERMS]; /* bytes per value of each term's field */
@@ -66,6 +70,8 @@ typedef struct tes__systems {
     tes__unit_t *units;       /* the running level's work */
     uint32_t unit_count;
     uint32_t unit_cap;
+    tes__defer_span_t *spans; /* a split structural system: each unit's commands */
+    uint32_t span_cap;
     float delta_time;
 } tes__systems_t;
 
