@@ -210,8 +210,9 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
 struct tes__component;
 void *tes__defer_stage(tes_world_t *w, const struct tes__component *info, const void *init);
 
-/* Opens one deferral level (tes_defer_end-free: end it with
- * tes__defer_end), for library code that queues on the user's behalf. */
+/* Opens one deferral level for library code (the scheduler running a
+ * structural system); end it with tes__defer_end. Not counted as a
+ * tes_defer_begin level, so tes_defer_end cannot close it. */
 void tes__defer_open(tes_world_t *w);
 
 /* Per-thread queues (defer_lanes.c). tes__defer_lanes_reserve makes one

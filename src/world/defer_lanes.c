@@ -18,6 +18,9 @@
  * If the world's queue cannot grow to take the commands, they are applied
  * one by one in the same order instead (each failing or not on its own,
  * as the flush's own fallback does), so nothing queued is lost.
+ *
+ * The lanes' memory is kept between frames; each lane's queue sizes its
+ * entity lookup to the world's entity slots, as the world's queue does.
  */
 #include "world/defer.h"
 
@@ -86,11 +89,17 @@ int tes__defer_lanes_end(tes_world_t *w, const tes__defer_span_t *spans, uint32_
             calls += q->ops[i].kind == TES__OP_CALL;
     }
     int rc;
-    if (total + d->count > UINT32_MAX / 2 ||
+    /* The commands' staged values live in the lanes' arenas, which are
+     * reset below: they may go into the world's queue only when it is
+     * applied right here, i.e. when this level is the last one open (a
+     * run that left an iterator unfinished keeps another). */
+    if (d->depth != 1 || total + d->count > UINT32_MAX / 2 ||
         tes__defer_reserve(w, (uint32_t)total) ||
         tes__grow(&w->alloc, (void **)&d->calls, &d->call_cap, (uint64_t)d->call_count + calls,
                   sizeof *d->calls, 8)) {
-        /* No room in the world's queue: the same commands, one by one. */
+        /* No room in the world's queue (or it stays open): the same
+         * commands, one by one — at once, or queued again with copies of
+         * their values when another level stays open. */
         d->depth--;
         bool now = d->depth == 0;
         d->flushing = d->flushing || now;
