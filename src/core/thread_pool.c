@@ -9,6 +9,7 @@
 #include "core/thread_pool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -54,15 +55,20 @@ static void cpu_relax(void)
 }
 
 /* Watches for a job newer than `seen` for up to TES__POOL_SPIN_NS (and a
- * bounded number of steps, whatever the clock does). True if one came. */
+ * bounded number of steps, whatever the clock does). True if one came.
+ * It yields the core now and then: with more threads than cores (or a
+ * busy machine) the thread that will post the next job may need it. */
 static bool spin_for_job(tes__pool_t *p, uint64_t seen)
 {
     uint64_t start = now_ns();
-    for (uint32_t i = 1; i < (1u << 22); i++) {
+    for (uint32_t i = 1; i < (1u << 20); i++) {
         if (atomic_load_explicit(&p->epoch, memory_order_acquire) != seen)
             return true;
-        if ((i & 127) == 0 && now_ns() - start > TES__POOL_SPIN_NS)
-            return false;
+        if ((i & 127) == 0) {
+            if (now_ns() - start > TES__POOL_SPIN_NS)
+                return false;
+            sched_yield();
+        }
         cpu_relax();
     }
     return false;

@@ -47,6 +47,12 @@ struct tes_system {
     tes__chunk_t *chunks;     /* this frame's chunks, while its level runs */
     uint32_t chunk_count;
     uint32_t chunk_cap;
+    int64_t rows;             /* rows of this frame's chunks */
+    /* What a row costs, measured on earlier frames (0: not yet), and the
+     * time its units took in the running level (threads add to it). Only
+     * the sizes and order of work units depend on them, never a result. */
+    double ns_per_row;
+    _Atomic uint64_t spent_ns;
 };
 
 /* A piece of work for one thread: rows [begin, end) of chunk `chunk` of a
@@ -57,6 +63,8 @@ typedef struct tes__unit {
     uint32_t chunk;
     int32_t begin;
     int32_t end;
+    uint32_t seq;  /* position when planned: ties in `cost` keep it */
+    double cost;   /* estimated ns: a level's units run costliest first */
 } tes__unit_t;
 
 typedef struct tes__systems {
