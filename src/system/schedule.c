@@ -25,7 +25,7 @@
  *
  * A level ends when its last unit does, so units are cut by cost, not by
  * rows alone: each system's time per row is measured on the frames it ran
- * over threads, a level is cut into about four units per thread of equal
+ * over threads, a level is cut into about eight units per thread of equal
  * estimated cost, and the units run costliest first, so the last ones to
  * start are the cheapest and the threads finish together. (Before a
  * system has been measured, a row counts 1 ns.) Only the cut and the order
@@ -301,7 +301,7 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
         else if (!s->doomed)
             total += (double)s->rows * row_cost(s);
     }
-    double unit_cost = total / ((double)w->threads * 4);
+    double unit_cost = total / ((double)w->threads * 8);
     for (uint32_t i = first; i < last && planned; i++) {
         tes_system_t *s = ss->items[ss->order[i]];
         if (!s->doomed && plan_system(w, ss, s, unit_cost))
@@ -372,7 +372,7 @@ static int run_split(tes_world_t *w, tes__systems_t *ss, tes_system_t *s)
     ss->unit_count = 0;
     /* Its units stay in row order: the spans are applied in unit order. */
     if (!s->query || tes__defer_lanes_reserve(w) || prepare_system(w, s) ||
-        plan_system(w, ss, s, (double)s->rows * row_cost(s) / ((double)w->threads * 4)))
+        plan_system(w, ss, s, (double)s->rows * row_cost(s) / ((double)w->threads * 8)))
         return run_live(w, ss, s);
     if (ss->unit_count == 0)
         return TES_OK; /* its query matches nothing: not called */
