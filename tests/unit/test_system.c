@@ -1,9 +1,10 @@
 /*
  * Systems and the scheduler: creation rules, what run receives, the
  * structural/parallel rules, freeing during a frame, and determinism — a
- * randomized world with 24 systems whose state hash after 100 frames must
- * be identical for 1, 2, 3, 4 and 8 threads (this file also runs under
- * the thread sanitizer: make tsan).
+ * randomized world with 24 systems (some structural, at least three of them
+ * also parallel: split over the threads with per-thread command queues)
+ * whose state hash after 100 frames must be identical for 1, 2, 3, 4 and 8
+ * threads (this file also runs under the thread sanitizer: make tsan).
  */
 #include <setjmp.h>
 #include <stdatomic.h>
@@ -495,6 +496,12 @@ static void det_run(tes_iter_t *it)
                 assert_int_equal(tes_remove(w, e, s->target), TES_OK);
             else
                 assert_int_equal(tes_set(w, e, s->target, &acc), TES_OK);
+        } else if (s->kind == 1 && (acc & 15) == 1) {
+            uint64_t *p = tes_ensure(w, e, s->target); /* its own row: allowed when split */
+            assert_non_null(p);
+            *p += acc;
+        } else if (s->kind == 1 && (acc & 255) == 2) {
+            assert_int_equal(tes_clear(w, e), TES_OK);
         } else if (s->kind == 2 && (acc & 63) == 0) {
             assert_int_equal(tes_destroy(w, e), TES_OK);
             tes_entity_t n = tes_spawn(w);
@@ -573,11 +580,11 @@ static uint64_t run_det(int32_t threads, uint64_t seed, det_system_t *sys)
             desc.query.terms[t] = (tes_term_t){dw.c[c], TES_AND, d->access[t]};
         }
         r = mix(r + 2);
-        if (r % 8 == 0) {
-            d->kind = 1 + (int)((r >> 4) % 2);
+        if (r % 8 == 0 || s % 8 == 3) { /* s % 8 == 3: at least three split ones */
+            d->kind = s % 8 == 3 ? 1 : 1 + (int)((r >> 4) % 2);
             d->target = dw.c[(r >> 8) % NCOMP];
             desc.structural = true;
-            desc.parallel = d->kind == 1 && ((r >> 12) & 1);
+            desc.parallel = d->kind == 1 && (s % 8 == 3 || ((r >> 12) & 1));
         } else {
             desc.parallel = (r >> 4) % 3 != 0;
         }
