@@ -9,12 +9,19 @@
 
 static inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 
-/* One lane step: one multiply per 8 bytes, so four lanes run at several
- * bytes per cycle. For a fixed state it is a bijection of the word (xor,
- * rotate, multiply by an odd constant), so any change in one word changes
- * the lane's state, and so the checksum: every single-bit change of a
- * snapshot is detected. */
+/* One lane step over one word: for a fixed state it is a bijection of the
+ * word (xor, rotate, multiply by an odd constant), and for a fixed word a
+ * bijection of the state. */
 static inline uint64_t lane(uint64_t v, uint64_t w) { return rotl(v ^ w, 29) * K2; }
+
+/* The bulk step takes two words for one multiply (16 bytes per multiply,
+ * twice the speed of one word per step): the first goes through `lane`,
+ * the second is added after the multiply. For a fixed state and either word
+ * fixed it is a bijection of the other word, and for fixed words a
+ * bijection of the state, so a change in any one word changes the lane's
+ * state for good, and so the checksum: every single-bit change of a
+ * snapshot is detected. */
+static inline uint64_t lane2(uint64_t v, uint64_t w0, uint64_t w1) { return lane(v, w0) + w1; }
 
 static inline uint64_t finish(uint64_t x)
 {
@@ -36,10 +43,11 @@ void tes__snap_hash_blocks(tes__snap_hash_t *h, const void *data, size_t size)
     const uint8_t *p = data;
     uint64_t v[TES__SNAP_HASH_LANES];
     memcpy(v, h->v, sizeof v);
-    /* Eight independent chains keep the multiplier busy. */
+    /* Eight independent chains keep the multiplier busy; lane i takes
+     * words 2i and 2i + 1 of each block. */
     for (size_t n = size / TES__SNAP_HASH_BLOCK; n; n--, p += TES__SNAP_HASH_BLOCK)
         for (int i = 0; i < TES__SNAP_HASH_LANES; i++)
-            v[i] = lane(v[i], tes__get_u64(p + 8 * i));
+            v[i] = lane2(v[i], tes__get_u64(p + 16 * i), tes__get_u64(p + 16 * i + 8));
     memcpy(h->v, v, sizeof v);
 }
 
@@ -60,6 +68,41 @@ uint64_t tes__snap_hash_finish(const tes__snap_hash_t *h, const void *rest, size
         tail |= (uint64_t)p[i] << (8 * i);
     x = lane(x, tail ^ ((uint64_t)n << 56));
     return finish(x ^ (uint64_t)total);
+}
+
+void tes__snap_stream_init(tes__snap_stream_t *s, uint64_t seed)
+{
+    tes__snap_hash_init(&s->h, seed);
+    s->carry_n = 0;
+    s->total = 0;
+}
+
+void tes__snap_stream_add(tes__snap_stream_t *s, const void *data, size_t size)
+{
+    const uint8_t *p = data;
+    s->total += size;
+    if (s->carry_n) {
+        size_t take = TES__SNAP_HASH_BLOCK - s->carry_n;
+        if (take > size)
+            take = size;
+        memcpy(s->carry + s->carry_n, p, take);
+        s->carry_n += take;
+        p += take;
+        size -= take;
+        if (s->carry_n < TES__SNAP_HASH_BLOCK)
+            return;
+        tes__snap_hash_blocks(&s->h, s->carry, TES__SNAP_HASH_BLOCK);
+        s->carry_n = 0;
+    }
+    size_t blocks = size - size % TES__SNAP_HASH_BLOCK;
+    tes__snap_hash_blocks(&s->h, p, blocks);
+    memcpy(s->carry, p + blocks, size - blocks);
+    s->carry_n = size - blocks;
+}
+
+uint64_t tes__snap_stream_finish(const tes__snap_stream_t *s)
+{
+    return tes__snap_hash_finish(&s->h, s->carry, s->carry_n, s->total);
 }
 
 uint64_t tes__snap_hash(const void *data, size_t size, uint64_t seed)

@@ -1,16 +1,18 @@
 /*
- * tes_snapshot_load: the loader's second half (load_parse.c proves the
- * input well-formed first). Restoring follows the world's discipline for
- * calls that must leave it unchanged on failure:
+ * tes_snapshot_load: the loader's last part (load_parse.c proves the meta
+ * part well-formed first, load_payload.c reads and verifies the raw
+ * columns into column blocks the plan owns). Restoring follows the world's
+ * discipline for calls that must leave it unchanged on failure:
  *
  * 1. stage: every array the loaded world will own is built in fresh
  *    allocations (entity slots, sparse stores, instance ids and records,
- *    prefab records); the target tables are created and given room for
- *    their rows, which changes no entity (the world has none);
- * 2. fill: values are copied into the reserved rows and staged stores,
- *    whole columns by memcpy for plain components, value by value through
- *    the load hook for the others; a hook that fails has every value
- *    constructed so far destroyed again;
+ *    prefab records); the target tables are created and take the column
+ *    blocks the payload was read into (or get room for their rows), which
+ *    changes no entity (the world has none);
+ * 2. fill: the staged stores are written (the entity columns were, beside
+ *    the slots, and raw table columns are already in place); values with a
+ *    load hook are read value by value through it (a hook that fails has
+ *    every value constructed so far destroyed again);
  * 3. commit: the staged arrays replace the world's (the old ones, which
  *    hold no entity, are freed), table row counts are set, and watchers
  *    (groups) hear about every entity. Nothing here can fail.
@@ -79,6 +81,8 @@ static void stage_free(tes__snap_plan_t *p, stage_t *s)
 static void fill_index(tes__slot_t *slots, const tes__snap_index_t *ix, const uint8_t *state)
 {
     for (uint32_t i = 0; i < ix->count; i++) {
+        if (state[i] & TES__SNAP_PLACED)
+            continue; /* stage_entities writes it with its table and row */
         if (state[i] & TES__SNAP_RETIRED)
             tes__slot_make_retired(&slots[i]);
         else if (state[i] & TES__SNAP_FREE)
@@ -122,9 +126,16 @@ static int stage_tables(tes__snap_plan_t *p, stage_t *s)
             s->type[at] = id;
         }
         st->target = tes__graph_ensure(&w->tables, p->a, &w->components, s->type, st->type_count);
-        if (!st->target || tes__table_reserve(st->target, p->a, st->rows))
+        if (!st->target)
             return TES_ERR_NOMEM;
         tes__assert(st->target->count == 0); /* the world has no entities */
+        if (st->block) {
+            /* The payload is already in it, laid out for this table. */
+            tes__table_adopt(st->target, p->a, st->block, st->block_size, st->rows);
+            st->block = NULL;
+        } else if (tes__table_reserve(st->target, p->a, st->rows)) {
+            return TES_ERR_NOMEM;
+        }
     }
     return TES_OK;
 }
@@ -235,8 +246,6 @@ static int fill_tables(tes__snap_plan_t *p, stage_t *s)
     for (s->table = 0; s->table < p->ntables; s->table++) {
         const tes__snap_table_t *st = &p->tables[s->table];
         tes__table_t *t = st->target;
-        for (uint32_t r = 0; r < st->rows; r++)
-            t->entities[r] = handle(p, tes__get_u32(st->entities + 4 * (size_t)r));
         tes__cursor_t c = {st->data, p->buf + p->body_end, false};
         for (s->col = 0; s->col < st->type_count; s->col++) {
             const tes__snap_comp_t *comp = &p->comps[tes__get_u32(st->type + 4 * s->col)];
@@ -244,11 +253,8 @@ static int fill_tables(tes__snap_plan_t *p, stage_t *s)
             if (col < 0)
                 continue;
             uint8_t *cells = t->columns[col].data;
-            if (!comp->framed) {
-                size_t bytes = (size_t)st->rows * comp->info->size;
-                memcpy(cells, tes__cursor_take(&c, bytes), bytes);
-                continue;
-            }
+            if (!comp->framed)
+                continue; /* read into place from the payload */
             for (s->row = 0; s->row < st->rows; s->row++) {
                 int rc = load_framed(comp->info, cells + (size_t)s->row * comp->info->size, &c);
                 if (rc)
@@ -359,22 +365,29 @@ static int stage_entities(tes__snap_plan_t *p, stage_t *s, bool track_instances)
     s->alive = count - p->entities.free_count - p->entities.retired;
     if (s->instances && p->member_of)
         memcpy(s->instances, p->member_of, (size_t)count * sizeof *s->instances);
-    for (uint32_t t = 0; t < p->ntables; t++) {
-        const tes__snap_table_t *st = &p->tables[t];
-        uint32_t id = st->target->id;
-        for (uint32_t r = 0; r < st->rows; r++) {
-            tes__slot_t *slot = &s->slots[tes__get_u32(st->entities + 4 * (size_t)r)];
-            tes__slot_make_live(slot, slot->generation, id, r,
-                                tes__slot_has_sparse_hint(slot));
-        }
-    }
-    /* Room in the watchers (groups) for every entity they will hear of. */
+    /* Room in the watchers (groups) for every entity they will hear of (before
+     * the entity columns are written: nothing may move a table after). */
     for (uint32_t i = 0, first = 1; p->w->watcher_count && i < count; i++) {
         if (!(p->state[i] & TES__SNAP_LIVE))
             continue;
         if (tes__watch_reserve(p->w, 0, i, first ? s->alive : 0))
             return TES_ERR_NOMEM;
         first = 0;
+    }
+    /* Entities in tables: slot and entity column in one pass over the rows
+     * (the table is empty until commit sets its count, so writing its
+     * entity column changes nothing yet). */
+    for (uint32_t t = 0; t < p->ntables; t++) {
+        const tes__snap_table_t *st = &p->tables[t];
+        uint32_t id = st->target->id;
+        tes_entity_t *column = st->target->entities;
+        for (uint32_t r = 0; r < st->rows; r++) {
+            uint32_t index = tes__get_u32(st->entities + 4 * (size_t)r);
+            uint32_t generation = slot_gen(&p->entities, index);
+            tes__slot_make_live(&s->slots[index], generation, id, r,
+                                (p->state[index] & TES__SNAP_SPARSE) != 0);
+            column[r] = tes_entity_make(index, generation);
+        }
     }
     return TES_OK;
 }
@@ -451,6 +464,8 @@ static int load(tes_world_t *w, const tes_reader_t *in)
     memset(&s, 0, sizeof s);
     tes__entity_index_init(&s.ids, w->entities.generation_limit, 0);
     int rc = tes__snap_parse(&p, in);
+    if (!rc)
+        rc = tes__snap_read_payload(&p, in);
     if (!rc && (p.lifecycle || w->lifecycle)) {
         if (p.lifecycle)
             rc = stage_lifecycle(&p, &s);

@@ -1,39 +1,42 @@
 /*
- * The loader's first half (see snapshot.h): reads the input and proves it
- * well-formed before anything in the world is touched.
+ * The loader's first part (see snapshot.h): reads the header and the meta
+ * part of the input and proves them well-formed before anything in the
+ * world is touched.
  *
- * Every byte is hostile. The input is read in chunks into a buffer that
- * doubles only as bytes actually arrive, so a header that claims a huge
- * body costs nothing until the reader delivers it. The checksum is verified
+ * Every byte is hostile. The meta part is read in chunks into a buffer that
+ * grows only as bytes actually arrive, so a header that claims a huge meta
+ * part costs nothing until the reader delivers it. Its checksum is verified
  * before any field is trusted; then every count is checked against the
  * bytes left before scratch is sized from it, every index against its
  * range, every list walk is bounded by its claimed length and guarded
- * against cycles, and every entity must be placed exactly once. What this
- * file accepts, load.c can restore without further checks.
+ * against cycles, and every entity must be placed exactly once. The raw
+ * table columns are not in the meta part: the parse only works out how
+ * many payload bytes each table owns and checks that they add up to the
+ * payload size the header states. What this file accepts, load_payload.c
+ * and load.c can restore without further checks.
  */
 #include "snapshot/snapshot.h"
 
 /* The first read; the buffer then grows fourfold as bytes arrive, so what
  * is allocated stays below four times what the reader delivered plus this. */
 #define READ_CHUNK 4096u
-/* The largest single read: small enough that a piece is still in cache
- * when it is hashed. */
-#define READ_PIECE (256u * 1024u)
 
-/* Reads the header and the body + checksum into p->buf. */
+/* Reads the header, the meta part and its checksum into p->buf. */
 static int read_input(tes__snap_plan_t *p, const tes_reader_t *in)
 {
     uint8_t header[TES__SNAP_HEADER_SIZE];
     int rc = in->read(header, sizeof header, in->user);
     if (rc)
         return rc < 0 ? rc : TES_ERR_IO;
+    p->delivered = sizeof header;
     if (memcmp(header, TES__SNAP_MAGIC, 8) != 0 || tes__get_u32(header + 8) != TES__SNAP_VERSION ||
         tes__get_u32(header + 12) != 0)
         return TES_ERR_FORMAT;
-    uint64_t body = tes__get_u64(header + 16);
-    if (body > SIZE_MAX / 4)
+    uint64_t meta = tes__get_u64(header + 16);
+    p->payload_size = tes__get_u64(header + 24);
+    if (meta > SIZE_MAX / 4 || p->payload_size > SIZE_MAX / 4)
         return TES_ERR_FORMAT;
-    size_t total = TES__SNAP_HEADER_SIZE + (size_t)body + TES__SNAP_TRAILER_SIZE;
+    size_t total = TES__SNAP_HEADER_SIZE + (size_t)meta + TES__SNAP_SUM_SIZE;
     size_t cap = total < READ_CHUNK ? total : READ_CHUNK;
     p->buf = tes__malloc(p->a, cap);
     if (!p->buf)
@@ -41,9 +44,9 @@ static int read_input(tes__snap_plan_t *p, const tes_reader_t *in)
     p->buf_cap = cap;
     memcpy(p->buf, header, sizeof header);
     size_t got = sizeof header;
-    /* The checksum covers header and body; each piece is hashed right after
+    /* The checksum covers header and meta; each piece is hashed right after
      * it is read, while it is still in cache. */
-    size_t hashed = 0, body_end = TES__SNAP_HEADER_SIZE + (size_t)body;
+    size_t hashed = 0, body_end = TES__SNAP_HEADER_SIZE + (size_t)meta;
     tes__snap_hash_t hash;
     tes__snap_hash_init(&hash, 0);
     while (got < total) {
@@ -57,11 +60,12 @@ static int read_input(tes__snap_plan_t *p, const tes_reader_t *in)
             p->buf = bigger;
             p->buf_cap += grow;
         }
-        size_t chunk = p->buf_cap - got < READ_PIECE ? p->buf_cap - got : READ_PIECE;
+        size_t chunk = p->buf_cap - got < TES__SNAP_READ_PIECE ? p->buf_cap - got : TES__SNAP_READ_PIECE;
         rc = in->read(p->buf + got, chunk, in->user);
         if (rc)
             return rc < 0 ? rc : TES_ERR_IO;
         got += chunk;
+        p->delivered += chunk;
         size_t upto = got < body_end ? got : body_end;
         upto -= upto % TES__SNAP_HASH_BLOCK;
         if (upto > hashed) {
@@ -70,8 +74,8 @@ static int read_input(tes__snap_plan_t *p, const tes_reader_t *in)
         }
     }
     p->body_end = body_end;
-    uint64_t sum = tes__snap_hash_finish(&hash, p->buf + hashed, body_end - hashed, body_end);
-    if (sum != tes__get_u64(p->buf + body_end))
+    p->meta_sum = tes__snap_hash_finish(&hash, p->buf + hashed, body_end - hashed, body_end);
+    if (p->meta_sum != tes__get_u64(p->buf + body_end))
         return TES_ERR_FORMAT;
     return TES_OK;
 }
@@ -134,35 +138,41 @@ static int parse_index(tes__snap_plan_t *p, tes__cursor_t *c, tes__snap_index_t 
     ix->slots = tes__cursor_take(c, (uint64_t)ix->count * 8);
     if (ix->count && !(*state = tes__malloc(p->a, ix->count)))
         return TES_ERR_NOMEM;
+    /* One branch-free pass (locals only: stores through the byte array
+     * could alias anything the loop reads through pointers). A generation
+     * is valid when it is the tombstone or in 1 .. limit (gen - 1 wraps
+     * for 0). */
     uint32_t gen_limit = p->w->entities.generation_limit;
-    for (uint32_t i = 0; i < ix->count; i++) {
-        uint32_t gen = tes__get_u32(ix->slots + 8 * (size_t)i);
-        uint8_t linked = tes__get_u32(ix->slots + 8 * (size_t)i + 4) ? TES__SNAP_LINKED : 0;
-        if (gen == TES_TOMBSTONE) {
-            (*state)[i] = TES__SNAP_RETIRED | linked;
-            ix->retired++;
-        } else if (gen == 0 || gen > gen_limit) {
-            return TES_ERR_FORMAT;
-        } else {
-            (*state)[i] = TES__SNAP_LIVE | linked;
-        }
+    uint32_t linked_slots = 0, retired = 0, invalid = 0;
+    uint8_t *st = *state;
+    const uint8_t *slots = ix->slots;
+    for (uint32_t i = 0, n = ix->count; i < n; i++) {
+        uint32_t gen = tes__get_u32(slots + 8 * (size_t)i);
+        uint32_t linked = tes__get_u32(slots + 8 * (size_t)i + 4) != 0;
+        uint32_t is_retired = gen == TES_TOMBSTONE;
+        invalid |= !is_retired & (gen - 1 >= gen_limit);
+        linked_slots += linked;
+        retired += is_retired;
+        st[i] = (uint8_t)((is_retired ? TES__SNAP_RETIRED : TES__SNAP_LIVE) |
+                          (linked ? TES__SNAP_LINKED : 0));
     }
+    ix->retired = retired;
+    if (invalid)
+        return TES_ERR_FORMAT;
     /* The free list: free_count distinct non-retired slots, ending in the
-     * null index; every other slot has link 0. */
-    uint32_t at = ix->free_head;
+     * null index; every other slot has link 0: the walk must meet every
+     * slot with a link (no walked slot is counted twice: a revisit finds
+     * it FREE, not LIVE, and is refused). */
+    uint32_t at = ix->free_head, linked_walked = 0;
     for (uint32_t k = 0; k < ix->free_count; k++) {
         if (at >= ix->count || !((*state)[at] & TES__SNAP_LIVE))
             return TES_ERR_FORMAT;
+        linked_walked += ((*state)[at] & TES__SNAP_LINKED) != 0;
         (*state)[at] = TES__SNAP_FREE;
         at = tes__get_u32(ix->slots + 8 * (size_t)at + 4);
     }
-    if (at != TES_NULL_INDEX)
+    if (at != TES_NULL_INDEX || linked_walked != linked_slots)
         return TES_ERR_FORMAT;
-    /* Only free slots may have links (the walk cleared their LINKED bit). */
-    for (uint32_t i = 0; i < ix->count; i++) {
-        if ((*state)[i] & TES__SNAP_LINKED)
-            return TES_ERR_FORMAT;
-    }
     return TES_OK;
 }
 
@@ -172,7 +182,8 @@ static bool live_entity(const tes__snap_plan_t *p, uint32_t index)
     return index < p->entities.count && (p->state[index] & TES__SNAP_LIVE);
 }
 
-/* Skips a column of n values, checking each framed value's length. */
+/* Skips a column of n values in the meta part, checking each framed
+ * value's length. */
 static bool skip_values(tes__cursor_t *c, const tes__snap_comp_t *comp, uint32_t n)
 {
     uint32_t size = comp->info->size;
@@ -188,7 +199,7 @@ static bool skip_values(tes__cursor_t *c, const tes__snap_comp_t *comp, uint32_t
     return true;
 }
 
-static int parse_tables(tes__snap_plan_t *p, tes__cursor_t *c)
+static int parse_tables(tes__snap_plan_t *p, tes__cursor_t *c, uint64_t *payload_sum)
 {
     p->ntables = tes__cursor_count(c, 12);
     if (c->bad)
@@ -225,18 +236,35 @@ static int parse_tables(tes__snap_plan_t *p, tes__cursor_t *c)
         st->entities = tes__cursor_take(c, (uint64_t)st->rows * 4);
         if (c->bad || st->rows == 0)
             return TES_ERR_FORMAT;
-        for (uint32_t r = 0; r < st->rows; r++) {
-            uint32_t index = tes__get_u32(st->entities + 4 * (size_t)r);
-            if (!live_entity(p, index) || (p->state[index] & TES__SNAP_PLACED))
+        /* Each row a live entity placed nowhere else (locals: stores into
+         * the byte array would otherwise reload everything each row). */
+        uint8_t *state = p->state;
+        const uint8_t *rows = st->entities;
+        for (uint32_t r = 0, n = st->rows, slots = p->entities.count; r < n; r++) {
+            uint32_t index = tes__get_u32(rows + 4 * (size_t)r);
+            if (index >= slots || (state[index] & (TES__SNAP_LIVE | TES__SNAP_PLACED)) != TES__SNAP_LIVE)
                 return TES_ERR_FORMAT;
-            p->state[index] |= TES__SNAP_PLACED;
+            state[index] |= TES__SNAP_PLACED;
         }
+        /* Raw columns are in the payload, framed ones follow here in the
+         * meta part. The tables' payloads must add up to the payload size
+         * the header states: checked column by column (rows * size fits in
+         * 64 bits), so the sum never passes it and cannot wrap. */
         st->data = c->p;
-        for (uint32_t k = 0; k < st->type_count; k++)
-            if (!skip_values(c, &p->comps[tes__get_u32(st->type + 4 * k)], st->rows))
+        for (uint32_t k = 0; k < st->type_count; k++) {
+            const tes__snap_comp_t *comp = &p->comps[tes__get_u32(st->type + 4 * k)];
+            if (tes__snap_in_payload(comp)) {
+                uint64_t bytes = (uint64_t)st->rows * comp->info->size;
+                if (bytes > p->payload_size - *payload_sum)
+                    return TES_ERR_FORMAT;
+                st->payload += bytes;
+                *payload_sum += bytes;
+            } else if (!skip_values(c, comp, st->rows)) {
                 return TES_ERR_FORMAT;
+            }
+        }
     }
-    return TES_OK;
+    return *payload_sum == p->payload_size ? TES_OK : TES_ERR_FORMAT;
 }
 
 static int parse_stores(tes__snap_plan_t *p, tes__cursor_t *c)
@@ -246,7 +274,10 @@ static int parse_stores(tes__snap_plan_t *p, tes__cursor_t *c)
         return TES_ERR_FORMAT;
     if (p->nstores && !(p->stores = tes__calloc(p->a, (size_t)p->nstores * sizeof *p->stores)))
         return TES_ERR_NOMEM;
-    if (p->entities.count && !(p->stamp = tes__calloc(p->a, (size_t)p->entities.count * 4)))
+    /* Scratch only when some store needs it (a large load of table
+     * components should not clear four bytes per slot for nothing). */
+    if (p->nstores && p->entities.count &&
+        !(p->stamp = tes__calloc(p->a, (size_t)p->entities.count * 4)))
         return TES_ERR_NOMEM;
     uint8_t *hole = NULL; /* per position: on the tombstone list */
     size_t hole_size = 0;
@@ -314,7 +345,8 @@ static int parse_lifecycle(tes__snap_plan_t *p, tes__cursor_t *c)
     int rc = parse_index(p, c, &p->instances, &p->inst_state, TES_NULL_INDEX);
     if (rc)
         return rc;
-    if (p->entities.count && !(p->member_of = tes__calloc(p->a, (size_t)p->entities.count * 4)))
+    if (p->instances.count && p->entities.count &&
+        !(p->member_of = tes__calloc(p->a, (size_t)p->entities.count * 4)))
         return TES_ERR_NOMEM;
     p->members = c->p;
     for (uint32_t i = 0; i < p->instances.count; i++) {
@@ -372,8 +404,9 @@ int tes__snap_parse(tes__snap_plan_t *p, const tes_reader_t *in)
     if (mismatch)
         return mismatch;
     rc = parse_index(p, &c, &p->entities, &p->state, entity_limit);
+    uint64_t payload_sum = 0;
     if (!rc)
-        rc = parse_tables(p, &c);
+        rc = parse_tables(p, &c, &payload_sum);
     if (!rc)
         rc = parse_stores(p, &c);
     if (!rc)
@@ -397,6 +430,8 @@ void tes__snap_parse_free(tes__snap_plan_t *p)
     tes__free(a, p->state, slots);
     tes__free(a, p->stamp, slots * 4);
     tes__free(a, p->member_of, slots * 4);
+    for (uint32_t t = 0; p->tables && t < p->ntables; t++)
+        tes__free(a, p->tables[t].block, p->tables[t].block_size);
     tes__free(a, p->tables, (size_t)p->ntables * sizeof *p->tables);
     tes__free(a, p->stores, (size_t)p->nstores * sizeof *p->stores);
     tes__free(a, p->inst_state, p->instances.count);

@@ -9,9 +9,12 @@
  * Components are listed by name (only those some entity or store uses),
  * tables by their type in that numbering, rows and packed positions in
  * their storage order. Component data goes column by column, so a table of
- * plain components is a few memcpys each way; components that own memory
- * go value by value through their save hook, each value framed by its
- * length.
+ * plain components is a few memcpys each way: the raw table columns go
+ * last, in the payload part, after everything else (the meta part) and its
+ * checksum, so the loader can validate the meta part first and then read
+ * the columns straight into place. Components that own memory go value by
+ * value through their save hook, each value framed by its length, in the
+ * meta part.
  *
  * The world is const: the temporary buffers come from its allocator, whose
  * byte counters are back where they were when the call returns. Like every
@@ -248,17 +251,49 @@ static int save_tables(tes__outbuf_t *o, const save_plan_t *p)
         for (uint32_t r = 0; r < table->count; r++)
             tes__put_u32(o->data + o->size + 4 * (size_t)r, tes_entity_index(table->entities[r]));
         o->size += (size_t)table->count * 4;
+        /* Hooked columns here; raw ones in the payload (save_payload). */
         for (uint32_t k = 0; k < n; k++) {
             const tes__component_t *info = p->comps[type[k]];
             int32_t col = tes__table_column_index(table, info->id);
-            if (col < 0)
-                continue; /* a tag */
+            if (col < 0 || !info->hooks.save)
+                continue; /* a tag, or raw */
             int rc = save_values(o, info, table->columns[col].data, table->count);
             if (rc)
                 return rc;
         }
     }
     return o->status;
+}
+
+/* The bytes of the payload (what save_payload writes). */
+static uint64_t payload_size(const save_plan_t *p)
+{
+    uint64_t n = 0;
+    for (uint32_t t = 0; t < p->ntables; t++) {
+        const uint32_t *type = p->types + p->type_start[t];
+        for (uint32_t k = 0; k < p->type_start[t + 1] - p->type_start[t]; k++) {
+            const tes__component_t *info = p->comps[type[k]];
+            if (!info->hooks.save)
+                n += (uint64_t)p->tables[t]->count * info->size;
+        }
+    }
+    return n;
+}
+
+/* The payload: every raw table column, tables in order, columns in type
+ * order. */
+static void save_payload(tes__outbuf_t *o, const save_plan_t *p)
+{
+    for (uint32_t t = 0; t < p->ntables; t++) {
+        const tes__table_t *table = p->tables[t];
+        const uint32_t *type = p->types + p->type_start[t];
+        for (uint32_t k = 0; k < p->type_start[t + 1] - p->type_start[t]; k++) {
+            const tes__component_t *info = p->comps[type[k]];
+            int32_t col = tes__table_column_index(table, info->id);
+            if (col >= 0 && !info->hooks.save)
+                tes__out_bytes(o, table->columns[col].data, (size_t)table->count * info->size);
+        }
+    }
 }
 
 static int save_stores(tes__outbuf_t *o, const save_plan_t *p)
@@ -361,7 +396,7 @@ static int save_body(tes__outbuf_t *o, const save_plan_t *p)
 static size_t estimate(const save_plan_t *p)
 {
     const tes_world_t *w = p->w;
-    size_t n = TES__SNAP_HEADER_SIZE + TES__SNAP_TRAILER_SIZE + 64 + (size_t)w->entities.count * 8;
+    size_t n = TES__SNAP_HEADER_SIZE + 2 * TES__SNAP_SUM_SIZE + 64 + (size_t)w->entities.count * 8;
     for (uint32_t i = 0; i < p->ncomps; i++) {
         n += 16 + strlen(p->comps[i]->name);
         if (p->comps[i]->storage == TES_STORAGE_SPARSE)
@@ -402,14 +437,27 @@ int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out)
         tes__out_bytes(&o, TES__SNAP_MAGIC, 8);
         tes__out_u32(&o, TES__SNAP_VERSION);
         tes__out_u32(&o, 0); /* flags */
-        tes__out_u32(&o, 0); /* body size, patched below */
-        tes__out_u32(&o, 0);
+        for (int k = 0; k < 4; k++)
+            tes__out_u32(&o, 0); /* meta and payload sizes, patched below */
         rc = o.status ? o.status : save_body(&o, &plan);
     }
-    if (!rc && tes__out_reserve(&o, TES__SNAP_TRAILER_SIZE)) {
-        tes__put_u64(o.data + 16, (uint64_t)(o.size - TES__SNAP_HEADER_SIZE));
-        tes__put_u64(o.data + o.size, tes__snap_hash(o.data, o.size, 0));
-        o.size += TES__SNAP_TRAILER_SIZE;
+    /* The meta checksum, the payload, and the payload checksum (seeded
+     * with the meta's, so it also binds the two parts together). */
+    if (!rc && tes__out_reserve(&o, TES__SNAP_SUM_SIZE)) {
+        size_t meta_end = o.size;
+        tes__put_u64(o.data + 16, (uint64_t)(meta_end - TES__SNAP_HEADER_SIZE));
+        tes__put_u64(o.data + 24, payload_size(&plan));
+        uint64_t meta_sum = tes__snap_hash(o.data, meta_end, 0);
+        tes__put_u64(o.data + meta_end, meta_sum);
+        o.size += TES__SNAP_SUM_SIZE;
+        size_t payload_at = o.size;
+        save_payload(&o, &plan);
+        if (tes__out_reserve(&o, TES__SNAP_SUM_SIZE)) {
+            size_t payload = o.size - payload_at;
+            tes__assert(payload == payload_size(&plan));
+            tes__put_u64(o.data + o.size, tes__snap_hash(o.data + payload_at, payload, meta_sum));
+            o.size += TES__SNAP_SUM_SIZE;
+        }
     }
     if (!rc)
         rc = o.status;

@@ -1,12 +1,16 @@
 /*
- * What the snapshot loader's two halves share. load_parse.c reads the input
- * into one buffer, verifies the checksum and validates every field against
- * the target world, recording where each section starts (pointers into the
- * verified buffer) in a tes__snap_plan_t; it allocates only per-slot
- * scratch sized by counts the input has already backed with bytes.
- * load.c then stages everything the world will hold in fresh allocations,
- * fills values (load hooks may fail here: staged values are destroyed
- * again), and commits with code that cannot fail.
+ * What the snapshot loader's parts share. load_parse.c reads the meta part
+ * of the input (everything but the raw table columns) into one buffer,
+ * verifies its checksum and validates every field against the target
+ * world, recording where each section starts (pointers into the verified
+ * buffer) in a tes__snap_plan_t; it allocates only per-slot scratch sized
+ * by counts the input has already backed with bytes. load_payload.c then
+ * streams the payload (the raw table columns) straight into column blocks
+ * laid out for the target tables but owned by the plan, verifying the
+ * payload checksum as the bytes arrive. load.c stages everything else the
+ * world will hold in fresh allocations, hands the blocks to their tables,
+ * fills hooked values (load hooks may fail here: staged values are
+ * destroyed again), and commits with code that cannot fail.
  */
 #ifndef TES_SNAPSHOT_SNAPSHOT_H
 #define TES_SNAPSHOT_SNAPSHOT_H
@@ -34,7 +38,10 @@ typedef struct tes__snap_table {
     uint32_t type_count;
     uint32_t rows;
     const uint8_t *entities; /* rows u32 entity indices */
-    const uint8_t *data;     /* the columns, in type order */
+    const uint8_t *data;     /* the framed columns, in type order */
+    uint64_t payload;        /* bytes of its raw columns in the payload */
+    uint8_t *block;          /* the column block the payload was read into */
+    size_t block_size;       /* (owned here until its table adopts it) */
     tes__table_t *target;    /* staged: the world's table */
 } tes__snap_table_t;
 
@@ -57,9 +64,13 @@ typedef struct tes__snap_index {
 typedef struct tes__snap_plan {
     tes_world_t *w;
     tes__alloc_t *a;
-    uint8_t *buf;            /* the whole input */
+    uint8_t *buf;            /* the header and the meta part */
     size_t buf_cap;
-    size_t body_end;
+    size_t body_end;         /* where the meta part ends in buf */
+    uint64_t meta_sum;       /* the verified meta checksum (seeds the payload's) */
+    uint64_t payload_size;   /* as the header states it */
+    uint64_t delivered;      /* bytes the reader has delivered so far */
+    uint64_t staged;         /* bytes of column blocks allocated for the payload */
     tes__snap_comp_t *comps;
     uint32_t ncomps;
     tes__snap_index_t entities;
@@ -78,11 +89,27 @@ typedef struct tes__snap_plan {
     bool lifecycle;          /* the snapshot holds instance ids or prefabs */
 } tes__snap_plan_t;
 
-/* Reads the input, verifies it and validates it against p->w. TES_OK, or
- * TES_ERR_FORMAT / TES_ERR_IO / TES_ERR_INVALID / TES_ERR_NOMEM. */
+/* Reads the header and the meta part, verifies them and validates them
+ * against p->w. TES_OK, or TES_ERR_FORMAT / TES_ERR_IO / TES_ERR_INVALID /
+ * TES_ERR_NOMEM. */
 int tes__snap_parse(tes__snap_plan_t *p, const tes_reader_t *in);
-/* Frees what parse allocated (also after a failed parse). */
+/* Reads the payload that a successful parse described into column blocks
+ * (tes__snap_table_t.block) and verifies its checksum. TES_OK, or
+ * TES_ERR_FORMAT / TES_ERR_IO / TES_ERR_NOMEM; blocks allocated so far stay
+ * in the plan (tes__snap_parse_free frees them). */
+int tes__snap_read_payload(tes__snap_plan_t *p, const tes_reader_t *in);
+/* Frees what parse and read_payload allocated (also after a failure). */
 void tes__snap_parse_free(tes__snap_plan_t *p);
+
+/* The largest single read: small enough that a piece is still in cache
+ * when it is hashed. */
+#define TES__SNAP_READ_PIECE (256u * 1024u)
+
+/* True when the component's values travel as raw bytes in the payload. */
+static inline bool tes__snap_in_payload(const tes__snap_comp_t *comp)
+{
+    return comp->info->size && !comp->framed;
+}
 
 /* Walks one value of a column: the next `size` raw bytes, or one framed
  * value (u32 length + bytes); NULL when the input ends first. */

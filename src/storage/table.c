@@ -98,6 +98,23 @@ int32_t tes__table_type_index(const tes__table_t *t, tes_comp_t c)
  * at offset 0) and *size. False when the block would not fit in size_t
  * (each column is cap * size bytes: 2^18 rows of a 1 GiB component already
  * pass 2^48, and a few thousand such columns pass 2^64). */
+bool tes__table_layout(const tes__component_t *const *columns, uint32_t count, uint32_t cap,
+                       size_t *offsets, size_t *size)
+{
+    size_t end;
+    if (!tes__size_mul(&end, cap, sizeof(tes_entity_t)))
+        return false;
+    for (uint32_t i = 0; i < count; i++) {
+        if (!tes__size_align(&end, end, columns[i]->align))
+            return false;
+        offsets[i] = end;
+        if (!tes__size_mul_add(&end, cap, columns[i]->size, end))
+            return false;
+    }
+    *size = end;
+    return true;
+}
+
 static bool block_layout(const tes__table_t *t, uint32_t cap, size_t *offsets, size_t *size)
 {
     size_t end;
@@ -181,6 +198,26 @@ int tes__table_reserve_slow(tes__table_t *t, tes__alloc_t *a, uint32_t extra)
     /* A debug move of a table that had room is not a real need: failing to
      * allocate for it changes nothing. */
     return fits ? TES_OK : rc;
+}
+
+void tes__table_adopt(tes__table_t *t, tes__alloc_t *a, void *block, size_t size, uint32_t cap)
+{
+    tes__assert(t->count == 0 && !(t->flags & TES__TABLE_VIRTUAL));
+    tes__free(a, t->block, t->block_size);
+    /* The layout of tes__table_layout, recomputed column by column (the
+     * caller laid the block out for these columns, so nothing overflows). */
+    size_t end = (size_t)cap * sizeof(tes_entity_t);
+    for (uint32_t i = 0; i < t->column_count; i++) {
+        size_t align = t->columns[i].info->align ? t->columns[i].info->align : 1;
+        end = (end + align - 1) / align * align;
+        t->columns[i].data = (uint8_t *)block + end;
+        end += (size_t)cap * t->columns[i].size;
+    }
+    tes__assert(end <= size);
+    t->block = block;
+    t->block_size = size;
+    t->entities = (tes_entity_t *)block;
+    t->cap = cap;
 }
 
 void tes__table_construct(tes__table_t *t, uint32_t column, uint32_t row, uint32_t n)

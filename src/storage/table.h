@@ -105,6 +105,17 @@ static inline bool tes__table_holds(const tes__table_t *t, const void *p)
 #define TES__DEBUG_MOVES 0
 #endif
 
+/* The block layout of a table whose data columns hold `columns` (ascending
+ * by id, as tes__table_new orders them) for `cap` rows: each column's offset
+ * (the entity column is at 0) and the block size. False when the size would
+ * not fit in size_t. Lets a caller fill a block before the table takes it. */
+bool tes__table_layout(const tes__component_t *const *columns, uint32_t count, uint32_t cap,
+                       size_t *offsets, size_t *size);
+/* Gives an empty, non-virtual table `block` (allocated through `a`, laid
+ * out by tes__table_layout for its columns and `cap` rows), freeing the one
+ * it had. Cannot fail; the rows stay empty until the caller sets count. */
+void tes__table_adopt(tes__table_t *t, tes__alloc_t *a, void *block, size_t size, uint32_t cap);
+
 /* Room for `extra` more rows. TES_OK or TES_ERR_NOMEM (unchanged). */
 int tes__table_reserve_slow(tes__table_t *t, tes__alloc_t *a, uint32_t extra);
 static inline int tes__table_reserve(tes__table_t *t, tes__alloc_t *a, uint32_t extra)

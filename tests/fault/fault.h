@@ -257,6 +257,7 @@ void fs_sc_bulk_destroy_n(fs_run_t *r);
 void fs_sc_bulk_destroy_matching(fs_run_t *r);
 /* Scenarios of scenarios_snapshot.c. */
 void fs_sc_snapshot(fs_run_t *r);
+void fs_sc_snapshot_large(fs_run_t *r);
 /* Scenarios of scenarios_systems.c. */
 void fs_sc_systems(fs_run_t *r);
 

@@ -264,6 +264,7 @@ const fs_scenario_t fs_scenarios[] = {
     {"bulk_destroy_matching", fs_sc_bulk_destroy_matching},
     /* scenarios_snapshot.c */
     {"snapshot", fs_sc_snapshot},
+    {"snapshot_large", fs_sc_snapshot_large},
     /* scenarios_systems.c */
     {"systems", fs_sc_systems},
 };

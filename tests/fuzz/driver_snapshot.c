@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "fuzz/driver_internal.h"
+#include "snapshot/mem_stream.h"
 #include "world/check.h"
 
 static int track_save(const void *ptr, const tes_writer_t *out, void *ctx)
@@ -46,57 +47,6 @@ void fzd_snapshot_hooks(int k, tes_hooks_t *hooks)
         hooks->save = track_save;
         hooks->load = track_load;
     }
-}
-
-typedef struct snap_buf {
-    uint8_t *data;
-    size_t size, cap;
-} snap_buf_t;
-
-static int buf_write(const void *data, size_t size, void *user)
-{
-    snap_buf_t *b = user;
-    if (b->cap - b->size < size) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap - b->size < size)
-            cap *= 2;
-        uint8_t *p = realloc(b->data, cap);
-        if (!p)
-            return TES_ERR_NOMEM;
-        b->data = p;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->size, data, size);
-    b->size += size;
-    return TES_OK;
-}
-
-typedef struct snap_src {
-    const uint8_t *data;
-    size_t size, pos;
-} snap_src_t;
-
-static int src_read(void *data, size_t size, void *user)
-{
-    snap_src_t *s = user;
-    if (s->size - s->pos < size)
-        return TES_ERR_IO;
-    memcpy(data, s->data + s->pos, size);
-    s->pos += size;
-    return TES_OK;
-}
-
-static int save(const tes_world_t *w, snap_buf_t *b)
-{
-    tes_writer_t wr = {buf_write, b};
-    return tes_snapshot_save(w, &wr);
-}
-
-static int load(tes_world_t *w, const uint8_t *data, size_t size)
-{
-    snap_src_t src = {data, size, 0};
-    tes_reader_t rd = {src_read, &src};
-    return tes_snapshot_load(w, &rd);
 }
 
 /* A world like the driver's, its components registered in reverse order;
@@ -167,7 +117,7 @@ static bool recreate_queries(fz_driver_t *d, tes_world_t *w, const tes_comp_t id
 }
 
 /* One bit flipped: a fresh world must refuse the copy and stay empty. */
-static void check_corrupt(fz_driver_t *d, const snap_buf_t *snap)
+static void check_corrupt(fz_driver_t *d, const sw_buf_t *snap)
 {
     tes_comp_t ids[FZ_NALL];
     tes_world_t *w = fresh_world(d, ids);
@@ -178,7 +128,7 @@ static void check_corrupt(fz_driver_t *d, const snap_buf_t *snap)
         memcpy(copy, snap->data, snap->size);
         size_t bit = fzd_draw(d, (uint32_t)(snap->size * 8 < UINT32_MAX ? snap->size * 8 : UINT32_MAX));
         copy[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-        int rc = load(w, copy, snap->size);
+        int rc = sw_load(w, copy, snap->size);
         if (rc != TES_ERR_FORMAT && rc != TES_ERR_IO && rc != TES_ERR_INVALID)
             fzd_fail(d, "a snapshot with bit %zu flipped loaded with status %d", bit, rc);
         else if (tes_entity_count(w) != 0 || tes__world_check(w) != TES_OK)
@@ -191,8 +141,8 @@ static void check_corrupt(fz_driver_t *d, const snap_buf_t *snap)
 void fzd_op_snapshot(fz_driver_t *d)
 {
     d->op = "tes_snapshot_save";
-    snap_buf_t snap = {0}, again = {0};
-    int rc = save(d->w, &snap);
+    sw_buf_t snap = {0}, again = {0};
+    int rc = sw_save(d->w, &snap);
     if (d->defer_depth > 0) {
         if (rc != TES_ERR_BUSY)
             fzd_fail(d, "a save while deferred returned %d, want TES_ERR_BUSY", rc);
@@ -216,11 +166,11 @@ void fzd_op_snapshot(fz_driver_t *d)
         fzd_fail(d, "a fresh world failed");
     } else if (before && !recreate_queries(d, w, ids, queries)) {
         /* reported */
-    } else if ((rc = load(w, snap.data, snap.size)) != TES_OK) {
+    } else if ((rc = sw_load(w, snap.data, snap.size)) != TES_OK) {
         fzd_fail(d, "load failed with %d (%s)", rc, tes_strerror(rc));
     } else if (tes__world_check(w) != TES_OK) {
         fzd_fail(d, "tes__world_check failed after the load (see stderr)");
-    } else if ((rc = save(w, &again)) != TES_OK) {
+    } else if ((rc = sw_save(w, &again)) != TES_OK) {
         fzd_fail(d, "saving the loaded world failed with %d", rc);
     } else if ((!before || !fz_bits_any(d->owned)) &&
                (again.size != snap.size || memcmp(again.data, snap.data, snap.size) != 0)) {

@@ -1,8 +1,9 @@
 /*
  * libFuzzer target over tes_snapshot_load. The first input byte is a mode:
- * bit 0 patches the header's body size and the checksum to fit the rest of
- * the input, so mutations reach the parser's validation instead of dying at
- * the checksum; bit 1 registers the components in reverse order; bit 2
+ * bit 0 patches the header's meta size and both checksums to fit the rest
+ * of the input (the stated payload size is kept when the input can hold
+ * it), so mutations reach the parser's validation instead of dying at a
+ * checksum; bit 1 registers the components in reverse order; bit 2
  * adds an unused component. The rest is the snapshot.
  *
  * Oracles (any violation aborts, so libFuzzer keeps the input):
@@ -39,10 +40,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!snap)
         return 0;
     memcpy(snap, data + 1, n);
-    if ((mode & 1) && n >= TES__SNAP_HEADER_SIZE + TES__SNAP_TRAILER_SIZE) {
-        size_t body = n - TES__SNAP_HEADER_SIZE - TES__SNAP_TRAILER_SIZE;
-        tes__put_u64(snap + 16, (uint64_t)body);
-        tes__put_u64(snap + n - 8, tes__snap_hash(snap, n - 8, 0));
+    if ((mode & 1) && n >= TES__SNAP_HEADER_SIZE + 2 * TES__SNAP_SUM_SIZE) {
+        size_t room = n - TES__SNAP_HEADER_SIZE - 2 * TES__SNAP_SUM_SIZE;
+        uint64_t payload = tes__get_u64(snap + 24);
+        if (payload > room)
+            payload = 0;
+        size_t meta = room - (size_t)payload;
+        tes__put_u64(snap + 16, (uint64_t)meta);
+        tes__put_u64(snap + 24, payload);
+        size_t meta_end = TES__SNAP_HEADER_SIZE + meta;
+        uint64_t sum = tes__snap_hash(snap, meta_end, 0);
+        tes__put_u64(snap + meta_end, sum);
+        tes__put_u64(snap + n - 8, tes__snap_hash(snap + meta_end + 8, (size_t)payload, sum));
     }
     long names = sw_names_live;
     tes_world_desc_t d = sw_desc();
@@ -58,7 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int src = sw_save(w, &again);
         if (src != TES_OK)
             die("an accepted snapshot does not save", src);
-        size_t used = TES__SNAP_HEADER_SIZE + (size_t)tes__get_u64(snap + 16) + TES__SNAP_TRAILER_SIZE;
+        size_t used = TES__SNAP_HEADER_SIZE + (size_t)tes__get_u64(snap + 16) +
+                      (size_t)tes__get_u64(snap + 24) + 2 * TES__SNAP_SUM_SIZE;
         if (again.size != used || memcmp(again.data, snap, used) != 0)
             die("an accepted snapshot is not canonical (save gives other bytes)", 0);
         sw_buf_free(&again);

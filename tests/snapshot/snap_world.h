@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "tessera.h"
+#include "snapshot/mem_stream.h"
 
 typedef struct sw_pos { float x, y, z; } sw_pos_t;
 typedef struct sw_link { tes_entity_t target; uint32_t weight; uint32_t pad; } sw_link_t;
@@ -38,24 +39,6 @@ bool sw_register(tes_world_t *w, sw_ids_t *ids, bool shuffle, bool extra);
 bool sw_populate(tes_world_t *w, const sw_ids_t *ids, int scale);
 /* The world desc the tests use (generation_limit 3 so slots retire). */
 tes_world_desc_t sw_desc(void);
-
-/* A growable memory writer and a reader over a byte range. */
-typedef struct sw_buf {
-    uint8_t *data;
-    size_t size, cap;
-} sw_buf_t;
-int sw_buf_write(const void *data, size_t size, void *user);
-void sw_buf_free(sw_buf_t *b);
-typedef struct sw_src {
-    const uint8_t *data;
-    size_t size, pos;
-} sw_src_t;
-int sw_src_read(void *data, size_t size, void *user);
-
-/* Saves w into *out (fresh). Returns the save status. */
-int sw_save(const tes_world_t *w, sw_buf_t *out);
-/* Loads bytes into w. */
-int sw_load(tes_world_t *w, const uint8_t *data, size_t size);
 
 /* Compares two worlds through the public API: every slot index's handle
  * liveness, components and values, enabled state, instance, prefab members,
