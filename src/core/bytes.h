@@ -35,4 +35,44 @@ static inline void tes__zero_bytes(void *dst, size_t size)
     }
 }
 
+/* The largest value tes__copy_small copies. */
+#define TES__SMALL_BYTES 64u
+
+/* Copies size <= TES__SMALL_BYTES bytes without calling into libc: hot
+ * loops that copy cells of several columns then need no registers saved
+ * around a call. */
+static inline void tes__copy_small(void *dst, const void *src, size_t size)
+{
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    switch (size) {
+    case 4: memcpy(d, s, 4); return;
+    case 8: memcpy(d, s, 8); return;
+    case 12: memcpy(d, s, 12); return;
+    case 16: memcpy(d, s, 16); return;
+    default: break;
+    }
+    for (; size >= 8; size -= 8, d += 8, s += 8)
+        memcpy(d, s, 8);
+    for (; size; size--)
+        *d++ = *s++;
+}
+
+/* Zeroes size <= TES__SMALL_BYTES bytes without calling into libc. */
+static inline void tes__zero_small(void *dst, size_t size)
+{
+    unsigned char *d = dst;
+    switch (size) {
+    case 4: memset(d, 0, 4); return;
+    case 8: memset(d, 0, 8); return;
+    case 12: memset(d, 0, 12); return;
+    case 16: memset(d, 0, 16); return;
+    default: break;
+    }
+    for (; size >= 8; size -= 8, d += 8)
+        memset(d, 0, 8);
+    for (; size; size--)
+        *d++ = 0;
+}
+
 #endif

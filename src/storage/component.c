@@ -116,6 +116,13 @@ tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_comp
     *status = TES_OK;
     c->id = id;
     tes__sparse_store_init(&c->store, c->size, c->stable);
+    const tes_hooks_t *h = &c->hooks;
+    bool hooked = h->ctor || h->dtor || h->copy || h->move || h->on_add || h->on_set ||
+                  h->on_remove;
+    c->plain_dispatch = hooked ? TES__DISPATCH_GENERIC
+                        : c->storage == TES_STORAGE_SPARSE ? TES__DISPATCH_SPARSE
+                                                           : TES__DISPATCH_TABLE;
+    c->dispatch = c->plain_dispatch;
     if (r->count == 0)
         r->items[0] = NULL;
     r->items[id] = c;

@@ -17,6 +17,15 @@
 #include "core/hash.h"
 #include "storage/sparse_store.h"
 
+/* How single-entity calls on a component are carried out (chosen when the
+ * component is registered, see tes__component_t.dispatch): the generic
+ * path that runs hooks and tells watchers, or a quiet path for a component
+ * without hooks, table or sparse, which the world takes while nothing
+ * unusual is going on (see world.h). */
+#define TES__DISPATCH_GENERIC 0
+#define TES__DISPATCH_TABLE 1
+#define TES__DISPATCH_SPARSE 2
+
 typedef struct tes__component {
     tes_comp_t id;
     uint32_t size;  /* 0 = tag */
@@ -30,6 +39,12 @@ typedef struct tes__component {
     size_t name_size;
     tes__sparse_store_t store; /* used when storage == TES_STORAGE_SPARSE */
     void *owner;               /* the owning group that orders this store, if any */
+    /* TES__DISPATCH_*: `plain_dispatch` is fixed at registration (TABLE or
+     * SPARSE for a component with no hook at all, GENERIC otherwise);
+     * `dispatch` is the one calls use: GENERIC while some watcher hears
+     * changes of the component (the world keeps it up to date). */
+    uint8_t plain_dispatch;
+    uint8_t dispatch;
 } tes__component_t;
 
 typedef struct tes__registry {

@@ -61,6 +61,13 @@ static inline uint64_t tes__sparse_entry(const tes__sparse_set_t *s, uint32_t in
     return s->pages[page][index & TES__SPARSE_PAGE_MASK];
 }
 
+/* The sparse page holding index's entry, NULL when it is absent. */
+static inline uint64_t *tes__sparse_set_page(const tes__sparse_set_t *s, uint32_t index)
+{
+    uint32_t page = index >> TES__SPARSE_PAGE_BITS;
+    return page < s->page_count ? s->pages[page] : NULL;
+}
+
 /* Seed 001's contains: presence and generation in one compare. */
 static inline bool tes__sparse_set_contains(const tes__sparse_set_t *s, tes_entity_t e)
 {

@@ -18,6 +18,7 @@ void tes__sparse_store_init(tes__sparse_store_t *st, uint32_t size, bool stable)
         per_page *= 2;
     while ((UINT32_C(1) << st->page_shift) < per_page)
         st->page_shift++;
+    st->page_mask = per_page - 1;
 }
 
 static size_t page_bytes(const tes__sparse_store_t *st)

@@ -30,6 +30,7 @@ typedef struct tes__sparse_store {
     uint32_t page_cap;
     uint32_t size;       /* bytes per component, 0 for tags */
     uint32_t page_shift; /* log2 of components per page */
+    uint32_t page_mask;  /* components per page - 1 (a position's slot in its page) */
     bool stable;         /* in-place deletion */
 } tes__sparse_store_t;
 
@@ -40,8 +41,7 @@ void tes__sparse_store_fini(tes__sparse_store_t *st, tes__alloc_t *a);
 /* Data of the component at packed position pos. */
 static inline void *tes__sparse_store_at(const tes__sparse_store_t *st, uint32_t pos)
 {
-    return st->pages[pos >> st->page_shift] +
-           (size_t)(pos & ((UINT32_C(1) << st->page_shift) - 1)) * st->size;
+    return st->pages[pos >> st->page_shift] + (size_t)(pos & st->page_mask) * st->size;
 }
 
 /* e's component data, NULL if e has none (or the component is a tag). */

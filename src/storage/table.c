@@ -39,7 +39,8 @@ tes__table_t *tes__table_new(tes__alloc_t *a, const tes__registry_t *r, uint32_t
                     (info->hooks.on_add ? TES__TABLE_HAS_ON_ADD : 0) |
                     (info->hooks.on_remove ? TES__TABLE_HAS_ON_REMOVE : 0) |
                     (type[i] == TES_DISABLED ? TES__TABLE_DISABLED : 0) |
-                    (type[i] == TES_PREFAB ? TES__TABLE_PREFAB : 0);
+                    (type[i] == TES_PREFAB ? TES__TABLE_PREFAB : 0) |
+                    (info->size > TES__SMALL_BYTES ? TES__TABLE_LARGE : 0);
     }
     if (type_count) {
         t->type = tes__malloc(a, type_bytes);
@@ -60,6 +61,8 @@ tes__table_t *tes__table_new(tes__alloc_t *a, const tes__registry_t *r, uint32_t
                 t->columns[col].info = info;
                 t->columns[col].id = info->id;
                 t->columns[col].size = info->size;
+                if (info->id < TES__TABLE_DIRECT_IDS)
+                    t->column_of[info->id] = col < UINT8_MAX - 1 ? (uint8_t)(col + 1) : UINT8_MAX;
                 col++;
             }
         }

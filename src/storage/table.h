@@ -35,6 +35,14 @@
  * nothing; reserve never allocates. Queries that must see every entity
  * enumerate root entities from the entity index instead. */
 #define TES__TABLE_VIRTUAL (1u << 7)
+/* The flags that make moving a row run user code: a table without them
+ * relocates, constructs and destroys cells as plain bytes. */
+#define TES__TABLE_HOOKED (TES__TABLE_HAS_CTOR | TES__TABLE_HAS_DTOR | TES__TABLE_HAS_MOVE)
+/* Some column's values are larger than TES__SMALL_BYTES: rows are not
+ * moved by the plain (call-free) copies. */
+#define TES__TABLE_LARGE (1u << 8)
+/* What makes a table's rows move other than as small plain bytes. */
+#define TES__TABLE_NOT_PLAIN (TES__TABLE_HOOKED | TES__TABLE_LARGE)
 
 typedef struct tes__column {
     uint8_t *data;
@@ -42,6 +50,9 @@ typedef struct tes__column {
     tes_comp_t id; /* info->id, kept here so lookups touch one cache line */
     uint32_t size;
 } tes__column_t;
+
+/* Component ids below this are found in a table's column_of map. */
+#define TES__TABLE_DIRECT_IDS 64u
 
 typedef struct tes__table {
     uint32_t id;
@@ -59,6 +70,20 @@ typedef struct tes__table {
     tes__map_t edges;        /* cached graph edges: key -> table id */
     tes_comp_t last_edge_comp[2];  /* the last edge taken, per direction */
     uint32_t last_edge_table[2];   /* (remove = 0, add = 1): one compare */
+    /* The move plan of each last edge, computed when the edge is cached:
+     * the column of the edge's component in the wider of the two tables
+     * (-1 for a tag), which is where the two column lists part (every
+     * other column maps to the same position, or the next one), and
+     * whether neither table runs hooks when a row moves or holds values
+     * larger than TES__SMALL_BYTES (the row then moves as plain bytes,
+     * column after column, with no call). */
+    int32_t last_edge_col[2];
+    bool last_edge_plain[2];
+    /* Column of each small component id (ids below TES__TABLE_DIRECT_IDS,
+     * which most worlds' components are): 0 when absent or a tag, column
+     * + 1, or UINT8_MAX for a column past 253 (then the ids are scanned).
+     * Saves tes_get and every move the scan over the column ids. */
+    uint8_t column_of[TES__TABLE_DIRECT_IDS];
 } tes__table_t;
 
 /* A table for `type` (sorted, unique ids of table components), or NULL on
@@ -72,10 +97,13 @@ uint64_t tes__type_hash(const tes_comp_t *type, uint32_t count);
 
 /* Position of c in the type, or -1. */
 int32_t tes__table_type_index(const tes__table_t *t, tes_comp_t c);
-/* Position of c's column, or -1 (absent or tag). Types are short, so a
- * linear scan over the sorted ids beats a binary search. */
+/* Position of c's column, or -1 (absent or tag): one byte load for a small
+ * id; otherwise a linear scan over the sorted ids (types are short, so it
+ * beats a binary search). */
 static inline int32_t tes__table_column_index(const tes__table_t *t, tes_comp_t c)
 {
+    if (c < TES__TABLE_DIRECT_IDS && t->column_of[c] != UINT8_MAX)
+        return (int32_t)t->column_of[c] - 1;
     for (uint32_t i = 0; i < t->column_count; i++) {
         tes_comp_t id = t->columns[i].id;
         if (id >= c)
@@ -157,6 +185,64 @@ void tes__table_destruct_row(tes__table_t *t, uint32_t row);
  * is relocated into it. Returns the entity now at `row`, or TES_NULL if the
  * removed row was the last one. */
 tes_entity_t tes__table_remove_row(tes__table_t *t, uint32_t row);
+
+/* tes__table_remove_row for a table whose rows move as small plain bytes
+ * (no TES__TABLE_NOT_PLAIN flag): the last row's cells are copied. */
+static inline tes_entity_t tes__table_remove_row_plain(tes__table_t *t, uint32_t row)
+{
+    if (t->flags & TES__TABLE_VIRTUAL)
+        return TES_NULL;
+    tes__assert(row < t->count && !(t->flags & TES__TABLE_NOT_PLAIN));
+    uint32_t last = --t->count;
+    if (row == last)
+        return TES_NULL;
+    t->entities[row] = t->entities[last];
+    for (uint32_t i = 0; i < t->column_count; i++) {
+        uint32_t size = t->columns[i].size;
+        uint8_t *data = t->columns[i].data;
+        tes__copy_small(data + (size_t)row * size, data + (size_t)last * size, size);
+    }
+    return t->entities[row];
+}
+
+/* Moves e, at src_row of src, into dst (which has room) along a plain edge
+ * (see last_edge_plain): dst's type is src's plus (add) or minus one
+ * component whose column in the wider table is `col` (-1: a tag, the
+ * column lists are equal). Shared cells are copied as bytes; an added cell
+ * is copied from `value` (zeroed when NULL) before the source row is
+ * removed, so value may point into either table's cells as long as dst did
+ * not move for the push's room; a dropped cell is left behind. Returns the
+ * new row; *moved receives the entity relocated within src (or TES_NULL). */
+static inline uint32_t tes__table_move_row_plain(tes__table_t *dst, tes__table_t *src,
+                                                 uint32_t src_row, tes_entity_t e, int32_t col,
+                                                 bool add, const void *value, tes_entity_t *moved)
+{
+    uint32_t dst_row = tes__table_push(dst, e);
+    /* Columns below the split map to the same position; above it, to the
+     * next one (add) or the previous one (remove). */
+    uint32_t n = dst->column_count;
+    uint32_t split = col >= 0 ? (uint32_t)col : n;
+    const tes__column_t *dc = dst->columns, *sc = src->columns;
+    for (uint32_t i = 0; i < split; i++)
+        tes__copy_small(dc[i].data + (size_t)dst_row * dc[i].size,
+                        sc[i].data + (size_t)src_row * dc[i].size, dc[i].size);
+    if (add && split < n) {
+        uint8_t *cell = dc[split].data + (size_t)dst_row * dc[split].size;
+        if (value)
+            tes__copy_small(cell, value, dc[split].size);
+        else
+            tes__zero_small(cell, dc[split].size);
+        for (uint32_t i = split + 1; i < n; i++) /* from src column i - 1 */
+            tes__copy_small(dc[i].data + (size_t)dst_row * dc[i].size,
+                            sc[i - 1].data + (size_t)src_row * dc[i].size, dc[i].size);
+    } else if (!add) {
+        for (uint32_t i = split; i < n; i++) /* from src column i + 1 */
+            tes__copy_small(dc[i].data + (size_t)dst_row * dc[i].size,
+                            sc[i + 1].data + (size_t)src_row * dc[i].size, dc[i].size);
+    }
+    *moved = tes__table_remove_row_plain(src, src_row);
+    return dst_row;
+}
 
 /* Moves entity e, at src_row, into dst (which must have room): shared
  * columns are relocated, columns only dst has are constructed, columns

@@ -72,6 +72,16 @@ tes__table_t *tes__graph_ensure(tes__table_graph_t *g, tes__alloc_t *a, const te
     return t;
 }
 
+/* Caches the edge t -> next (adding or removing c) as t's last edge in that
+ * direction, with its move plan. */
+static void remember_edge(tes__table_t *t, tes__table_t *next, tes_comp_t c, bool add)
+{
+    t->last_edge_comp[add] = c;
+    t->last_edge_table[add] = next->id;
+    t->last_edge_col[add] = tes__table_column_index(add ? next : t, c);
+    t->last_edge_plain[add] = !((t->flags | next->flags) & TES__TABLE_NOT_PLAIN);
+}
+
 tes__table_t *tes__graph_step(tes__table_graph_t *g, tes__alloc_t *a, const tes__registry_t *r,
                               tes__table_t *t, tes_comp_t c, bool add)
 {
@@ -82,8 +92,7 @@ tes__table_t *tes__graph_step(tes__table_graph_t *g, tes__alloc_t *a, const tes_
     uint64_t key = (uint64_t)c | ((uint64_t)add << 32);
     uint64_t id;
     if (tes__map_get(&t->edges, key, &id)) {
-        t->last_edge_comp[add] = c;
-        t->last_edge_table[add] = (uint32_t)id;
+        remember_edge(t, g->tables[id], c, add);
         return g->tables[id];
     }
     int32_t at = tes__table_type_index(t, c);
@@ -119,8 +128,7 @@ tes__table_t *tes__graph_step(tes__table_graph_t *g, tes__alloc_t *a, const tes_
         tes__free(a, type, (size_t)n * sizeof *type);
     if (next) {
         tes__map_insert(&t->edges, key, next->id);
-        t->last_edge_comp[add] = c;
-        t->last_edge_table[add] = next->id;
+        remember_edge(t, next, c, add);
     }
     return next;
 }

@@ -1,10 +1,12 @@
 /*
- * Component operations on one entity. Each public call resolves the
- * component's storage kind once and then takes one of two paths: a sparse
- * store insert/erase (the entity never moves), or a table move along a
- * cached graph edge. Both paths reserve before they commit and fire
- * observers last, so hooks see a consistent world and a failed call
- * changes nothing.
+ * Component operations on one entity: the generic paths of add, set and
+ * remove (the public calls, in quiet_ops.c, take them when a hook, a
+ * watcher, deferral or a running system is involved), tes_ensure, and the
+ * reads (has, get). Each call resolves the component's storage kind once
+ * and then takes one of two paths: a sparse store insert/erase (the entity
+ * never moves), or a table move along a cached graph edge. Both paths
+ * reserve before they commit and fire observers last, so hooks see a
+ * consistent world and a failed call changes nothing.
  */
 #include "world/world.h"
 
@@ -127,7 +129,7 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
     return TES_OK;
 }
 
-static void *component_ptr(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
+static inline void *component_ptr(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
 
 /* Queues a command for e and c. TES_OK or TES_ERR_NOMEM (recorded). */
 static int defer_op(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_comp_t c)
@@ -290,24 +292,43 @@ bool tes_has(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
 }
 
 /* The address of e's c; shared by tes_get and tes_get_mut. Reading the
- * address does not change the world, hence the const world. */
-static void *component_ptr(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
+ * address does not change the world, hence the const world. Random reads
+ * are bound by how many of them the processor can keep in flight, so the
+ * path is kept short: each check is one compare, and the only dependent
+ * loads are the ones the layout needs (a table component: the entity's
+ * slot, its table's column, the cell; a sparse one: the sparse entry, the
+ * data page, the value). */
+static inline void *component_ptr(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
-    if (!w)
+    /* Ids run from 1 (the built-in tags, registered with the world) to
+     * count - 1, each with a record: c - 1 wraps for 0, one compare. */
+    if (!w || c - 1u >= w->components.count - 1u)
         return NULL;
-    const tes__component_t *info = tes__registry_get(&w->components, c);
-    if (!info)
-        return NULL;
+    const tes__component_t *info = w->components.items[c];
+    uint32_t index = tes_entity_index(e);
     /* A sparse entry carries the generation and is erased before its entity
-     * dies, so it answers for liveness by itself: no entity slot read. */
-    if (info->storage == TES_STORAGE_SPARSE)
-        return tes__sparse_store_get(&info->store, e);
-    const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
-    if (!slot)
+     * dies, so it answers for liveness by itself: no entity slot read. The
+     * compare also fails for an empty entry (null position). */
+    if (info->storage == TES_STORAGE_SPARSE) {
+        const tes__sparse_store_t *st = &info->store;
+        const uint64_t *page = tes__sparse_set_page(&st->set, index);
+        if (!page || !st->size)
+            return NULL;
+        uint64_t entry = page[index & TES__SPARSE_PAGE_MASK];
+        if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) >= TES_NULL_INDEX)
+            return NULL;
+        return tes__sparse_store_at(st, (uint32_t)entry);
+    }
+    const tes__entity_index_t *ei = &w->entities;
+    if (index >= ei->count)
         return NULL;
-    const tes__table_t *table = tes__slot_table(w, slot);
-    int32_t col = tes__table_column_index(table, c);
-    return col >= 0 ? tes__table_cell(table, (uint32_t)col, slot->row) : NULL;
+    const tes__slot_t *slot = &ei->slots[index];
+    uint32_t table = slot->table;
+    if (slot->generation != tes_entity_generation(e) || table == TES__SLOT_FREE)
+        return NULL;
+    const tes__table_t *t = w->tables.tables[table & TES__SLOT_TABLE_MASK];
+    int32_t col = tes__table_column_index(t, c);
+    return col >= 0 ? tes__table_cell(t, (uint32_t)col, slot->row) : NULL;
 }
 
 void *tes_get_mut(tes_world_t *w, tes_entity_t e, tes_comp_t c) { return component_ptr(w, e, c); }
@@ -360,22 +381,24 @@ bool tes_enabled(const tes_world_t *w, tes_entity_t e)
     return tes_alive(w, e) && !tes_has(w, e, TES_DISABLED);
 }
 
-int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+/* The generic paths of the single-entity calls (quiet_ops.c takes the
+ * quiet ones first): begin, the call, end. */
+int tes__add_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
     TES__STRUCTURAL(int, w, tes__status, add_impl(w, e, c));
 }
 
-int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
+int tes__set_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
 {
     TES__STRUCTURAL(int, w, tes__status, set_impl(w, e, c, value));
+}
+
+int tes__remove_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    TES__STRUCTURAL(int, w, tes__status, remove_impl(w, e, c));
 }
 
 void *tes_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
     TES__STRUCTURAL(void *, w, NULL, ensure_impl(w, e, c));
-}
-
-int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
-{
-    TES__STRUCTURAL(int, w, tes__status, remove_impl(w, e, c));
 }

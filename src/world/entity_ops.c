@@ -1,6 +1,6 @@
 /*
- * Entity-level operations: spawn (one; batches are in bulk_ops.c), destroy,
- * clear and clone. Spawning an empty entity is the hottest
+ * Entity-level operations: spawn (one; batches are in bulk_ops.c), destroy
+ * (its generic path; the quiet one is in quiet_ops.c), clear and clone. Spawning an empty entity is the hottest
  * path in most games' setup code, so tes_spawn checks for spare room inline
  * and only calls the growth functions when a buffer is full.
  */
@@ -240,7 +240,7 @@ static tes_entity_t clone_impl(tes_world_t *w, tes_entity_t e)
     return copy;
 }
 
-int tes_destroy(tes_world_t *w, tes_entity_t e)
+int tes__destroy_generic(tes_world_t *w, tes_entity_t e)
 {
     TES__STRUCTURAL(int, w, tes__status, destroy_impl(w, e));
 }

@@ -180,11 +180,18 @@ int tes__fail_detail(tes_world_t *w, int status, const char *fmt, ...)
     return status;
 }
 
-/* Adds delta to the route count of each component wt subscribes to. */
+/* Adds delta to the route count of each component wt subscribes to; a
+ * component some watcher hears takes the generic path of single-entity
+ * calls (which tells watchers), the others their registered dispatch. */
 static void route(tes_world_t *w, const tes__watcher_t *wt, int delta)
 {
-    for (uint32_t i = 0; i < wt->ncomps; i++)
-        w->watch_routes[wt->comps[i]] += (uint32_t)delta;
+    for (uint32_t i = 0; i < wt->ncomps; i++) {
+        tes_comp_t c = wt->comps[i];
+        w->watch_routes[c] += (uint32_t)delta;
+        tes__component_t *info = tes__registry_get(&w->components, c);
+        if (info)
+            info->dispatch = w->watch_routes[c] ? TES__DISPATCH_GENERIC : info->plain_dispatch;
+    }
 }
 
 int tes__world_watch(tes_world_t *w, const tes__watcher_t *watcher, const tes_comp_t *comps,
@@ -399,7 +406,11 @@ void tes__world_strip(tes_world_t *w, tes_entity_t e, bool destroying)
     uint32_t row = w->entities.slots[index].row;
     tes__assert(tes__slot_table(w, &w->entities.slots[index]) == table);
     tes__table_destruct_row(table, row);
-    tes_entity_t moved = tes__table_remove_row(table, row);
+    /* A table whose rows move as small plain bytes (fixed when it was
+     * created) fills the hole without the per-column hook checks. */
+    tes_entity_t moved = (table->flags & TES__TABLE_NOT_PLAIN)
+                             ? tes__table_remove_row(table, row)
+                             : tes__table_remove_row_plain(table, row);
     if (moved != TES_NULL)
         w->entities.slots[tes_entity_index(moved)].row = row;
     tes__table_debug_move(table, &w->alloc);

@@ -376,6 +376,26 @@ static inline int tes__world_begin(tes_world_t *w)
     return TES_OK;
 }
 
+/* True while nothing unusual is going on: no hook or structural call is
+ * running, nothing is deferred, no system is running (tes_progress sets
+ * `refuse` for as long as systems run, parallel ones included). A call
+ * made then on a component whose dispatch is not GENERIC (no hooks, no
+ * watcher hears it) runs no user code and tells no one, so it may take a
+ * quiet path that skips the begin/end guard, the watcher reserve and the
+ * observer checks. One combined test, made once per call. */
+static inline bool tes__world_quiet(const tes_world_t *w)
+{
+    return !(w->hook_depth | w->defer.depth | (int32_t)w->refuse);
+}
+
+/* The generic paths of tes_add, tes_set, tes_remove and tes_destroy
+ * (component_ops.c, entity_ops.c): what the public calls run when the
+ * quiet path (quiet_ops.c) does not apply. */
+int tes__add_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c);
+int tes__set_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value);
+int tes__remove_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c);
+int tes__destroy_generic(tes_world_t *w, tes_entity_t e);
+
 /* Lowers the hook depth raised by tes__world_begin or tes__hook_enter; the
  * outermost end forgets the call's list scope (it points at the call's
  * memory) and releases the dependents freed from inside hooks. */

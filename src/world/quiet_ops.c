@@ -1,0 +1,269 @@
+/*
+ * The quiet paths of tes_add, tes_set, tes_remove and tes_destroy: the
+ * single-entity calls as a game's update loop makes them, on components
+ * without hooks, while nothing unusual is going on.
+ *
+ * Two things choose the path, each decided once: the component's dispatch
+ * (TES__DISPATCH_TABLE or _SPARSE, fixed at registration for a component
+ * with no hook at all, GENERIC while any watcher hears it) and the world's
+ * state (tes__world_quiet: no hook or structural call running, nothing
+ * deferred, no system running). Then no user code can run and no one needs
+ * telling, so the call skips the begin/end guard, the watcher reserve, the
+ * value image and the observer checks; a table move follows the edge's
+ * cached plan (where the column lists part, and whether the two tables
+ * move rows as plain bytes) and a sparse removal finds its entry once.
+ *
+ * Guarantees are the generic path's: handles are checked, statuses are the
+ * same, and a failed call changes nothing. A step the quiet path does not
+ * cover (an edge whose tables run move, ctor or dtor hooks for the
+ * entity's other components, a value inside the destination table, which
+ * may move when it grows) hands the call to the generic path before
+ * anything has changed.
+ */
+#include "world/world.h"
+
+#include <string.h>
+
+/* The component of a call when the world is quiet and c takes a quiet
+ * path; NULL otherwise (an unknown id included: the generic path reports
+ * it). */
+static inline tes__component_t *quiet_component(const tes_world_t *w, tes_comp_t c)
+{
+    if (!w || !tes__world_quiet(w))
+        return NULL;
+    tes__component_t *info = tes__registry_get(&w->components, c);
+    return info && info->dispatch != TES__DISPATCH_GENERIC ? info : NULL;
+}
+
+/* Adds c to e if missing (the new cell a copy of value, zeroed for NULL);
+ * assigns value to a present cell. is_set says which public call this is,
+ * for the hand-over. Every quiet form is out of line, so that the public
+ * calls stay dispatchers that jump to them with no registers to save. */
+static tes__noinline int quiet_table_add(tes_world_t *w, tes_entity_t e,
+                                         const tes__component_t *info, const void *value,
+                                         bool is_set)
+{
+    tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+    if (!slot)
+        return tes__fail(w, TES_ERR_STALE);
+    tes__table_t *src = tes__slot_table(w, slot);
+    tes_comp_t c = info->id;
+    tes__table_t *dst;
+    /* A cached edge adding c means src lacks c: no presence test. */
+    if (src->last_edge_comp[1] == c) {
+        dst = w->tables.tables[src->last_edge_table[1]];
+    } else {
+        if (info->size) {
+            int32_t col = tes__table_column_index(src, c);
+            if (col >= 0) {
+                if (value)
+                    tes__copy_bytes(tes__table_cell(src, (uint32_t)col, slot->row), value,
+                                    info->size);
+                return TES_OK;
+            }
+        } else if (tes__table_type_index(src, c) >= 0) {
+            return TES_OK;
+        }
+        dst = tes__graph_step(&w->tables, &w->alloc, &w->components, src, c, true);
+        if (!dst)
+            return tes__fail(w, TES_ERR_NOMEM);
+    }
+    /* The step cached the edge (the type changes): its plan is there. A
+     * value inside dst would move if dst moves for the new row: only then
+     * does the generic path (which keeps an image) take the call. */
+    bool dst_moves = TES__DEBUG_MOVES || dst->count >= dst->cap;
+    if (!src->last_edge_plain[1] || (value && dst_moves && tes__table_holds(dst, value)))
+        return is_set ? tes__set_generic(w, e, c, value) : tes__add_generic(w, e, c);
+    if (tes__table_reserve(dst, &w->alloc, 1))
+        return tes__fail(w, TES_ERR_NOMEM);
+    uint32_t src_row = slot->row;
+    tes_entity_t moved;
+    uint32_t row = tes__table_move_row_plain(dst, src, src_row, e, src->last_edge_col[1], true,
+                                             value, &moved);
+    if (moved != TES_NULL)
+        w->entities.slots[tes_entity_index(moved)].row = src_row;
+    tes__slot_set_table(slot, dst->id, row);
+    tes__table_debug_move(src, &w->alloc);
+    return TES_OK;
+}
+
+static tes__noinline int quiet_table_remove(tes_world_t *w, tes_entity_t e,
+                                            const tes__component_t *info)
+{
+    tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+    if (!slot)
+        return tes__fail(w, TES_ERR_STALE);
+    tes__table_t *src = tes__slot_table(w, slot);
+    tes_comp_t c = info->id;
+    tes__table_t *dst;
+    /* A cached edge removing c means src has c: no presence test. */
+    if (src->last_edge_comp[0] == c) {
+        dst = w->tables.tables[src->last_edge_table[0]];
+    } else {
+        if (info->size ? tes__table_column_index(src, c) < 0 : tes__table_type_index(src, c) < 0)
+            return TES_OK;
+        dst = tes__graph_step(&w->tables, &w->alloc, &w->components, src, c, false);
+        if (!dst)
+            return tes__fail(w, TES_ERR_NOMEM);
+    }
+    if (!src->last_edge_plain[0])
+        return tes__remove_generic(w, e, c);
+    if (tes__table_reserve(dst, &w->alloc, 1))
+        return tes__fail(w, TES_ERR_NOMEM);
+    uint32_t src_row = slot->row;
+    tes_entity_t moved;
+    uint32_t row = tes__table_move_row_plain(dst, src, src_row, e, src->last_edge_col[0], false,
+                                             NULL, &moved);
+    if (moved != TES_NULL)
+        w->entities.slots[tes_entity_index(moved)].row = src_row;
+    tes__slot_set_table(slot, dst->id, row);
+    tes__table_debug_move(src, &w->alloc);
+    return TES_OK;
+}
+
+/* The sparse forms: no watcher means no owning group, so stored values
+ * never move on insert and value needs no image. The entity's sparse page
+ * is looked up once, for the membership test and the insert. Their hot
+ * paths make calls only in tail position (a failure, a growth, a value of
+ * an unusual size), so they save no registers. */
+
+/* Records a failure (out of line: see above). */
+static tes__noinline int quiet_fail(tes_world_t *w, int status) { return tes__fail(w, status); }
+
+/* Copies value into a fresh cell, or zeroes it for NULL; TES_OK. */
+static tes__noinline int fill_cell(void *cell, const void *value, uint32_t size)
+{
+    if (value)
+        memcpy(cell, value, size);
+    else
+        memset(cell, 0, size);
+    return TES_OK;
+}
+
+/* The same, inline for the common sizes. */
+static inline int fill_cell_fast(void *cell, const void *value, uint32_t size)
+{
+    if (size == 4 || size == 8 || size == 12 || size == 16) {
+        if (value)
+            tes__copy_bytes(cell, value, size);
+        else
+            tes__zero_bytes(cell, size);
+        return TES_OK;
+    }
+    return fill_cell(cell, value, size);
+}
+
+/* Inserts e (absent, room reserved) and fills its value. */
+static inline int sparse_insert(tes__slot_t *slot, tes__sparse_store_t *st, tes_entity_t e,
+                                const void *value)
+{
+    slot->table |= TES__SLOT_SPARSE;
+    void *ptr = tes__sparse_store_insert(st, e);
+    return ptr ? fill_cell_fast(ptr, value, st->size) : TES_OK;
+}
+
+/* quiet_sparse_add when the store needs room first. */
+static tes__noinline int quiet_sparse_add_grow(tes_world_t *w, tes_entity_t e,
+                                               tes__component_t *info, const void *value)
+{
+    tes__sparse_store_t *st = &info->store;
+    if (tes__sparse_store_reserve(st, &w->alloc, 1, tes_entity_index(e), NULL, NULL))
+        return tes__fail(w, TES_ERR_NOMEM);
+    return sparse_insert(&w->entities.slots[tes_entity_index(e)], st, e, value);
+}
+
+static tes__noinline int quiet_sparse_add(tes_world_t *w, tes_entity_t e,
+                                          tes__component_t *info, const void *value)
+{
+    tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+    if (!slot)
+        return quiet_fail(w, TES_ERR_STALE);
+    tes__sparse_store_t *st = &info->store;
+    uint32_t index = tes_entity_index(e);
+    uint64_t *page = tes__sparse_set_page(&st->set, index);
+    if (page) {
+        uint64_t entry = page[index & TES__SPARSE_PAGE_MASK];
+        if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) < TES_NULL_INDEX) {
+            if (!value || !st->size)
+                return TES_OK;
+            return fill_cell_fast(tes__sparse_store_at(st, (uint32_t)entry), value, st->size);
+        }
+    }
+    /* Room: the page (found above), a packed slot, a data page. */
+    uint32_t pos = tes__sparse_set_next_pos(&st->set, st->stable);
+    if (!page || (pos == st->set.count && st->set.count >= st->set.cap) ||
+        (st->size && (pos >> st->page_shift) >= st->page_count))
+        return quiet_sparse_add_grow(w, e, info, value);
+    return sparse_insert(slot, st, e, value);
+}
+
+/* One lookup: the position found is the one removed. A sparse entry
+ * carries its entity's generation and is erased before the entity dies, so
+ * a found entry answers for liveness: the entity slot is read only when
+ * the entity has no such component (to tell a stale handle apart). */
+static tes__noinline int quiet_sparse_remove(tes_world_t *w, tes_entity_t e,
+                                             tes__component_t *info)
+{
+    tes__sparse_store_t *st = &info->store;
+    uint32_t pos = tes__sparse_set_find(&st->set, e);
+    if (pos != TES_NULL_INDEX) {
+        tes__sparse_store_remove_at(st, e, pos, NULL);
+        return TES_OK;
+    }
+    return tes__entity_slot(&w->entities, e) ? TES_OK : quiet_fail(w, TES_ERR_STALE);
+}
+
+int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    tes__component_t *info = quiet_component(w, c);
+    if (!info)
+        return tes__add_generic(w, e, c);
+    return info->dispatch == TES__DISPATCH_TABLE ? quiet_table_add(w, e, info, NULL, false)
+                                                 : quiet_sparse_add(w, e, info, NULL);
+}
+
+int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
+{
+    tes__component_t *info = quiet_component(w, c);
+    if (!info || (!value && info->size))
+        return tes__set_generic(w, e, c, value);
+    return info->dispatch == TES__DISPATCH_TABLE ? quiet_table_add(w, e, info, value, true)
+                                                 : quiet_sparse_add(w, e, info, value);
+}
+
+int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    tes__component_t *info = quiet_component(w, c);
+    if (!info)
+        return tes__remove_generic(w, e, c);
+    return info->dispatch == TES__DISPATCH_TABLE ? quiet_table_remove(w, e, info)
+                                                 : quiet_sparse_remove(w, e, info);
+}
+
+/* Destroy: quiet when, besides the world, no watcher exists (every watcher
+ * hears destroys), the entity may own no sparse component (its slot hint)
+ * and its table runs no dtor, move or on_remove hook (the table's flags,
+ * fixed when it was created). The row is then removed as bytes. */
+int tes_destroy(tes_world_t *w, tes_entity_t e)
+{
+    if (!w || !tes__world_quiet(w) || w->watcher_count)
+        return tes__destroy_generic(w, e);
+    tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+    if (!slot)
+        return tes__fail(w, TES_ERR_STALE);
+    tes__table_t *t = tes__slot_table(w, slot);
+    uint32_t index = tes_entity_index(e);
+    if ((slot->table & TES__SLOT_SPARSE) ||
+        (t->flags & (TES__TABLE_NOT_PLAIN | TES__TABLE_HAS_ON_REMOVE)) ||
+        (w->strict_lifecycle && tes__entity_instance(&w->entities, index)))
+        return tes__destroy_generic(w, e);
+    if (slot->table != 0) {
+        uint32_t row = slot->row;
+        tes_entity_t moved = tes__table_remove_row_plain(t, row);
+        if (moved != TES_NULL)
+            w->entities.slots[tes_entity_index(moved)].row = row;
+        tes__table_debug_move(t, &w->alloc);
+    }
+    tes__entity_free(&w->entities, e);
+    return TES_OK;
+}
