@@ -743,7 +743,10 @@ typedef struct tes_system_desc_t {
     bool parallel;
     /* run may make structural changes: they are queued and applied when the
      * system ends. The system is a barrier: it runs alone. Without this flag
-     * structural calls from run fail with TES_ERR_BUSY. */
+     * structural calls from run fail with TES_ERR_BUSY. With `parallel` too,
+     * its rows are split over the threads, each queuing into a command queue
+     * of its own; the queues are applied in row order (as one thread would
+     * have queued them). tes_ensure there: only on entities of its own rows. */
     bool structural;
 } tes_system_desc_t;
 
@@ -753,8 +756,9 @@ typedef struct tes_system_desc_t {
 TES_API tes_system_t *tes_system_new(tes_world_t *w, const tes_system_desc_t *desc);
 
 /* Frees a system (NULL is a no-op); its name can be used again. Called from
- * inside tes_progress, the system is freed when the frame ends and does not
- * run again. tes_world_free frees the systems still alive. */
+ * inside tes_progress (from any thread), the system is only marked: it runs
+ * no more from the next level on and is freed when the frame ends.
+ * tes_world_free frees the systems still alive. */
 TES_API void tes_system_free(tes_system_t *s);
 
 /* Runs every system once. TES_OK; TES_ERR_INVALID for a NULL world;

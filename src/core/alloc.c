@@ -44,14 +44,29 @@ int tes__alloc_init(tes__alloc_t *a, const tes_allocator_t *fn)
     return TES_OK;
 }
 
+/* While worker threads may allocate, one call at a time (see alloc.h). */
+static void alloc_enter(tes__alloc_t *a)
+{
+    if (a->lock)
+        pthread_mutex_lock(a->lock);
+}
+
+static void alloc_leave(tes__alloc_t *a)
+{
+    if (a->lock)
+        pthread_mutex_unlock(a->lock);
+}
+
 void *tes__malloc(tes__alloc_t *a, size_t size)
 {
     if (size == 0)
         return NULL;
+    alloc_enter(a);
     a->allocations++;
     void *p = a->fn.alloc(size, a->fn.user);
     if (p)
         a->bytes += size;
+    alloc_leave(a);
     return p;
 }
 
@@ -71,10 +86,12 @@ void *tes__realloc(tes__alloc_t *a, void *ptr, size_t old_size, size_t new_size)
         tes__free(a, ptr, old_size);
         return NULL;
     }
+    alloc_enter(a);
     a->allocations++;
     void *p = a->fn.realloc(ptr, old_size, new_size, a->fn.user);
     if (p)
         a->bytes = a->bytes - old_size + new_size;
+    alloc_leave(a);
     return p;
 }
 
@@ -82,8 +99,10 @@ void tes__free(tes__alloc_t *a, void *ptr, size_t size)
 {
     if (!ptr)
         return;
+    alloc_enter(a);
     a->bytes -= size;
     a->fn.free(ptr, size, a->fn.user);
+    alloc_leave(a);
 }
 
 int tes__grow(tes__alloc_t *a, void **array, uint32_t *cap, uint64_t need, size_t elem_size,

@@ -8,9 +8,16 @@
  * Growth helpers never change the caller's block or capacity when the
  * allocator fails: callers reserve first and commit after, which is how a
  * failed call leaves the world as it was.
+ *
+ * The user's allocator need not be thread-safe: the library calls it from
+ * one thread at a time. Worker threads allocate only while a split
+ * structural system records into per-thread command queues, and then every
+ * call goes through `lock` (set for that window by the scheduler).
  */
 #ifndef TES_CORE_ALLOC_H
 #define TES_CORE_ALLOC_H
+
+#include <pthread.h>
 
 #include "tessera.h"
 
@@ -18,6 +25,7 @@ typedef struct tes__alloc {
     tes_allocator_t fn;
     uint64_t bytes;       /* live bytes */
     uint64_t allocations; /* calls to alloc and realloc */
+    pthread_mutex_t *lock; /* NULL, or held around every call (threads) */
 } tes__alloc_t;
 
 /* Fills in libc defaults when `fn` is all zero. Returns TES_ERR_INVALID if

@@ -9,7 +9,9 @@
 #include "core/thread_pool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
+#include <time.h>
 
 typedef struct worker {
     tes__pool_t *pool;
@@ -21,7 +23,7 @@ struct tes__pool {
     pthread_mutex_t lock;
     pthread_cond_t wake; /* workers wait here for a new epoch */
     pthread_cond_t idle; /* the caller waits here for running == 0 */
-    uint64_t epoch;
+    _Atomic uint64_t epoch; /* written under the lock; idle workers peek */
     int32_t running;     /* workers that have not finished this epoch's job */
     atomic_int finished; /* lets the caller spin a little before it sleeps */
     bool stop;
@@ -29,12 +31,55 @@ struct tes__pool {
     void *ctx;
     int32_t count;
     worker_t *workers;
+    pthread_mutex_t user_lock; /* tes__pool_mutex */
 };
+
+/* Which pool's worker the running thread is, and its number there: a
+ * worker belongs to one pool for its whole life. */
+static _Thread_local const tes__pool_t *pool_of_thread;
+static _Thread_local int32_t pool_thread_index;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    if (timespec_get(&ts, TIME_UTC) != TIME_UTC)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void cpu_relax(void)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Watches for a job newer than `seen` for up to TES__POOL_SPIN_NS (and a
+ * bounded number of steps, whatever the clock does). True if one came.
+ * It yields the core now and then: with more threads than cores (or a
+ * busy machine) the thread that will post the next job may need it. */
+static bool spin_for_job(tes__pool_t *p, uint64_t seen)
+{
+    uint64_t start = now_ns();
+    for (uint32_t i = 1; i < (1u << 20); i++) {
+        if (atomic_load_explicit(&p->epoch, memory_order_acquire) != seen)
+            return true;
+        if ((i & 127) == 0) {
+            if (now_ns() - start > TES__POOL_SPIN_NS)
+                return false;
+            sched_yield();
+        }
+        cpu_relax();
+    }
+    return false;
+}
 
 static void *worker_main(void *arg)
 {
     worker_t *self = arg;
     tes__pool_t *p = self->pool;
+    pool_of_thread = p;
+    pool_thread_index = self->index;
     uint64_t seen = 0;
     pthread_mutex_lock(&p->lock);
     for (;;) {
@@ -51,6 +96,11 @@ static void *worker_main(void *arg)
         atomic_fetch_add_explicit(&p->finished, 1, memory_order_release);
         if (--p->running == 0)
             pthread_cond_signal(&p->idle);
+        /* The next level of a frame usually follows at once: watch for it
+         * briefly, without the lock, before sleeping on the condition. */
+        pthread_mutex_unlock(&p->lock);
+        spin_for_job(p, seen);
+        pthread_mutex_lock(&p->lock);
     }
     pthread_mutex_unlock(&p->lock);
     return NULL;
@@ -68,6 +118,7 @@ static void shut_down(tes__pool_t *p, tes__alloc_t *a, int32_t started)
     pthread_cond_destroy(&p->idle);
     pthread_cond_destroy(&p->wake);
     pthread_mutex_destroy(&p->lock);
+    pthread_mutex_destroy(&p->user_lock);
     tes__free(a, p->workers, (size_t)p->count * sizeof *p->workers);
     tes__free(a, p, sizeof *p);
 }
@@ -86,12 +137,20 @@ tes__pool_t *tes__pool_new(tes__alloc_t *a, int32_t workers)
     }
     p->count = workers;
     atomic_init(&p->finished, 0);
+    atomic_init(&p->epoch, 0);
+    if (pthread_mutex_init(&p->user_lock, NULL)) {
+        tes__free(a, p->workers, (size_t)workers * sizeof *p->workers);
+        tes__free(a, p, sizeof *p);
+        return NULL;
+    }
     if (pthread_mutex_init(&p->lock, NULL)) {
+        pthread_mutex_destroy(&p->user_lock);
         tes__free(a, p->workers, (size_t)workers * sizeof *p->workers);
         tes__free(a, p, sizeof *p);
         return NULL;
     }
     if (pthread_cond_init(&p->wake, NULL)) {
+        pthread_mutex_destroy(&p->user_lock);
         pthread_mutex_destroy(&p->lock);
         tes__free(a, p->workers, (size_t)workers * sizeof *p->workers);
         tes__free(a, p, sizeof *p);
@@ -99,6 +158,7 @@ tes__pool_t *tes__pool_new(tes__alloc_t *a, int32_t workers)
     }
     if (pthread_cond_init(&p->idle, NULL)) {
         pthread_cond_destroy(&p->wake);
+        pthread_mutex_destroy(&p->user_lock);
         pthread_mutex_destroy(&p->lock);
         tes__free(a, p->workers, (size_t)workers * sizeof *p->workers);
         tes__free(a, p, sizeof *p);
@@ -127,7 +187,7 @@ void tes__pool_run(tes__pool_t *p, tes__job_fn job, void *ctx)
     p->ctx = ctx;
     p->running = p->count;
     atomic_store_explicit(&p->finished, 0, memory_order_relaxed);
-    p->epoch++;
+    atomic_fetch_add_explicit(&p->epoch, 1, memory_order_release);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
 
@@ -148,11 +208,7 @@ int32_t tes__pool_workers(const tes__pool_t *p) { return p ? p->count : 0; }
 
 int32_t tes__pool_thread(const tes__pool_t *p)
 {
-    if (!p)
-        return 0;
-    pthread_t self = pthread_self();
-    for (int32_t i = 0; i < p->count; i++)
-        if (pthread_equal(self, p->workers[i].thread))
-            return p->workers[i].index;
-    return 0;
+    return p && pool_of_thread == p ? pool_thread_index : 0;
 }
+
+pthread_mutex_t *tes__pool_mutex(tes__pool_t *p) { return &p->user_lock; }

@@ -7,8 +7,13 @@
  *
  * Tuned for frames: a handful of jobs per frame, each long compared to a
  * wake-up. Idle workers sleep on a condition variable (no spinning between
- * frames); the caller spins briefly before it sleeps while waiting for the
- * last worker, because a job's tail is usually short.
+ * frames). Jobs of one frame follow each other within microseconds (the
+ * next level of systems), so a worker that finishes a job first watches
+ * for the next one for a short, bounded time (TES__POOL_SPIN_NS) before it
+ * sleeps: a futex wake-up per level is what such a frame would otherwise
+ * pay on every worker. The caller likewise spins briefly before it sleeps
+ * while waiting for the last worker, because a job's tail is usually
+ * short.
  *
  * The pool's memory comes from the world's allocator; the threads' own
  * stacks come from the C library (pthread_create), as with any thread.
@@ -17,6 +22,9 @@
 #define TES_CORE_THREAD_POOL_H
 
 #include "core/alloc.h"
+
+/* How long an idle worker watches for the next job before it sleeps. */
+#define TES__POOL_SPIN_NS 50000
 
 typedef void (*tes__job_fn)(void *ctx, int32_t thread);
 
@@ -37,7 +45,11 @@ void tes__pool_run(tes__pool_t *p, tes__job_fn job, void *ctx);
 int32_t tes__pool_workers(const tes__pool_t *p);
 
 /* The calling thread's number in the pool: 0 for any thread that is not
- * one of its workers, else 1..workers. */
+ * one of its workers, else 1..workers. A thread-local read. */
 int32_t tes__pool_thread(const tes__pool_t *p);
+
+/* A mutex the pool owns for its users (the world's allocator takes it while
+ * workers may allocate). */
+pthread_mutex_t *tes__pool_mutex(tes__pool_t *p);
 
 #endif

@@ -4,21 +4,38 @@
  * Before a level runs, the calling thread walks each of its systems' queries
  * once and captures the chunks (entities and field addresses). Nothing can
  * move them while the level runs: its systems may not make structural
- * changes (structural calls are refused exactly as from a hook), and a
- * structural system is a level of its own that runs on the calling thread
- * with a live iterator, its changes queued and applied when it ends. The
+ * changes (structural calls are refused exactly as from a hook). The
  * captured work is cut into units — a whole system, or a row range of one
  * chunk of a `parallel` system (so one big table still spreads) — and the
  * threads take units from an atomic cursor. Which thread runs which unit
  * changes nothing: units of one level touch disjoint data.
  *
+ * A structural system is a level of its own. Declared `parallel` too, it
+ * is captured and cut into units like any other, and each thread records
+ * its changes into its own command queue (defer_lanes.c), noting for each
+ * unit where its commands lie; when the system ends they are applied in
+ * unit order, which is row order, so the queue is the one a single thread
+ * would have built. Without `parallel` (or without workers) it runs on the
+ * calling thread with a live iterator, its changes queued and applied when
+ * it ends.
+ *
  * Tuned for frames of tens of systems over up to millions of entities: a
  * level with a single unit, or a world without workers, runs inline with no
  * wake-up; a system whose query matches nothing costs one query walk.
+ *
+ * A level ends when its last unit does, so units are cut by cost, not by
+ * rows alone: each system's time per row is measured on the frames it ran
+ * over threads, a level is cut into about eight units per thread of equal
+ * estimated cost, and the units run costliest first, so the last ones to
+ * start are the cheapest and the threads finish together. (Before a
+ * system has been measured, a row counts 1 ns.) Only the cut and the order
+ * depend on the clock; results never do.
  * When memory for captured chunks or units cannot be had, the level runs on
  * the calling thread with live iterators instead: slower, same result.
  */
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
 
 #include "core/thread_pool.h"
 #include "system/system.h"
@@ -130,7 +147,7 @@ static void run_unit(const tes__systems_t *ss, const tes__unit_t *u, int32_t thr
  * Returns the first error those changes met. */
 static int run_live(tes_world_t *w, const tes__systems_t *ss, tes_system_t *s)
 {
-    w->defer.depth++;
+    tes__defer_open(w);
     uint8_t refuse = w->refuse;
     if (!s->structural)
         w->refuse |= TES__REFUSE_STRUCTURAL;
@@ -171,42 +188,83 @@ static int capture(tes_world_t *w, tes_system_t *s)
     return TES_OK;
 }
 
+static uint64_t unit_clock_ns(void)
+{
+    struct timespec ts;
+    if (timespec_get(&ts, TIME_UTC) != TIME_UTC)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static double row_cost(const tes_system_t *s) { return s->ns_per_row > 0 ? s->ns_per_row : 1.0; }
+
+/* Learns s's cost per row from the level that just ran. */
+static void learn_cost(tes_system_t *s)
+{
+    uint64_t ns = atomic_exchange_explicit(&s->spent_ns, 0, memory_order_relaxed);
+    if (s->rows <= 0 || ns == 0)
+        return;
+    double now = (double)ns / (double)s->rows;
+    s->ns_per_row = s->ns_per_row > 0 ? 0.75 * s->ns_per_row + 0.25 * now : now;
+}
+
 static int push_unit(tes_world_t *w, tes__systems_t *ss, tes__unit_t u)
 {
     if (tes__grow(&w->alloc, (void **)&ss->units, &ss->unit_cap, (uint64_t)ss->unit_count + 1,
                   sizeof *ss->units, 16))
         return TES_ERR_NOMEM;
+    u.seq = ss->unit_count;
     ss->units[ss->unit_count++] = u;
     return TES_OK;
 }
 
-/* The units of one non-structural system; TES_OK or TES_ERR_NOMEM. */
-static int plan_system(tes_world_t *w, tes__systems_t *ss, tes_system_t *s)
+/* Captures s's chunks (none for a system without terms) and counts its
+ * rows. TES_OK or TES_ERR_NOMEM. */
+static int prepare_system(tes_world_t *w, tes_system_t *s)
+{
+    s->rows = 0;
+    s->chunk_count = 0;
+    if (!s->query)
+        return TES_OK;
+    int rc = capture(w, s);
+    for (uint32_t i = 0; i < s->chunk_count; i++)
+        s->rows += s->chunks[i].count;
+    return rc;
+}
+
+/* The units of one prepared system, cut to about `unit_cost` ns each (none
+ * under 1024 rows: a unit has its own overhead). TES_OK or TES_ERR_NOMEM. */
+static int plan_system(tes_world_t *w, tes__systems_t *ss, tes_system_t *s, double unit_cost)
 {
     if (!s->query)
-        return push_unit(w, ss, (tes__unit_t){s, TES__ALL_CHUNKS, 0, 0});
-    int rc = capture(w, s);
-    if (rc || !s->chunk_count)
-        return rc;
+        return push_unit(w, ss, (tes__unit_t){s, TES__ALL_CHUNKS, 0, 0, 0, 0});
+    if (!s->chunk_count)
+        return TES_OK;
+    double per_row = row_cost(s);
     if (!s->parallel || w->threads <= 1)
-        return push_unit(w, ss, (tes__unit_t){s, TES__ALL_CHUNKS, 0, 0});
-    /* About four units per thread, none tiny: enough to even out uneven
-     * chunks without paying a unit's overhead per handful of rows. */
-    int64_t rows = 0;
-    for (uint32_t i = 0; i < s->chunk_count; i++)
-        rows += s->chunks[i].count;
-    int64_t size = rows / ((int64_t)w->threads * 4) + 1;
-    if (size < 1024)
-        size = 1024;
+        return push_unit(w, ss, (tes__unit_t){s, TES__ALL_CHUNKS, 0, 0, 0,
+                                              (double)s->rows * per_row});
+    double rows = unit_cost / per_row;
+    int64_t size = rows < 1024 ? 1024 : rows > (double)INT32_MAX ? INT32_MAX : (int64_t)rows;
     for (uint32_t i = 0; i < s->chunk_count; i++) {
         for (int64_t b = 0; b < s->chunks[i].count; b += size) {
             int64_t e = b + size < s->chunks[i].count ? b + size : s->chunks[i].count;
-            rc = push_unit(w, ss, (tes__unit_t){s, i, (int32_t)b, (int32_t)e});
+            int rc = push_unit(w, ss, (tes__unit_t){s, i, (int32_t)b, (int32_t)e, 0,
+                                                    (double)(e - b) * per_row});
             if (rc)
                 return rc;
         }
     }
     return TES_OK;
+}
+
+/* Costliest first; planning order among equals. */
+static int by_cost(const void *a, const void *b)
+{
+    const tes__unit_t *x = a, *y = b;
+    if (x->cost != y->cost)
+        return x->cost > y->cost ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 typedef struct level_job {
@@ -222,7 +280,11 @@ static void level_worker(void *ctx, int32_t thread)
         unsigned u = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
         if (u >= ss->unit_count)
             return;
+        uint64_t start = unit_clock_ns();
         run_unit(ss, &ss->units[u], thread);
+        uint64_t spent = unit_clock_ns() - start;
+        atomic_fetch_add_explicit(&ss->units[u].system->spent_ns, spent < (1ull << 40) ? spent : 0,
+                                  memory_order_relaxed);
     }
 }
 
@@ -231,9 +293,18 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
 {
     ss->unit_count = 0;
     bool planned = true;
+    double total = 0;
     for (uint32_t i = first; i < last && planned; i++) {
         tes_system_t *s = ss->items[ss->order[i]];
-        if (!s->doomed && plan_system(w, ss, s))
+        if (!s->doomed && prepare_system(w, s))
+            planned = false;
+        else if (!s->doomed)
+            total += (double)s->rows * row_cost(s);
+    }
+    double unit_cost = total / ((double)w->threads * 8);
+    for (uint32_t i = first; i < last && planned; i++) {
+        tes_system_t *s = ss->items[ss->order[i]];
+        if (!s->doomed && plan_system(w, ss, s, unit_cost))
             planned = false;
     }
     if (!planned) {
@@ -252,14 +323,75 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
         atomic_init(&job.next, 0);
         for (int32_t t = 0; t < w->threads; t++)
             w->thread_errors[t] = w->last_error;
+        qsort(ss->units, ss->unit_count, sizeof *ss->units, by_cost);
         w->parallel = true;
         tes__pool_run(w->pool, level_worker, &job);
         w->parallel = false;
+        for (uint32_t i = first; i < last; i++)
+            learn_cost(ss->items[ss->order[i]]);
     } else {
         for (uint32_t u = 0; u < ss->unit_count; u++)
             run_unit(ss, &ss->units[u], 0);
     }
     w->refuse &= (uint8_t)~TES__REFUSE_STRUCTURAL;
+}
+
+typedef struct split_job {
+    tes_world_t *w;
+    tes__systems_t *ss;
+    atomic_uint next;
+} split_job_t;
+
+/* Runs units of a split structural system, noting where in the thread's
+ * lane each unit's commands lie. Each unit's span is written by the one
+ * thread that took the unit, and read after the pool has joined. */
+static void split_worker(void *ctx, int32_t thread)
+{
+    split_job_t *job = ctx;
+    tes__systems_t *ss = job->ss;
+    uint32_t lane = tes__defer_lane_index(job->w);
+    tes__assert(lane == (uint32_t)thread);
+    for (;;) {
+        unsigned u = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
+        if (u >= ss->unit_count)
+            return;
+        tes__defer_span_t *span = &ss->spans[u];
+        span->lane = lane;
+        span->first = tes__defer_lane_count(job->w, lane);
+        run_unit(ss, &ss->units[u], thread);
+        span->end = tes__defer_lane_count(job->w, lane);
+    }
+}
+
+/* A structural, parallel system over the threads (see the top of the
+ * file). When its plan, its spans or the lanes cannot be had, or it is
+ * one unit of work, it runs live on the calling thread instead: same
+ * result. Returns the first error its changes met. */
+static int run_split(tes_world_t *w, tes__systems_t *ss, tes_system_t *s)
+{
+    ss->unit_count = 0;
+    /* Its units stay in row order: the spans are applied in unit order. */
+    if (!s->query || tes__defer_lanes_reserve(w) || prepare_system(w, s) ||
+        plan_system(w, ss, s, (double)s->rows * row_cost(s) / ((double)w->threads * 8)))
+        return run_live(w, ss, s);
+    if (ss->unit_count == 0)
+        return TES_OK; /* its query matches nothing: not called */
+    if (ss->unit_count == 1 ||
+        tes__grow(&w->alloc, (void **)&ss->spans, &ss->span_cap, ss->unit_count,
+                  sizeof *ss->spans, 16))
+        return run_live(w, ss, s);
+    split_job_t job = {w, ss, 0};
+    atomic_init(&job.next, 0);
+    uint8_t refuse = w->refuse;
+    w->refuse |= TES__REFUSE_CREATE;
+    for (int32_t t = 0; t < w->threads; t++)
+        w->thread_errors[t] = w->last_error;
+    tes__defer_lanes_begin(w);
+    w->parallel = true;
+    tes__pool_run(w->pool, split_worker, &job);
+    w->parallel = false;
+    w->refuse = refuse;
+    return tes__defer_lanes_end(w, ss->spans, ss->unit_count);
 }
 
 int tes__schedule_run(tes_world_t *w, tes__systems_t *ss)
@@ -270,7 +402,7 @@ int tes__schedule_run(tes_world_t *w, tes__systems_t *ss)
         tes_system_t *s = ss->items[ss->order[i]];
         if (s->structural) {
             if (!s->doomed) {
-                int rc = run_live(w, ss, s);
+                int rc = s->parallel && w->pool ? run_split(w, ss, s) : run_live(w, ss, s);
                 if (rc && first_error == TES_OK)
                     first_error = rc;
             }

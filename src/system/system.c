@@ -29,6 +29,7 @@ static void registry_fini(void *ctx)
     tes__free(&w->alloc, ss->items, (size_t)ss->cap * sizeof *ss->items);
     tes__free(&w->alloc, ss->order, (size_t)ss->order_cap * sizeof *ss->order);
     tes__free(&w->alloc, ss->units, (size_t)ss->unit_cap * sizeof *ss->units);
+    tes__free(&w->alloc, ss->spans, (size_t)ss->span_cap * sizeof *ss->spans);
     tes__free(&w->alloc, ss, sizeof *ss);
     w->systems = NULL;
 }
@@ -160,7 +161,10 @@ void tes_system_free(tes_system_t *s)
     tes_world_t *w = s->w;
     tes__systems_t *ss = w->systems;
     if (ss->running) {
-        s->doomed = true; /* freed when the frame ends; runs no more */
+        /* From a system's run, perhaps on a worker: only marked (atomic).
+         * The scheduler reads the mark between levels, so the system runs
+         * no more from the next level on; the frame's end frees it. */
+        atomic_store_explicit(&s->doomed, true, memory_order_relaxed);
         return;
     }
     system_drop(w, ss, s);
@@ -171,7 +175,7 @@ int tes_progress(tes_world_t *w, float delta_time)
     if (!w)
         return TES_ERR_INVALID;
     tes__systems_t *ss = w->systems;
-    if (tes__in_hook(w) || w->defer.depth > 0 || (ss && ss->running))
+    if (tes__in_hook(w) || tes_is_deferred(w) || (ss && ss->running))
         return tes__fail(w, TES_ERR_BUSY);
     if (!ss || !ss->count)
         return TES_OK;

@@ -14,6 +14,8 @@
 #ifndef TES_SYSTEM_SYSTEM_H
 #define TES_SYSTEM_SYSTEM_H
 
+#include <stdatomic.h>
+
 #include "query/query.h"
 
 /* One chunk of a system's query, captured before its level runs. */
@@ -32,7 +34,9 @@ struct tes_system {
     void *ctx;
     bool parallel;
     bool structural;
-    bool doomed;              /* freed inside tes_progress: freed at its end */
+    /* Freed inside tes_progress (maybe from a worker thread, hence atomic):
+     * runs no more from the next level on, freed when the frame ends. */
+    _Atomic bool doomed;
     uint32_t level;           /* set by the scheduler */
     int32_t term_count;
     size_t field_size[TES_MAX_TERMS]; /* bytes per value of each term's field */
@@ -43,6 +47,12 @@ struct tes_system {
     tes__chunk_t *chunks;     /* this frame's chunks, while its level runs */
     uint32_t chunk_count;
     uint32_t chunk_cap;
+    int64_t rows;             /* rows of this frame's chunks */
+    /* What a row costs, measured on earlier frames (0: not yet), and the
+     * time its units took in the running level (threads add to it). Only
+     * the sizes and order of work units depend on them, never a result. */
+    double ns_per_row;
+    _Atomic uint64_t spent_ns;
 };
 
 /* A piece of work for one thread: rows [begin, end) of chunk `chunk` of a
@@ -53,6 +63,8 @@ typedef struct tes__unit {
     uint32_t chunk;
     int32_t begin;
     int32_t end;
+    uint32_t seq;  /* position when planned: ties in `cost` keep it */
+    double cost;   /* estimated ns: a level's units run costliest first */
 } tes__unit_t;
 
 typedef struct tes__systems {
@@ -66,6 +78,8 @@ typedef struct tes__systems {
     tes__unit_t *units;       /* the running level's work */
     uint32_t unit_count;
     uint32_t unit_cap;
+    tes__defer_span_t *spans; /* a split structural system: each unit's commands */
+    uint32_t span_cap;
     float delta_time;
 } tes__systems_t;
 

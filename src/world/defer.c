@@ -70,10 +70,9 @@ static void pair_put(tes__defer_t *d, tes__defer_entity_t *er, tes_comp_t c, uin
 
 /* Whether e holds c once the queue's last whole-entity command on e has
  * run (before the pair commands that follow it). */
-static bool base_has(const tes_world_t *w, const tes__defer_entity_t *er, tes_entity_t e,
-                     tes_comp_t c)
+static bool base_has(const tes_world_t *w, const tes__defer_t *d, const tes__defer_entity_t *er,
+                     tes_entity_t e, tes_comp_t c)
 {
-    const tes__defer_t *d = &w->defer;
     if (!er || er->reset_op == TES__OP_END)
         return tes_has(w, e, c);
     const tes__op_t *reset = &d->ops[er->reset_op];
@@ -90,7 +89,7 @@ static bool base_has(const tes_world_t *w, const tes__defer_entity_t *er, tes_en
 
 int tes__defer_reserve_slow(tes_world_t *w, uint32_t n)
 {
-    tes__defer_t *d = &w->defer;
+    tes__defer_t *d = tes__defer_queue(w);
     tes__alloc_t *a = &w->alloc;
     uint32_t old_at = d->ent_at_cap;
     uint64_t need = (uint64_t)d->count + n;
@@ -110,7 +109,7 @@ int tes__defer_reserve_slow(tes_world_t *w, uint32_t n)
 
 int tes__defer_reserve_call(tes_world_t *w, uint32_t nfilled)
 {
-    tes__defer_t *d = &w->defer;
+    tes__defer_t *d = tes__defer_queue(w);
     if (tes__defer_reserve(w, 1) ||
         tes__grow(&w->alloc, (void **)&d->ents, &d->ent_cap, (uint64_t)d->ent_count + nfilled,
                   sizeof *d->ents, 64) ||
@@ -160,7 +159,7 @@ static uint32_t append(tes__defer_t *d, tes__op_kind_t kind, uint8_t merge, tes_
 static void push(tes_world_t *w, tes__op_kind_t kind, uint8_t merge, tes_entity_t e,
                  tes_comp_t comp, tes_entity_t src, void *value)
 {
-    tes__defer_t *d = &w->defer;
+    tes__defer_t *d = tes__defer_queue(w);
     uint32_t at = append(d, kind, merge, comp, e);
     if (kind == TES__OP_CLONE)
         d->ops[at].src = src;
@@ -180,7 +179,7 @@ static void push(tes_world_t *w, tes__op_kind_t kind, uint8_t merge, tes_entity_
     case TES__OP_ADD: {
         /* An add changes nothing when c is there already. */
         const tes__defer_pair_t *p = pair_find(d, er, comp);
-        if (p ? p->state == TES__PAIR_ABSENT : !base_has(w, er, e, comp))
+        if (p ? p->state == TES__PAIR_ABSENT : !base_has(w, d, er, e, comp))
             pair_put(d, er, comp, TES__PAIR_FRESH, at);
         break;
     }
@@ -199,10 +198,23 @@ void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_co
     push(w, kind, merge_class(w, kind, comp), e, comp, src, value);
 }
 
+void tes__defer_push_copy(tes_world_t *w, const tes__op_t *op, const tes__defer_call_t *call)
+{
+    if (op->kind == TES__OP_CALL) {
+        /* Lanes record only calls that fill no entity (creating calls are
+         * refused there), so no filled list is lost. */
+        tes__assert(!call->fill);
+        tes__defer_push_call(w, call->run, NULL, call->arg, NULL, 0);
+        return;
+    }
+    void *value = op->kind == TES__OP_SET || op->kind == TES__OP_ENSURE ? op->value : NULL;
+    push(w, (tes__op_kind_t)op->kind, op->merge, op->e, op->comp, op->src, value);
+}
+
 void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn fill, void *arg,
                           const tes_entity_t *filled, uint32_t nfilled)
 {
-    tes__defer_t *d = &w->defer;
+    tes__defer_t *d = tes__defer_queue(w);
     tes__assert(d->call_count < d->call_cap);
     uint32_t at = append(d, TES__OP_CALL, TES__OP_BARRIER, 0, TES_NULL);
     d->ops[at].call = d->call_count;
@@ -216,18 +228,37 @@ void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn f
     }
 }
 
+/* Room for one value of `size` bytes in the scratch of the calling thread
+ * (its lane's while lanes are live). NULL on TES_ERR_NOMEM. */
+static void *thread_scratch(tes_world_t *w, size_t size)
+{
+    if (!w->lanes_live)
+        return tes__world_scratch(w, size) ? NULL : w->scratch;
+    tes__lane_t *lane = tes__lane(w);
+    if (size > lane->scratch_size) {
+        void *p = tes__realloc(&w->alloc, lane->scratch, lane->scratch_size, size);
+        if (!p)
+            return NULL;
+        lane->scratch = p;
+        lane->scratch_size = size;
+    }
+    return lane->scratch;
+}
+
 void *tes__defer_stage(tes_world_t *w, const tes__component_t *info, const void *init)
 {
     if (init && info->hooks.ctor) {
         /* The ctor hook runs before the copy: copy from a bitwise image in
-         * the world's scratch, so a value that lives in a store stays
+         * the thread's scratch, so a value that lives in a store stays
          * readable whatever the hook does. */
-        if (tes__world_scratch(w, info->size))
+        void *image = thread_scratch(w, info->size);
+        if (!image)
             return NULL;
-        tes__copy_bytes(w->scratch, init, info->size);
-        init = w->scratch;
+        tes__copy_bytes(image, init, info->size);
+        init = image;
     }
-    void *value = tes__arena_alloc(&w->defer.arena, &w->alloc, info->size, info->align);
+    void *value =
+        tes__arena_alloc(&tes__defer_queue(w)->arena, &w->alloc, info->size, info->align);
     if (value && init && !info->hooks.ctor && !info->hooks.copy)
         tes__copy_bytes(value, init, info->size); /* zero-fill then copy, in one */
     else if (value) {
@@ -265,7 +296,7 @@ int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *val
 
 void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *status)
 {
-    tes__defer_t *d = &w->defer;
+    tes__defer_t *d = tes__defer_queue(w);
     const tes__component_t *info = tes__registry_get(&w->components, c);
     *status = TES_OK;
     const tes__defer_entity_t *er = entity_find(d, e);
@@ -304,11 +335,24 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
 
 /* ------------------------------------------------------------------ lifetime */
 
-void tes__defer_reset(tes_world_t *w)
+void tes__defer_queue_reset(tes__defer_t *d)
 {
-    tes__defer_t *d = &w->defer;
     d->count = d->ent_count = d->pair_count = d->barrier_count = d->call_count = 0;
     tes__arena_reset(&d->arena);
+}
+
+void tes__defer_reset(tes_world_t *w) { tes__defer_queue_reset(&w->defer); }
+
+void tes__defer_queue_release(tes__defer_t *d, tes__alloc_t *a)
+{
+    tes__free(a, d->ops, (size_t)d->cap * sizeof *d->ops);
+    tes__free(a, d->pairs, (size_t)d->pair_cap * sizeof *d->pairs);
+    tes__free(a, d->barriers, (size_t)d->barrier_cap * sizeof *d->barriers);
+    tes__free(a, d->ents, (size_t)d->ent_cap * sizeof *d->ents);
+    tes__free(a, d->ent_at, (size_t)d->ent_at_cap * sizeof *d->ent_at);
+    tes__free(a, d->calls, (size_t)d->call_cap * sizeof *d->calls);
+    tes__arena_fini(&d->arena, a);
+    memset(d, 0, sizeof *d);
 }
 
 void tes__defer_fini(tes_world_t *w)
@@ -327,14 +371,8 @@ void tes__defer_fini(tes_world_t *w)
             call.run(w, call.arg, false);
         }
     }
-    tes__free(a, d->ops, (size_t)d->cap * sizeof *d->ops);
-    tes__free(a, d->pairs, (size_t)d->pair_cap * sizeof *d->pairs);
-    tes__free(a, d->barriers, (size_t)d->barrier_cap * sizeof *d->barriers);
-    tes__free(a, d->ents, (size_t)d->ent_cap * sizeof *d->ents);
-    tes__free(a, d->ent_at, (size_t)d->ent_at_cap * sizeof *d->ent_at);
-    tes__free(a, d->calls, (size_t)d->call_cap * sizeof *d->calls);
-    tes__arena_fini(&d->arena, a);
-    memset(d, 0, sizeof *d);
+    tes__defer_queue_release(d, a);
+    tes__defer_lanes_fini(w);
 }
 
 /* A deferral level opened or closed from inside a hook would change how
@@ -374,3 +412,5 @@ int tes_defer_end(tes_world_t *w)
 }
 
 bool tes_is_deferred(const tes_world_t *w) { return w && w->defer.depth > 0; }
+
+void tes__defer_open(tes_world_t *w) { w->defer.depth++; }

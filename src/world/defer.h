@@ -146,6 +146,24 @@ typedef struct tes__defer {
     bool flushing;
 } tes__defer_t;
 
+/* One thread's command queue while a structural system runs split over
+ * threads (defer_lanes.c): the thread records into its own queue, with its
+ * own hook depth and scratch value, so no two threads write one word. */
+typedef struct tes__lane {
+    tes__defer_t queue;
+    int32_t hook_depth;
+    void *scratch;
+    size_t scratch_size;
+} tes__lane_t;
+
+/* A run of commands one thread recorded for one piece of a split system:
+ * queue positions [first, end) of lane `lane`. */
+typedef struct tes__defer_span {
+    uint32_t lane;
+    uint32_t first;
+    uint32_t end;
+} tes__defer_span_t;
+
 /* Row value of an entity in the virtual root whose spawn is still queued. */
 #define TES__ROW_PENDING UINT32_C(1)
 
@@ -157,6 +175,12 @@ int tes__defer_reserve_slow(tes_world_t *w, uint32_t n);
 /* Makes room for one deferred call that fills nfilled entities. TES_OK or
  * TES_ERR_NOMEM (nothing changed). */
 int tes__defer_reserve_call(tes_world_t *w, uint32_t nfilled);
+/* Appends a copy of a command recorded in another queue (a lane), with
+ * its merge class, into reserved room; `call` is its call (CALL only). */
+void tes__defer_push_copy(tes_world_t *w, const tes__op_t *op, const tes__defer_call_t *call);
+/* Applies one command at once, as the flush does (defer_flush.c); its call
+ * is looked up in queue q. Returns its status (TES_ERR_STALE: dropped). */
+int tes__defer_apply(tes_world_t *w, const tes__defer_t *q, const tes__op_t *op);
 /* Appends a command into reserved room. */
 void tes__defer_push(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_comp_t comp,
                      tes_entity_t src, void *value);
@@ -186,12 +210,38 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
 struct tes__component;
 void *tes__defer_stage(tes_world_t *w, const struct tes__component *info, const void *init);
 
+/* Opens one deferral level for library code (the scheduler running a
+ * structural system); end it with tes__defer_end. Not counted as a
+ * tes_defer_begin level, so tes_defer_end cannot close it. */
+void tes__defer_open(tes_world_t *w);
+
+/* Per-thread queues (defer_lanes.c). tes__defer_lanes_reserve makes one
+ * lane per thread (first use) and can fail with TES_ERR_NOMEM, changing
+ * nothing. Between tes__defer_lanes_begin and tes__defer_lanes_end every
+ * queuing call records into the calling thread's lane, and the world's
+ * allocator is called under a lock. _end appends the spans' commands to
+ * the world's queue in the order given (the order one thread would have
+ * queued them) and applies it; returns the first error met. */
+int tes__defer_lanes_reserve(tes_world_t *w);
+void tes__defer_lanes_begin(tes_world_t *w);
+/* The calling thread's lane number and its queue length (a span's bound). */
+uint32_t tes__defer_lane_index(const tes_world_t *w);
+uint32_t tes__defer_lane_count(const tes_world_t *w, uint32_t lane);
+int tes__defer_lanes_end(tes_world_t *w, const tes__defer_span_t *spans, uint32_t n);
+/* Releases the lanes (world teardown; queues are empty then). */
+void tes__defer_lanes_fini(tes_world_t *w);
+
 /* Ends one level; at zero applies the queue. Returns the first error met
  * while applying (the rest is still applied). Defined in defer_flush.c. */
 int tes__defer_end(tes_world_t *w);
 /* Empties the queue's records and arena after a flush (their memory is
  * kept). */
 void tes__defer_reset(tes_world_t *w);
+/* A queue's own forms of reset (records and arena emptied, memory kept)
+ * and release (memory freed; its staged values must be destroyed or
+ * handed over already). */
+void tes__defer_queue_reset(tes__defer_t *d);
+void tes__defer_queue_release(tes__defer_t *d, tes__alloc_t *a);
 /* Releases the queue, destroying staged values (world teardown). */
 void tes__defer_fini(tes_world_t *w);
 

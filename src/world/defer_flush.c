@@ -51,8 +51,9 @@ static void release_staged(tes_world_t *w, const tes__op_t *op)
     tes__world_end(w);
 }
 
-/* Applies one command through the public calls, like immediate mode. */
-static int apply(tes_world_t *w, const tes__op_t *op)
+/* Applies one command through the public calls, like immediate mode; a
+ * call command's function is found in queue q. */
+static int apply(tes_world_t *w, const tes__defer_t *q, const tes__op_t *op)
 {
     switch (op->kind) {
     case TES__OP_MATERIALIZE: {
@@ -73,7 +74,7 @@ static int apply(tes_world_t *w, const tes__op_t *op)
         return rc && rc != TES_ERR_STALE ? tes__fail(w, rc) : rc;
     }
     case TES__OP_CALL: {
-        tes__defer_call_t call = w->defer.calls[op->call];
+        tes__defer_call_t call = q->calls[op->call];
         return call.run(w, call.arg, true);
     }
     case TES__OP_SET: {
@@ -140,7 +141,7 @@ static int apply_each(tes_world_t *w, uint32_t first, uint32_t stop)
         if (!is_merged(&op))
             continue;
         d->ops[j].kind = TES__OP_DONE;
-        int rc = apply(w, &op);
+        int rc = apply(w, d, &op);
         if (rc && first_error == TES_OK)
             first_error = rc;
     }
@@ -287,6 +288,11 @@ static int apply_merged(tes_world_t *w, uint32_t first, uint32_t end, step_memo_
     return TES_OK;
 }
 
+int tes__defer_apply(tes_world_t *w, const tes__defer_t *q, const tes__op_t *op)
+{
+    return apply(w, q, op);
+}
+
 int tes__defer_end(tes_world_t *w)
 {
     tes__defer_t *d = &w->defer;
@@ -329,7 +335,7 @@ int tes__defer_end(tes_world_t *w)
         } else {
             tes__op_t op = *at;
             d->ops[i].kind = TES__OP_DONE;
-            rc = apply(w, &op);
+            rc = apply(w, d, &op);
         }
         if (rc == TES_ERR_STALE) {
             w->last_error = before; /* a dropped command is not an error */

@@ -11,6 +11,7 @@
 #ifndef TES_WORLD_WORLD_H
 #define TES_WORLD_WORLD_H
 
+#include "core/thread_pool.h"
 #include "entity/entity_index.h"
 #include "storage/table_graph.h"
 #include "world/defer.h"
@@ -140,6 +141,10 @@ struct tes_world {
     int *thread_errors;           /* threads entries */
     bool parallel;
     uint8_t refuse;               /* TES__REFUSE_* bits, set by tes_progress */
+    /* Per-thread command queues (defer_lanes.c), made on first use; while
+     * lanes_live, queuing calls, hook depth and scratch are per thread. */
+    tes__lane_t *lanes;           /* threads entries, or NULL */
+    bool lanes_live;
     struct tes__systems *systems; /* created by the system layer on first use */
 };
 
@@ -299,11 +304,24 @@ int tes__clone_into(tes_world_t *w, tes_entity_t dst, tes_entity_t src);
  * destroyed. Tells no watcher and fires no observer. */
 void tes__world_move(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, tes__table_t *dst);
 
+/* The calling thread's lane (only while w->lanes_live). */
+static inline tes__lane_t *tes__lane(const tes_world_t *w)
+{
+    return &w->lanes[tes__pool_thread(w->pool)];
+}
+
+/* The queue structural calls record into: the world's, or the calling
+ * thread's own while a split structural system runs. */
+static inline tes__defer_t *tes__defer_queue(tes_world_t *w)
+{
+    return tes__unlikely(w->lanes_live) ? &tes__lane(w)->queue : &w->defer;
+}
+
 /* Makes room in the deferred queue for n more commands (see defer.h); the
  * common case, room already there, inline. */
 static inline int tes__defer_reserve(tes_world_t *w, uint32_t n)
 {
-    const tes__defer_t *d = &w->defer;
+    const tes__defer_t *d = tes__defer_queue(w);
     if ((uint64_t)d->count + n <= d->room && (uint64_t)d->ent_count + n <= d->ent_cap &&
         w->entities.cap <= d->ent_at_cap)
         return TES_OK;
@@ -359,6 +377,15 @@ static inline int tes__world_begin(tes_world_t *w)
 {
     if (!w)
         return TES_ERR_INVALID;
+    if (tes__unlikely(w->lanes_live)) {
+        /* A split structural system: every call only queues, into the
+         * thread's lane; the hook depth is the thread's own. */
+        tes__lane_t *lane = tes__lane(w);
+        if (lane->hook_depth)
+            return tes__fail(w, TES_ERR_BUSY);
+        lane->hook_depth++;
+        return TES_OK;
+    }
     if (w->hook_depth || (w->refuse & TES__REFUSE_STRUCTURAL))
         return tes__fail(w, TES_ERR_BUSY);
     w->hook_depth++;
@@ -395,6 +422,10 @@ int tes__destroy_generic(tes_world_t *w, tes_entity_t e);
  * the ones made there. */
 static inline void tes__world_end(tes_world_t *w)
 {
+    if (tes__unlikely(w->lanes_live)) {
+        tes__lane(w)->hook_depth--;
+        return;
+    }
     if (--w->hook_depth == 0) {
         w->watch_scope.count = 0;
         if (w->doomed)
@@ -407,17 +438,28 @@ static inline void tes__world_end(tes_world_t *w)
 /* Raises the hook depth around library code that runs user hooks outside a
  * structural call (a deferred flush destroying staged values, building an
  * owning group); end it with tes__world_end. */
-static inline void tes__hook_enter(tes_world_t *w) { w->hook_depth++; }
+static inline void tes__hook_enter(tes_world_t *w)
+{
+    if (tes__unlikely(w->lanes_live))
+        tes__lane(w)->hook_depth++;
+    else
+        w->hook_depth++;
+}
 
 /* True while a user hook runs (or a structural call that may run one is in
  * progress): the calls refused there check it. */
-static inline bool tes__in_hook(const tes_world_t *w) { return w->hook_depth > 0; }
+static inline bool tes__in_hook(const tes_world_t *w)
+{
+    if (tes__unlikely(w->lanes_live))
+        return tes__lane(w)->hook_depth > 0;
+    return w->hook_depth > 0;
+}
 
 /* True for the calls refused both in hooks and in systems (tes_world_free,
  * tes_defer_begin/end). */
 static inline bool tes__in_hook_or_frame(const tes_world_t *w)
 {
-    return w->hook_depth > 0 || (w->refuse & TES__REFUSE_FRAME);
+    return tes__in_hook(w) || (w->refuse & TES__REFUSE_FRAME);
 }
 
 /* tes__world_begin for calls that create entities (spawn, clone, prefab and

@@ -122,6 +122,11 @@ typedef struct fs_run {
     fs_snap_t snap;
     uint32_t queued_before; /* deferred changes queued before the step */
     bool dead;             /* a problem stopped the scenario */
+    /* Worker threads allocate (a split structural system's per-thread
+     * queues grow by how the threads happened to share the work): a run
+     * may make fewer allocations than the reference, so a run whose k-th
+     * allocation never came is not a problem. */
+    bool varying_allocs;
     int problems;
     uint64_t injected;
     uint64_t absorbed;     /* injected failures the call survived (caches) */

@@ -6,6 +6,11 @@
  * allocates: a failure there must cost nothing but speed (the level runs
  * on the calling thread instead), and a failure while a structural
  * system's changes are queued or applied is reported like a flush's.
+ * A structural system that is also parallel records into per-thread
+ * command queues: a failure while one of them grows fails that one call
+ * (the system retries it), and a failure while the lanes are made or their
+ * commands are moved into the world's queue costs only speed (the system
+ * runs live, or the commands are applied one by one).
  */
 #include <stdio.h>
 
@@ -50,6 +55,23 @@ static void toggle(tes_iter_t *it)
     }
 }
 
+/* Structural and parallel: sets T4 of every entity with TTAG to a value
+ * from its index (a value staged in the thread's queue arena); retries a
+ * call that failed for want of memory once. */
+static void stamp(tes_iter_t *it)
+{
+    fs_run_t *r = it->ctx;
+    for (int32_t i = 0; i < it->count; i++) {
+        tes_entity_t e = it->entities[i];
+        int32_t v = (int32_t)tes_entity_index(e) * 3 + 1;
+        for (int attempt = 0; attempt < 2; attempt++) {
+            int rc = tes_set(it->world, e, r->ids[FS_C_T4], &v);
+            if (rc != TES_ERR_NOMEM)
+                break;
+        }
+    }
+}
+
 void fs_sc_systems(fs_run_t *r)
 {
     if (!fs_world_new(r, &(tes_world_desc_t){.threads = 2}))
@@ -67,6 +89,13 @@ void fs_sc_systems(fs_run_t *r)
                             .query = {.terms = {{id[FS_C_S8], TES_AND, TES_IN},
                                                 {id[FS_C_T24], TES_AND, TES_OUT}}}};
     FS_STEP(r, fs_system(r, &d2));
+    /* Before the toggles: its commands are the first to grow the world's
+     * queue, so a failure there meets the one-by-one path. */
+    tes_system_desc_t d4 = {.name = "stamp", .run = stamp, .ctx = r, .structural = true,
+                            .parallel = true,
+                            .query = {.terms = {{id[FS_C_TTAG], TES_AND, TES_NOACCESS}}}};
+    FS_STEP(r, fs_system(r, &d4));
+    r->varying_allocs = true;
     tes_system_desc_t d3 = {.name = "toggle", .run = toggle, .ctx = r, .structural = true,
                             .query = {.terms = {{id[FS_C_T4], TES_AND, TES_NOACCESS}}}};
     FS_STEP(r, fs_system(r, &d3));

@@ -11,9 +11,16 @@
  * entity's index, and writes bytes derived from it into every writable
  * term (TES_INOUT, TES_OUT). Systems that share a component therefore
  * depend on their order. A structural system also toggles one component
- * on a quarter of its entities (added if missing, removed if present),
- * queued until it ends. Runs may happen on worker threads, so they read
- * only the system's own record and write only their chunk's fields.
+ * on a quarter of its entities (added if missing — with tes_set and a
+ * value from the hash for an untracked data component, half the time —
+ * removed if present), and clears one entity in 256, queued until it
+ * ends; the model queues the same commands and flushes them when the
+ * system ends. A structural system that is also `parallel` is split over
+ * the threads, each recording into its own command queue: the model's
+ * single queue is the order they must be applied in. Runs may happen on
+ * worker threads, so they read only the system's own record and write only
+ * their chunk's fields (and stage values only of components without hooks,
+ * whose counters live in the driver).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +81,27 @@ static uint32_t transform(const struct fz_dsys *s, uint32_t index, uint8_t *cons
 
 static bool toggles(const struct fz_dsys *s, uint32_t acc) { return s->structural && (acc & 3) == 0; }
 
+/* Whether a toggle that adds uses tes_set with a value: untracked data
+ * components only (a tracked one's copy hook counts in the driver). */
+static bool toggle_sets(const struct fz_dsys *s, uint32_t acc)
+{
+    const fz_comp_info_t *c = &fz_comps[s->toggle_k];
+    return c->size && !c->tracked && ((acc >> 2) & 1);
+}
+
+static bool clears(const struct fz_dsys *s, uint32_t acc)
+{
+    return s->structural && ((acc >> 8) & 255) == 5;
+}
+
+/* The value a setting toggle gives (payload bytes; the rest zero). */
+static void toggle_value(const struct fz_dsys *s, uint32_t acc, uint8_t *value)
+{
+    memset(value, 0, FZ_MAXSIZE);
+    for (uint32_t j = fz_payload_offset(s->toggle_k); j < fz_comps[s->toggle_k].size; j++)
+        value[j] = (uint8_t)((acc >> ((j % 4) * 8)) + j * 7u + 1u);
+}
+
 static void system_run(tes_iter_t *it)
 {
     const struct fz_dsys *s = it->ctx;
@@ -85,15 +113,22 @@ static void system_run(tes_iter_t *it)
         }
         tes_entity_t e = it->entities[i];
         uint32_t acc = transform(s, tes_entity_index(e), val);
-        if (!toggles(s, acc))
-            continue;
-        tes_comp_t c = s->ids[s->toggle_k];
-        /* Checked against the model when the frame ends (the structural
-         * system's changes are applied then). */
-        if (tes_has(it->world, e, c))
-            tes_remove(it->world, e, c);
-        else
-            tes_add(it->world, e, c);
+        if (toggles(s, acc)) {
+            tes_comp_t c = s->ids[s->toggle_k];
+            /* Checked against the model when the frame ends (the structural
+             * system's changes are applied then). */
+            if (tes_has(it->world, e, c)) {
+                tes_remove(it->world, e, c);
+            } else if (toggle_sets(s, acc)) {
+                uint8_t value[FZ_MAXSIZE];
+                toggle_value(s, acc, value);
+                tes_set(it->world, e, c, value);
+            } else {
+                tes_add(it->world, e, c);
+            }
+        }
+        if (clears(s, acc))
+            tes_clear(it->world, e);
     }
 }
 
@@ -114,7 +149,8 @@ static void model_frame(fz_driver_t *d)
         }
     for (uint32_t i = 0; i < n; i++) {
         struct fz_dsys *s = order[i];
-        uint32_t *toggle = NULL, ntoggle = 0, cap = 0;
+        /* Commands of different entities commute, so the model's index
+         * order gives the state the library's row order gives. */
         for (uint32_t index = 0; index < m->nslots; index++) {
             if (!fz_mquery_match(m, &s->mq, index))
                 continue;
@@ -122,22 +158,29 @@ static void model_frame(fz_driver_t *d)
             for (int32_t t = 0; t < s->mq.nterms; t++)
                 if (s->mq.terms[t].oper == TES_AND && fz_comps[s->mq.terms[t].k].size)
                     val[t] = m->slots[index].val[s->mq.terms[t].k];
-            if (toggles(s, transform(s, index, val))) {
-                if (!fz_grow((void **)&toggle, &cap, ntoggle + 1, sizeof *toggle)) {
-                    fzd_fail(d, "model out of memory");
-                    return;
+            uint32_t acc = transform(s, index, val);
+            tes_entity_t e = fz_model_handle(m, index);
+            bool ok = true;
+            if (toggles(s, acc)) {
+                if (fz_model_has(m, index, s->toggle_k)) {
+                    ok = fz_model_queue(m, FZ_Q_REMOVE, e, s->toggle_k, TES_NULL);
+                } else if (toggle_sets(s, acc)) {
+                    uint8_t value[FZ_MAXSIZE];
+                    toggle_value(s, acc, value);
+                    ok = fz_model_queue_set(m, e, s->toggle_k, value) >= 0;
+                } else {
+                    ok = fz_model_queue(m, FZ_Q_ADD, e, s->toggle_k, TES_NULL);
                 }
-                toggle[ntoggle++] = index;
+            }
+            if (ok && clears(s, acc))
+                ok = fz_model_queue(m, FZ_Q_CLEAR, e, 0, TES_NULL);
+            if (!ok) {
+                fzd_fail(d, "model out of memory");
+                return;
             }
         }
-        for (uint32_t j = 0; j < ntoggle; j++) {
-            uint32_t index = toggle[j];
-            if (fz_model_has(m, index, s->toggle_k))
-                fz_model_remove(m, index, s->toggle_k);
-            else
-                fz_model_add(m, index, s->toggle_k);
-        }
-        free(toggle);
+        if (s->structural)
+            fz_model_flush(m); /* the system's changes, applied when it ends */
     }
 }
 

@@ -1,11 +1,13 @@
 /*
  * Systems and the scheduler: creation rules, what run receives, the
  * structural/parallel rules, freeing during a frame, and determinism — a
- * randomized world with 24 systems whose state hash after 100 frames must
- * be identical for 1, 2, 3, 4 and 8 threads (this file also runs under
- * the thread sanitizer: make tsan).
+ * randomized world with 24 systems (some structural, at least three of them
+ * also parallel: split over the threads with per-thread command queues)
+ * whose state hash after 100 frames must be identical for 1, 2, 3, 4 and 8
+ * threads (this file also runs under the thread sanitizer: make tsan).
  */
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -307,6 +309,141 @@ static void test_free_during_progress(void **state)
     tes_world_free(w);
 }
 
+/* Regression: tes_system_free from a parallel system's run (on workers,
+ * several at once) wrote the system's doomed mark unsynchronised (make
+ * tsan reported the race). The mark is atomic now; the victim, a level
+ * later, runs no more. */
+static tes_system_t *worker_victim;
+
+static void free_from_workers(tes_iter_t *it)
+{
+    tes_system_free(worker_victim); /* only marks it: idempotent */
+    int32_t *v = tes_field(it, 0);
+    for (int32_t i = 0; i < it->count; i++)
+        v[i] += 1;
+}
+
+static void test_free_from_worker_threads(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(&(tes_world_desc_t){.threads = 4});
+    tes_comp_t a = comp(w, "A", 4, TES_STORAGE_TABLE);
+    for (int i = 0; i < 20000; i++)
+        assert_int_equal(tes_add(w, tes_spawn(w), a), TES_OK);
+    record_t v = {0};
+    assert_non_null(tes_system_new(w, &(tes_system_desc_t){.name = "killer",
+                                                          .query = {.terms = {{a}}},
+                                                          .run = free_from_workers,
+                                                          .parallel = true}));
+    worker_victim = tes_system_new(w, &(tes_system_desc_t){.name = "victim",
+                                                          .query = {.terms = {{a}}},
+                                                          .run = count_rows, .ctx = &v});
+    assert_non_null(worker_victim);
+    assert_int_equal(tes_progress(w, 0), TES_OK);
+    assert_int_equal(v.calls, 0); /* a later level: marked before it started */
+    worker_victim = NULL;         /* freed when that frame ended */
+    assert_int_equal(tes_progress(w, 0), TES_OK);
+    assert_int_equal(v.calls, 0);
+    assert_non_null(tes_system_new(w, &(tes_system_desc_t){.name = "victim", .run = nop}));
+    tes_world_free(w);
+}
+
+/* A structural system that is also parallel is split into row ranges over
+ * the threads, each recording into its own queue; the queues are applied
+ * in row order. Every row sets one shared entity's S (the last row's value
+ * must win, as on one thread), sets or ensures its own S, and some rows
+ * clear their entity after that. Regression: such a system ran whole, on
+ * the calling thread (one call per chunk, whatever the thread count). */
+typedef struct split_ctx {
+    tes_comp_t v, s;
+    tes_entity_t shared;
+    int32_t threads;
+    atomic_int calls;
+    atomic_int bad;
+} split_ctx_t;
+
+static void split_run(tes_iter_t *it)
+{
+    split_ctx_t *c = it->ctx;
+    atomic_fetch_add(&c->calls, 1);
+    if (it->thread < 0 || it->thread >= (c->threads > 1 ? c->threads : 1))
+        atomic_fetch_add(&c->bad, 1);
+    const int32_t *v = tes_field(it, 0);
+    for (int32_t i = 0; i < it->count; i++) {
+        tes_entity_t e = it->entities[i];
+        int64_t x = v[i];
+        if (tes_set(it->world, c->shared, c->s, &x) != TES_OK)
+            atomic_fetch_add(&c->bad, 1);
+        if (x % 7 == 0) {
+            int64_t y = 3 * x;
+            if (tes_set(it->world, e, c->s, &y) != TES_OK)
+                atomic_fetch_add(&c->bad, 1);
+        }
+        if (x % 5 == 0) {
+            int64_t *p = tes_ensure(it->world, e, c->s); /* staged or queued value */
+            if (!p)
+                atomic_fetch_add(&c->bad, 1);
+            else
+                *p += x;
+        }
+        if (x % 13 == 0 && tes_clear(it->world, e) != TES_OK)
+            atomic_fetch_add(&c->bad, 1);
+        if (tes_spawn(it->world) != TES_NULL || tes_last_error(it->world) != TES_ERR_BUSY)
+            atomic_fetch_add(&c->bad, 1);
+    }
+}
+
+static void test_parallel_structural_split_in_row_order(void **state)
+{
+    (void)state;
+    enum { ROWS = 20000 };
+    static const int32_t counts[] = {1, 2, 3, 4, 8};
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+        tes_world_t *w = tes_world_new(&(tes_world_desc_t){.threads = counts[k]});
+        split_ctx_t c = {.threads = counts[k]};
+        atomic_init(&c.calls, 0);
+        atomic_init(&c.bad, 0);
+        c.v = comp(w, "V", 4, TES_STORAGE_TABLE);
+        c.s = comp(w, "S", 8, TES_STORAGE_SPARSE);
+        c.shared = tes_spawn(w);
+        tes_entity_t *es = malloc(ROWS * sizeof *es);
+        assert_non_null(es);
+        for (int32_t i = 0; i < ROWS; i++) {
+            es[i] = tes_spawn(w);
+            assert_int_equal(tes_set(w, es[i], c.v, &i), TES_OK);
+        }
+        assert_non_null(tes_system_new(w, &(tes_system_desc_t){
+                                              .name = "split", .query = {.terms = {{c.v, TES_AND, TES_IN}}},
+                                              .run = split_run, .ctx = &c, .parallel = true,
+                                              .structural = true}));
+        assert_int_equal(tes_progress(w, 0), TES_OK);
+        assert_int_equal(atomic_load(&c.bad), 0);
+        if (counts[k] > 1)
+            assert_true(atomic_load(&c.calls) > 1); /* split into row ranges */
+        else
+            assert_int_equal(atomic_load(&c.calls), 1);
+        const int64_t *shared = tes_get(w, c.shared, c.s);
+        assert_non_null(shared);
+        assert_true(*shared == ROWS - 1); /* the last row's set wins */
+        for (int32_t i = 0; i < ROWS; i++) {
+            const int64_t *p = tes_get(w, es[i], c.s);
+            int64_t want = i % 7 == 0 ? 3 * (int64_t)i : 0;
+            if (i % 5 == 0)
+                want += i;
+            bool has = i % 13 != 0 && (i % 7 == 0 || i % 5 == 0);
+            assert_true(tes_alive(w, es[i]));
+            assert_int_equal(tes_has(w, es[i], c.v), i % 13 != 0);
+            assert_int_equal(p != NULL, has);
+            if (has)
+                assert_true(*p == want);
+        }
+        assert_false(tes_is_deferred(w));
+        assert_int_equal(tes__world_check(w), TES_OK);
+        free(es);
+        tes_world_free(w);
+    }
+}
+
 /* ---- determinism ------------------------------------------------------ */
 
 enum { NCOMP = 6, NSYS = 24, NENT = 4000, FRAMES = 100 };
@@ -359,6 +496,12 @@ static void det_run(tes_iter_t *it)
                 assert_int_equal(tes_remove(w, e, s->target), TES_OK);
             else
                 assert_int_equal(tes_set(w, e, s->target, &acc), TES_OK);
+        } else if (s->kind == 1 && (acc & 15) == 1) {
+            uint64_t *p = tes_ensure(w, e, s->target); /* its own row: allowed when split */
+            assert_non_null(p);
+            *p += acc;
+        } else if (s->kind == 1 && (acc & 255) == 2) {
+            assert_int_equal(tes_clear(w, e), TES_OK);
         } else if (s->kind == 2 && (acc & 63) == 0) {
             assert_int_equal(tes_destroy(w, e), TES_OK);
             tes_entity_t n = tes_spawn(w);
@@ -437,11 +580,11 @@ static uint64_t run_det(int32_t threads, uint64_t seed, det_system_t *sys)
             desc.query.terms[t] = (tes_term_t){dw.c[c], TES_AND, d->access[t]};
         }
         r = mix(r + 2);
-        if (r % 8 == 0) {
-            d->kind = 1 + (int)((r >> 4) % 2);
+        if (r % 8 == 0 || s % 8 == 3) { /* s % 8 == 3: at least three split ones */
+            d->kind = s % 8 == 3 ? 1 : 1 + (int)((r >> 4) % 2);
             d->target = dw.c[(r >> 8) % NCOMP];
             desc.structural = true;
-            desc.parallel = d->kind == 1 && ((r >> 12) & 1);
+            desc.parallel = d->kind == 1 && (s % 8 == 3 || ((r >> 12) & 1));
         } else {
             desc.parallel = (r >> 4) % 3 != 0;
         }
@@ -565,6 +708,8 @@ int main(void)
         cmocka_unit_test(test_structural_changes_apply_when_system_ends),
         cmocka_unit_test(test_parallel_system_may_not_create),
         cmocka_unit_test(test_free_during_progress),
+        cmocka_unit_test(test_free_from_worker_threads),
+        cmocka_unit_test(test_parallel_structural_split_in_row_order),
         cmocka_unit_test(test_determinism_across_thread_counts),
         cmocka_unit_test(test_nested_walks_in_parallel_systems),
     };
