@@ -752,9 +752,23 @@ static void run_finish(fs_run_t *r)
     r->insts = NULL;
 }
 
+/* Whether the command line selects scenario `name`: no arguments run every
+ * scenario; `NAME...` runs the ones named; `--except NAME...` runs all but
+ * those. The ctest splits the sweep in two this way so both halves run at
+ * once (tests/CMakeLists.txt). */
+static bool selected(int argc, char **argv, const char *name)
+{
+    if (argc < 2)
+        return true;
+    bool except = strcmp(argv[1], "--except") == 0;
+    for (int i = except ? 2 : 1; i < argc; i++)
+        if (strcmp(argv[i], name) == 0)
+            return !except;
+    return except;
+}
+
 int main(int argc, char **argv)
 {
-    const char *only = argc > 1 ? argv[1] : NULL;
     int scenarios = 0, problems = 0;
     uint64_t injected = 0;
     fs_run_t *r = malloc(sizeof *r);
@@ -762,7 +776,7 @@ int main(int argc, char **argv)
         return 2;
     for (int s = 0; s < fs_nscenarios; s++) {
         const fs_scenario_t *sc = &fs_scenarios[s];
-        if (only && strcmp(only, sc->name))
+        if (!selected(argc, argv, sc->name))
             continue;
         scenarios++;
         fs_ref_t ref;
@@ -799,5 +813,10 @@ int main(int argc, char **argv)
     free(r);
     printf("fault: %d scenarios, %" PRIu64 " injected failures, %d problems\n", scenarios, injected,
            problems);
+    /* A name that matches no scenario would silently sweep nothing. */
+    if (argc > 1 && strcmp(argv[1], "--except") != 0 && scenarios != argc - 1) {
+        printf("fault: %d of the %d scenarios named exist\n", scenarios, argc - 1);
+        return 1;
+    }
     return problems ? 1 : 0;
 }
