@@ -175,6 +175,24 @@ static int apply_single(tes_world_t *w, uint32_t at, tes__slot_t *slot, step_mem
     if (!dst || (dst != src && (tes__table_reserve(dst, &w->alloc, 1) ||
                                 tes__watch_reserve_one(w, op->comp, tes_entity_index(op->e)))))
         return apply_each(w, at, at + 1);
+    if (dst != src && info->dispatch == TES__DISPATCH_TABLE && src->last_edge_comp[1] == op->comp &&
+        w->tables.tables[src->last_edge_table[1]] == dst && src->last_edge_plain[1]) {
+        /* The quiet case (quiet_ops.c's table add): no hook for any column
+         * of either table and no watcher hears the component, so the row
+         * moves as bytes along the edge's plan, the staged value (in the
+         * arena, never inside a table) copied straight into its cell. */
+        uint32_t src_row = slot->row;
+        tes_entity_t moved;
+        uint32_t row = tes__table_move_row_plain(dst, src, src_row, op->e, src->last_edge_col[1],
+                                                 true, op->kind != TES__OP_ADD ? op->value : NULL,
+                                                 &moved);
+        if (moved != TES_NULL)
+            w->entities.slots[tes_entity_index(moved)].row = src_row;
+        tes__slot_set_table(slot, dst->id, row);
+        tes__table_debug_move(src, &w->alloc);
+        op->kind = TES__OP_DONE;
+        return TES_OK;
+    }
     tes__hook_enter(w); /* type hooks run below: no structural calls */
     if (dst != src) {
         tes__watch_before(w, op->e, op->comp);
