@@ -80,7 +80,7 @@ void fs_sc_systems(fs_run_t *r)
     static const int kinds[] = {FS_C_T4, FS_C_T24, FS_C_S8};
     fs_spawn_n(r, 300, kinds, 3);
     static const int fewer[] = {FS_C_T4, FS_C_TTAG};
-    fs_spawn_n(r, 3000, fewer, 2);
+    fs_spawn_n(r, 1000, fewer, 2);
     tes_comp_t *id = r->ids;
     tes_system_desc_t d1 = {.name = "bump", .run = bump, .parallel = true,
                             .query = {.terms = {{id[FS_C_T4]}}}};
