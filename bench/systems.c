@@ -281,7 +281,11 @@ static int64_t frame_ops(const bench_cfg_t *cfg) { return cfg->n; }
  * would. The structural loop's scan is split too, each thread noting the
  * entities to toggle; the calling thread applies them afterwards, first
  * half first (the order one thread would have used). One wake-up and one
- * join per frame. The baseline is the same loops on one thread. */
+ * join per frame. The halves are fixed, so when the pthread wakes late
+ * (a busy machine) the calling thread waits for it at the end, where a
+ * scheduler handing out small pieces would have done more of the work
+ * itself: beside other programs this bound can come out slower than
+ * tes_progress. The baseline is the same loops on one thread. */
 
 typedef struct bound_chunk { int32_t count; const tes_entity_t *e; void *fields[3]; } bound_chunk_t;
 
