@@ -18,6 +18,7 @@
  * world is built once (init), so runs time only frames.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 
 #include "bench.h"
@@ -307,12 +308,20 @@ typedef struct bound_world {
     int32_t hit_count[2];
 } bound_world_t;
 
+/* Waits for *flag >= value. It spins, but gives the core away now and
+ * then: the other thread may be waiting for this very core. */
+static void bound_wait(_Atomic int *flag, int value)
+{
+    for (unsigned i = 1; atomic_load_explicit(flag, memory_order_acquire) < value; i++)
+        if ((i & 1023) == 0)
+            sched_yield();
+}
+
 static void bound_meet(bound_world_t *b, int t, int *round)
 {
     (*round)++;
     atomic_store_explicit(&b->meet[t], *round, memory_order_release);
-    while (atomic_load_explicit(&b->meet[1 - t], memory_order_acquire) < *round)
-        ;
+    bound_wait(&b->meet[1 - t], *round);
 }
 
 static void bound_half(bound_world_t *b, int t)
@@ -437,8 +446,7 @@ static uint64_t bound_run(void *p)
     pthread_cond_signal(&b->wake);
     pthread_mutex_unlock(&b->lock);
     bound_half(b, 0);
-    while (!atomic_load_explicit(&b->done, memory_order_acquire))
-        ;
+    bound_wait(&b->done, 1);
     for (int t = 0; t < 2; t++) {
         for (int32_t i = 0; i < b->hit_count[t]; i++) {
             tes_entity_t e = b->hits[t][i];
