@@ -16,8 +16,11 @@
  * `same_checksum` must compute the same value both ways, which doubles as a
  * cheap correctness check of the library.
  *
- * Everything here is header-only and static so each workload file stays
- * self-contained: components, RNG, shuffles, error reporting.
+ * The helpers here are header-only and static (components, RNG, shuffles,
+ * error reporting, and the few inline pieces a timed loop may use); the
+ * untimed set-up and tear-down that many workloads share (world +
+ * component set-up, populated worlds, plain-array baseline state) is in
+ * bench_common.c and declared at the end of this file.
  */
 #ifndef TES_BENCH_H
 #define TES_BENCH_H
@@ -282,5 +285,83 @@ typedef struct bench_slot {
 
 static inline uint32_t bench_u32(int64_t v) { return (uint32_t)v; }
 static inline int32_t bench_i32(int64_t v) { return (int32_t)v; }
+
+/* The bits of a float, widened: checksums sum these so that Tessera and the
+ * baseline must agree bit for bit. */
+static inline uint64_t bench_bits_of(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Shared workload state and hooks (bench_common.c)                          */
+/* ------------------------------------------------------------------------ */
+
+/* The Tessera side most workloads keep: n entities' handles and a world
+ * (NULL between runs for workloads that build one per run). c and comps
+ * hold Position, Velocity, Rotation once registered; extra is a fourth
+ * component some workloads add and remove. */
+typedef struct bench_tes_state {
+    uint32_t n;
+    tes_world_t *w;
+    bench_comps_t c;
+    tes_comp_t comps[3];
+    tes_comp_t extra;
+    tes_entity_t *h;
+} bench_tes_state_t;
+
+/* init hooks: n = cfg->n (or cfg->small_n), h allocated, no world yet. */
+void *bench_tes_init(const bench_cfg_t *cfg);
+void *bench_tes_init_small(const bench_cfg_t *cfg);
+/* fini hook: frees the world (if any), the handles and the state. */
+void bench_tes_fini(void *st);
+/* before hooks: a fresh world, ... */
+void bench_tes_world(void *st);
+/* ... with Position, Velocity, Rotation registered (table storage), ... */
+void bench_tes_world3(void *st);
+/* ... populated with n empty entities by tes_spawn_n (handles in h), ... */
+void bench_tes_spawned(void *st);
+/* ... or with n entities carrying the three table components. */
+void bench_tes_spawned3(void *st);
+/* A fresh world with table Position and the component `name` (in extra),
+ * n entities spawned with Position only. */
+void bench_tes_spawned_extra(bench_tes_state_t *s, const char *name, size_t size,
+                             tes_storage_t storage);
+/* after hooks: free the world (w = NULL); the checking ones first fail
+ * unless all n entities (or none) are alive. */
+void bench_tes_drop_world(void *st);
+void bench_tes_after_alive(void *st);
+void bench_tes_after_none_alive(void *st);
+/* Writes bench_position(index) into every handle's Position; false after
+ * bench_fail if a handle has none. */
+bool bench_fill_positions(tes_world_t *w, const tes_entity_t *h, uint32_t n, tes_comp_t pos);
+
+/* The plain-array baseline most spawning workloads keep: a naive entity
+ * list (slots) or a generation array, three component columns with a count
+ * and capacity, and n handles. All arrays but h are allocated by the
+ * workload (usually inside its timed run, as the work being measured). */
+typedef struct bench_base_state {
+    uint32_t n, count, cap;
+    bench_slot_t *slots;
+    uint32_t *gen;
+    Position *pos;
+    Velocity *vel;
+    Rotation *rot;
+    tes_entity_t *h;
+} bench_base_state_t;
+
+/* init hook: n = cfg->n, h allocated. */
+void *bench_base_init(const bench_cfg_t *cfg);
+/* after hook: frees everything but h, count = cap = 0. */
+void bench_base_release(void *st);
+/* fini hook. */
+void bench_base_fini(void *st);
+/* Doubles (from 1024) gen, pos, vel and rot; false after bench_fail. */
+bool bench_base_grow(bench_base_state_t *s);
+/* gen[i] = 1 (unless gen is NULL) and h[i] = entity (i, generation 1), as
+ * a fresh Tessera world issues them. */
+void bench_fresh_handles(uint32_t *gen, tes_entity_t *h, uint32_t n);
 
 #endif

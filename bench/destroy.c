@@ -9,32 +9,7 @@
  */
 #include "bench.h"
 
-typedef struct {
-    uint32_t n;
-    tes_world_t *w;
-    tes_entity_t *h;
-} tes_state_t;
-
-static void *tes_init(const bench_cfg_t *cfg)
-{
-    tes_state_t *s = (tes_state_t *)calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
-    s->n = bench_u32(cfg->n);
-    s->h = (tes_entity_t *)bench_alloc((size_t)s->n * sizeof *s->h);
-    return s;
-}
-
-static void tes_before(void *p)
-{
-    tes_state_t *s = (tes_state_t *)p;
-    s->w = bench_world_new();
-    if (!s->w)
-        return;
-    int rc = tes_spawn_n(s->w, (int32_t)s->n, NULL, 0, s->h);
-    if (rc != TES_OK)
-        bench_fail("tes_spawn_n: %s", tes_strerror(rc));
-}
+typedef bench_tes_state_t tes_state_t;
 
 static uint64_t tes_run(void *p)
 {
@@ -44,23 +19,6 @@ static uint64_t tes_run(void *p)
     for (uint32_t i = 0; i < s->n; i++)
         ok += tes_destroy(w, s->h[i]) == TES_OK;
     return ok;
-}
-
-static void tes_after(void *p)
-{
-    tes_state_t *s = (tes_state_t *)p;
-    if (s->w && tes_entity_count(s->w) != 0)
-        bench_fail("%d entities alive after destroying all", tes_entity_count(s->w));
-    tes_world_free(s->w);
-    s->w = NULL;
-}
-
-static void tes_fini(void *p)
-{
-    tes_state_t *s = (tes_state_t *)p;
-    tes_world_free(s->w);
-    free(s->h);
-    free(s);
 }
 
 typedef struct {
@@ -93,8 +51,8 @@ static void base_before(void *p)
     for (uint32_t i = 0; i < s->n; i++) {
         s->slots[i].generation = 1;
         s->slots[i].next = BENCH_NONE;
-        s->h[i] = tes_entity_make(i, 1);
     }
+    bench_fresh_handles(NULL, s->h, s->n);
     s->count = s->alive = s->n;
     s->head = BENCH_NONE;
 }
@@ -142,6 +100,6 @@ const bench_workload_t bench_destroy = {
     "entity",
     ops,
     true,
-    {tes_init, tes_before, tes_run, tes_after, tes_fini},
+    {bench_tes_init, bench_tes_spawned, tes_run, bench_tes_after_none_alive, bench_tes_fini},
     {base_init, base_before, base_run, base_after, base_fini},
 };

@@ -11,33 +11,13 @@
  */
 #include "bench.h"
 
-typedef struct {
-    uint32_t n;
-    tes_world_t *w;
-    tes_entity_t *out;
-} tes_state_t;
-
-static void *tes_init(const bench_cfg_t *cfg)
-{
-    tes_state_t *s = (tes_state_t *)calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
-    s->n = bench_u32(cfg->n);
-    s->out = (tes_entity_t *)bench_alloc((size_t)s->n * sizeof *s->out);
-    return s;
-}
-
-static void tes_before(void *p)
-{
-    tes_state_t *s = (tes_state_t *)p;
-    s->w = bench_world_new();
-}
+typedef bench_tes_state_t tes_state_t;
 
 static uint64_t tes_run(void *p)
 {
     tes_state_t *s = (tes_state_t *)p;
     tes_world_t *w = s->w;
-    tes_entity_t *out = s->out;
+    tes_entity_t *out = s->h;
     uint64_t sum = 0;
     bool bad = false;
     for (uint32_t i = 0; i < s->n; i++) {
@@ -51,44 +31,12 @@ static uint64_t tes_run(void *p)
     return sum;
 }
 
-static void tes_after(void *p)
-{
-    tes_state_t *s = (tes_state_t *)p;
-    if (s->w && tes_entity_count(s->w) != (int32_t)s->n)
-        bench_fail("tes_entity_count = %d, expected %u", tes_entity_count(s->w), s->n);
-    tes_world_free(s->w);
-    s->w = NULL;
-}
-
-static void tes_fini(void *p)
-{
-    tes_state_t *s = (tes_state_t *)p;
-    tes_world_free(s->w);
-    free(s->out);
-    free(s);
-}
-
-typedef struct {
-    uint32_t n;
-    bench_slot_t *slots;
-    uint32_t count, cap;
-    tes_entity_t *out;
-} base_state_t;
-
-static void *base_init(const bench_cfg_t *cfg)
-{
-    base_state_t *s = (base_state_t *)calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
-    s->n = bench_u32(cfg->n);
-    s->out = (tes_entity_t *)bench_alloc((size_t)s->n * sizeof *s->out);
-    return s;
-}
+typedef bench_base_state_t base_state_t;
 
 static uint64_t base_run(void *p)
 {
     base_state_t *s = (base_state_t *)p;
-    tes_entity_t *out = s->out;
+    tes_entity_t *out = s->h;
     uint64_t sum = 0;
     for (uint32_t i = 0; i < s->n; i++) {
         if (s->count == s->cap) {
@@ -111,22 +59,6 @@ static uint64_t base_run(void *p)
     return sum;
 }
 
-static void base_after(void *p)
-{
-    base_state_t *s = (base_state_t *)p;
-    free(s->slots);
-    s->slots = NULL;
-    s->count = s->cap = 0;
-}
-
-static void base_fini(void *p)
-{
-    base_state_t *s = (base_state_t *)p;
-    free(s->slots);
-    free(s->out);
-    free(s);
-}
-
 static int64_t ops(const bench_cfg_t *cfg) { return cfg->n; }
 
 const bench_workload_t bench_spawn = {
@@ -134,6 +66,6 @@ const bench_workload_t bench_spawn = {
     "entity",
     ops,
     true,
-    {tes_init, tes_before, tes_run, tes_after, tes_fini},
-    {base_init, NULL, base_run, base_after, base_fini},
+    {bench_tes_init, bench_tes_world, tes_run, bench_tes_after_alive, bench_tes_fini},
+    {bench_base_init, NULL, base_run, bench_base_release, bench_base_fini},
 };

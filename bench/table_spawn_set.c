@@ -14,30 +14,7 @@
 static const Velocity VEL = {1.0f, 2.0f, 3.0f};
 static const Rotation ROT = {0.0f, 0.0f, 1.0f};
 
-typedef struct {
-    uint32_t n;
-    tes_world_t *w;
-    bench_comps_t c;
-    tes_entity_t *out;
-} tes_state_t;
-
-static void *tes_init(const bench_cfg_t *cfg)
-{
-    tes_state_t *s = (tes_state_t *)calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
-    s->n = bench_u32(cfg->n);
-    s->out = (tes_entity_t *)bench_alloc((size_t)s->n * sizeof *s->out);
-    return s;
-}
-
-static void tes_before(void *p)
-{
-    tes_state_t *s = (tes_state_t *)p;
-    s->w = bench_world_new();
-    if (s->w)
-        s->c = bench_register3(s->w, TES_STORAGE_TABLE);
-}
+typedef bench_tes_state_t tes_state_t;
 
 static uint64_t tes_run(void *p)
 {
@@ -52,7 +29,7 @@ static uint64_t tes_run(void *p)
         bad |= tes_set(w, e, c.pos, &pos);
         bad |= tes_set(w, e, c.vel, &VEL);
         bad |= tes_set(w, e, c.rot, &ROT);
-        s->out[i] = e;
+        s->h[i] = e;
         sum += e;
     }
     if (bad)
@@ -65,71 +42,22 @@ static void tes_after(void *p)
     tes_state_t *s = (tes_state_t *)p;
     if (s->w && !bench_failed()) {
         uint32_t last = s->n - 1;
-        const Position *pos = (const Position *)tes_get(s->w, s->out[last], s->c.pos);
+        const Position *pos = (const Position *)tes_get(s->w, s->h[last], s->c.pos);
         Position want = bench_position(last);
         if (!pos || memcmp(pos, &want, sizeof want) != 0)
             bench_fail("tes_get after spawn+set returned the wrong Position");
     }
-    tes_world_free(s->w);
-    s->w = NULL;
+    bench_tes_drop_world(s);
 }
 
-static void tes_fini(void *p)
-{
-    tes_state_t *s = (tes_state_t *)p;
-    tes_world_free(s->w);
-    free(s->out);
-    free(s);
-}
-
-typedef struct {
-    uint32_t n, count, cap;
-    uint32_t *gen;
-    Position *pos;
-    Velocity *vel;
-    Rotation *rot;
-    tes_entity_t *out;
-} base_state_t;
-
-static void *base_init(const bench_cfg_t *cfg)
-{
-    base_state_t *s = (base_state_t *)calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
-    s->n = bench_u32(cfg->n);
-    s->out = (tes_entity_t *)bench_alloc((size_t)s->n * sizeof *s->out);
-    return s;
-}
-
-static bool base_grow(base_state_t *s)
-{
-    uint32_t cap = s->cap ? s->cap * 2 : 1024;
-    void *g = realloc(s->gen, (size_t)cap * sizeof *s->gen);
-    if (g)
-        s->gen = (uint32_t *)g;
-    void *p = realloc(s->pos, (size_t)cap * sizeof *s->pos);
-    if (p)
-        s->pos = (Position *)p;
-    void *v = realloc(s->vel, (size_t)cap * sizeof *s->vel);
-    if (v)
-        s->vel = (Velocity *)v;
-    void *r = realloc(s->rot, (size_t)cap * sizeof *s->rot);
-    if (r)
-        s->rot = (Rotation *)r;
-    if (!g || !p || !v || !r) {
-        bench_fail("realloc failed");
-        return false;
-    }
-    s->cap = cap;
-    return true;
-}
+typedef bench_base_state_t base_state_t;
 
 static uint64_t base_run(void *p)
 {
     base_state_t *s = (base_state_t *)p;
     uint64_t sum = 0;
     for (uint32_t i = 0; i < s->n; i++) {
-        if (s->count == s->cap && !base_grow(s))
+        if (s->count == s->cap && !bench_base_grow(s))
             return 0;
         uint32_t index = s->count++;
         s->gen[index] = 1;
@@ -137,32 +65,10 @@ static uint64_t base_run(void *p)
         s->pos[index] = bench_position(i);
         s->vel[index] = VEL;
         s->rot[index] = ROT;
-        s->out[i] = e;
+        s->h[i] = e;
         sum += e;
     }
     return sum;
-}
-
-static void base_after(void *p)
-{
-    base_state_t *s = (base_state_t *)p;
-    free(s->gen);
-    free(s->pos);
-    free(s->vel);
-    free(s->rot);
-    s->gen = NULL;
-    s->pos = NULL;
-    s->vel = NULL;
-    s->rot = NULL;
-    s->count = s->cap = 0;
-}
-
-static void base_fini(void *p)
-{
-    base_state_t *s = (base_state_t *)p;
-    base_after(s);
-    free(s->out);
-    free(s);
 }
 
 static int64_t ops(const bench_cfg_t *cfg) { return cfg->n; }
@@ -172,6 +78,6 @@ const bench_workload_t bench_table_spawn_set = {
     "entity",
     ops,
     true,
-    {tes_init, tes_before, tes_run, tes_after, tes_fini},
-    {base_init, NULL, base_run, base_after, base_fini},
+    {bench_tes_init, bench_tes_world3, tes_run, tes_after, bench_tes_fini},
+    {bench_base_init, NULL, base_run, bench_base_release, bench_base_fini},
 };

@@ -1,0 +1,205 @@
+/*
+ * bench_common.c — the untimed set-up and tear-down most workloads share.
+ *
+ * Design: many workloads keep the same Tessera-side state (a population
+ * size, a world, Position/Velocity/Rotation and one handle per entity) and
+ * build it the same ways (an empty world, a world with the three table
+ * components, a world populated with tes_spawn_n), and many baselines keep
+ * the same plain arrays (slots or generations, three component columns,
+ * handles). Those states and their hooks live here once, so each workload
+ * file holds only its timed `run` functions and what is particular to it.
+ * Nothing here runs inside a timed region: the driver calls these as the
+ * init, before, after and fini hooks, and the workloads call them from
+ * theirs. Every function reports a failure through bench_fail and leaves
+ * the state freeable by its fini.
+ */
+#include "bench.h"
+
+/* ------------------------------------------------------------------------ */
+/* Tessera side                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* The state with n entities' worth of handle space; NULL only when the
+ * state itself cannot be allocated (a failed handle array is recorded). */
+static void *tes_state_new(int64_t n)
+{
+    bench_tes_state_t *s = (bench_tes_state_t *)calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->n = bench_u32(n);
+    s->h = (tes_entity_t *)bench_alloc((size_t)s->n * sizeof *s->h);
+    return s;
+}
+
+void *bench_tes_init(const bench_cfg_t *cfg) { return tes_state_new(cfg->n); }
+
+void *bench_tes_init_small(const bench_cfg_t *cfg) { return tes_state_new(cfg->small_n); }
+
+void bench_tes_fini(void *p)
+{
+    bench_tes_state_t *s = (bench_tes_state_t *)p;
+    tes_world_free(s->w);
+    free(s->h);
+    free(s);
+}
+
+void bench_tes_world(void *p)
+{
+    bench_tes_state_t *s = (bench_tes_state_t *)p;
+    s->w = bench_world_new();
+}
+
+void bench_tes_world3(void *p)
+{
+    bench_tes_state_t *s = (bench_tes_state_t *)p;
+    s->w = bench_world_new();
+    if (!s->w)
+        return;
+    s->c = bench_register3(s->w, TES_STORAGE_TABLE);
+    s->comps[0] = s->c.pos;
+    s->comps[1] = s->c.vel;
+    s->comps[2] = s->c.rot;
+}
+
+void bench_tes_spawned(void *p)
+{
+    bench_tes_state_t *s = (bench_tes_state_t *)p;
+    s->w = bench_world_new();
+    if (!s->w)
+        return;
+    int rc = tes_spawn_n(s->w, (int32_t)s->n, NULL, 0, s->h);
+    if (rc != TES_OK)
+        bench_fail("tes_spawn_n: %s", tes_strerror(rc));
+}
+
+void bench_tes_spawned3(void *p)
+{
+    bench_tes_state_t *s = (bench_tes_state_t *)p;
+    bench_tes_world3(s);
+    if (!s->w || bench_failed())
+        return;
+    int rc = tes_spawn_n(s->w, (int32_t)s->n, s->comps, 3, s->h);
+    if (rc != TES_OK)
+        bench_fail("tes_spawn_n: %s", tes_strerror(rc));
+}
+
+void bench_tes_spawned_extra(bench_tes_state_t *s, const char *name, size_t size,
+                             tes_storage_t storage)
+{
+    s->w = bench_world_new();
+    if (!s->w)
+        return;
+    s->c.pos = bench_register(s->w, "Position", sizeof(Position), TES_STORAGE_TABLE);
+    s->extra = bench_register(s->w, name, size, storage);
+    if (bench_failed())
+        return;
+    int rc = tes_spawn_n(s->w, (int32_t)s->n, &s->c.pos, 1, s->h);
+    if (rc != TES_OK)
+        bench_fail("tes_spawn_n: %s", tes_strerror(rc));
+}
+
+void bench_tes_drop_world(void *p)
+{
+    bench_tes_state_t *s = (bench_tes_state_t *)p;
+    tes_world_free(s->w);
+    s->w = NULL;
+}
+
+void bench_tes_after_alive(void *p)
+{
+    bench_tes_state_t *s = (bench_tes_state_t *)p;
+    if (s->w && tes_entity_count(s->w) != (int32_t)s->n)
+        bench_fail("tes_entity_count = %d, expected %u", tes_entity_count(s->w), s->n);
+    bench_tes_drop_world(s);
+}
+
+void bench_tes_after_none_alive(void *p)
+{
+    bench_tes_state_t *s = (bench_tes_state_t *)p;
+    if (s->w && tes_entity_count(s->w) != 0)
+        bench_fail("%d entities alive after destroying all", tes_entity_count(s->w));
+    bench_tes_drop_world(s);
+}
+
+bool bench_fill_positions(tes_world_t *w, const tes_entity_t *h, uint32_t n, tes_comp_t pos)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        Position *p = (Position *)tes_get_mut(w, h[i], pos);
+        if (!p) {
+            bench_fail("tes_get_mut returned NULL");
+            return false;
+        }
+        *p = bench_position(tes_entity_index(h[i]));
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Baseline side                                                             */
+/* ------------------------------------------------------------------------ */
+
+void *bench_base_init(const bench_cfg_t *cfg)
+{
+    bench_base_state_t *s = (bench_base_state_t *)calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->n = bench_u32(cfg->n);
+    s->h = (tes_entity_t *)bench_alloc((size_t)s->n * sizeof *s->h);
+    return s;
+}
+
+void bench_base_release(void *p)
+{
+    bench_base_state_t *s = (bench_base_state_t *)p;
+    free(s->slots);
+    free(s->gen);
+    free(s->pos);
+    free(s->vel);
+    free(s->rot);
+    s->slots = NULL;
+    s->gen = NULL;
+    s->pos = NULL;
+    s->vel = NULL;
+    s->rot = NULL;
+    s->count = s->cap = 0;
+}
+
+void bench_base_fini(void *p)
+{
+    bench_base_state_t *s = (bench_base_state_t *)p;
+    bench_base_release(s);
+    free(s->h);
+    free(s);
+}
+
+bool bench_base_grow(bench_base_state_t *s)
+{
+    uint32_t cap = s->cap ? s->cap * 2 : 1024;
+    void *g = realloc(s->gen, (size_t)cap * sizeof *s->gen);
+    if (g)
+        s->gen = (uint32_t *)g;
+    void *p = realloc(s->pos, (size_t)cap * sizeof *s->pos);
+    if (p)
+        s->pos = (Position *)p;
+    void *v = realloc(s->vel, (size_t)cap * sizeof *s->vel);
+    if (v)
+        s->vel = (Velocity *)v;
+    void *r = realloc(s->rot, (size_t)cap * sizeof *s->rot);
+    if (r)
+        s->rot = (Rotation *)r;
+    if (!g || !p || !v || !r) {
+        bench_fail("realloc failed");
+        return false;
+    }
+    s->cap = cap;
+    return true;
+}
+
+void bench_fresh_handles(uint32_t *gen, tes_entity_t *h, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (gen)
+            gen[i] = 1;
+        h[i] = tes_entity_make(i, 1);
+    }
+}
