@@ -295,6 +295,22 @@ static inline uint64_t bench_bits_of(float f)
     return b;
 }
 
+/* The timed add/remove passes: reps times, comp added to every handle and
+ * then removed from every handle. Returns the successful calls. Inline so
+ * each caller's loop compiles as if written in place. */
+static inline uint64_t bench_add_remove_passes(tes_world_t *w, const tes_entity_t *h, uint32_t n,
+                                               tes_comp_t comp, int reps)
+{
+    uint64_t ok = 0;
+    for (int r = 0; r < reps; r++) {
+        for (uint32_t i = 0; i < n; i++)
+            ok += tes_add(w, h[i], comp) == TES_OK;
+        for (uint32_t i = 0; i < n; i++)
+            ok += tes_remove(w, h[i], comp) == TES_OK;
+    }
+    return ok;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Shared workload state and hooks (bench_common.c)                          */
 /* ------------------------------------------------------------------------ */
@@ -329,6 +345,9 @@ void bench_tes_spawned3(void *st);
  * n entities spawned with Position only. */
 void bench_tes_spawned_extra(bench_tes_state_t *s, const char *name, size_t size,
                              tes_storage_t storage);
+/* after hook of the add/remove workloads: fails unless the middle entity
+ * has Position and not extra, then frees the world. */
+void bench_tes_after_add_remove(void *st);
 /* after hooks: free the world (w = NULL); the checking ones first fail
  * unless all n entities (or none) are alive. */
 void bench_tes_drop_world(void *st);

@@ -98,6 +98,17 @@ void bench_tes_spawned_extra(bench_tes_state_t *s, const char *name, size_t size
         bench_fail("tes_spawn_n: %s", tes_strerror(rc));
 }
 
+void bench_tes_after_add_remove(void *p)
+{
+    bench_tes_state_t *s = (bench_tes_state_t *)p;
+    if (s->w && !bench_failed()) {
+        tes_entity_t e = s->h[s->n / 2];
+        if (!tes_has(s->w, e, s->c.pos) || tes_has(s->w, e, s->extra))
+            bench_fail("wrong component set after add/remove");
+    }
+    bench_tes_drop_world(s);
+}
+
 void bench_tes_drop_world(void *p)
 {
     bench_tes_state_t *s = (bench_tes_state_t *)p;

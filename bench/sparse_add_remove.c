@@ -14,73 +14,17 @@
 
 #define SAR_REPS 20
 
-typedef struct {
-    uint32_t n;
-    tes_world_t *w;
-    tes_comp_t pos, health;
-    tes_entity_t *h;
-} tes_state_t;
-
-static void *tes_init(const bench_cfg_t *cfg)
-{
-    tes_state_t *s = (tes_state_t *)calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
-    s->n = bench_u32(cfg->small_n);
-    s->h = (tes_entity_t *)bench_alloc((size_t)s->n * sizeof *s->h);
-    return s;
-}
+typedef bench_tes_state_t tes_state_t;
 
 static void tes_before(void *p)
 {
-    tes_state_t *s = (tes_state_t *)p;
-    s->w = bench_world_new();
-    if (!s->w)
-        return;
-    s->pos = bench_register(s->w, "Position", sizeof(Position), TES_STORAGE_TABLE);
-    s->health = bench_register(s->w, "SparseHealth", sizeof(Health), TES_STORAGE_SPARSE);
-    if (bench_failed())
-        return;
-    int rc = tes_spawn_n(s->w, (int32_t)s->n, &s->pos, 1, s->h);
-    if (rc != TES_OK)
-        bench_fail("tes_spawn_n: %s", tes_strerror(rc));
+    bench_tes_spawned_extra((tes_state_t *)p, "SparseHealth", sizeof(Health), TES_STORAGE_SPARSE);
 }
 
 static uint64_t tes_run(void *p)
 {
     tes_state_t *s = (tes_state_t *)p;
-    tes_world_t *w = s->w;
-    tes_comp_t health = s->health;
-    const tes_entity_t *h = s->h;
-    uint32_t n = s->n;
-    uint64_t ok = 0;
-    for (int r = 0; r < SAR_REPS; r++) {
-        for (uint32_t i = 0; i < n; i++)
-            ok += tes_add(w, h[i], health) == TES_OK;
-        for (uint32_t i = 0; i < n; i++)
-            ok += tes_remove(w, h[i], health) == TES_OK;
-    }
-    return ok;
-}
-
-static void tes_after(void *p)
-{
-    tes_state_t *s = (tes_state_t *)p;
-    if (s->w && !bench_failed()) {
-        tes_entity_t e = s->h[s->n / 2];
-        if (!tes_has(s->w, e, s->pos) || tes_has(s->w, e, s->health))
-            bench_fail("wrong component set after sparse add/remove");
-    }
-    tes_world_free(s->w);
-    s->w = NULL;
-}
-
-static void tes_fini(void *p)
-{
-    tes_state_t *s = (tes_state_t *)p;
-    tes_world_free(s->w);
-    free(s->h);
-    free(s);
+    return bench_add_remove_passes(s->w, s->h, s->n, s->extra, SAR_REPS);
 }
 
 typedef struct {
@@ -110,11 +54,9 @@ static void *base_init(const bench_cfg_t *cfg)
 static void base_before(void *p)
 {
     base_state_t *s = (base_state_t *)p;
-    for (uint32_t i = 0; i < s->n; i++) {
-        s->gen[i] = 1;
+    bench_fresh_handles(s->gen, s->h, s->n);
+    for (uint32_t i = 0; i < s->n; i++)
         s->where[i] = BENCH_NONE;
-        s->h[i] = tes_entity_make(i, 1);
-    }
     s->count = 0;
 }
 
@@ -179,6 +121,6 @@ const bench_workload_t bench_sparse_add_remove = {
     "pair",
     ops,
     true,
-    {tes_init, tes_before, tes_run, tes_after, tes_fini},
+    {bench_tes_init_small, tes_before, tes_run, bench_tes_after_add_remove, bench_tes_fini},
     {base_init, base_before, base_run, NULL, base_fini},
 };
