@@ -377,8 +377,30 @@ void *bench_base_init(const bench_cfg_t *cfg);
 void bench_base_release(void *st);
 /* fini hook. */
 void bench_base_fini(void *st);
-/* Doubles (from 1024) gen, pos, vel and rot; false after bench_fail. */
-bool bench_base_grow(bench_base_state_t *s);
+/* Doubles (from 1024) gen, pos, vel and rot; false after bench_fail. It is
+ * called inside timed runs, so it is inline like the code it replaced. */
+static inline bool bench_base_grow(bench_base_state_t *s)
+{
+    uint32_t cap = s->cap ? s->cap * 2 : 1024;
+    void *g = realloc(s->gen, (size_t)cap * sizeof *s->gen);
+    if (g)
+        s->gen = (uint32_t *)g;
+    void *p = realloc(s->pos, (size_t)cap * sizeof *s->pos);
+    if (p)
+        s->pos = (Position *)p;
+    void *v = realloc(s->vel, (size_t)cap * sizeof *s->vel);
+    if (v)
+        s->vel = (Velocity *)v;
+    void *r = realloc(s->rot, (size_t)cap * sizeof *s->rot);
+    if (r)
+        s->rot = (Rotation *)r;
+    if (!g || !p || !v || !r) {
+        bench_fail("realloc failed");
+        return false;
+    }
+    s->cap = cap;
+    return true;
+}
 /* gen[i] = 1 (unless gen is NULL) and h[i] = entity (i, generation 1), as
  * a fresh Tessera world issues them. */
 void bench_fresh_handles(uint32_t *gen, tes_entity_t *h, uint32_t n);

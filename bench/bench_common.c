@@ -183,29 +183,6 @@ void bench_base_fini(void *p)
     free(s);
 }
 
-bool bench_base_grow(bench_base_state_t *s)
-{
-    uint32_t cap = s->cap ? s->cap * 2 : 1024;
-    void *g = realloc(s->gen, (size_t)cap * sizeof *s->gen);
-    if (g)
-        s->gen = (uint32_t *)g;
-    void *p = realloc(s->pos, (size_t)cap * sizeof *s->pos);
-    if (p)
-        s->pos = (Position *)p;
-    void *v = realloc(s->vel, (size_t)cap * sizeof *s->vel);
-    if (v)
-        s->vel = (Velocity *)v;
-    void *r = realloc(s->rot, (size_t)cap * sizeof *s->rot);
-    if (r)
-        s->rot = (Rotation *)r;
-    if (!g || !p || !v || !r) {
-        bench_fail("realloc failed");
-        return false;
-    }
-    s->cap = cap;
-    return true;
-}
-
 void bench_fresh_handles(uint32_t *gen, tes_entity_t *h, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
