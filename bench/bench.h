@@ -353,9 +353,13 @@ void bench_tes_after_add_remove(void *st);
 void bench_tes_drop_world(void *st);
 void bench_tes_after_alive(void *st);
 void bench_tes_after_none_alive(void *st);
-/* Writes bench_position(index) into every handle's Position; false after
- * bench_fail if a handle has none. */
-bool bench_fill_positions(tes_world_t *w, const tes_entity_t *h, uint32_t n, tes_comp_t pos);
+/* A new world of n entities spawned with tes_spawn_n (handles in h, spawn
+ * order) whose Position holds bench_position(entity index), its component
+ * in *pos. Table storage: Position, Velocity and Rotation in one table;
+ * sparse storage: SparsePosition alone. On failure (bench_fail recorded)
+ * returns what it built so far, possibly NULL, for the caller to free. */
+tes_world_t *bench_positions_world(uint32_t n, tes_storage_t storage, tes_entity_t *h,
+                                   tes_comp_t *pos);
 
 /* The plain-array baseline most spawning workloads keep: a naive entity
  * list (slots) or a generation array, three component columns with a count

@@ -132,17 +132,40 @@ void bench_tes_after_none_alive(void *p)
     bench_tes_drop_world(s);
 }
 
-bool bench_fill_positions(tes_world_t *w, const tes_entity_t *h, uint32_t n, tes_comp_t pos)
+tes_world_t *bench_positions_world(uint32_t n, tes_storage_t storage, tes_entity_t *h,
+                                   tes_comp_t *pos)
 {
+    tes_world_t *w = bench_world_new();
+    if (!w)
+        return NULL;
+    tes_comp_t comps[3];
+    int count = 1;
+    if (storage == TES_STORAGE_SPARSE) {
+        comps[0] = bench_register(w, "SparsePosition", sizeof(Position), TES_STORAGE_SPARSE);
+    } else {
+        bench_comps_t c = bench_register3(w, TES_STORAGE_TABLE);
+        comps[0] = c.pos;
+        comps[1] = c.vel;
+        comps[2] = c.rot;
+        count = 3;
+    }
+    *pos = comps[0];
+    if (bench_failed())
+        return w;
+    int rc = tes_spawn_n(w, (int32_t)n, comps, count, h);
+    if (rc != TES_OK) {
+        bench_fail("tes_spawn_n: %s", tes_strerror(rc));
+        return w;
+    }
     for (uint32_t i = 0; i < n; i++) {
-        Position *p = (Position *)tes_get_mut(w, h[i], pos);
+        Position *p = (Position *)tes_get_mut(w, h[i], comps[0]);
         if (!p) {
             bench_fail("tes_get_mut returned NULL");
-            return false;
+            return w;
         }
         *p = bench_position(tes_entity_index(h[i]));
     }
-    return true;
+    return w;
 }
 
 /* ------------------------------------------------------------------------ */

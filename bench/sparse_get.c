@@ -42,25 +42,10 @@ static void *tes_init(const bench_cfg_t *cfg)
         return NULL;
     s->n = bench_u32(cfg->n);
     s->h = (tes_entity_t *)bench_alloc((size_t)s->n * sizeof *s->h);
-    s->w = bench_world_new();
-    if (!s->h || !s->w)
-        return s;
-    s->pos = bench_register(s->w, "SparsePosition", sizeof(Position), TES_STORAGE_SPARSE);
+    if (s->h)
+        s->w = bench_positions_world(s->n, TES_STORAGE_SPARSE, s->h, &s->pos);
     if (bench_failed())
         return s;
-    int rc = tes_spawn_n(s->w, (int32_t)s->n, &s->pos, 1, s->h);
-    if (rc != TES_OK) {
-        bench_fail("tes_spawn_n (sparse): %s", tes_strerror(rc));
-        return s;
-    }
-    for (uint32_t i = 0; i < s->n; i++) {
-        Position *pos = (Position *)tes_get_mut(s->w, s->h[i], s->pos);
-        if (!pos) {
-            bench_fail("tes_get_mut returned NULL");
-            return s;
-        }
-        *pos = bench_position(tes_entity_index(s->h[i]));
-    }
     uint64_t rng = cfg->seed ^ UINT64_C(0x59A);
     bench_shuffle_entities(s->h, s->n, &rng);
     return s;
@@ -115,11 +100,10 @@ static void *base_init(const bench_cfg_t *cfg)
     s->h = (tes_entity_t *)bench_alloc(n * sizeof *s->h);
     if (bench_failed())
         return s;
+    bench_fresh_handles(s->gen, s->h, s->n);
     for (uint32_t i = 0; i < s->n; i++) {
-        s->gen[i] = 1;
         s->where[i] = i; /* inserted in spawn order */
         s->packed[i] = bench_position(i);
-        s->h[i] = tes_entity_make(i, 1);
     }
     uint64_t rng = cfg->seed ^ UINT64_C(0x59A);
     bench_shuffle_entities(s->h, s->n, &rng);

@@ -40,25 +40,10 @@ static void *tes_init(const bench_cfg_t *cfg)
         return NULL;
     s->n = bench_u32(cfg->n);
     s->h = (tes_entity_t *)bench_alloc((size_t)s->n * sizeof *s->h);
-    s->w = bench_world_new();
-    if (!s->h || !s->w)
+    if (s->h)
+        s->w = bench_positions_world(s->n, TES_STORAGE_TABLE, s->h, &s->pos);
+    if (bench_failed())
         return s;
-    bench_comps_t c = bench_register3(s->w, TES_STORAGE_TABLE);
-    s->pos = c.pos;
-    tes_comp_t comps[3] = {c.pos, c.vel, c.rot};
-    int rc = tes_spawn_n(s->w, (int32_t)s->n, comps, 3, s->h);
-    if (rc != TES_OK) {
-        bench_fail("tes_spawn_n: %s", tes_strerror(rc));
-        return s;
-    }
-    for (uint32_t i = 0; i < s->n; i++) {
-        Position *pos = (Position *)tes_get_mut(s->w, s->h[i], c.pos);
-        if (!pos) {
-            bench_fail("tes_get_mut returned NULL");
-            return s;
-        }
-        *pos = bench_position(tes_entity_index(s->h[i]));
-    }
     uint64_t rng = cfg->seed ^ UINT64_C(0x6E7);
     bench_shuffle_entities(s->h, s->n, &rng);
     return s;
@@ -110,11 +95,9 @@ static void *base_init(const bench_cfg_t *cfg)
     s->h = (tes_entity_t *)bench_alloc(n * sizeof *s->h);
     if (bench_failed())
         return s;
-    for (uint32_t i = 0; i < s->n; i++) {
-        s->gen[i] = 1;
+    bench_fresh_handles(s->gen, s->h, s->n);
+    for (uint32_t i = 0; i < s->n; i++)
         s->pos[i] = bench_position(i);
-        s->h[i] = tes_entity_make(i, 1);
-    }
     uint64_t rng = cfg->seed ^ UINT64_C(0x6E7);
     bench_shuffle_entities(s->h, s->n, &rng);
     return s;
