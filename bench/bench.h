@@ -311,6 +311,15 @@ static inline uint64_t bench_add_remove_passes(tes_world_t *w, const tes_entity_
     return ok;
 }
 
+/* The checksum of a handle array: the plain sum. */
+static inline uint64_t bench_sum_handles(const tes_entity_t *h, uint32_t n)
+{
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < n; i++)
+        sum += h[i];
+    return sum;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Shared workload state and hooks (bench_common.c)                          */
 /* ------------------------------------------------------------------------ */
@@ -348,6 +357,9 @@ void bench_tes_spawned_extra(bench_tes_state_t *s, const char *name, size_t size
 /* after hook of the add/remove workloads: fails unless the middle entity
  * has Position and not extra, then frees the world. */
 void bench_tes_after_add_remove(void *st);
+/* run hook (TIMED) of the destroy 1-by-1 workloads: tes_destroy on every
+ * handle in order; returns the successful calls. */
+uint64_t bench_tes_destroy_each(void *st);
 /* after hooks: free the world (w = NULL); the checking ones first fail
  * unless all n entities (or none) are alive. */
 void bench_tes_drop_world(void *st);

@@ -8,9 +8,9 @@
  * the same plain arrays (slots or generations, three component columns,
  * handles). Those states and their hooks live here once, so each workload
  * file holds only its timed `run` functions and what is particular to it.
- * Nothing here runs inside a timed region: the driver calls these as the
- * init, before, after and fini hooks, and the workloads call them from
- * theirs. Every function reports a failure through bench_fail and leaves
+ * Nothing here runs inside a timed region but bench_tes_destroy_each,
+ * itself a whole timed run: the driver calls these as the init, before,
+ * after and fini hooks, and the workloads call them from theirs. Every function reports a failure through bench_fail and leaves
  * the state freeable by its fini.
  */
 #include "bench.h"
@@ -96,6 +96,18 @@ void bench_tes_spawned_extra(bench_tes_state_t *s, const char *name, size_t size
     int rc = tes_spawn_n(s->w, (int32_t)s->n, &s->c.pos, 1, s->h);
     if (rc != TES_OK)
         bench_fail("tes_spawn_n: %s", tes_strerror(rc));
+}
+
+/* The one timed function here: the driver calls it through the workload
+ * descriptor exactly as it would call a per-file copy. */
+uint64_t bench_tes_destroy_each(void *p)
+{
+    bench_tes_state_t *s = (bench_tes_state_t *)p;
+    tes_world_t *w = s->w;
+    uint64_t ok = 0;
+    for (uint32_t i = 0; i < s->n; i++)
+        ok += tes_destroy(w, s->h[i]) == TES_OK;
+    return ok;
 }
 
 void bench_tes_after_add_remove(void *p)

@@ -9,18 +9,6 @@
  */
 #include "bench.h"
 
-typedef bench_tes_state_t tes_state_t;
-
-static uint64_t tes_run(void *p)
-{
-    tes_state_t *s = (tes_state_t *)p;
-    tes_world_t *w = s->w;
-    uint64_t ok = 0;
-    for (uint32_t i = 0; i < s->n; i++)
-        ok += tes_destroy(w, s->h[i]) == TES_OK;
-    return ok;
-}
-
 typedef struct {
     uint32_t generation;
     uint32_t next; /* free-list link */
@@ -100,6 +88,6 @@ const bench_workload_t bench_destroy = {
     "entity",
     ops,
     true,
-    {bench_tes_init, bench_tes_spawned, tes_run, bench_tes_after_none_alive, bench_tes_fini},
+    {bench_tes_init, bench_tes_spawned, bench_tes_destroy_each, bench_tes_after_none_alive, bench_tes_fini},
     {base_init, base_before, base_run, base_after, base_fini},
 };

@@ -22,17 +22,10 @@
 
 typedef struct Data { float v; } Data;
 
-static inline uint64_t bits_of(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    return b;
-}
-
 /* Entity k (spawn order) starts with Data.v = initial(k). */
 static inline float initial(uint32_t k) { return (float)(k % 97u); }
 
-static inline uint64_t mix(uint32_t k, float v) { return (uint64_t)(k + 1u) * bits_of(v); }
+static inline uint64_t mix(uint32_t k, float v) { return (uint64_t)(k + 1u) * bench_bits_of(v); }
 
 /* The work itself, shared by both sides. */
 static inline void bump(float *v, int32_t count)

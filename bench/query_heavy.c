@@ -22,13 +22,6 @@
 
 typedef struct Mat4 { float m[16]; } Mat4;
 
-static inline uint64_t bits_of(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    return b;
-}
-
 static inline float absf(float v) { return v < 0.0f ? -v : v; }
 
 /* Inverts a row-major 4x4 matrix in place (Gauss-Jordan, partial pivoting).
@@ -92,7 +85,7 @@ static uint64_t mix(uint32_t k, const Mat4 *m)
 {
     uint64_t sum = 0;
     for (uint32_t j = 0; j < 16; j++)
-        sum += (uint64_t)(j + 1u) * bits_of(m->m[j]);
+        sum += (uint64_t)(j + 1u) * bench_bits_of(m->m[j]);
     return (uint64_t)(k + 1u) * sum;
 }
 

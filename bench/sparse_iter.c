@@ -25,13 +25,6 @@
 
 #define ITER_REPS 10
 
-static inline uint64_t bits_of(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    return b;
-}
-
 static const tes__sparse_store_t *store_of(const tes_world_t *w, tes_comp_t c)
 {
     const tes__component_t *info = tes__registry_get(&w->components, c);
@@ -124,7 +117,7 @@ static uint64_t tes_run(void *p)
                 tes_entity_t e = ents[k];
                 const Position *ad = (const Position *)tes__sparse_store_get(a, e);
                 if (ad)
-                    sum += bits_of(ad->x) + bits_of(bd[k].x);
+                    sum += bench_bits_of(ad->x) + bench_bits_of(bd[k].x);
                 else
                     missing++;
             }
@@ -189,7 +182,7 @@ static uint64_t base_run(void *p)
         for (uint32_t k = 0; k < nb; k++) {
             uint32_t index = b_entity[k], pos;
             if (index < n && (pos = a_where[index]) != BENCH_NONE)
-                sum += bits_of(a_data[pos].x) + bits_of(b_data[k].x);
+                sum += bench_bits_of(a_data[pos].x) + bench_bits_of(b_data[k].x);
             else
                 missing++;
         }

@@ -19,10 +19,7 @@ static uint64_t tes_run(void *p)
         bench_fail("tes_spawn_n: %s", tes_strerror(rc));
         return 0;
     }
-    uint64_t sum = 0;
-    for (uint32_t i = 0; i < s->n; i++)
-        sum += s->h[i];
-    return sum;
+    return bench_sum_handles(s->h, s->n);
 }
 
 typedef bench_base_state_t base_state_t;
@@ -42,10 +39,7 @@ static uint64_t base_run(void *p)
         slots[i].generation = 1;
         out[i] = tes_entity_make(i, 1);
     }
-    uint64_t sum = 0;
-    for (uint32_t i = 0; i < s->n; i++)
-        sum += out[i];
-    return sum;
+    return bench_sum_handles(out, s->n);
 }
 
 static int64_t ops(const bench_cfg_t *cfg) { return cfg->n; }
