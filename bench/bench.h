@@ -373,6 +373,15 @@ void bench_tes_after_none_alive(void *st);
 tes_world_t *bench_positions_world(uint32_t n, tes_storage_t storage, tes_entity_t *h,
                                    tes_comp_t *pos);
 
+/* A query on the one component comp; NULL after bench_fail. */
+tes_query_t *bench_query1(tes_world_t *w, tes_comp_t comp);
+/* The checksum of a world's state that the iterating workloads compare in
+ * lockstep with their baseline: the sum over k < count of mix(k, value),
+ * value being h[k]'s comp read with tes_get. A handle without comp records
+ * a failure (the sum is then meaningless). */
+uint64_t bench_state_checksum(const tes_world_t *w, const tes_entity_t *h, uint32_t count,
+                              tes_comp_t comp, uint64_t (*mix)(uint32_t k, const void *value));
+
 /* The plain-array baseline most spawning workloads keep: a naive entity
  * list (slots) or a generation array, three component columns with a count
  * and capacity, and n handles. All arrays but h are allocated by the

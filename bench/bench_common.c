@@ -180,6 +180,32 @@ tes_world_t *bench_positions_world(uint32_t n, tes_storage_t storage, tes_entity
     return w;
 }
 
+tes_query_t *bench_query1(tes_world_t *w, tes_comp_t comp)
+{
+    tes_query_desc_t d;
+    memset(&d, 0, sizeof d);
+    d.terms[0].comp = comp;
+    tes_query_t *q = tes_query_new(w, &d);
+    if (!q)
+        bench_fail("tes_query_new: %s", tes_strerror(tes_last_error(w)));
+    return q;
+}
+
+uint64_t bench_state_checksum(const tes_world_t *w, const tes_entity_t *h, uint32_t count,
+                              tes_comp_t comp, uint64_t (*mix)(uint32_t k, const void *value))
+{
+    uint64_t sum = 0;
+    for (uint32_t k = 0; k < count; k++) {
+        const void *value = tes_get(w, h[k], comp);
+        if (!value) {
+            bench_fail("tes_get returned NULL for handle %u of %u", k, count);
+            return sum;
+        }
+        sum += mix(k, value);
+    }
+    return sum;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Baseline side                                                             */
 /* ------------------------------------------------------------------------ */

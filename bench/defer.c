@@ -72,14 +72,8 @@ static void world_before(defer_state_t *s, defer_world_t *v)
     tes_comp_t pos = v->c.pos;
     if (tes_spawn_n(v->w, (int32_t)s->n, &pos, 1, s->ents) != TES_OK)
         bench_fail("tes_spawn_n: %s", tes_strerror(tes_last_error(v->w)));
-    if (s->ensure) {
-        tes_query_desc_t d;
-        memset(&d, 0, sizeof d);
-        d.terms[0].comp = pos;
-        v->q = tes_query_new(v->w, &d);
-        if (!v->q)
-            bench_fail("tes_query_new: %s", tes_strerror(tes_last_error(v->w)));
-    }
+    if (s->ensure)
+        v->q = bench_query1(v->w, pos);
 }
 
 static uint64_t ensure_run(const defer_world_t *s);

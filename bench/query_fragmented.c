@@ -85,30 +85,18 @@ static void *tes_init(const bench_cfg_t *cfg)
     }
     if (bench_failed())
         return s;
-    tes_query_desc_t d;
-    memset(&d, 0, sizeof d);
-    d.terms[0].comp = s->data;
-    s->q = tes_query_new(s->w, &d);
-    if (!s->q)
-        bench_fail("tes_query_new: %s", tes_strerror(tes_last_error(s->w)));
-    else if (tes_query_count(s->q) != (int32_t)W5_COUNT)
+    s->q = bench_query1(s->w, s->data);
+    if (s->q && tes_query_count(s->q) != (int32_t)W5_COUNT)
         bench_fail("query matches %d entities, expected %u", tes_query_count(s->q), W5_COUNT);
     return s;
 }
 
+static uint64_t mix_data(uint32_t k, const void *d) { return mix(k, ((const Data *)d)->v); }
+
 static void tes_before(void *p)
 {
     tes_state_t *s = (tes_state_t *)p;
-    uint64_t sum = 0;
-    for (uint32_t k = 0; k < W5_COUNT; k++) {
-        const Data *d = (const Data *)tes_get(s->w, s->h[k], s->data);
-        if (!d) {
-            bench_fail("tes_get(Data) returned NULL");
-            return;
-        }
-        sum += mix(k, d->v);
-    }
-    s->pending = sum;
+    s->pending = bench_state_checksum(s->w, s->h, W5_COUNT, s->data, mix_data);
 }
 
 static uint64_t tes_run(void *p)

@@ -129,28 +129,16 @@ static void *tes_init(const bench_cfg_t *cfg)
         }
         *m = initial(k);
     }
-    tes_query_desc_t d;
-    memset(&d, 0, sizeof d);
-    d.terms[0].comp = s->mat;
-    s->q = tes_query_new(s->w, &d);
-    if (!s->q)
-        bench_fail("tes_query_new: %s", tes_strerror(tes_last_error(s->w)));
+    s->q = bench_query1(s->w, s->mat);
     return s;
 }
+
+static uint64_t mix_mat(uint32_t k, const void *m) { return mix(k, (const Mat4 *)m); }
 
 static void tes_before(void *p)
 {
     tes_state_t *s = (tes_state_t *)p;
-    uint64_t sum = 0;
-    for (uint32_t k = 0; k < W9_COUNT; k++) {
-        const Mat4 *m = (const Mat4 *)tes_get(s->w, s->h[k], s->mat);
-        if (!m) {
-            bench_fail("tes_get(Mat4) returned NULL");
-            return;
-        }
-        sum += mix(k, m);
-    }
-    s->pending = sum;
+    s->pending = bench_state_checksum(s->w, s->h, W9_COUNT, s->mat, mix_mat);
 }
 
 static uint64_t tes_run(void *p)
