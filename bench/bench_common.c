@@ -9,9 +9,10 @@
  * handles). Those states and their hooks live here once, so each workload
  * file holds only its timed `run` functions and what is particular to it.
  * Nothing here runs inside a timed region but bench_tes_destroy_each,
- * itself a whole timed run: the driver calls these as the init, before,
- * after and fini hooks, and the workloads call them from theirs. Every function reports a failure through bench_fail and leaves
- * the state freeable by its fini.
+ * itself a whole timed run (the pieces a timed loop uses are inline in
+ * bench.h): the driver calls these as the init, before, after and fini
+ * hooks, and the workloads call them from theirs. Every function reports a
+ * failure through bench_fail and leaves the state freeable by its fini.
  */
 #include "bench.h"
 
