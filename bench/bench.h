@@ -365,13 +365,25 @@ uint64_t bench_tes_destroy_each(void *st);
 void bench_tes_drop_world(void *st);
 void bench_tes_after_alive(void *st);
 void bench_tes_after_none_alive(void *st);
-/* A new world of n entities spawned with tes_spawn_n (handles in h, spawn
- * order) whose Position holds bench_position(entity index), its component
- * in *pos. Table storage: Position, Velocity and Rotation in one table;
- * sparse storage: SparsePosition alone. On failure (bench_fail recorded)
- * returns what it built so far, possibly NULL, for the caller to free. */
-tes_world_t *bench_positions_world(uint32_t n, tes_storage_t storage, tes_entity_t *h,
-                                   tes_comp_t *pos);
+/* The Tessera side of the random-order get workloads: a world built once
+ * (only read) of n entities whose Position (component pos) holds
+ * bench_position(entity index), their handles h shuffled. */
+typedef struct bench_get_state {
+    uint32_t n;
+    tes_world_t *w;
+    tes_comp_t pos;
+    tes_entity_t *h;
+} bench_get_state_t;
+
+/* init: n = cfg->n; table storage puts Position, Velocity and Rotation in
+ * one table, sparse storage registers SparsePosition alone; the shuffle is
+ * seeded with cfg->seed ^ seed_mix. */
+void *bench_get_init(const bench_cfg_t *cfg, tes_storage_t storage, uint64_t seed_mix);
+void bench_get_fini(void *st);
+/* The baseline's side of the same: gen[i] = 1 and h = the same handles in
+ * the same shuffled order. False after bench_fail (arrays left to free). */
+bool bench_get_handles(const bench_cfg_t *cfg, uint64_t seed_mix, uint32_t **gen,
+                       tes_entity_t **h);
 
 /* A query on the one component comp; NULL after bench_fail. */
 tes_query_t *bench_query1(tes_world_t *w, tes_comp_t comp);

@@ -145,8 +145,12 @@ void bench_tes_after_none_alive(void *p)
     bench_tes_drop_world(s);
 }
 
-tes_world_t *bench_positions_world(uint32_t n, tes_storage_t storage, tes_entity_t *h,
-                                   tes_comp_t *pos)
+/* A new world of n entities spawned with tes_spawn_n (handles in h, spawn
+ * order) whose Position holds bench_position(entity index), its component
+ * in *pos. On failure (bench_fail recorded) returns what it built so far,
+ * possibly NULL, for the caller to free. */
+static tes_world_t *positions_world(uint32_t n, tes_storage_t storage, tes_entity_t *h,
+                                    tes_comp_t *pos)
 {
     tes_world_t *w = bench_world_new();
     if (!w)
@@ -179,6 +183,30 @@ tes_world_t *bench_positions_world(uint32_t n, tes_storage_t storage, tes_entity
         *p = bench_position(tes_entity_index(h[i]));
     }
     return w;
+}
+
+void *bench_get_init(const bench_cfg_t *cfg, tes_storage_t storage, uint64_t seed_mix)
+{
+    bench_get_state_t *s = (bench_get_state_t *)calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->n = bench_u32(cfg->n);
+    s->h = (tes_entity_t *)bench_alloc((size_t)s->n * sizeof *s->h);
+    if (s->h)
+        s->w = positions_world(s->n, storage, s->h, &s->pos);
+    if (bench_failed())
+        return s;
+    uint64_t rng = cfg->seed ^ seed_mix;
+    bench_shuffle_entities(s->h, s->n, &rng);
+    return s;
+}
+
+void bench_get_fini(void *p)
+{
+    bench_get_state_t *s = (bench_get_state_t *)p;
+    tes_world_free(s->w);
+    free(s->h);
+    free(s);
 }
 
 tes_query_t *bench_query1(tes_world_t *w, tes_comp_t comp)
@@ -243,6 +271,20 @@ void bench_base_fini(void *p)
     bench_base_release(s);
     free(s->h);
     free(s);
+}
+
+bool bench_get_handles(const bench_cfg_t *cfg, uint64_t seed_mix, uint32_t **gen,
+                       tes_entity_t **h)
+{
+    uint32_t n = bench_u32(cfg->n);
+    *gen = (uint32_t *)bench_alloc((size_t)n * sizeof **gen);
+    *h = (tes_entity_t *)bench_alloc((size_t)n * sizeof **h);
+    if (!*gen || !*h)
+        return false;
+    bench_fresh_handles(*gen, *h, n);
+    uint64_t rng = cfg->seed ^ seed_mix;
+    bench_shuffle_entities(*h, n, &rng);
+    return true;
 }
 
 void bench_fresh_handles(uint32_t *gen, tes_entity_t *h, uint32_t n)

@@ -20,35 +20,11 @@ static inline uint64_t bits_of(float f)
     return b;
 }
 
-typedef struct {
-    uint32_t n;
-    tes_world_t *w;
-    tes_comp_t pos;
-    tes_entity_t *h;
-} tes_state_t;
-
-static void tes_fini(void *p)
-{
-    tes_state_t *s = (tes_state_t *)p;
-    tes_world_free(s->w);
-    free(s->h);
-    free(s);
-}
+typedef bench_get_state_t tes_state_t;
 
 static void *tes_init(const bench_cfg_t *cfg)
 {
-    tes_state_t *s = (tes_state_t *)calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
-    s->n = bench_u32(cfg->n);
-    s->h = (tes_entity_t *)bench_alloc((size_t)s->n * sizeof *s->h);
-    if (s->h)
-        s->w = bench_positions_world(s->n, TES_STORAGE_SPARSE, s->h, &s->pos);
-    if (bench_failed())
-        return s;
-    uint64_t rng = cfg->seed ^ UINT64_C(0x59A);
-    bench_shuffle_entities(s->h, s->n, &rng);
-    return s;
+    return bench_get_init(cfg, TES_STORAGE_SPARSE, UINT64_C(0x59A));
 }
 
 static uint64_t tes_run(void *p)
@@ -94,19 +70,14 @@ static void *base_init(const bench_cfg_t *cfg)
         return NULL;
     s->n = bench_u32(cfg->n);
     size_t n = s->n;
-    s->gen = (uint32_t *)bench_alloc(n * sizeof *s->gen);
     s->where = (uint32_t *)bench_alloc(n * sizeof *s->where);
     s->packed = (Position *)bench_alloc(n * sizeof *s->packed);
-    s->h = (tes_entity_t *)bench_alloc(n * sizeof *s->h);
-    if (bench_failed())
+    if (!bench_get_handles(cfg, UINT64_C(0x59A), &s->gen, &s->h) || bench_failed())
         return s;
-    bench_fresh_handles(s->gen, s->h, s->n);
     for (uint32_t i = 0; i < s->n; i++) {
         s->where[i] = i; /* inserted in spawn order */
         s->packed[i] = bench_position(i);
     }
-    uint64_t rng = cfg->seed ^ UINT64_C(0x59A);
-    bench_shuffle_entities(s->h, s->n, &rng);
     return s;
 }
 
@@ -139,6 +110,6 @@ const bench_workload_t bench_sparse_get = {
     "get",
     ops,
     true,
-    {tes_init, NULL, tes_run, NULL, tes_fini},
+    {tes_init, NULL, tes_run, NULL, bench_get_fini},
     {base_init, NULL, base_run, NULL, base_fini},
 };

@@ -18,35 +18,11 @@ static inline uint64_t bits_of(float f)
     return b;
 }
 
-typedef struct {
-    uint32_t n;
-    tes_world_t *w;
-    tes_comp_t pos;
-    tes_entity_t *h;
-} tes_state_t;
-
-static void tes_fini(void *p)
-{
-    tes_state_t *s = (tes_state_t *)p;
-    tes_world_free(s->w);
-    free(s->h);
-    free(s);
-}
+typedef bench_get_state_t tes_state_t;
 
 static void *tes_init(const bench_cfg_t *cfg)
 {
-    tes_state_t *s = (tes_state_t *)calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
-    s->n = bench_u32(cfg->n);
-    s->h = (tes_entity_t *)bench_alloc((size_t)s->n * sizeof *s->h);
-    if (s->h)
-        s->w = bench_positions_world(s->n, TES_STORAGE_TABLE, s->h, &s->pos);
-    if (bench_failed())
-        return s;
-    uint64_t rng = cfg->seed ^ UINT64_C(0x6E7);
-    bench_shuffle_entities(s->h, s->n, &rng);
-    return s;
+    return bench_get_init(cfg, TES_STORAGE_TABLE, UINT64_C(0x6E7));
 }
 
 static uint64_t tes_run(void *p)
@@ -89,17 +65,11 @@ static void *base_init(const bench_cfg_t *cfg)
     if (!s)
         return NULL;
     s->n = bench_u32(cfg->n);
-    size_t n = s->n;
-    s->gen = (uint32_t *)bench_alloc(n * sizeof *s->gen);
-    s->pos = (Position *)bench_alloc(n * sizeof *s->pos);
-    s->h = (tes_entity_t *)bench_alloc(n * sizeof *s->h);
-    if (bench_failed())
+    s->pos = (Position *)bench_alloc((size_t)s->n * sizeof *s->pos);
+    if (!bench_get_handles(cfg, UINT64_C(0x6E7), &s->gen, &s->h) || !s->pos)
         return s;
-    bench_fresh_handles(s->gen, s->h, s->n);
     for (uint32_t i = 0; i < s->n; i++)
         s->pos[i] = bench_position(i);
-    uint64_t rng = cfg->seed ^ UINT64_C(0x6E7);
-    bench_shuffle_entities(s->h, s->n, &rng);
     return s;
 }
 
@@ -130,6 +100,6 @@ const bench_workload_t bench_table_get = {
     "get",
     ops,
     true,
-    {tes_init, NULL, tes_run, NULL, tes_fini},
+    {tes_init, NULL, tes_run, NULL, bench_get_fini},
     {base_init, NULL, base_run, NULL, base_fini},
 };
