@@ -402,6 +402,52 @@ static void test_sparse_remove_stable(void **state)
     sparse_churn(true);
 }
 
+/* The sparse quiet add's slow routes (a sparse page not yet made, a full
+ * packed array, a new data page) and its single-lookup forms on a tag
+ * store (no data) and across several sparse pages; stale handles are
+ * refused and change nothing, a live entity without the component removes
+ * as a no-op. */
+static void test_sparse_pages_and_tags(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t s = reg(w, "S", sizeof(vec3_t), TES_STORAGE_SPARSE, false);
+    tes_comp_t tag = reg(w, "STag", 0, TES_STORAGE_SPARSE, false);
+    enum { N = 9000 };
+    static tes_entity_t es[N];
+    assert_int_equal(tes_spawn_n(w, N, NULL, 0, es), TES_OK);
+    for (int i = N - 1; i >= 0; i -= 3) {
+        vec3_t v = vec((float)i);
+        assert_int_equal(tes_set(w, es[i], s, &v), TES_OK);
+        assert_int_equal(tes_add(w, es[i], tag), TES_OK);
+        assert_int_equal(tes_add(w, es[i], tag), TES_OK); /* present: nothing */
+    }
+    for (int i = N - 1; i >= 0; i -= 6) {
+        assert_int_equal(tes_remove(w, es[i], s), TES_OK);
+        assert_int_equal(tes_remove(w, es[i], tag), TES_OK);
+        assert_int_equal(tes_remove(w, es[i], tag), TES_OK); /* absent: nothing */
+    }
+    tes_entity_t dead = es[1];
+    assert_int_equal(tes_destroy(w, dead), TES_OK);
+    assert_int_equal(tes_add(w, dead, s), TES_ERR_STALE);
+    assert_int_equal(tes_remove(w, dead, s), TES_ERR_STALE);
+    assert_int_equal(tes_add(w, dead, tag), TES_ERR_STALE);
+    assert_int_equal(tes_remove(w, dead, tag), TES_ERR_STALE);
+    for (int i = 2; i < N; i++) {
+        int from_end = N - 1 - i;
+        bool held = from_end % 3 == 0 && from_end % 6 != 0;
+        assert_int_equal(tes_has(w, es[i], s), held);
+        assert_int_equal(tes_has(w, es[i], tag), held);
+        if (held)
+            assert_vec(tes_get(w, es[i], s), (float)i);
+        else
+            assert_null(tes_get(w, es[i], s));
+        assert_null(tes_get(w, es[i], tag));
+    }
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
 /* Tags on the quiet path: add and remove move the entity between tables
  * whose column lists are equal. */
 static void test_table_tags(void **state)
@@ -712,6 +758,7 @@ int main(void)
         cmocka_unit_test(test_failures_change_nothing),
         cmocka_unit_test(test_sparse_remove_swap),
         cmocka_unit_test(test_sparse_remove_stable),
+        cmocka_unit_test(test_sparse_pages_and_tags),
         cmocka_unit_test(test_table_tags),
         cmocka_unit_test(test_odd_and_large_sizes),
         cmocka_unit_test(test_large_component_ids),
