@@ -47,7 +47,19 @@ typedef struct tes__component {
     uint8_t dispatch;
 } tes__component_t;
 
+/* Component ids below this have a read descriptor in the registry itself
+ * (tes__registry_t.get_of), one load from the world. */
+#define TES__REGISTRY_SMALL_IDS 64u
+/* Bit of a read descriptor: the component is sparse. */
+#define TES__GET_SPARSE UINT32_C(0x80000000)
+
 typedef struct tes__registry {
+    /* What tes_get needs to know of a small id, so that a random read
+     * spends no dependent load on the record: the value size, with
+     * TES__GET_SPARSE for a sparse component; 0 sends the read down the
+     * general path (an id not issued, a tag, a size past 31 bits). Fixed
+     * at registration, like everything it describes. */
+    uint32_t get_of[TES__REGISTRY_SMALL_IDS];
     tes__component_t **items; /* items[id]; items[0] is NULL */
     uint32_t count;           /* ids issued + 1 */
     uint32_t cap;

@@ -138,6 +138,43 @@ static inline void tes__sparse_set_swap_remove(tes__sparse_set_t *s, tes_entity_
     s->live--;
 }
 
+/* The single-lookup forms of insert and swap-and-pop, for callers that
+ * have already read e's entry (to test membership) and keep its address:
+ * the sparse page is not looked up again. */
+
+/* Appends e (absent; no tombstone to reuse; a packed slot free) at the end
+ * of the packed array and returns its position. entry is e's sparse entry. */
+static inline uint32_t tes__sparse_set_append_at(tes__sparse_set_t *s, tes_entity_t e,
+                                                 uint64_t *entry)
+{
+    tes__assert(s->free_head == TES_NULL_INDEX && s->count < s->cap);
+    tes__assert(entry == &s->pages[tes_entity_index(e) >> TES__SPARSE_PAGE_BITS]
+                              [tes_entity_index(e) & TES__SPARSE_PAGE_MASK]);
+    uint32_t pos = s->count++;
+    s->packed[pos] = e;
+    s->live++;
+    *entry = (e & ~(uint64_t)TES_NULL_INDEX) | pos;
+    return pos;
+}
+
+/* Swap-and-pop of the member whose sparse entry is *entry; returns the
+ * position it held. If that was not the last slot, the last entity now
+ * sits there (its data must move from position s->count to it). */
+static inline uint32_t tes__sparse_set_swap_remove_at(tes__sparse_set_t *s, uint64_t *entry)
+{
+    tes__assert(s->free_head == TES_NULL_INDEX); /* swap-pop sets hold no tombstones */
+    uint32_t pos = (uint32_t)*entry, last = --s->count;
+    *entry = TES__SPARSE_EMPTY;
+    s->live--;
+    if (pos != last) {
+        tes_entity_t moved = s->packed[last];
+        s->packed[pos] = moved;
+        tes__sparse_set_entry_write(s, tes_entity_index(moved),
+                                    (moved & ~(uint64_t)TES_NULL_INDEX) | pos);
+    }
+    return pos;
+}
+
 /* In-place: tombstones e's packed slot pos, threading it into the free list. */
 void tes__sparse_set_tomb_remove(tes__sparse_set_t *s, tes_entity_t e, uint32_t pos);
 

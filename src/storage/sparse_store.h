@@ -114,6 +114,18 @@ static inline void tes__sparse_store_remove_at(tes__sparse_store_t *st, tes_enti
 }
 
 
+/* Swap-and-pop removal of the member whose sparse entry is *entry, in a
+ * store that is not stable and has no move hook (the value moves as
+ * bytes): the single-lookup form of tes__sparse_store_remove_at. */
+static inline void tes__sparse_store_swap_remove_plain(tes__sparse_store_t *st, uint64_t *entry)
+{
+    tes__assert(!st->stable);
+    uint32_t pos = tes__sparse_set_swap_remove_at(&st->set, entry);
+    uint32_t last = st->set.count; /* the old last position */
+    if (st->size && pos != last)
+        tes__copy_bytes(tes__sparse_store_at(st, pos), tes__sparse_store_at(st, last), st->size);
+}
+
 /* Removes e (which must be present); see tes__sparse_store_remove_at. */
 static inline void tes__sparse_store_remove(tes__sparse_store_t *st, tes_entity_t e,
                                             const tes_hooks_t *hooks)

@@ -134,12 +134,22 @@ static bool block_layout(const tes__table_t *t, uint32_t cap, size_t *offsets, s
     return true;
 }
 
+/* Copies each small id's column start into data_of (after the columns
+ * moved to a new block). */
+static void sync_data_of(tes__table_t *t)
+{
+    for (uint32_t i = 0; i < t->column_count; i++)
+        if (t->columns[i].id < TES__TABLE_DIRECT_IDS)
+            t->data_of[t->columns[i].id] = t->columns[i].data;
+}
+
 /* Points the table at a new block laid out by `offsets` for cap rows. */
 static void adopt_block(tes__table_t *t, uint8_t *block, size_t size, const size_t *offsets,
                         uint64_t cap)
 {
     for (uint32_t i = 0; i < t->column_count; i++)
         t->columns[i].data = block + offsets[i];
+    sync_data_of(t);
     t->block = block;
     t->block_size = size;
     t->entities = (tes_entity_t *)(void *)block;
@@ -217,6 +227,7 @@ void tes__table_adopt(tes__table_t *t, tes__alloc_t *a, void *block, size_t size
         end += (size_t)cap * t->columns[i].size;
     }
     tes__assert(end <= size);
+    sync_data_of(t);
     t->block = block;
     t->block_size = size;
     t->entities = (tes_entity_t *)block;

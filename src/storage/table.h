@@ -51,8 +51,9 @@ typedef struct tes__column {
     uint32_t size;
 } tes__column_t;
 
-/* Component ids below this are found in a table's column_of map. */
-#define TES__TABLE_DIRECT_IDS 64u
+/* Component ids below this are found in a table's column_of map (the
+ * registry's small ids: tes_get reads both maps with one index). */
+#define TES__TABLE_DIRECT_IDS TES__REGISTRY_SMALL_IDS
 
 typedef struct tes__table {
     uint32_t id;
@@ -84,6 +85,13 @@ typedef struct tes__table {
      * + 1, or UINT8_MAX for a column past 253 (then the ids are scanned).
      * Saves tes_get and every move the scan over the column ids. */
     uint8_t column_of[TES__TABLE_DIRECT_IDS];
+    /* The first cell of each small component id's column (NULL when the
+     * table has no such column, or no block yet), kept in step with the
+     * block. A random tes_get is bound by how many lookups the processor
+     * keeps in flight, so its path from the entity's slot to the cell is
+     * one load here (the table pointer and this line are hot), instead of
+     * column_of, the column array and the column. */
+    uint8_t *data_of[TES__TABLE_DIRECT_IDS];
 } tes__table_t;
 
 /* A table for `type` (sorted, unique ids of table components), or NULL on

@@ -697,40 +697,80 @@ int tes_destroy_n(tes_world_t *w, const tes_entity_t *es, int32_t n)
  * near enough that the prefetched lines are still in L1 when used. */
 #define AHEAD 16
 
-static int32_t get_n_table(const tes_world_t *w, tes_comp_t c, const tes_entity_t *es, int32_t n,
-                           const void **out)
+/* Table components are resolved in stages of STAGE entities: the slots of
+ * the next stage are prefetched (all at once, so their misses overlap),
+ * then the current stage's slots, whose loads were started one stage
+ * earlier, give the cells, which are prefetched in turn for the caller.
+ * Each entity then waits on no miss of its own: the memory system works on
+ * up to two stages of slots and one of cells at a time, as many misses as
+ * it can keep in flight. */
+#define STAGE 32
+
+static void prefetch_slots(const tes__entity_index_t *ei, const tes_entity_t *es, int32_t from,
+                           int32_t to)
 {
-    const tes__entity_index_t *ei = &w->entities;
-    const tes__slot_t *slots = ei->slots;
-    uint32_t count = ei->count;
-    const tes__table_t *last = NULL; /* the column of the last table seen */
-    int32_t col = -1;
+    for (int32_t i = from; i < to; i++) {
+        uint32_t index = tes_entity_index(es[i]);
+        if (index < ei->count) {
+            /* A 12-byte slot may straddle two lines: fetch both. */
+            prefetch(&ei->slots[index]);
+            prefetch((const char *)&ei->slots[index] + sizeof(tes__slot_t) - 1);
+        }
+    }
+}
+
+/* The column start of c in t: the table's data_of entry for a small id
+ * (NULL when absent), else the column found by id. */
+static inline const uint8_t *column_start(const tes__table_t *t, tes_comp_t c, bool small)
+{
+    if (small)
+        return t->data_of[c];
+    int32_t col = tes__table_column_index(t, c);
+    return col >= 0 ? t->columns[col].data : NULL;
+}
+
+/* Resolves es[first, end) into out; returns how many were found. Inline,
+ * and called with a constant `small`, so the loop of a small id has no
+ * branch on it. */
+static inline int32_t resolve_stage(const tes_world_t *w, tes_comp_t c, uint32_t size, bool small,
+                                    const tes_entity_t *es, int32_t first, int32_t end,
+                                    const void **out)
+{
+    const tes__slot_t *slots = w->entities.slots;
+    uint32_t count = w->entities.count;
     int32_t found = 0;
-    for (int32_t i = 0; i < n && i < AHEAD; i++)
-        if (tes_entity_index(es[i]) < count)
-            prefetch(&slots[tes_entity_index(es[i])]);
-    for (int32_t i = 0; i < n; i++) {
-        if (i + AHEAD < n && tes_entity_index(es[i + AHEAD]) < count)
-            prefetch(&slots[tes_entity_index(es[i + AHEAD])]);
+    for (int32_t i = first; i < end; i++) {
         tes_entity_t e = es[i];
         uint32_t index = tes_entity_index(e);
         const void *ptr = NULL;
         if (index < count) {
             const tes__slot_t *s = &slots[index];
             if (s->generation == tes_entity_generation(e) && s->table != TES__SLOT_FREE) {
-                const tes__table_t *t = tes__slot_table(w, s);
-                if (t != last) {
-                    last = t;
-                    col = tes__table_column_index(t, c);
-                }
-                if (col >= 0) {
-                    ptr = tes__table_cell(t, (uint32_t)col, s->row);
+                const uint8_t *column = column_start(tes__slot_table(w, s), c, small);
+                if (column) {
+                    ptr = column + (size_t)s->row * size;
                     prefetch(ptr);
                     found++;
                 }
             }
         }
         out[i] = ptr;
+    }
+    return found;
+}
+
+static int32_t get_n_table(const tes_world_t *w, tes_comp_t c, uint32_t size,
+                           const tes_entity_t *es, int32_t n, const void **out)
+{
+    const tes__entity_index_t *ei = &w->entities;
+    bool small = c < TES__TABLE_DIRECT_IDS;
+    int32_t found = 0;
+    prefetch_slots(ei, es, 0, n < STAGE ? n : STAGE);
+    for (int32_t first = 0; first < n; first += STAGE) {
+        int32_t end = n - first < STAGE ? n : first + STAGE;
+        prefetch_slots(ei, es, end, n - end < STAGE ? n : end + STAGE);
+        found += small ? resolve_stage(w, c, size, true, es, first, end, out)
+                       : resolve_stage(w, c, size, false, es, first, end, out);
     }
     return found;
 }
@@ -778,5 +818,5 @@ int32_t tes_get_n(const tes_world_t *w, tes_comp_t c, const tes_entity_t *es, in
      * entity dies, so it answers for liveness by itself (as in tes_get). */
     if (info->storage == TES_STORAGE_SPARSE)
         return get_n_sparse(&info->store, es, n, out);
-    return get_n_table(w, c, es, n, out);
+    return get_n_table(w, c, info->size, es, n, out);
 }

@@ -97,6 +97,14 @@ static int check_tables(const tes_world_t *w)
         }
         CHECK(columns == table->column_count, "table %u has %u columns, type says %u", t,
               table->column_count, columns);
+        /* tes_get's map: a small id's column start, NULL for any other id
+         * (a tag, a component the table lacks, or a table with no block). */
+        for (tes_comp_t c = 0; c < TES__TABLE_DIRECT_IDS; c++) {
+            int32_t col = tes__table_column_index(table, c);
+            const uint8_t *want = col >= 0 && table->block ? table->columns[col].data : NULL;
+            CHECK(table->data_of[c] == want, "table %u: data_of[%u] is not its column's start",
+                  t, c);
+        }
         for (uint32_t r = 0; r < table->count; r++) {
             tes_entity_t e = table->entities[r];
             const tes__slot_t *s = tes__entity_slot(&w->entities, e);
@@ -114,6 +122,16 @@ static int check_tables(const tes_world_t *w)
 static int check_sparse(const tes_world_t *w)
 {
     const tes__registry_t *reg = &w->components;
+    /* tes_get's read descriptors: size and storage of each small data
+     * component, 0 for the others (which take the general path). */
+    for (tes_comp_t c = 0; c < TES__REGISTRY_SMALL_IDS; c++) {
+        const tes__component_t *info = tes__registry_get(reg, c);
+        uint32_t want = info && info->size && info->size < TES__GET_SPARSE
+                            ? info->size | (info->storage == TES_STORAGE_SPARSE ? TES__GET_SPARSE : 0)
+                            : 0;
+        CHECK(reg->get_of[c] == want, "component %u: read descriptor %x, want %x", c,
+              reg->get_of[c], want);
+    }
     for (uint32_t k = 0; k < reg->sparse_count; k++) {
         const tes__component_t *info = reg->items[reg->sparse[k]];
         const tes__sparse_set_t *s = &info->store.set;

@@ -291,35 +291,62 @@ bool tes_has(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
     return tes__table_type_index(tes__slot_table(w, slot), c) >= 0;
 }
 
+/* The address of e's sparse component in st, NULL when e has none. A
+ * sparse entry carries the generation and is erased before its entity dies
+ * (every way an entity leaves, deferred, disabled and prefab ones included,
+ * goes through the removal of its sparse components), so it answers for
+ * liveness by itself: no entity slot is read. The compare also fails for an
+ * empty entry (null position) and for a stale handle whose index is
+ * reused. */
+static inline void *sparse_ptr(const tes__sparse_store_t *st, tes_entity_t e, uint32_t size)
+{
+    uint32_t index = tes_entity_index(e);
+    const uint64_t *page = tes__sparse_set_page(&st->set, index);
+    if (!page)
+        return NULL;
+    uint64_t entry = page[index & TES__SPARSE_PAGE_MASK];
+    if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) >= TES_NULL_INDEX)
+        return NULL;
+    uint32_t pos = (uint32_t)entry;
+    return st->pages[pos >> st->page_shift] + (size_t)(pos & st->page_mask) * size;
+}
+
 /* The address of e's c; shared by tes_get and tes_get_mut. Reading the
  * address does not change the world, hence the const world. Random reads
- * are bound by how many of them the processor can keep in flight, so the
- * path is kept short: each check is one compare, and the only dependent
- * loads are the ones the layout needs (a table component: the entity's
- * slot, its table's column, the cell; a sparse one: the sparse entry, the
- * data page, the value). */
+ * are bound by how many of them the processor keeps in flight, which the
+ * loads and instructions of each read limit, so the path is kept short:
+ * for a small id the registry's read descriptor (one load from the world)
+ * says sparse or table and gives the size; a table component then costs
+ * the entity's slot (a miss), its table and the table's data_of entry
+ * (both hot) and the cell (a miss); a sparse one the sparse entry (a miss),
+ * the data page pointer and the value (a miss). Other ids take the general
+ * path, which finds the same cells through the record and the columns. */
 static inline void *component_ptr(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
+    if (!w)
+        return NULL;
+    const tes__entity_index_t *ei = &w->entities;
+    uint32_t index = tes_entity_index(e);
+    uint32_t get = c < TES__REGISTRY_SMALL_IDS ? w->components.get_of[c] : 0;
+    if (get & TES__GET_SPARSE)
+        return sparse_ptr(&w->components.items[c]->store, e, get & ~TES__GET_SPARSE);
+    if (get) {
+        if (index >= ei->count)
+            return NULL;
+        const tes__slot_t *slot = &ei->slots[index];
+        uint32_t table = slot->table;
+        if (slot->generation != tes_entity_generation(e) || table == TES__SLOT_FREE)
+            return NULL;
+        uint8_t *column = w->tables.tables[table & TES__SLOT_TABLE_MASK]->data_of[c];
+        return column ? column + (size_t)slot->row * get : NULL;
+    }
     /* Ids run from 1 (the built-in tags, registered with the world) to
      * count - 1, each with a record: c - 1 wraps for 0, one compare. */
-    if (!w || c - 1u >= w->components.count - 1u)
+    if (c - 1u >= w->components.count - 1u)
         return NULL;
     const tes__component_t *info = w->components.items[c];
-    uint32_t index = tes_entity_index(e);
-    /* A sparse entry carries the generation and is erased before its entity
-     * dies, so it answers for liveness by itself: no entity slot read. The
-     * compare also fails for an empty entry (null position). */
-    if (info->storage == TES_STORAGE_SPARSE) {
-        const tes__sparse_store_t *st = &info->store;
-        const uint64_t *page = tes__sparse_set_page(&st->set, index);
-        if (!page || !st->size)
-            return NULL;
-        uint64_t entry = page[index & TES__SPARSE_PAGE_MASK];
-        if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) >= TES_NULL_INDEX)
-            return NULL;
-        return tes__sparse_store_at(st, (uint32_t)entry);
-    }
-    const tes__entity_index_t *ei = &w->entities;
+    if (info->storage == TES_STORAGE_SPARSE)
+        return info->size ? sparse_ptr(&info->store, e, info->size) : NULL;
     if (index >= ei->count)
         return NULL;
     const tes__slot_t *slot = &ei->slots[index];

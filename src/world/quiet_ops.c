@@ -153,25 +153,24 @@ static inline int fill_cell_fast(void *cell, const void *value, uint32_t size)
     return fill_cell(cell, value, size);
 }
 
-/* Inserts e (absent, room reserved) and fills its value. */
-static inline int sparse_insert(tes__slot_t *slot, tes__sparse_store_t *st, tes_entity_t e,
-                                const void *value)
+/* quiet_sparse_add when the store needs room first or reuses a hole (a
+ * stable store with tombstones): the general insert, after a reserve. */
+static tes__noinline int quiet_sparse_add_slow(tes_world_t *w, tes_entity_t e,
+                                               tes__component_t *info, const void *value)
 {
-    slot->table |= TES__SLOT_SPARSE;
+    tes__sparse_store_t *st = &info->store;
+    uint32_t index = tes_entity_index(e);
+    if (!tes__sparse_store_has_room(st, index) &&
+        tes__sparse_store_reserve(st, &w->alloc, 1, index, NULL, NULL))
+        return tes__fail(w, TES_ERR_NOMEM);
+    w->entities.slots[index].table |= TES__SLOT_SPARSE;
     void *ptr = tes__sparse_store_insert(st, e);
     return ptr ? fill_cell_fast(ptr, value, st->size) : TES_OK;
 }
 
-/* quiet_sparse_add when the store needs room first. */
-static tes__noinline int quiet_sparse_add_grow(tes_world_t *w, tes_entity_t e,
-                                               tes__component_t *info, const void *value)
-{
-    tes__sparse_store_t *st = &info->store;
-    if (tes__sparse_store_reserve(st, &w->alloc, 1, tes_entity_index(e), NULL, NULL))
-        return tes__fail(w, TES_ERR_NOMEM);
-    return sparse_insert(&w->entities.slots[tes_entity_index(e)], st, e, value);
-}
-
+/* The entity's sparse entry is read once, for the membership test and the
+ * insert; the common insert appends to the packed array (a store with no
+ * tombstone to reuse, room for one more member and its value). */
 static tes__noinline int quiet_sparse_add(tes_world_t *w, tes_entity_t e,
                                           tes__component_t *info, const void *value)
 {
@@ -179,38 +178,47 @@ static tes__noinline int quiet_sparse_add(tes_world_t *w, tes_entity_t e,
     if (!slot)
         return quiet_fail(w, TES_ERR_STALE);
     tes__sparse_store_t *st = &info->store;
+    tes__sparse_set_t *set = &st->set;
     uint32_t index = tes_entity_index(e);
-    uint64_t *page = tes__sparse_set_page(&st->set, index);
-    if (page) {
-        uint64_t entry = page[index & TES__SPARSE_PAGE_MASK];
-        if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) < TES_NULL_INDEX) {
-            if (!value || !st->size)
-                return TES_OK;
-            return fill_cell_fast(tes__sparse_store_at(st, (uint32_t)entry), value, st->size);
-        }
+    uint64_t *page = tes__sparse_set_page(set, index);
+    if (!page)
+        return quiet_sparse_add_slow(w, e, info, value);
+    uint64_t *entry = &page[index & TES__SPARSE_PAGE_MASK];
+    uint32_t size = st->size;
+    if (((e & ~(uint64_t)TES_NULL_INDEX) ^ *entry) < TES_NULL_INDEX) {
+        if (!value || !size)
+            return TES_OK;
+        return fill_cell_fast(tes__sparse_store_at(st, (uint32_t)*entry), value, size);
     }
-    /* Room: the page (found above), a packed slot, a data page. */
-    uint32_t pos = tes__sparse_set_next_pos(&st->set, st->stable);
-    if (!page || (pos == st->set.count && st->set.count >= st->set.cap) ||
-        (st->size && (pos >> st->page_shift) >= st->page_count))
-        return quiet_sparse_add_grow(w, e, info, value);
-    return sparse_insert(slot, st, e, value);
+    uint32_t pos = set->count;
+    if (set->free_head != TES_NULL_INDEX || pos >= set->cap ||
+        (size && (pos >> st->page_shift) >= st->page_count))
+        return quiet_sparse_add_slow(w, e, info, value);
+    tes__sparse_set_append_at(set, e, entry);
+    slot->table |= TES__SLOT_SPARSE;
+    if (!size)
+        return TES_OK;
+    return fill_cell_fast(tes__sparse_store_at(st, pos), value, size);
 }
 
-/* One lookup: the position found is the one removed. A sparse entry
- * carries its entity's generation and is erased before the entity dies, so
- * a found entry answers for liveness: the entity slot is read only when
- * the entity has no such component (to tell a stale handle apart). */
+/* One lookup: the entry found is the one removed. A sparse entry carries
+ * its entity's generation and is erased before the entity dies, so a found
+ * entry answers for liveness: the entity slot is read only when the entity
+ * has no such component (to tell a stale handle apart). */
 static tes__noinline int quiet_sparse_remove(tes_world_t *w, tes_entity_t e,
                                              tes__component_t *info)
 {
     tes__sparse_store_t *st = &info->store;
-    uint32_t pos = tes__sparse_set_find(&st->set, e);
-    if (pos != TES_NULL_INDEX) {
-        tes__sparse_store_remove_at(st, e, pos, NULL);
-        return TES_OK;
-    }
-    return tes__entity_slot(&w->entities, e) ? TES_OK : quiet_fail(w, TES_ERR_STALE);
+    uint32_t index = tes_entity_index(e);
+    uint64_t *page = tes__sparse_set_page(&st->set, index);
+    uint64_t *entry = page ? &page[index & TES__SPARSE_PAGE_MASK] : NULL;
+    if (!entry || ((e & ~(uint64_t)TES_NULL_INDEX) ^ *entry) >= TES_NULL_INDEX)
+        return tes__entity_slot(&w->entities, e) ? TES_OK : quiet_fail(w, TES_ERR_STALE);
+    if (st->stable)
+        tes__sparse_set_tomb_remove(&st->set, e, (uint32_t)*entry);
+    else
+        tes__sparse_store_swap_remove_plain(st, entry);
+    return TES_OK;
 }
 
 int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c)

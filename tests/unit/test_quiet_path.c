@@ -402,6 +402,52 @@ static void test_sparse_remove_stable(void **state)
     sparse_churn(true);
 }
 
+/* The sparse quiet add's slow routes (a sparse page not yet made, a full
+ * packed array, a new data page) and its single-lookup forms on a tag
+ * store (no data) and across several sparse pages; stale handles are
+ * refused and change nothing, a live entity without the component removes
+ * as a no-op. */
+static void test_sparse_pages_and_tags(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t s = reg(w, "S", sizeof(vec3_t), TES_STORAGE_SPARSE, false);
+    tes_comp_t tag = reg(w, "STag", 0, TES_STORAGE_SPARSE, false);
+    enum { N = 9000 };
+    static tes_entity_t es[N];
+    assert_int_equal(tes_spawn_n(w, N, NULL, 0, es), TES_OK);
+    for (int i = N - 1; i >= 0; i -= 3) {
+        vec3_t v = vec((float)i);
+        assert_int_equal(tes_set(w, es[i], s, &v), TES_OK);
+        assert_int_equal(tes_add(w, es[i], tag), TES_OK);
+        assert_int_equal(tes_add(w, es[i], tag), TES_OK); /* present: nothing */
+    }
+    for (int i = N - 1; i >= 0; i -= 6) {
+        assert_int_equal(tes_remove(w, es[i], s), TES_OK);
+        assert_int_equal(tes_remove(w, es[i], tag), TES_OK);
+        assert_int_equal(tes_remove(w, es[i], tag), TES_OK); /* absent: nothing */
+    }
+    tes_entity_t dead = es[1];
+    assert_int_equal(tes_destroy(w, dead), TES_OK);
+    assert_int_equal(tes_add(w, dead, s), TES_ERR_STALE);
+    assert_int_equal(tes_remove(w, dead, s), TES_ERR_STALE);
+    assert_int_equal(tes_add(w, dead, tag), TES_ERR_STALE);
+    assert_int_equal(tes_remove(w, dead, tag), TES_ERR_STALE);
+    for (int i = 2; i < N; i++) {
+        int from_end = N - 1 - i;
+        bool held = from_end % 3 == 0 && from_end % 6 != 0;
+        assert_int_equal(tes_has(w, es[i], s), held);
+        assert_int_equal(tes_has(w, es[i], tag), held);
+        if (held)
+            assert_vec(tes_get(w, es[i], s), (float)i);
+        else
+            assert_null(tes_get(w, es[i], s));
+        assert_null(tes_get(w, es[i], tag));
+    }
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
 /* Tags on the quiet path: add and remove move the entity between tables
  * whose column lists are equal. */
 static void test_table_tags(void **state)
@@ -547,6 +593,89 @@ static void test_large_component_ids(void **state)
     tes_world_free(w);
 }
 
+/* tes_get's short paths (a small id's read descriptor and the table's
+ * data_of map; the sparse entry alone for sparse components) and
+ * tes_get_n's staged loads give the cells the general path gives, and
+ * nothing for a tag, an id not issued, a stale handle whose index is
+ * reused, a forged handle carrying a free slot's next generation, a retired
+ * index or the null handle. Tables grow and move while the values are
+ * checked, so a data_of entry that lagged behind its column would read the
+ * old block. Ids past the direct maps take the general path. */
+static void test_get_paths(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t c[70];
+    char name[8];
+    for (int k = 0; k < 70; k++) {
+        snprintf(name, sizeof name, "G%d", k);
+        c[k] = reg(w, name, k % 5 == 4 ? 0 : sizeof(vec3_t),
+                   k % 3 == 2 ? TES_STORAGE_SPARSE : TES_STORAGE_TABLE, false);
+    }
+    assert_true(c[0] < 64 && c[69] >= 64);
+    enum { N = 700 };
+    static tes_entity_t es[N];
+    /* Each entity holds every id k with (i + k) % 4 == 0, set in an order
+     * that moves rows between tables and grows them as it goes. */
+    for (int i = 0; i < N; i++)
+        es[i] = tes_spawn(w);
+    for (int k = 0; k < 70; k++)
+        for (int i = 0; i < N; i++)
+            if ((i + k) % 4 == 0) {
+                vec3_t v = vec((float)(i * 1000 + k));
+                assert_int_equal(tes_set(w, es[i], c[k], k % 5 == 4 ? NULL : &v), TES_OK);
+            }
+    /* Stale handles: destroyed, some indices reused by new entities. */
+    for (int i = 0; i < N; i += 7)
+        assert_int_equal(tes_destroy(w, es[i]), TES_OK);
+    tes_entity_t stale = es[0], fresh = tes_spawn(w);
+    assert_int_equal(tes_entity_index(fresh), tes_entity_index(es[(N - 1) / 7 * 7]));
+    tes_entity_t forged = tes_entity_make(tes_entity_index(es[7]),
+                                          tes_entity_generation(es[7]) + 1);
+    for (int i = 0; i < N; i++) {
+        bool alive = i % 7 != 0;
+        for (int k = 0; k < 70; k++) {
+            const void *p = tes_get(w, es[i], c[k]);
+            if (alive && (i + k) % 4 == 0 && k % 5 != 4)
+                assert_vec(p, (float)(i * 1000 + k));
+            else
+                assert_null(p);
+        }
+    }
+    for (int k = 0; k < 70; k++) {
+        assert_null(tes_get(w, stale, c[k]));
+        assert_null(tes_get(w, forged, c[k]));
+        assert_null(tes_get(w, TES_NULL, c[k]));
+        assert_null(tes_get(w, fresh, c[k]));
+        assert_null(tes_get(NULL, es[1], c[k]));
+    }
+    assert_null(tes_get(w, es[3], 0));
+    assert_null(tes_get(w, es[3], c[69] + 1)); /* not issued, past the maps */
+    assert_null(tes_get(w, es[3], 63));         /* not issued, inside them */
+    /* tes_get_n agrees with tes_get entity by entity over more entities
+     * than one stage, handles of every kind mixed in. */
+    static tes_entity_t probe[N + 4];
+    static const void *out[N + 4];
+    for (int i = 0; i < N; i++)
+        probe[i] = es[(i * 37) % N];
+    probe[N] = stale;
+    probe[N + 1] = forged;
+    probe[N + 2] = TES_NULL;
+    probe[N + 3] = fresh;
+    for (int k = 0; k < 70; k++) {
+        int32_t found = tes_get_n(w, c[k], probe, N + 4, out);
+        int32_t want = 0;
+        for (int i = 0; i < N + 4; i++) {
+            assert_ptr_equal(out[i], tes_get(w, probe[i], c[k]));
+            want += out[i] != NULL;
+        }
+        assert_int_equal(found, want);
+        assert_true(k % 5 == 4 ? found == 0 : found > 0);
+    }
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
 /* tes_destroy's quiet path leaves entities that own sparse components, run
  * dtors or on_remove, or are watched to the generic path: each of those
  * still sees its events. */
@@ -629,9 +758,11 @@ int main(void)
         cmocka_unit_test(test_failures_change_nothing),
         cmocka_unit_test(test_sparse_remove_swap),
         cmocka_unit_test(test_sparse_remove_stable),
+        cmocka_unit_test(test_sparse_pages_and_tags),
         cmocka_unit_test(test_table_tags),
         cmocka_unit_test(test_odd_and_large_sizes),
         cmocka_unit_test(test_large_component_ids),
+        cmocka_unit_test(test_get_paths),
         cmocka_unit_test(test_destroy_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
