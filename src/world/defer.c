@@ -155,20 +155,45 @@ static uint32_t append(tes__defer_t *d, tes__op_kind_t kind, uint8_t merge, tes_
     return at;
 }
 
+/* Chains command `at` to its entity's commands; returns the entity's
+ * record (made if missing, room reserved). */
+static tes__defer_entity_t *chain(tes__defer_t *d, uint32_t at, tes_entity_t e)
+{
+    tes__defer_entity_t *er = entity_get(d, e);
+    if (er->last_op != TES__OP_END)
+        d->ops[er->last_op].next = at;
+    er->last_op = at;
+    return er;
+}
+
+/* Writes the pair records of the plain sets queued since the last record
+ * was written (see `paired` in defer.h): each is a set, so its record says
+ * the value it staged. Its room was reserved with the command. */
+static void catch_up(tes__defer_t *d)
+{
+    for (uint32_t at = d->paired; at < d->count; at++) {
+        const tes__op_t *op = &d->ops[at];
+        tes__assert(op->kind == TES__OP_SET && op->value);
+        tes__defer_entity_t *er = entity_find(d, op->e);
+        tes__assert(er != NULL);
+        pair_put(d, er, op->comp, TES__PAIR_STAGED, at);
+    }
+    d->paired = d->count;
+}
+
 /* tes__defer_push with the command's merge class already known. */
 static void push(tes_world_t *w, tes__op_kind_t kind, uint8_t merge, tes_entity_t e,
                  tes_comp_t comp, tes_entity_t src, void *value)
 {
     tes__defer_t *d = tes__defer_queue(w);
+    catch_up(d); /* records stay in call order */
     uint32_t at = append(d, kind, merge, comp, e);
+    d->paired = d->count;
     if (kind == TES__OP_CLONE)
         d->ops[at].src = src;
     else if (kind == TES__OP_SET || kind == TES__OP_ENSURE)
         d->ops[at].value = value;
-    tes__defer_entity_t *er = entity_get(d, e);
-    if (er->last_op != TES__OP_END)
-        d->ops[er->last_op].next = at;
-    er->last_op = at;
+    tes__defer_entity_t *er = chain(d, at, e);
     switch (kind) {
     case TES__OP_DESTROY:
     case TES__OP_CLEAR:
@@ -216,7 +241,9 @@ void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn f
 {
     tes__defer_t *d = tes__defer_queue(w);
     tes__assert(d->call_count < d->call_cap);
+    catch_up(d);
     uint32_t at = append(d, TES__OP_CALL, TES__OP_BARRIER, 0, TES_NULL);
+    d->paired = d->count;
     d->ops[at].call = d->call_count;
     d->calls[d->call_count++] = (tes__defer_call_t){fn, fill, arg};
     for (uint32_t i = 0; fill && i < nfilled; i++) {
@@ -294,9 +321,57 @@ int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *val
     return TES_OK;
 }
 
+/* tes__defer_set_plain when the queue or its arena needs room first, or
+ * the entity is stale. Out of line: the common case stays a leaf. */
+static tes__noinline int set_plain_slow(tes_world_t *w, tes_entity_t e,
+                                        const tes__component_t *info, const void *value)
+{
+    if (!tes__entity_slot(&w->entities, e))
+        return tes__fail(w, TES_ERR_STALE);
+    tes__defer_t *d = &w->defer;
+    if (tes__defer_reserve(w, 1))
+        return tes__fail(w, TES_ERR_NOMEM);
+    /* No hook: the staged value is a bitwise copy, and nothing runs between
+     * the reserve and the push. */
+    void *staged = tes__arena_alloc(&d->arena, &w->alloc, info->size, info->align);
+    if (!staged)
+        return tes__fail(w, TES_ERR_NOMEM);
+    tes__copy_bytes(staged, value, info->size);
+    uint32_t at = append(d, TES__OP_SET, TES__OP_MERGED, info->id, e);
+    d->ops[at].value = staged;
+    chain(d, at, e);
+    return TES_OK;
+}
+
+int tes__defer_set_plain(tes_world_t *w, tes_entity_t e, const tes__component_t *info,
+                         const void *value)
+{
+    tes__assert(!w->lanes_live && info->dispatch == TES__DISPATCH_TABLE && info->size);
+    tes__defer_t *d = &w->defer;
+    /* The room tes__defer_reserve checks, and the arena's current block
+     * (as tes__arena_alloc does inline); anything short goes the slow way. */
+    tes__arena_block_t *b = d->arena.current;
+    if (!tes__entity_slot(&w->entities, e) || d->count >= d->room || d->ent_count >= d->ent_cap ||
+        w->entities.cap > d->ent_at_cap || !b)
+        return set_plain_slow(w, e, info, value);
+    uintptr_t base = (uintptr_t)b + TES__ARENA_HEADER;
+    uintptr_t at_byte = (base + b->used + (info->align - 1)) & ~(uintptr_t)(info->align - 1);
+    size_t offset = (size_t)(at_byte - base);
+    if (offset > b->size || b->size - offset < info->size)
+        return set_plain_slow(w, e, info, value);
+    b->used = offset + info->size;
+    void *staged = (void *)at_byte;
+    tes__copy_bytes(staged, value, info->size);
+    uint32_t at = append(d, TES__OP_SET, TES__OP_MERGED, info->id, e);
+    d->ops[at].value = staged;
+    chain(d, at, e);
+    return TES_OK;
+}
+
 void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *status)
 {
     tes__defer_t *d = tes__defer_queue(w);
+    catch_up(d); /* the records answer for every queued command */
     const tes__component_t *info = tes__registry_get(&w->components, c);
     *status = TES_OK;
     const tes__defer_entity_t *er = entity_find(d, e);
@@ -337,7 +412,7 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
 
 void tes__defer_queue_reset(tes__defer_t *d)
 {
-    d->count = d->ent_count = d->pair_count = d->barrier_count = d->call_count = 0;
+    d->count = d->ent_count = d->pair_count = d->barrier_count = d->call_count = d->paired = 0;
     tes__arena_reset(&d->arena);
 }
 

@@ -124,6 +124,12 @@ typedef struct tes__defer {
     tes__defer_pair_t *pairs;  /* at most one per command */
     uint32_t pair_count;
     uint32_t pair_cap;
+    /* Commands [0, paired) have their pair records. A plain set (see
+     * tes__defer_set_plain) is queued without one; the records of such
+     * sets are written when something asks (a deferred ensure, or any
+     * other command being queued), each once, so asking stays O(1)
+     * amortised. Only plain sets ever lie in [paired, count). */
+    uint32_t paired;
     uint32_t *barriers;        /* positions of barrier commands, ascending */
     uint32_t barrier_count;
     uint32_t barrier_cap;
@@ -195,6 +201,17 @@ void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn f
  * (nothing queued). */
 int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value);
 
+struct tes__component;
+
+/* Queues a set of c on live e, where c is a plain component (stored in
+ * tables, no hook of any kind, heard by no watcher, data size > 0), while
+ * the world's own queue records (no lanes): the value is copied into the
+ * arena as bytes and the command chained to its entity, with no pair
+ * record yet (see `paired`). TES_OK, TES_ERR_STALE (e is not alive) or
+ * TES_ERR_NOMEM (nothing queued), failures recorded in w. */
+int tes__defer_set_plain(tes_world_t *w, tes_entity_t e, const struct tes__component *info,
+                         const void *value);
+
 /* A deferred tes_ensure of c (a component with data) on live e: the
  * address of the value e will hold after the queue. That is its current
  * address if nothing queued changes it, the staged value of a queued set or
@@ -207,7 +224,6 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
  * constructed, then a copy of *init when init is not NULL. It lives in the
  * queue's arena until the flush (never freed on its own: a value that is
  * not queued after all is only destructed). NULL on TES_ERR_NOMEM. */
-struct tes__component;
 void *tes__defer_stage(tes_world_t *w, const struct tes__component *info, const void *init);
 
 /* Opens one deferral level for library code (the scheduler running a
