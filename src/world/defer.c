@@ -4,7 +4,8 @@
  * defer_flush.c.
  *
  * Every queuing call first reserves all the room it may need (a command,
- * an entity record, a pair record, a staged value) and only then writes,
+ * an entity record, a pair record, a staged value; and the records the
+ * pending plain sets will need when they catch up) and only then writes,
  * so a call that fails with TES_ERR_NOMEM leaves the queue as it was. No
  * pointer into the queue's arrays is kept across a reserve: records are
  * looked up again by entity index after it, and refer to each other and to
@@ -23,7 +24,7 @@ static tes__defer_entity_t *entity_find(const tes__defer_t *d, tes_entity_t e)
     uint32_t index = tes_entity_index(e);
     if (index >= d->ent_at_cap)
         return NULL;
-    uint32_t at = d->ent_at[index];
+    uint32_t at = d->ent_at[index].rec;
     return at < d->ent_count && d->ents[at].e == e ? &d->ents[at] : NULL;
 }
 
@@ -34,9 +35,9 @@ static tes__defer_entity_t *entity_get(tes__defer_t *d, tes_entity_t e)
     if (rec)
         return rec;
     tes__assert(d->ent_count < d->ent_cap && tes_entity_index(e) < d->ent_at_cap);
-    d->ent_at[tes_entity_index(e)] = d->ent_count;
+    d->ent_at[tes_entity_index(e)].rec = d->ent_count;
     rec = &d->ents[d->ent_count++];
-    *rec = (tes__defer_entity_t){e, TES__OP_END, TES__OP_END, TES__OP_END};
+    *rec = (tes__defer_entity_t){e, TES__OP_END, TES__OP_END};
     return rec;
 }
 
@@ -96,7 +97,7 @@ int tes__defer_reserve_slow(tes_world_t *w, uint32_t n)
     if (tes__grow(a, (void **)&d->ops, &d->cap, need, sizeof *d->ops, 64) ||
         tes__grow(a, (void **)&d->pairs, &d->pair_cap, need, sizeof *d->pairs, 64) ||
         tes__grow(a, (void **)&d->barriers, &d->barrier_cap, need, sizeof *d->barriers, 64) ||
-        tes__grow(a, (void **)&d->ents, &d->ent_cap, (uint64_t)d->ent_count + n, sizeof *d->ents,
+        tes__grow(a, (void **)&d->ents, &d->ent_cap, tes__defer_ent_need(d, n), sizeof *d->ents,
                   64) ||
         tes__grow(a, (void **)&d->ent_at, &d->ent_at_cap, w->entities.cap, sizeof *d->ent_at, 64))
         return TES_ERR_NOMEM; /* what did grow is only capacity */
@@ -111,7 +112,7 @@ int tes__defer_reserve_call(tes_world_t *w, uint32_t nfilled)
 {
     tes__defer_t *d = tes__defer_queue(w);
     if (tes__defer_reserve(w, 1) ||
-        tes__grow(&w->alloc, (void **)&d->ents, &d->ent_cap, (uint64_t)d->ent_count + nfilled,
+        tes__grow(&w->alloc, (void **)&d->ents, &d->ent_cap, tes__defer_ent_need(d, nfilled),
                   sizeof *d->ents, 64) ||
         tes__grow(&w->alloc, (void **)&d->calls, &d->call_cap, (uint64_t)d->call_count + 1,
                   sizeof *d->calls, 8))
@@ -155,15 +156,16 @@ static uint32_t append(tes__defer_t *d, tes__op_kind_t kind, uint8_t merge, tes_
     return at;
 }
 
-/* Chains command `at` to its entity's commands; returns the entity's
- * record (made if missing, room reserved). */
-static tes__defer_entity_t *chain(tes__defer_t *d, uint32_t at, tes_entity_t e)
+/* Chains command `at` to e's commands. The last command noted for e's
+ * index is e's when it is before `at` and names e: an entry left from an
+ * earlier flush or by an earlier entity of the index fails one test. */
+static inline void chain(tes__defer_t *d, uint32_t at, tes_entity_t e)
 {
-    tes__defer_entity_t *er = entity_get(d, e);
-    if (er->last_op != TES__OP_END)
-        d->ops[er->last_op].next = at;
-    er->last_op = at;
-    return er;
+    tes__defer_at_t *slot = &d->ent_at[tes_entity_index(e)];
+    uint32_t prev = slot->last;
+    if (prev < at && d->ops[prev].e == e)
+        d->ops[prev].next = at;
+    slot->last = at;
 }
 
 /* Writes the pair records of the plain sets queued since the last record
@@ -174,9 +176,7 @@ static void catch_up(tes__defer_t *d)
     for (uint32_t at = d->paired; at < d->count; at++) {
         const tes__op_t *op = &d->ops[at];
         tes__assert(op->kind == TES__OP_SET && op->value);
-        tes__defer_entity_t *er = entity_find(d, op->e);
-        tes__assert(er != NULL);
-        pair_put(d, er, op->comp, TES__PAIR_STAGED, at);
+        pair_put(d, entity_get(d, op->e), op->comp, TES__PAIR_STAGED, at);
     }
     d->paired = d->count;
 }
@@ -193,7 +193,8 @@ static void push(tes_world_t *w, tes__op_kind_t kind, uint8_t merge, tes_entity_
         d->ops[at].src = src;
     else if (kind == TES__OP_SET || kind == TES__OP_ENSURE)
         d->ops[at].value = value;
-    tes__defer_entity_t *er = chain(d, at, e);
+    chain(d, at, e);
+    tes__defer_entity_t *er = entity_get(d, e);
     switch (kind) {
     case TES__OP_DESTROY:
     case TES__OP_CLEAR:
@@ -351,8 +352,8 @@ int tes__defer_set_plain(tes_world_t *w, tes_entity_t e, const tes__component_t 
     /* The room tes__defer_reserve checks, and the arena's current block
      * (as tes__arena_alloc does inline); anything short goes the slow way. */
     tes__arena_block_t *b = d->arena.current;
-    if (!tes__entity_slot(&w->entities, e) || d->count >= d->room || d->ent_count >= d->ent_cap ||
-        w->entities.cap > d->ent_at_cap || !b)
+    if (!tes__entity_slot(&w->entities, e) || d->count >= d->room ||
+        tes__defer_ent_need(d, 1) > d->ent_cap || w->entities.cap > d->ent_at_cap || !b)
         return set_plain_slow(w, e, info, value);
     uintptr_t base = (uintptr_t)b + TES__ARENA_HEADER;
     uintptr_t at_byte = (base + b->used + (info->align - 1)) & ~(uintptr_t)(info->align - 1);

@@ -14,12 +14,15 @@
  * copied at queue time, assigned and destroyed at the flush, so ctor/dtor
  * stay balanced even when the target entity dies before the flush.
  *
- * Beside the command array the queue keeps a record per entity it names
- * (found through an array indexed by entity index) and a record per
- * (entity, component) pair it changes (listed from the entity's). They
- * answer "what will e hold for c after the queue" in constant time, which a
- * deferred tes_ensure needs, and they chain each entity's commands together
- * for the flush. Records refer to commands by index, never by address.
+ * Beside the command array the queue keeps, per entity index, the
+ * position of the entity's last command (each command links to the next
+ * one of its entity: the chain the flush merges by), and a record per
+ * entity and per (entity, component) pair it changes. The records answer
+ * "what will e hold for c after the queue" in constant time, which a
+ * deferred tes_ensure needs. A set of a plain component (no hook, no
+ * watcher), the bulk of a system's queue, is queued without them: the
+ * records of such sets are written when something asks, each once (see
+ * `paired`). Records refer to commands by index, never by address.
  *
  * Tuned for the usual frame: a few hundred to a few hundred thousand
  * commands, applied once; every array keeps its capacity between flushes.
@@ -92,13 +95,22 @@ typedef struct tes__defer_call {
 
 /* What the queue does to one entity: its last whole-entity command (a
  * destroy or clear empties it, a clone or a filling call replaces its
- * components) and the chain of its commands. */
+ * components) and its pair records. */
 typedef struct tes__defer_entity {
     tes_entity_t e;
-    uint32_t last_op;    /* for chaining; TES__OP_END before the first */
     uint32_t reset_op;   /* the last whole-entity command, or TES__OP_END */
     uint32_t first_pair; /* its pair records since reset_op, newest first */
 } tes__defer_entity_t;
+
+/* Per entity index: where the entity's record is, and its last command
+ * (the chain's end). Both are checked before use (the record names the
+ * entity, the command is in the queue and names the entity), so entries
+ * left from earlier flushes, or by an entity that died, are never
+ * trusted. */
+typedef struct tes__defer_at {
+    uint32_t rec;  /* position in ents */
+    uint32_t last; /* position of the entity's last command */
+} tes__defer_at_t;
 
 /* What the queue does to one component of one entity, after the entity's
  * last whole-entity command. An entity's pair records form a list from its
@@ -134,10 +146,12 @@ typedef struct tes__defer {
     uint32_t barrier_count;
     uint32_t barrier_cap;
     uint32_t room;             /* min(cap, pair_cap, barrier_cap) */
-    tes__defer_entity_t *ents; /* one per entity the queue names */
+    /* One per entity whose pair records or reset the queue keeps; room
+     * for the records the pending plain sets will need (see paired). */
+    tes__defer_entity_t *ents;
     uint32_t ent_count;
     uint32_t ent_cap;
-    uint32_t *ent_at;          /* entity index -> position in ents (checked) */
+    tes__defer_at_t *ent_at;   /* per entity index (checked): see tes__defer_at_t */
     uint32_t ent_at_cap;
     tes__defer_call_t *calls;
     uint32_t call_count;
@@ -169,6 +183,14 @@ typedef struct tes__defer_span {
     uint32_t first;
     uint32_t end;
 } tes__defer_span_t;
+
+/* Entity records a queue must have room for so that n more commands can
+ * be queued: its records, one per pending plain set (written when the
+ * pair records catch up) and one per new command. */
+static inline uint64_t tes__defer_ent_need(const tes__defer_t *d, uint32_t n)
+{
+    return (uint64_t)d->ent_count + (d->count - d->paired) + n;
+}
 
 /* Row value of an entity in the virtual root whose spawn is still queued. */
 #define TES__ROW_PENDING UINT32_C(1)
