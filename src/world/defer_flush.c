@@ -501,23 +501,27 @@ static inline bool apply_group(tes_world_t *w, uint32_t at, uint32_t end, group_
 static uint32_t apply_groups(tes_world_t *w, uint32_t first, uint32_t end, group_plan_t *plan)
 {
     uint32_t at;
+    tes__op_t *ops = w->defer.ops;
+    const uint8_t kind = ops[first].kind;
     if (!apply_group(w, first, end, plan, &at))
         return first;
-    tes__op_t *ops = w->defer.ops;
     if (plan->k != 1 || at != first + 1 || ops[first].next < end || plan->dst == plan->src)
         return at;
     tes__table_t *src = (tes__table_t *)plan->src, *dst = plan->dst;
     const tes_comp_t comp = plan->comps[0];
     const bool valued = plan->valued != 0;
-    /* dst is src plus comp: the row moves as the edge's plain plan says. */
+    /* dst is src plus comp: the row moves as the edge's plain plan says.
+     * A command of the same kind on the same component stages a value
+     * exactly when the first did (a tag's sets stage none). */
     const int32_t col = tes__table_column_index(dst, comp);
     for (; at < end; at++) {
         tes__op_t *op = &ops[at];
-        if (op->comp != comp || !adds_value(op) || op->next < end ||
-            (op->kind != TES__OP_ADD && op->value != NULL) != valued)
+        if (op->comp != comp || op->kind != kind || op->merge != TES__OP_MERGED ||
+            op->next < end)
             break;
         tes__slot_t *slot = tes__entity_slot(&w->entities, op->e);
-        if (!slot || tes__slot_table(w, slot) != src || tes__table_reserve(dst, &w->alloc, 1))
+        if (!slot || (slot->table & TES__SLOT_TABLE_MASK) != src->id ||
+            tes__table_reserve(dst, &w->alloc, 1))
             break;
         tes__world_move_plain(w, op->e, slot, src, dst, col, true, valued ? op->value : NULL);
         op->kind = TES__OP_DONE;
