@@ -322,6 +322,18 @@ int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *val
     return TES_OK;
 }
 
+/* Queues the plain set of info's component on e with its staged copy of
+ * value (room reserved). */
+static inline int queue_plain(tes__defer_t *d, tes_entity_t e, const tes__component_t *info,
+                              void *staged, const void *value)
+{
+    tes__copy_bytes(staged, value, info->size);
+    uint32_t at = append(d, TES__OP_SET, TES__OP_MERGED, info->id, e);
+    d->ops[at].value = staged;
+    chain(d, at, e);
+    return TES_OK;
+}
+
 /* tes__defer_set_plain when the queue or its arena needs room first, or
  * the entity is stale. Out of line: the common case stays a leaf. */
 static tes__noinline int set_plain_slow(tes_world_t *w, tes_entity_t e,
@@ -337,11 +349,7 @@ static tes__noinline int set_plain_slow(tes_world_t *w, tes_entity_t e,
     void *staged = tes__arena_alloc(&d->arena, &w->alloc, info->size, info->align);
     if (!staged)
         return tes__fail(w, TES_ERR_NOMEM);
-    tes__copy_bytes(staged, value, info->size);
-    uint32_t at = append(d, TES__OP_SET, TES__OP_MERGED, info->id, e);
-    d->ops[at].value = staged;
-    chain(d, at, e);
-    return TES_OK;
+    return queue_plain(d, e, info, staged, value);
 }
 
 int tes__defer_set_plain(tes_world_t *w, tes_entity_t e, const tes__component_t *info,
@@ -349,24 +357,15 @@ int tes__defer_set_plain(tes_world_t *w, tes_entity_t e, const tes__component_t 
 {
     tes__assert(!w->lanes_live && info->dispatch == TES__DISPATCH_TABLE && info->size);
     tes__defer_t *d = &w->defer;
-    /* The room tes__defer_reserve checks, and the arena's current block
-     * (as tes__arena_alloc does inline); anything short goes the slow way. */
-    tes__arena_block_t *b = d->arena.current;
+    /* The room tes__defer_reserve checks, and room in the arena's current
+     * block; anything short goes the slow way (which changes nothing
+     * before it reserves). */
+    void *staged;
     if (!tes__entity_slot(&w->entities, e) || d->count >= d->room ||
-        tes__defer_ent_need(d, 1) > d->ent_cap || w->entities.cap > d->ent_at_cap || !b)
+        tes__defer_ent_need(d, 1) > d->ent_cap || w->entities.cap > d->ent_at_cap ||
+        !(staged = tes__arena_alloc_here(&d->arena, info->size, info->align)))
         return set_plain_slow(w, e, info, value);
-    uintptr_t base = (uintptr_t)b + TES__ARENA_HEADER;
-    uintptr_t at_byte = (base + b->used + (info->align - 1)) & ~(uintptr_t)(info->align - 1);
-    size_t offset = (size_t)(at_byte - base);
-    if (offset > b->size || b->size - offset < info->size)
-        return set_plain_slow(w, e, info, value);
-    b->used = offset + info->size;
-    void *staged = (void *)at_byte;
-    tes__copy_bytes(staged, value, info->size);
-    uint32_t at = append(d, TES__OP_SET, TES__OP_MERGED, info->id, e);
-    d->ops[at].value = staged;
-    chain(d, at, e);
-    return TES_OK;
+    return queue_plain(d, e, info, staged, value);
 }
 
 void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *status)

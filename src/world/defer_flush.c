@@ -590,6 +590,9 @@ int tes__defer_end(tes_world_t *w)
             d->ops[i].kind = TES__OP_DONE;
             rc = apply(w, d, &op);
         }
+        /* User code may have run (a hook may have made a group that now
+         * hears a planned component): the next plain group plans again. */
+        plan.src = NULL;
         if (rc == TES_ERR_STALE) {
             w->last_error = before; /* a dropped command is not an error */
             if (before == TES_ERR_INVALID)

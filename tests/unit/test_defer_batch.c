@@ -16,6 +16,8 @@
  *   queue), broken by entities of other tables and other shapes.
  * - A deferred ensure reading a batched set (the lazily written records),
  *   and sets queued after the ensure.
+ * - A group asked for by a hook in the middle of the flush has every
+ *   entity that gains its component.
  * - Stale handles, entities spawned while deferred, and destroyed ones.
  */
 #include <setjmp.h>
@@ -311,6 +313,62 @@ static void test_batch_runs_one_table(void **state)
     tes_world_free(def.w);
 }
 
+/* A hook that asks for a group on A while the queue is applied: whenever
+ * the group is built, every entity that gains A is a member, those moved
+ * by the run before the hook and those moved after it by the same plan. */
+static twin_t *group_twin;
+static tes_comp_t group_sparse;
+static tes_query_t *made_group;
+
+/* A group driven by a sparse term keeps its members, and hears A. */
+static void h_make_group(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
+{
+    (void)e, (void)ptr, (void)ctx;
+    if (!made_group)
+        made_group = tes_query_new(w, &(tes_query_desc_t){
+                                          .terms = {{group_sparse}, {group_twin->c[0]}},
+                                          .flags = TES_QUERY_NONOWNING_GROUP});
+}
+
+static void test_batch_plan_after_hook_makes_group(void **state)
+{
+    (void)state;
+    twin_t def;
+    twin_new(&def, 40);
+    tes_component_desc_t d = {0};
+    d.name = "MakesGroup";
+    d.size = 4;
+    d.hooks.on_set = h_make_group;
+    tes_comp_t hooked = tes_component(def.w, &d);
+    assert_true(hooked);
+    d = (tes_component_desc_t){0};
+    d.name = "S";
+    d.storage = TES_STORAGE_SPARSE;
+    group_sparse = tes_component(def.w, &d);
+    assert_true(group_sparse);
+    for (uint32_t i = 0; i < 40; i += 4)
+        assert_int_equal(tes_add(def.w, def.e[i], group_sparse), TES_OK);
+    group_twin = &def;
+    made_group = NULL;
+    assert_int_equal(tes_defer_begin(def.w), TES_OK);
+    /* Entities 0, 4, ..., 36 have no component: one source table. */
+    for (uint32_t i = 0; i < 20; i += 4)
+        set3(&def, i, 0, (int32_t)i);
+    assert_int_equal(tes_set(def.w, def.e[1], hooked, &(int32_t){1}), TES_OK);
+    for (uint32_t i = 20; i < 40; i += 4) /* the same shape from the same table */
+        set3(&def, i, 0, (int32_t)i);
+    assert_int_equal(tes_defer_end(def.w), TES_OK);
+    assert_non_null(made_group);
+    int32_t members = 0;
+    tes_iter_t it = tes_query_iter(made_group);
+    while (tes_iter_next(&it))
+        members += it.count;
+    assert_int_equal(members, 10);
+    check(def.w);
+    tes_query_free(made_group);
+    tes_world_free(def.w);
+}
+
 static void test_batch_stale_spawned_destroyed(void **state)
 {
     (void)state;
@@ -350,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_batch_add_remove_interleaved),
         cmocka_unit_test(test_batch_ensure_reads_plain_set),
         cmocka_unit_test(test_batch_runs_one_table),
+        cmocka_unit_test(test_batch_plan_after_hook_makes_group),
         cmocka_unit_test(test_batch_stale_spawned_destroyed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
