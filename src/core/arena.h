@@ -38,10 +38,11 @@ typedef struct tes__arena {
  * the allocator fails or the size overflows (nothing changed). size 0
  * returns NULL without failing: callers never ask for tags. */
 void *tes__arena_alloc_slow(tes__arena_t *a, tes__alloc_t *alloc, size_t size, size_t align);
-static inline void *tes__arena_alloc(tes__arena_t *a, tes__alloc_t *alloc, size_t size,
-                                     size_t align)
+/* The common case of tes__arena_alloc: size bytes from the current block,
+ * or NULL (nothing changed) when it has no room or there is none. Calls
+ * nothing, so a caller can keep its own hot path free of calls. */
+static inline void *tes__arena_alloc_here(tes__arena_t *a, size_t size, size_t align)
 {
-    /* The common case inline: it fits in the current block. */
     tes__arena_block_t *b = a->current;
     if (b && size && align) {
         uintptr_t base = (uintptr_t)b + TES__ARENA_HEADER;
@@ -52,7 +53,13 @@ static inline void *tes__arena_alloc(tes__arena_t *a, tes__alloc_t *alloc, size_
             return (void *)at;
         }
     }
-    return tes__arena_alloc_slow(a, alloc, size, align);
+    return NULL;
+}
+static inline void *tes__arena_alloc(tes__arena_t *a, tes__alloc_t *alloc, size_t size,
+                                     size_t align)
+{
+    void *p = tes__arena_alloc_here(a, size, align);
+    return p ? p : tes__arena_alloc_slow(a, alloc, size, align);
 }
 /* Forgets every value; keeps the blocks. */
 void tes__arena_reset(tes__arena_t *a);

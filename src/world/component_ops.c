@@ -415,9 +415,35 @@ int tes__add_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     TES__STRUCTURAL(int, w, tes__status, add_impl(w, e, c));
 }
 
-int tes__set_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
+/* True when a deferred set of a plain component may be queued without the
+ * begin/end guard: the world's own queue records (no split system), no
+ * hook or structural call runs, no system refuses structural calls, and no
+ * dependents wait for the guard's end to settle or release them. */
+static inline bool defer_plain_ready(const tes_world_t *w)
+{
+    return w->defer.depth > 0 &&
+           !((uint32_t)w->hook_depth | (uint32_t)w->lanes_live | (uint32_t)w->parallel |
+             (w->refuse & TES__REFUSE_STRUCTURAL) | w->settling | w->doomed);
+}
+
+/* The guarded generic set (out of line, so the deferred plain set below
+ * stays a leaf). */
+static tes__noinline int set_guarded(tes_world_t *w, tes_entity_t e, tes_comp_t c,
+                                     const void *value)
 {
     TES__STRUCTURAL(int, w, tes__status, set_impl(w, e, c, value));
+}
+
+int tes__set_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
+{
+    if (w && value && defer_plain_ready(w)) {
+        /* The deferred set of a plain component (tes__defer_set_plain):
+         * the same checks and statuses as set_impl, no guard, no hook. */
+        const tes__component_t *info = tes__registry_get(&w->components, c);
+        if (info && info->dispatch == TES__DISPATCH_TABLE && info->size)
+            return tes__defer_set_plain(w, e, info, value);
+    }
+    return set_guarded(w, e, c, value);
 }
 
 int tes__remove_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c)

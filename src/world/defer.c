@@ -4,7 +4,8 @@
  * defer_flush.c.
  *
  * Every queuing call first reserves all the room it may need (a command,
- * an entity record, a pair record, a staged value) and only then writes,
+ * an entity record, a pair record, a staged value; and the records the
+ * pending plain sets will need when they catch up) and only then writes,
  * so a call that fails with TES_ERR_NOMEM leaves the queue as it was. No
  * pointer into the queue's arrays is kept across a reserve: records are
  * looked up again by entity index after it, and refer to each other and to
@@ -23,7 +24,7 @@ static tes__defer_entity_t *entity_find(const tes__defer_t *d, tes_entity_t e)
     uint32_t index = tes_entity_index(e);
     if (index >= d->ent_at_cap)
         return NULL;
-    uint32_t at = d->ent_at[index];
+    uint32_t at = d->ent_at[index].rec;
     return at < d->ent_count && d->ents[at].e == e ? &d->ents[at] : NULL;
 }
 
@@ -34,9 +35,9 @@ static tes__defer_entity_t *entity_get(tes__defer_t *d, tes_entity_t e)
     if (rec)
         return rec;
     tes__assert(d->ent_count < d->ent_cap && tes_entity_index(e) < d->ent_at_cap);
-    d->ent_at[tes_entity_index(e)] = d->ent_count;
+    d->ent_at[tes_entity_index(e)].rec = d->ent_count;
     rec = &d->ents[d->ent_count++];
-    *rec = (tes__defer_entity_t){e, TES__OP_END, TES__OP_END, TES__OP_END};
+    *rec = (tes__defer_entity_t){e, TES__OP_END, TES__OP_END};
     return rec;
 }
 
@@ -96,7 +97,7 @@ int tes__defer_reserve_slow(tes_world_t *w, uint32_t n)
     if (tes__grow(a, (void **)&d->ops, &d->cap, need, sizeof *d->ops, 64) ||
         tes__grow(a, (void **)&d->pairs, &d->pair_cap, need, sizeof *d->pairs, 64) ||
         tes__grow(a, (void **)&d->barriers, &d->barrier_cap, need, sizeof *d->barriers, 64) ||
-        tes__grow(a, (void **)&d->ents, &d->ent_cap, (uint64_t)d->ent_count + n, sizeof *d->ents,
+        tes__grow(a, (void **)&d->ents, &d->ent_cap, tes__defer_ent_need(d, n), sizeof *d->ents,
                   64) ||
         tes__grow(a, (void **)&d->ent_at, &d->ent_at_cap, w->entities.cap, sizeof *d->ent_at, 64))
         return TES_ERR_NOMEM; /* what did grow is only capacity */
@@ -111,7 +112,7 @@ int tes__defer_reserve_call(tes_world_t *w, uint32_t nfilled)
 {
     tes__defer_t *d = tes__defer_queue(w);
     if (tes__defer_reserve(w, 1) ||
-        tes__grow(&w->alloc, (void **)&d->ents, &d->ent_cap, (uint64_t)d->ent_count + nfilled,
+        tes__grow(&w->alloc, (void **)&d->ents, &d->ent_cap, tes__defer_ent_need(d, nfilled),
                   sizeof *d->ents, 64) ||
         tes__grow(&w->alloc, (void **)&d->calls, &d->call_cap, (uint64_t)d->call_count + 1,
                   sizeof *d->calls, 8))
@@ -155,20 +156,45 @@ static uint32_t append(tes__defer_t *d, tes__op_kind_t kind, uint8_t merge, tes_
     return at;
 }
 
+/* Chains command `at` to e's commands. The last command noted for e's
+ * index is e's when it is before `at` and names e: an entry left from an
+ * earlier flush or by an earlier entity of the index fails one test. */
+static inline void chain(tes__defer_t *d, uint32_t at, tes_entity_t e)
+{
+    tes__defer_at_t *slot = &d->ent_at[tes_entity_index(e)];
+    uint32_t prev = slot->last;
+    if (prev < at && d->ops[prev].e == e)
+        d->ops[prev].next = at;
+    slot->last = at;
+}
+
+/* Writes the pair records of the plain sets queued since the last record
+ * was written (see `paired` in defer.h): each is a set, so its record says
+ * the value it staged. Its room was reserved with the command. */
+static void catch_up(tes__defer_t *d)
+{
+    for (uint32_t at = d->paired; at < d->count; at++) {
+        const tes__op_t *op = &d->ops[at];
+        tes__assert(op->kind == TES__OP_SET && op->value);
+        pair_put(d, entity_get(d, op->e), op->comp, TES__PAIR_STAGED, at);
+    }
+    d->paired = d->count;
+}
+
 /* tes__defer_push with the command's merge class already known. */
 static void push(tes_world_t *w, tes__op_kind_t kind, uint8_t merge, tes_entity_t e,
                  tes_comp_t comp, tes_entity_t src, void *value)
 {
     tes__defer_t *d = tes__defer_queue(w);
+    catch_up(d); /* records stay in call order */
     uint32_t at = append(d, kind, merge, comp, e);
+    d->paired = d->count;
     if (kind == TES__OP_CLONE)
         d->ops[at].src = src;
     else if (kind == TES__OP_SET || kind == TES__OP_ENSURE)
         d->ops[at].value = value;
+    chain(d, at, e);
     tes__defer_entity_t *er = entity_get(d, e);
-    if (er->last_op != TES__OP_END)
-        d->ops[er->last_op].next = at;
-    er->last_op = at;
     switch (kind) {
     case TES__OP_DESTROY:
     case TES__OP_CLEAR:
@@ -216,7 +242,9 @@ void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn f
 {
     tes__defer_t *d = tes__defer_queue(w);
     tes__assert(d->call_count < d->call_cap);
+    catch_up(d);
     uint32_t at = append(d, TES__OP_CALL, TES__OP_BARRIER, 0, TES_NULL);
+    d->paired = d->count;
     d->ops[at].call = d->call_count;
     d->calls[d->call_count++] = (tes__defer_call_t){fn, fill, arg};
     for (uint32_t i = 0; fill && i < nfilled; i++) {
@@ -294,9 +322,56 @@ int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *val
     return TES_OK;
 }
 
+/* Queues the plain set of info's component on e with its staged copy of
+ * value (room reserved). */
+static inline int queue_plain(tes__defer_t *d, tes_entity_t e, const tes__component_t *info,
+                              void *staged, const void *value)
+{
+    tes__copy_bytes(staged, value, info->size);
+    uint32_t at = append(d, TES__OP_SET, TES__OP_MERGED, info->id, e);
+    d->ops[at].value = staged;
+    chain(d, at, e);
+    return TES_OK;
+}
+
+/* tes__defer_set_plain when the queue or its arena needs room first, or
+ * the entity is stale. Out of line: the common case stays a leaf. */
+static tes__noinline int set_plain_slow(tes_world_t *w, tes_entity_t e,
+                                        const tes__component_t *info, const void *value)
+{
+    if (!tes__entity_slot(&w->entities, e))
+        return tes__fail(w, TES_ERR_STALE);
+    tes__defer_t *d = &w->defer;
+    if (tes__defer_reserve(w, 1))
+        return tes__fail(w, TES_ERR_NOMEM);
+    /* No hook: the staged value is a bitwise copy, and nothing runs between
+     * the reserve and the push. */
+    void *staged = tes__arena_alloc(&d->arena, &w->alloc, info->size, info->align);
+    if (!staged)
+        return tes__fail(w, TES_ERR_NOMEM);
+    return queue_plain(d, e, info, staged, value);
+}
+
+int tes__defer_set_plain(tes_world_t *w, tes_entity_t e, const tes__component_t *info,
+                         const void *value)
+{
+    tes__assert(!w->lanes_live && info->dispatch == TES__DISPATCH_TABLE && info->size);
+    tes__defer_t *d = &w->defer;
+    /* The room tes__defer_reserve checks, and room in the arena's current
+     * block; anything short goes the slow way (which changes nothing
+     * before it reserves). */
+    void *staged;
+    if (!tes__entity_slot(&w->entities, e) || d->count >= d->room ||
+        tes__defer_ent_need(d, 1) > d->ent_cap || w->entities.cap > d->ent_at_cap ||
+        !(staged = tes__arena_alloc_here(&d->arena, info->size, info->align)))
+        return set_plain_slow(w, e, info, value);
+    return queue_plain(d, e, info, staged, value);
+}
+
 void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *status)
 {
     tes__defer_t *d = tes__defer_queue(w);
+    catch_up(d); /* the records answer for every queued command */
     const tes__component_t *info = tes__registry_get(&w->components, c);
     *status = TES_OK;
     const tes__defer_entity_t *er = entity_find(d, e);
@@ -337,7 +412,7 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
 
 void tes__defer_queue_reset(tes__defer_t *d)
 {
-    d->count = d->ent_count = d->pair_count = d->barrier_count = d->call_count = 0;
+    d->count = d->ent_count = d->pair_count = d->barrier_count = d->call_count = d->paired = 0;
     tes__arena_reset(&d->arena);
 }
 

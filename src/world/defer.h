@@ -14,12 +14,15 @@
  * copied at queue time, assigned and destroyed at the flush, so ctor/dtor
  * stay balanced even when the target entity dies before the flush.
  *
- * Beside the command array the queue keeps a record per entity it names
- * (found through an array indexed by entity index) and a record per
- * (entity, component) pair it changes (listed from the entity's). They
- * answer "what will e hold for c after the queue" in constant time, which a
- * deferred tes_ensure needs, and they chain each entity's commands together
- * for the flush. Records refer to commands by index, never by address.
+ * Beside the command array the queue keeps, per entity index, the
+ * position of the entity's last command (each command links to the next
+ * one of its entity: the chain the flush merges by), and a record per
+ * entity and per (entity, component) pair it changes. The records answer
+ * "what will e hold for c after the queue" in constant time, which a
+ * deferred tes_ensure needs. A set of a plain component (no hook, no
+ * watcher), the bulk of a system's queue, is queued without them: the
+ * records of such sets are written when something asks, each once (see
+ * `paired`). Records refer to commands by index, never by address.
  *
  * Tuned for the usual frame: a few hundred to a few hundred thousand
  * commands, applied once; every array keeps its capacity between flushes.
@@ -92,13 +95,22 @@ typedef struct tes__defer_call {
 
 /* What the queue does to one entity: its last whole-entity command (a
  * destroy or clear empties it, a clone or a filling call replaces its
- * components) and the chain of its commands. */
+ * components) and its pair records. */
 typedef struct tes__defer_entity {
     tes_entity_t e;
-    uint32_t last_op;    /* for chaining; TES__OP_END before the first */
     uint32_t reset_op;   /* the last whole-entity command, or TES__OP_END */
     uint32_t first_pair; /* its pair records since reset_op, newest first */
 } tes__defer_entity_t;
+
+/* Per entity index: where the entity's record is, and its last command
+ * (the chain's end). Both are checked before use (the record names the
+ * entity, the command is in the queue and names the entity), so entries
+ * left from earlier flushes, or by an entity that died, are never
+ * trusted. */
+typedef struct tes__defer_at {
+    uint32_t rec;  /* position in ents */
+    uint32_t last; /* position of the entity's last command */
+} tes__defer_at_t;
 
 /* What the queue does to one component of one entity, after the entity's
  * last whole-entity command. An entity's pair records form a list from its
@@ -124,14 +136,22 @@ typedef struct tes__defer {
     tes__defer_pair_t *pairs;  /* at most one per command */
     uint32_t pair_count;
     uint32_t pair_cap;
+    /* Commands [0, paired) have their pair records. A plain set (see
+     * tes__defer_set_plain) is queued without one; the records of such
+     * sets are written when something asks (a deferred ensure, or any
+     * other command being queued), each once, so asking stays O(1)
+     * amortised. Only plain sets ever lie in [paired, count). */
+    uint32_t paired;
     uint32_t *barriers;        /* positions of barrier commands, ascending */
     uint32_t barrier_count;
     uint32_t barrier_cap;
     uint32_t room;             /* min(cap, pair_cap, barrier_cap) */
-    tes__defer_entity_t *ents; /* one per entity the queue names */
+    /* One per entity whose pair records or reset the queue keeps; room
+     * for the records the pending plain sets will need (see paired). */
+    tes__defer_entity_t *ents;
     uint32_t ent_count;
     uint32_t ent_cap;
-    uint32_t *ent_at;          /* entity index -> position in ents (checked) */
+    tes__defer_at_t *ent_at;   /* per entity index (checked): see tes__defer_at_t */
     uint32_t ent_at_cap;
     tes__defer_call_t *calls;
     uint32_t call_count;
@@ -168,6 +188,14 @@ typedef struct tes__defer_span {
     uint32_t end;
 } tes__defer_span_t;
 
+/* Entity records a queue must have room for so that n more commands can
+ * be queued: its records, one per pending plain set (written when the
+ * pair records catch up) and one per new command. */
+static inline uint64_t tes__defer_ent_need(const tes__defer_t *d, uint32_t n)
+{
+    return (uint64_t)d->ent_count + (d->count - d->paired) + n;
+}
+
 /* Row value of an entity in the virtual root whose spawn is still queued. */
 #define TES__ROW_PENDING UINT32_C(1)
 
@@ -199,6 +227,17 @@ void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn f
  * (nothing queued). */
 int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value);
 
+struct tes__component;
+
+/* Queues a set of c on live e, where c is a plain component (stored in
+ * tables, no hook of any kind, heard by no watcher, data size > 0), while
+ * the world's own queue records (no lanes): the value is copied into the
+ * arena as bytes and the command chained to its entity, with no pair
+ * record yet (see `paired`). TES_OK, TES_ERR_STALE (e is not alive) or
+ * TES_ERR_NOMEM (nothing queued), failures recorded in w. */
+int tes__defer_set_plain(tes_world_t *w, tes_entity_t e, const struct tes__component *info,
+                         const void *value);
+
 /* A deferred tes_ensure of c (a component with data) on live e: the
  * address of the value e will hold after the queue. That is its current
  * address if nothing queued changes it, the staged value of a queued set or
@@ -211,7 +250,6 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
  * constructed, then a copy of *init when init is not NULL. It lives in the
  * queue's arena until the flush (never freed on its own: a value that is
  * not queued after all is only destructed). NULL on TES_ERR_NOMEM. */
-struct tes__component;
 void *tes__defer_stage(tes_world_t *w, const struct tes__component *info, const void *init);
 
 /* Opens one deferral level for library code (the scheduler running a

@@ -32,6 +32,15 @@
  * If the merged move cannot reserve its table or the watchers' room
  * (TES_ERR_NOMEM) the same commands are applied one by one instead, each
  * failing or not on its own, as in call order.
+ *
+ * The common case comes first: an entity whose merged commands are all
+ * adds, sets or ensures of plain components (no hook of any kind, no
+ * watcher) in plain tables is a *plain group*, applied by a plan kept
+ * along the queue (see "plain groups" below). The usual queue of a system
+ * (the same components set on each entity it visits) is then one plan
+ * and a row move per entity, tuned for hundreds of thousands of commands.
+ * A plain group that cannot be applied that way (the destination cannot
+ * grow) changes nothing and takes the merged move, which reports.
  */
 #include "world/defer.h"
 
@@ -181,15 +190,8 @@ static int apply_single(tes_world_t *w, uint32_t at, tes__slot_t *slot, step_mem
          * of either table and no watcher hears the component, so the row
          * moves as bytes along the edge's plan, the staged value (in the
          * arena, never inside a table) copied straight into its cell. */
-        uint32_t src_row = slot->row;
-        tes_entity_t moved;
-        uint32_t row = tes__table_move_row_plain(dst, src, src_row, op->e, src->last_edge_col[1],
-                                                 true, op->kind != TES__OP_ADD ? op->value : NULL,
-                                                 &moved);
-        if (moved != TES_NULL)
-            w->entities.slots[tes_entity_index(moved)].row = src_row;
-        tes__slot_set_table(slot, dst->id, row);
-        tes__table_debug_move(src, &w->alloc);
+        tes__world_move_plain(w, op->e, slot, src, dst, src->last_edge_col[1], true,
+                              op->kind != TES__OP_ADD ? op->value : NULL);
         op->kind = TES__OP_DONE;
         return TES_OK;
     }
@@ -209,9 +211,6 @@ static int apply_single(tes_world_t *w, uint32_t at, tes__slot_t *slot, step_mem
     return TES_OK;
 }
 
-/* Applies the merged commands of the entity of command `first`, those
- * before `end` (the next barrier), as one move. Returns the first error of
- * the commands (an entity that died earlier: TES_ERR_STALE). */
 
 /* Room in the groups that hear of the components a merged move adds or
  * removes; the entity is the call's scope, as for a single add. */
@@ -225,6 +224,9 @@ static int reserve_changes(tes_world_t *w, tes_entity_t e, const net_t *net, uin
     return TES_OK;
 }
 
+/* Applies the merged commands of the entity of command `first`, those
+ * before `end` (the next barrier), as one move. Returns the first error of
+ * the commands (an entity that died earlier: TES_ERR_STALE). */
 static int apply_merged(tes_world_t *w, uint32_t first, uint32_t end, step_memo_t *memo)
 {
     tes__defer_t *d = &w->defer;
@@ -306,6 +308,227 @@ static int apply_merged(tes_world_t *w, uint32_t first, uint32_t end, step_memo_
     return TES_OK;
 }
 
+/* ------------------------------------------------------------ plain groups
+ *
+ * The batched form of a merged move, for the usual queue: a system sets a
+ * few plain components (no hook, no watcher) on each of many entities.
+ * An entity's merged commands up to the next barrier form its *group*;
+ * when they are all adds, sets or ensures, the group's effect depends only
+ * on the entity's table and the group's shape (its components, in order,
+ * and which commands stage a value). The plan for that shape (the final
+ * table, and for each of its columns where the cell comes from) is worked
+ * out once and kept while the next entities' groups have the same shape
+ * and start in the same table, which is the whole queue in the common case:
+ * then each entity costs one row move as bytes, with the staged values
+ * copied straight into their cells and no graph step, lookup or call. */
+
+/* Commands one group may hold, and columns one plan may map; larger groups
+ * and wider tables take the merged move. */
+#define GROUP_MAX 8
+#define PLAN_COLUMNS 32
+
+typedef struct group_plan {
+    const tes__table_t *src; /* NULL: no plan yet */
+    uint32_t k;              /* commands in the group */
+    uint32_t valued;         /* bit j: command j stages a value */
+    tes_comp_t comps[GROUP_MAX];
+    tes__table_t *dst;
+    bool plain; /* false: this shape takes the merged move */
+    /* How each cell of the entity's new row is filled, as three lists of
+     * dst columns: moved from a src column (move_from), assigned the staged
+     * value of group command set_from (the last one staged for it), or
+     * zeroed (a component added without a value). When dst is src, only
+     * the assigned cells are written. */
+    uint8_t moves, sets, zeros;
+    uint8_t move_col[PLAN_COLUMNS], move_from[PLAN_COLUMNS];
+    uint8_t set_col[GROUP_MAX], set_from[GROUP_MAX];
+    uint8_t zero_col[GROUP_MAX];
+} group_plan_t;
+
+static bool adds_value(const tes__op_t *op)
+{
+    return op->merge == TES__OP_MERGED &&
+           (op->kind == TES__OP_ADD || op->kind == TES__OP_SET || op->kind == TES__OP_ENSURE);
+}
+
+/* Works out the plan for a group of shape (comps, valued) starting in src.
+ * False when the graph could not grow (the merged move then fails or
+ * falls back on its own). */
+static bool plan_group(tes_world_t *w, group_plan_t *plan, const tes__table_t *src, uint32_t k,
+                       uint32_t valued, const tes_comp_t *comps)
+{
+    plan->src = NULL;
+    tes__table_t *dst = (tes__table_t *)src;
+    bool plain = true;
+    for (uint32_t j = 0; j < k && dst; j++) {
+        const tes__component_t *info = tes__registry_get(&w->components, comps[j]);
+        plain = plain && info->dispatch == TES__DISPATCH_TABLE;
+        dst = tes__graph_step(&w->tables, &w->alloc, &w->components, dst, comps[j], true);
+    }
+    if (!dst)
+        return false;
+    plain = plain && dst->column_count <= PLAN_COLUMNS &&
+            !((src->flags | dst->flags) & TES__TABLE_NOT_PLAIN);
+    plan->moves = plan->sets = plan->zeros = 0;
+    for (uint32_t c = 0; plain && c < dst->column_count; c++) {
+        tes_comp_t id = dst->columns[c].id;
+        int32_t from = tes__table_column_index(src, id);
+        int32_t value = -1;
+        for (uint32_t j = 0; j < k; j++) /* the last value staged wins */
+            if (comps[j] == id && (valued >> j & 1u))
+                value = (int32_t)j;
+        if (value >= 0) {
+            plan->set_col[plan->sets] = (uint8_t)c;
+            plan->set_from[plan->sets++] = (uint8_t)value;
+        } else if (from >= 0) {
+            plan->move_col[plan->moves] = (uint8_t)c;
+            plan->move_from[plan->moves++] = (uint8_t)from;
+        } else {
+            plan->zero_col[plan->zeros++] = (uint8_t)c;
+        }
+    }
+    plan->src = src;
+    plan->k = k;
+    plan->valued = valued;
+    for (uint32_t j = 0; j < k; j++)
+        plan->comps[j] = comps[j];
+    plan->dst = dst;
+    plan->plain = plain;
+    return true;
+}
+
+/* Moves e's row from src (at slot) into dst, which has room, by the plan's
+ * lists; values[j] is the value group command j staged. */
+static inline void move_by_plan(tes_world_t *w, const group_plan_t *plan, tes__slot_t *slot,
+                                tes_entity_t e, tes__table_t *src, tes__table_t *dst,
+                                const void *const *values)
+{
+    uint32_t src_row = slot->row;
+    uint32_t row = tes__table_push(dst, e);
+    const tes__column_t *dc = dst->columns, *sc = src->columns;
+    for (uint32_t i = 0; i < plan->moves; i++) {
+        const tes__column_t *col = &dc[plan->move_col[i]];
+        tes__copy_small(col->data + (size_t)row * col->size,
+                        sc[plan->move_from[i]].data + (size_t)src_row * col->size, col->size);
+    }
+    for (uint32_t i = 0; i < plan->sets; i++) {
+        const tes__column_t *col = &dc[plan->set_col[i]];
+        tes__copy_small(col->data + (size_t)row * col->size, values[plan->set_from[i]],
+                        col->size);
+    }
+    for (uint32_t i = 0; i < plan->zeros; i++) {
+        const tes__column_t *col = &dc[plan->zero_col[i]];
+        tes__zero_small(col->data + (size_t)row * col->size, col->size);
+    }
+    tes_entity_t moved = tes__table_remove_row_plain(src, src_row);
+    if (moved != TES_NULL)
+        w->entities.slots[tes_entity_index(moved)].row = src_row;
+    tes__slot_set_table(slot, dst->id, row);
+    tes__table_debug_move(src, &w->alloc);
+}
+
+/* Applies the group of command `at` (its entity's commands before `end`)
+ * by its plan when the group and its tables are plain, and marks its
+ * commands done; *after receives the position after the group when its
+ * commands are consecutive, else at + 1. False, with nothing changed, when
+ * it is not plain (or the destination cannot take the row): the merged
+ * move then takes it, and reports any failure. */
+static inline bool apply_group(tes_world_t *w, uint32_t at, uint32_t end, group_plan_t *plan,
+                               uint32_t *after)
+{
+    tes__op_t *ops = w->defer.ops;
+    const void *values[GROUP_MAX];
+    uint32_t k = 0, valued = 0, last = at;
+    bool same = true, consecutive = true;
+    for (uint32_t j = at; j < end; j = ops[j].next) {
+        const tes__op_t *op = &ops[j];
+        if (k == GROUP_MAX || !adds_value(op))
+            return false;
+        bool has_value = op->kind != TES__OP_ADD && op->value;
+        same = same && plan->comps[k] == op->comp;
+        consecutive = consecutive && j == at + k;
+        values[k] = op->value;
+        valued |= (uint32_t)has_value << k++;
+        last = j;
+    }
+    tes_entity_t e = ops[at].e;
+    tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+    if (!slot)
+        return false; /* dropped: the merged move says so */
+    tes__table_t *src = tes__slot_table(w, slot);
+    if (!(same && plan->src == src && plan->k == k && plan->valued == valued)) {
+        tes_comp_t comps[GROUP_MAX];
+        uint32_t n = 0;
+        for (uint32_t j = at; j < end; j = ops[j].next)
+            comps[n++] = ops[j].comp;
+        if (!plan_group(w, plan, src, k, valued, comps))
+            return false;
+    }
+    if (!plan->plain)
+        return false;
+    tes__table_t *dst = plan->dst;
+    if (dst == src) { /* nothing added: the values are assigned in place */
+        const tes__column_t *dc = dst->columns;
+        for (uint32_t i = 0; i < plan->sets; i++) {
+            const tes__column_t *col = &dc[plan->set_col[i]];
+            tes__copy_small(col->data + (size_t)slot->row * col->size, values[plan->set_from[i]],
+                            col->size);
+        }
+    } else {
+        if (tes__table_reserve(dst, &w->alloc, 1))
+            return false;
+        move_by_plan(w, plan, slot, e, src, dst, values);
+    }
+    /* The staged values have no destructor: marking is all the release. */
+    if (consecutive) {
+        for (uint32_t j = at; j <= last; j++)
+            ops[j].kind = TES__OP_DONE;
+        *after = last + 1;
+    } else {
+        for (uint32_t j = at; j < end; j = ops[j].next)
+            ops[j].kind = TES__OP_DONE;
+        *after = at + 1;
+    }
+    return true;
+}
+
+/* Applies plain groups from command `first` on: the group there, then,
+ * when it was a single command that moved its entity, the run of single
+ * commands right after it with the same shape on entities of the same
+ * table (the usual queue of a loop over entities), each a row move by the
+ * same plan with nothing looked up. Returns the position after the last
+ * command applied, or `first` when the group there is not plain. */
+static uint32_t apply_groups(tes_world_t *w, uint32_t first, uint32_t end, group_plan_t *plan)
+{
+    uint32_t at;
+    tes__op_t *ops = w->defer.ops;
+    const uint8_t kind = ops[first].kind;
+    if (!apply_group(w, first, end, plan, &at))
+        return first;
+    if (plan->k != 1 || at != first + 1 || ops[first].next < end || plan->dst == plan->src)
+        return at;
+    tes__table_t *src = (tes__table_t *)plan->src, *dst = plan->dst;
+    const tes_comp_t comp = plan->comps[0];
+    const bool valued = plan->valued != 0;
+    /* dst is src plus comp: the row moves as the edge's plain plan says.
+     * A command of the same kind on the same component stages a value
+     * exactly when the first did (a tag's sets stage none). */
+    const int32_t col = tes__table_column_index(dst, comp);
+    for (; at < end; at++) {
+        tes__op_t *op = &ops[at];
+        if (op->comp != comp || op->kind != kind || op->merge != TES__OP_MERGED ||
+            op->next < end)
+            break;
+        tes__slot_t *slot = tes__entity_slot(&w->entities, op->e);
+        if (!slot || (slot->table & TES__SLOT_TABLE_MASK) != src->id ||
+            tes__table_reserve(dst, &w->alloc, 1))
+            break;
+        tes__world_move_plain(w, op->e, slot, src, dst, col, true, valued ? op->value : NULL);
+        op->kind = TES__OP_DONE;
+    }
+    return at;
+}
+
 int tes__defer_apply(tes_world_t *w, const tes__defer_t *q, const tes__op_t *op)
 {
     return apply(w, q, op);
@@ -335,11 +558,23 @@ int tes__defer_end(tes_world_t *w)
     int first_error = TES_OK;
     uint32_t next_barrier = 0; /* position in d->barriers */
     step_memo_t memo = {NULL, 0, NULL, -1};
+    group_plan_t plan = {.src = NULL};
     tes__detail_t detail_before; /* a dropped command must not wipe it either */
     for (uint32_t i = 0; i < d->count; i++) {
         const tes__op_t *at = &d->ops[i]; /* the array does not move while flushing */
         if (at->kind == TES__OP_DONE)
             continue;
+        if (adds_value(at)) { /* the common case first: a plain group */
+            while (next_barrier < d->barrier_count && d->barriers[next_barrier] < i)
+                next_barrier++;
+            uint32_t end =
+                next_barrier < d->barrier_count ? d->barriers[next_barrier] : d->count;
+            uint32_t after = apply_groups(w, i, end, &plan);
+            if (after > i) {
+                i = after - 1; /* the loop's i++ */
+                continue;
+            }
+        }
         int before = w->last_error;
         if (before == TES_ERR_INVALID)
             detail_before = w->detail;
@@ -355,6 +590,9 @@ int tes__defer_end(tes_world_t *w)
             d->ops[i].kind = TES__OP_DONE;
             rc = apply(w, d, &op);
         }
+        /* User code may have run (a hook may have made a group that now
+         * hears a planned component): the next plain group plans again. */
+        plan.src = NULL;
         if (rc == TES_ERR_STALE) {
             w->last_error = before; /* a dropped command is not an error */
             if (before == TES_ERR_INVALID)

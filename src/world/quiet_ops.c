@@ -76,14 +76,7 @@ static tes__noinline int quiet_table_add(tes_world_t *w, tes_entity_t e,
         return is_set ? tes__set_generic(w, e, c, value) : tes__add_generic(w, e, c);
     if (tes__table_reserve(dst, &w->alloc, 1))
         return tes__fail(w, TES_ERR_NOMEM);
-    uint32_t src_row = slot->row;
-    tes_entity_t moved;
-    uint32_t row = tes__table_move_row_plain(dst, src, src_row, e, src->last_edge_col[1], true,
-                                             value, &moved);
-    if (moved != TES_NULL)
-        w->entities.slots[tes_entity_index(moved)].row = src_row;
-    tes__slot_set_table(slot, dst->id, row);
-    tes__table_debug_move(src, &w->alloc);
+    tes__world_move_plain(w, e, slot, src, dst, src->last_edge_col[1], true, value);
     return TES_OK;
 }
 
@@ -110,14 +103,7 @@ static tes__noinline int quiet_table_remove(tes_world_t *w, tes_entity_t e,
         return tes__remove_generic(w, e, c);
     if (tes__table_reserve(dst, &w->alloc, 1))
         return tes__fail(w, TES_ERR_NOMEM);
-    uint32_t src_row = slot->row;
-    tes_entity_t moved;
-    uint32_t row = tes__table_move_row_plain(dst, src, src_row, e, src->last_edge_col[0], false,
-                                             NULL, &moved);
-    if (moved != TES_NULL)
-        w->entities.slots[tes_entity_index(moved)].row = src_row;
-    tes__slot_set_table(slot, dst->id, row);
-    tes__table_debug_move(src, &w->alloc);
+    tes__world_move_plain(w, e, slot, src, dst, src->last_edge_col[0], false, NULL);
     return TES_OK;
 }
 

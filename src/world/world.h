@@ -322,7 +322,7 @@ static inline tes__defer_t *tes__defer_queue(tes_world_t *w)
 static inline int tes__defer_reserve(tes_world_t *w, uint32_t n)
 {
     const tes__defer_t *d = tes__defer_queue(w);
-    if ((uint64_t)d->count + n <= d->room && (uint64_t)d->ent_count + n <= d->ent_cap &&
+    if ((uint64_t)d->count + n <= d->room && tes__defer_ent_need(d, n) <= d->ent_cap &&
         w->entities.cap <= d->ent_at_cap)
         return TES_OK;
     return tes__defer_reserve_slow(w, n);
@@ -359,6 +359,27 @@ static inline void tes__slot_set_table(tes__slot_t *s, uint32_t table, uint32_t 
 {
     s->table = (s->table & TES__SLOT_SPARSE) | table;
     s->row = row;
+}
+
+/* Moves live entity e, whose slot is `slot`, from its table src into dst
+ * (which has room) along a plain edge: dst's type is src's plus (add) or
+ * minus one component whose column in the wider table is col (-1 for a
+ * tag), and neither table runs hooks or holds large values (the edge's
+ * last_edge_plain). The row moves as bytes (tes__table_move_row_plain);
+ * an added cell is a copy of value, or zeroed for NULL. The entity that
+ * fills src's hole and e itself get their new rows. Runs no user code and
+ * tells no watcher. Inline: the quiet paths stay leaf functions. */
+static inline void tes__world_move_plain(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
+                                         tes__table_t *src, tes__table_t *dst, int32_t col,
+                                         bool add, const void *value)
+{
+    uint32_t src_row = slot->row;
+    tes_entity_t moved;
+    uint32_t row = tes__table_move_row_plain(dst, src, src_row, e, col, add, value, &moved);
+    if (moved != TES_NULL)
+        w->entities.slots[tes_entity_index(moved)].row = src_row;
+    tes__slot_set_table(slot, dst->id, row);
+    tes__table_debug_move(src, &w->alloc);
 }
 
 /* Looks up a live entity for a structural call. Returns TES_OK with *slot

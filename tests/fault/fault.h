@@ -240,6 +240,7 @@ void fs_sc_group_ops(fs_run_t *r);
 void fs_sc_defer(fs_run_t *r);
 void fs_sc_defer_loop(fs_run_t *r);
 void fs_sc_defer_merge(fs_run_t *r);
+void fs_sc_defer_plain(fs_run_t *r);
 
 /* Scenarios of scenarios_sites.c. */
 void fs_sc_group_collect(fs_run_t *r);

@@ -242,6 +242,7 @@ const fs_scenario_t fs_scenarios[] = {
     {"defer", fs_sc_defer},
     {"defer_loop", fs_sc_defer_loop},
     {"defer_merge", fs_sc_defer_merge},
+    {"defer_plain", fs_sc_defer_plain},
     /* scenarios_lifecycle.c */
     {"prefab", fs_sc_prefab},
     {"instantiate", fs_sc_instantiate},

@@ -355,3 +355,38 @@ void fs_sc_defer_merge(fs_run_t *r)
     }
     fs_defer_end(r);
 }
+
+/* Deferred sets of plain components (T16, T4: no hook, no group hears
+ * them), as a system's loop queues them: recorded without their pair
+ * records and applied at the flush as runs of row moves by one plan. The
+ * runs are broken by a hooked set (a barrier), a destroy, an entity that
+ * also loses a component, and an ensure that must find a staged value.
+ * Every failure — the queue or the arena growing at record time, the
+ * destination table or the graph growing at the flush — must leave the
+ * world as applying the commands one by one would. */
+void fs_sc_defer_plain(fs_run_t *r)
+{
+    if (!fs_world_new(r, NULL))
+        return;
+    fs_register_base(r);
+    populate(r, 90);
+    for (uint32_t round = 0; round < 3 && !r->dead; round++) {
+        fs_defer_begin(r);
+        for (uint32_t i = 0; i < 90 && !r->dead; i++) {
+            tes_entity_t e = r->ents[i];
+            uint32_t u = round * 1000 + i;
+            fs_set(r, e, FS_C_T16, u);
+            if (round > 0 || i % 2)
+                fs_set(r, e, FS_C_T4, u + 1);
+            if (i % 17 == 4)
+                fs_remove(r, e, FS_C_T4);
+            if (i % 13 == 6)
+                fs_ensure(r, e, FS_C_T16, u + 2); /* the staged value */
+            if (i == 40)
+                fs_set(r, r->ents[3], FS_C_T24, u); /* hooked: a barrier */
+            if (round == 2 && i % 29 == 11)
+                fs_destroy(r, e);
+        }
+        fs_defer_end(r);
+    }
+}
