@@ -176,6 +176,31 @@ static uint32_t follow(const tes__sparse_store_t *st, const tes_entity_t *entiti
     return k;
 }
 
+/* Where follow stops at a gap, the members usually go on in the store's
+ * order with a few other entities between them (in a member walk, the
+ * smallest pool of a query most of whose entities match; a pool walk has
+ * that pool's field as a slice already): each next position is found by
+ * scanning at most FOLLOW_SKIP entries on from the previous one (a
+ * sequential read, where a lookup would chase the sparse array). Returns
+ * how many of entities[from..limit) were found so (positions into at); the
+ * first miss ends the scan, and lookups take over from there. */
+#define FOLLOW_SKIP 8u
+static uint32_t follow_gaps(const tes__sparse_set_t *set, const tes_entity_t *entities,
+                            uint32_t from, uint32_t limit, uint32_t *at)
+{
+    uint32_t k = from;
+    for (; k < limit; k++) {
+        uint32_t j = at[k - 1] + 1;
+        uint32_t stop = set->count - j < FOLLOW_SKIP ? set->count : j + FOLLOW_SKIP;
+        while (j < stop && set->packed[j] != entities[k])
+            j++;
+        if (j >= stop)
+            break;
+        at[k] = j;
+    }
+    return k;
+}
+
 /* True when positions at[0..k) are consecutive on one data page. */
 static bool contiguous(const tes__sparse_store_t *st, const uint32_t *at, uint32_t k)
 {
@@ -303,7 +328,9 @@ uint32_t tes__gather_chunk(tes_iter_t *it, const tes_entity_t *entities, uint32_
             at[0] = pos0[i];
             if (known && buffered)
                 k = follow(st, entities, 1, limit, pos0[i], at);
-            slice[i] = k >= limit;
+            slice[i] = k >= limit; /* (at[] is then left unset) */
+            if (d < 0 && buffered && !slice[i] && t->oper == TES_AND)
+                k = follow_gaps(&st->set, entities, k, limit, at);
             if (t->oper == TES_AND)
                 k = lookup_present(&st->set, entities, k, limit, at);
             else

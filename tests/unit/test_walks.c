@@ -450,6 +450,57 @@ static void test_nonowning_group_walks_its_pool(void **state)
     }
 }
 
+/* A member walk over members that sit in a store in its order with other
+ * entities between them: their positions come from a forward scan of the
+ * packed array (gaps of one), then from lookups once a gap is too wide (a
+ * run of twelve), and from lookups throughout in a store whose order is
+ * the reverse. Every value read and written back must be the member's. */
+static void test_group_member_walk_scans_past_gaps(void **state)
+{
+    (void)state;
+    enum { N = 2000 };
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t a = comp(w, "A", sizeof(int64_t), TES_STORAGE_SPARSE);
+    tes_comp_t b = comp(w, "B", sizeof(int64_t), TES_STORAGE_SPARSE);
+    tes_comp_t c = comp(w, "C", 0, TES_STORAGE_SPARSE);
+    static tes_entity_t es[N];
+    for (int i = 0; i < N; i++) {
+        es[i] = tes_spawn(w);
+        assert_int_equal(tes_set(w, es[i], a, &(int64_t){3 * (int64_t)i}), TES_OK);
+    }
+    for (int i = N - 1; i >= 0; i--)
+        assert_int_equal(tes_set(w, es[i], b, &(int64_t){5 * (int64_t)i}), TES_OK);
+    int excluded = 0;
+    for (int i = 0; i < N; i++)
+        if (i % 7 == 3 || (i >= 500 && i < 512)) {
+            assert_int_equal(tes_add(w, es[i], c), TES_OK);
+            excluded++;
+        }
+    tes_query_desc_t d = {.terms = {{a}, {b, TES_AND, TES_IN}, {c, TES_NOT}},
+                          .flags = TES_QUERY_NONOWNING_GROUP};
+    tes_query_t *q = tes_query_new(w, &d);
+    int32_t seen = 0;
+    tes_iter_t it = tes_query_iter(q);
+    while (tes_iter_next(&it)) {
+        int64_t *pa = tes_field(&it, 0);
+        const int64_t *pb = tes_field(&it, 1);
+        for (int32_t i = 0; i < it.count; i++) {
+            int64_t index = (int64_t)tes_entity_index(it.entities[i]) - (int64_t)tes_entity_index(es[0]);
+            assert_false(tes_has(w, it.entities[i], c));
+            assert_true(pa[i] == 3 * index);
+            assert_true(pb[i] == 5 * index);
+            pa[i] += pb[i];
+        }
+        seen += it.count;
+    }
+    assert_int_equal(seen, N - excluded);
+    for (int i = 0; i < N; i++)
+        assert_true(*(const int64_t *)tes_get(w, es[i], a) ==
+                    (tes_has(w, es[i], c) ? 3 : 8) * (int64_t)i);
+    tes_query_free(q);
+    tes_world_free(w);
+}
+
 static void move_system(tes_iter_t *it)
 {
     V3 *p = tes_field(it, 0);
@@ -535,6 +586,7 @@ int main(void)
         cmocka_unit_test(test_nonowning_group_gathers),
         cmocka_unit_test(test_group_gather_across_a_following_store_page_end),
         cmocka_unit_test(test_nonowning_group_walks_its_pool),
+        cmocka_unit_test(test_group_member_walk_scans_past_gaps),
         cmocka_unit_test(test_systems_over_scattered_values),
         cmocka_unit_test(test_components_with_hooks_are_not_gathered),
     };
