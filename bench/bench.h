@@ -113,6 +113,8 @@ extern const bench_workload_t bench_bulk_get_n_sparse;
 extern const bench_workload_t bench_systems_1;
 extern const bench_workload_t bench_systems_2;
 extern const bench_workload_t bench_systems_4;
+extern const bench_workload_t bench_systems_bound_fused;
+extern const bench_workload_t bench_systems_bound_barrier;
 extern const bench_workload_t bench_systems_empty;
 extern const bench_workload_t bench_cliff_tax_table;
 extern const bench_workload_t bench_cliff_tax_sparse;

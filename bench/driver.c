@@ -85,6 +85,8 @@ static const bench_workload_t *const workloads[] = {
     &bench_systems_1,
     &bench_systems_2,
     &bench_systems_4,
+    &bench_systems_bound_fused,
+    &bench_systems_bound_barrier,
     &bench_systems_empty,
     &bench_cliff_tax_table,
     &bench_cliff_tax_sparse,

@@ -17,7 +17,12 @@
  * changes into its own command queue. One op = one entity per frame. The
  * world is built once (init), so runs time only frames.
  */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+
 #include "bench.h"
+#include "query/query.h"
 
 typedef struct Data { int32_t thingy; uint32_t numgy; double dingy; } Data;
 typedef struct Damage { int32_t atk, def; } Damage;
@@ -264,6 +269,211 @@ static uint64_t hand_run(void *p)
 }
 
 static int64_t frame_ops(const bench_cfg_t *cfg) { return cfg->n; }
+
+/* ---- the bound: the same loops hand-parallelised over plain pthreads ----
+ *
+ * What two threads can get out of this frame at best, with no scheduler at
+ * all: the calling thread captures each query's chunks, then it and one
+ * pthread each run the loops over a fixed half of every chunk. Every loop
+ * is row-local (entity i's values depend only on entity i's), so in the
+ * "fused" form each thread runs all six data loops over its half without
+ * waiting for the other; in the "barrier" form the threads meet after each
+ * loop, as a scheduler that runs one system at a time over both threads
+ * would. The structural loop's scan is split too, each thread noting the
+ * entities to toggle; the calling thread applies them afterwards, first
+ * half first (the order one thread would have used). One wake-up and one
+ * join per frame. The halves are fixed, so when the pthread wakes late
+ * (a busy machine) the calling thread waits for it at the end, where a
+ * scheduler handing out small pieces would have done more of the work
+ * itself: beside other programs this bound can come out slower than
+ * tes_progress. The baseline is the same loops on one thread. */
+
+typedef struct bound_chunk { int32_t count; const tes_entity_t *e; void *fields[3]; } bound_chunk_t;
+
+enum { BOUND_MAX_CHUNKS = 8, BOUND_MAX_HITS = 1 << 16 };
+
+typedef struct bound_world {
+    frame_world_t f;
+    bool fused;
+    bound_chunk_t chunks[7][BOUND_MAX_CHUNKS];
+    int chunk_count[7];
+    pthread_t worker;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    uint64_t posted; /* frames handed to the worker (under lock) */
+    bool stop;
+    _Atomic int done;  /* the worker finished the posted frame */
+    _Atomic int meet[2]; /* barrier arrivals per thread (barrier form) */
+    tes_entity_t *hits[2];
+    int32_t hit_count[2];
+} bound_world_t;
+
+/* Waits for *flag >= value. It spins, but gives the core away now and
+ * then: the other thread may be waiting for this very core. */
+static void bound_wait(_Atomic int *flag, int value)
+{
+    for (unsigned i = 1; atomic_load_explicit(flag, memory_order_acquire) < value; i++)
+        if ((i & 1023) == 0)
+            sched_yield();
+}
+
+static void bound_meet(bound_world_t *b, int t, int *round)
+{
+    (*round)++;
+    atomic_store_explicit(&b->meet[t], *round, memory_order_release);
+    bound_wait(&b->meet[1 - t], *round);
+}
+
+static void bound_half(bound_world_t *b, int t)
+{
+    int round = 0;
+    for (int q = 0; q < 6; q++) {
+        for (int c = 0; c < b->chunk_count[q]; c++) {
+            const bound_chunk_t *ch = &b->chunks[q][c];
+            int32_t lo = t ? ch->count / 2 : 0, hi = t ? ch->count : ch->count / 2;
+            tes_iter_t it = {0};
+            it.count = hi - lo;
+            it.entities = ch->e + lo;
+            it.delta_time = 0.016f;
+            it.world = b->f.w;
+            it.priv_query = b->f.q[q];
+            it.priv_phase = TES__ITER_DETACHED;
+            /* the field sizes of each loop's terms */
+            static const size_t sizes[6][3] = {
+                {sizeof(Position), sizeof(Velocity), 0}, {sizeof(Data), 0, 0},
+                {sizeof(Position), sizeof(Velocity), sizeof(Data)}, {sizeof(Health), 0, 0},
+                {sizeof(Health), sizeof(Damage), 0}, {sizeof(Sprite), sizeof(Health), 0}};
+            for (int i = 0; i < 3; i++)
+                if (ch->fields[i])
+                    it.priv_fields[i] = (char *)ch->fields[i] + (size_t)lo * sizes[q][i];
+            b->f.fn[q](&it);
+        }
+        if (!b->fused)
+            bound_meet(b, t, &round);
+    }
+    b->hit_count[t] = 0;
+    for (int c = 0; c < b->chunk_count[6]; c++) {
+        const bound_chunk_t *ch = &b->chunks[6][c];
+        int32_t lo = t ? ch->count / 2 : 0, hi = t ? ch->count : ch->count / 2;
+        const Health *h = ch->fields[0];
+        for (int32_t i = lo; i < hi; i++)
+            if ((h[i].hp & 4095) == 0 && b->hit_count[t] < BOUND_MAX_HITS)
+                b->hits[t][b->hit_count[t]++] = ch->e[i];
+    }
+}
+
+static void *bound_worker(void *p)
+{
+    bound_world_t *b = p;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&b->lock);
+    for (;;) {
+        while (b->posted == seen && !b->stop)
+            pthread_cond_wait(&b->wake, &b->lock);
+        if (b->stop)
+            break;
+        seen = b->posted;
+        pthread_mutex_unlock(&b->lock);
+        atomic_store_explicit(&b->meet[1], 0, memory_order_relaxed);
+        bound_half(b, 1);
+        atomic_store_explicit(&b->done, 1, memory_order_release);
+        pthread_mutex_lock(&b->lock);
+    }
+    pthread_mutex_unlock(&b->lock);
+    return NULL;
+}
+
+static void bound_fini(void *p)
+{
+    bound_world_t *b = p;
+    if (b->worker) {
+        pthread_mutex_lock(&b->lock);
+        b->stop = true;
+        pthread_cond_signal(&b->wake);
+        pthread_mutex_unlock(&b->lock);
+        pthread_join(b->worker, NULL);
+    }
+    free(b->hits[0]);
+    free(b->hits[1]);
+    tes_world_free(b->f.w);
+    free(b);
+}
+
+static void *bound_init(const bench_cfg_t *cfg, bool fused)
+{
+    bound_world_t *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->fused = fused;
+    pthread_mutex_init(&b->lock, NULL);
+    pthread_cond_init(&b->wake, NULL);
+    b->hits[0] = malloc(BOUND_MAX_HITS * sizeof(tes_entity_t));
+    b->hits[1] = malloc(BOUND_MAX_HITS * sizeof(tes_entity_t));
+    if (!b->hits[0] || !b->hits[1] || !build(&b->f, cfg, 1, false) ||
+        pthread_create(&b->worker, NULL, bound_worker, b)) {
+        bound_fini(b);
+        return NULL;
+    }
+    return b;
+}
+
+static void *bound_fused_init(const bench_cfg_t *cfg) { return bound_init(cfg, true); }
+static void *bound_barrier_init(const bench_cfg_t *cfg) { return bound_init(cfg, false); }
+
+static uint64_t bound_run(void *p)
+{
+    bound_world_t *b = p;
+    for (int q = 0; q < 7; q++) {
+        b->chunk_count[q] = 0;
+        tes_iter_t it = tes_query_iter(b->f.q[q]);
+        while (tes_iter_next(&it)) {
+            if (b->chunk_count[q] == BOUND_MAX_CHUNKS) {
+                bench_fail("more chunks than the bound expects");
+                tes_iter_fini(&it);
+                break;
+            }
+            bound_chunk_t *ch = &b->chunks[q][b->chunk_count[q]++];
+            ch->count = it.count;
+            ch->e = it.entities;
+            for (int i = 0; i < 3; i++)
+                ch->fields[i] = i < it.priv_query->term_count ? tes_field(&it, i) : NULL;
+        }
+    }
+    atomic_store_explicit(&b->done, 0, memory_order_relaxed);
+    atomic_store_explicit(&b->meet[0], 0, memory_order_relaxed);
+    pthread_mutex_lock(&b->lock);
+    b->posted++;
+    pthread_cond_signal(&b->wake);
+    pthread_mutex_unlock(&b->lock);
+    bound_half(b, 0);
+    bound_wait(&b->done, 1);
+    for (int t = 0; t < 2; t++) {
+        for (int32_t i = 0; i < b->hit_count[t]; i++) {
+            tes_entity_t e = b->hits[t][i];
+            if (tes_has(b->f.w, e, b->f.c[STUNNED]))
+                tes_remove(b->f.w, e, b->f.c[STUNNED]);
+            else
+                tes_add(b->f.w, e, b->f.c[STUNNED]);
+        }
+    }
+    return checksum(&b->f);
+}
+
+const bench_workload_t bench_systems_bound_fused = {
+    .name = "S1 bound: the 7 loops by hand on 2 pthreads, fused (base: hand loops)",
+    .unit = "entity",
+    .ops = frame_ops,
+    .tes = {.init = bound_fused_init, .run = bound_run, .fini = bound_fini},
+    .base = {.init = hand_init, .run = hand_run, .fini = frame_fini},
+};
+
+const bench_workload_t bench_systems_bound_barrier = {
+    .name = "S1 bound: the 7 loops by hand on 2 pthreads, a barrier per loop (base: hand loops)",
+    .unit = "entity",
+    .ops = frame_ops,
+    .tes = {.init = bound_barrier_init, .run = bound_run, .fini = bound_fini},
+    .base = {.init = hand_init, .run = hand_run, .fini = frame_fini},
+};
 
 #define FRAME_WORKLOAD(var, label, init_fn)                                              \
     const bench_workload_t var = {                                                       \

@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct worker {
     tes__pool_t *pool;
@@ -27,6 +28,8 @@ struct tes__pool {
     int32_t running;     /* workers that have not finished this epoch's job */
     atomic_int finished; /* lets the caller spin a little before it sleeps */
     bool stop;
+    atomic_bool hold;    /* tes__pool_hold: watch longer between jobs */
+    bool yield;          /* more threads than cores: watchers yield */
     tes__job_fn job;
     void *ctx;
     int32_t count;
@@ -54,24 +57,46 @@ static void cpu_relax(void)
 #endif
 }
 
-/* Watches for a job newer than `seen` for up to TES__POOL_SPIN_NS (and a
- * bounded number of steps, whatever the clock does). True if one came.
- * It yields the core now and then: with more threads than cores (or a
- * busy machine) the thread that will post the next job may need it. */
+/* Watches for a job newer than `seen` for up to TES__POOL_SPIN_NS, or
+ * TES__POOL_HOLD_NS while the pool is held (and a bounded number of
+ * steps, whatever the clock does). True if one came. */
 static bool spin_for_job(tes__pool_t *p, uint64_t seen)
 {
     uint64_t start = now_ns();
-    for (uint32_t i = 1; i < (1u << 20); i++) {
+    for (uint32_t i = 1; i < (1u << 24); i++) {
         if (atomic_load_explicit(&p->epoch, memory_order_acquire) != seen)
             return true;
         if ((i & 127) == 0) {
-            if (now_ns() - start > TES__POOL_SPIN_NS)
+            uint64_t spent = now_ns() - start;
+            if (spent > TES__POOL_HOLD_NS ||
+                (spent > TES__POOL_SPIN_NS && !atomic_load_explicit(&p->hold, memory_order_relaxed)))
                 return false;
-            sched_yield();
+            if (p->yield)
+                sched_yield();
         }
         cpu_relax();
     }
     return false;
+}
+
+/* The caller's wait for the workers' ends before it sleeps: as long as a
+ * worker would watch for a job (see spin_for_job). */
+static void spin_for_workers(tes__pool_t *p)
+{
+    uint64_t start = now_ns();
+    uint64_t limit = atomic_load_explicit(&p->hold, memory_order_relaxed) ? TES__POOL_HOLD_NS
+                                                                          : TES__POOL_SPIN_NS;
+    for (uint32_t i = 1; i < (1u << 24); i++) {
+        if (atomic_load_explicit(&p->finished, memory_order_acquire) == p->count)
+            return;
+        if ((i & 127) == 0) {
+            if (now_ns() - start > limit)
+                return;
+            if (p->yield)
+                sched_yield();
+        }
+        cpu_relax();
+    }
 }
 
 static void *worker_main(void *arg)
@@ -138,6 +163,9 @@ tes__pool_t *tes__pool_new(tes__alloc_t *a, int32_t workers)
     p->count = workers;
     atomic_init(&p->finished, 0);
     atomic_init(&p->epoch, 0);
+    atomic_init(&p->hold, false);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    p->yield = cores < 1 || (int64_t)workers + 1 > (int64_t)cores;
     if (pthread_mutex_init(&p->user_lock, NULL)) {
         tes__free(a, p->workers, (size_t)workers * sizeof *p->workers);
         tes__free(a, p, sizeof *p);
@@ -193,15 +221,18 @@ void tes__pool_run(tes__pool_t *p, tes__job_fn job, void *ctx)
 
     job(ctx, 0);
 
-    /* The workers usually finish within microseconds of the caller: a short
-     * spin saves a sleep and a wake-up. */
-    for (int spins = 0; spins < 4000; spins++)
-        if (atomic_load_explicit(&p->finished, memory_order_acquire) == p->count)
-            break;
+    /* The workers usually finish within a piece of work of the caller:
+     * watching for that saves a sleep and a wake-up. */
+    spin_for_workers(p);
     pthread_mutex_lock(&p->lock);
     while (p->running)
         pthread_cond_wait(&p->idle, &p->lock);
     pthread_mutex_unlock(&p->lock);
+}
+
+void tes__pool_hold(tes__pool_t *p, bool hold)
+{
+    atomic_store_explicit(&p->hold, hold, memory_order_relaxed);
 }
 
 int32_t tes__pool_workers(const tes__pool_t *p) { return p ? p->count : 0; }

@@ -7,13 +7,21 @@
  *
  * Tuned for frames: a handful of jobs per frame, each long compared to a
  * wake-up. Idle workers sleep on a condition variable (no spinning between
- * frames). Jobs of one frame follow each other within microseconds (the
- * next level of systems), so a worker that finishes a job first watches
- * for the next one for a short, bounded time (TES__POOL_SPIN_NS) before it
- * sleeps: a futex wake-up per level is what such a frame would otherwise
- * pay on every worker. The caller likewise spins briefly before it sleeps
- * while waiting for the last worker, because a job's tail is usually
- * short.
+ * frames). A frame's jobs follow each other closely (the next level of
+ * systems starts when the caller's own last piece of the level ends), so
+ * the scheduler holds the pool for the length of a frame
+ * (tes__pool_hold): a worker that finishes a job then watches for the next
+ * one, for up to TES__POOL_HOLD_NS, instead of sleeping, and the caller
+ * likewise watches for its workers to finish before it sleeps. On a busy
+ * machine a sleep costs far more than the futex call: the woken thread
+ * waits for its core behind whatever ran there meanwhile (hundreds of
+ * microseconds were measured beside other processes), once per level.
+ * Outside a hold a finished worker watches only for TES__POOL_SPIN_NS.
+ * The watching threads give their core away now and then (sched_yield)
+ * only when the pool has more threads than the machine has cores: then
+ * the thread that will post the next job, or finish this one, may need
+ * it; otherwise yielding hands the core to another process for a whole
+ * time slice.
  *
  * The pool's memory comes from the world's allocator; the threads' own
  * stacks come from the C library (pthread_create), as with any thread.
@@ -23,8 +31,10 @@
 
 #include "core/alloc.h"
 
-/* How long an idle worker watches for the next job before it sleeps. */
+/* How long an idle worker watches for the next job before it sleeps:
+ * outside a hold, and at most while the pool is held. */
 #define TES__POOL_SPIN_NS 50000
+#define TES__POOL_HOLD_NS 1000000
 
 typedef void (*tes__job_fn)(void *ctx, int32_t thread);
 
@@ -40,6 +50,12 @@ void tes__pool_free(tes__pool_t *p, tes__alloc_t *a);
 /* Runs job(ctx, t) on every thread t in 0..workers (the caller is 0) and
  * returns when all have returned. Not reentrant: one job at a time. */
 void tes__pool_run(tes__pool_t *p, tes__job_fn job, void *ctx);
+
+/* Holds the pool (true) while a frame's jobs follow each other, so that
+ * workers watch for the next job rather than sleep; false at the frame's
+ * end lets them sleep after TES__POOL_SPIN_NS. Only the caller of
+ * tes__pool_run calls it, between jobs. */
+void tes__pool_hold(tes__pool_t *p, bool hold);
 
 /* Worker count (the caller not included). */
 int32_t tes__pool_workers(const tes__pool_t *p);

@@ -398,6 +398,10 @@ int tes__schedule_run(tes_world_t *w, tes__systems_t *ss)
 {
     int first_error = TES_OK;
     uint32_t n = ss->count;
+    /* The workers watch for the next level instead of sleeping until the
+     * frame ends (thread_pool.h). */
+    if (w->pool)
+        tes__pool_hold(w->pool, true);
     for (uint32_t i = 0; i < n;) {
         tes_system_t *s = ss->items[ss->order[i]];
         if (s->structural) {
@@ -415,5 +419,7 @@ int tes__schedule_run(tes_world_t *w, tes__systems_t *ss)
         run_level(w, ss, i, j);
         i = j;
     }
+    if (w->pool)
+        tes__pool_hold(w->pool, false);
     return first_error;
 }

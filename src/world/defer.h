@@ -154,6 +154,10 @@ typedef struct tes__lane {
     int32_t hook_depth;
     void *scratch;
     size_t scratch_size;
+    /* The lanes lie side by side in one array: a cache line's worth of
+     * room keeps one thread's last fields and the next lane's first ones
+     * (written by another thread on every queued call) off a shared line. */
+    char line_apart[64];
 } tes__lane_t;
 
 /* A run of commands one thread recorded for one piece of a split system:

@@ -4,8 +4,12 @@
  * randomized world with 24 systems (some structural, at least three of them
  * also parallel: split over the threads with per-thread command queues)
  * whose state hash after 100 frames must be identical for 1, 2, 3, 4 and 8
- * threads (this file also runs under the thread sanitizer: make tsan).
+ * threads (this file also runs under the thread sanitizer: make tsan);
+ * and that worker threads park once the frames are over.
  */
+#if defined(__linux__) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* nanosleep, getpid */
+#endif
 #include <setjmp.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -15,6 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#ifdef __linux__
+#include <dirent.h>
+#include <time.h>
+#include <unistd.h>
+#endif
 
 #include "tessera.h"
 #include "world/check.h"
@@ -624,6 +633,80 @@ static void test_determinism_across_thread_counts(void **state)
     }
 }
 
+#ifdef __linux__
+/* The frame holds the pool so that workers watch for the next level rather
+ * than sleep (thread_pool.h); when tes_progress returns the hold ends, and
+ * the workers must park (sleep), not keep a core busy between frames. Each
+ * thread's scheduler state is read from /proc/self/task: every thread but
+ * the calling one must reach state 'S' (waiting) soon after the frames. */
+static int busy_other_threads(void)
+{
+    DIR *dir = opendir("/proc/self/task");
+    assert_non_null(dir);
+    int busy = 0;
+    long self = (long)getpid();
+    for (struct dirent *d; (d = readdir(dir)) != NULL;) {
+        if (d->d_name[0] < '0' || d->d_name[0] > '9' || strtol(d->d_name, NULL, 10) == self)
+            continue;
+        char path[300], line[512];
+        snprintf(path, sizeof path, "/proc/self/task/%s/stat", d->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue; /* the thread ended meanwhile */
+        size_t got = fread(line, 1, sizeof line - 1, f);
+        fclose(f);
+        line[got] = '\0';
+        const char *close = strrchr(line, ')');
+        assert_non_null(close);
+        if (close[1] != ' ' || close[2] != 'S')
+            busy++;
+    }
+    closedir(dir);
+    return busy;
+}
+
+/* Adds 1 to each value and counts the rows per thread (threads may run
+ * pieces of one system at once: no shared counter). */
+static void add_one_per_thread(tes_iter_t *it)
+{
+    int64_t *rows = it->ctx;
+    int32_t *vals = tes_field(it, 0);
+    for (int32_t i = 0; i < it->count; i++)
+        vals[i] += 1;
+    rows[it->thread] += it->count;
+}
+
+static void test_workers_park_after_frames(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(&(tes_world_desc_t){.threads = 3});
+    assert_non_null(w);
+    tes_comp_t a = comp(w, "A", sizeof(int32_t), TES_STORAGE_TABLE);
+    tes_comp_t b = comp(w, "B", sizeof(int32_t), TES_STORAGE_TABLE);
+    tes_comp_t both[] = {a, b};
+    assert_int_equal(tes_spawn_n(w, 200000, both, 2, NULL), TES_OK);
+    int64_t ra[3] = {0}, rb[3] = {0};
+    /* Two levels (the second reads what the first writes): a frame posts
+     * several jobs to the pool while it is held. */
+    assert_non_null(tes_system_new(w, &(tes_system_desc_t){
+        .name = "first", .query = {.terms = {{a}}}, .run = add_one_per_thread, .ctx = ra,
+        .parallel = true}));
+    assert_non_null(tes_system_new(w, &(tes_system_desc_t){
+        .name = "second", .query = {.terms = {{b}, {a, TES_AND, TES_IN}}},
+        .run = add_one_per_thread, .ctx = rb, .parallel = true}));
+    for (int f = 0; f < 5; f++)
+        assert_int_equal(tes_progress(w, 0.016f), TES_OK);
+    assert_int_equal(ra[0] + ra[1] + ra[2], 5 * 200000);
+    assert_int_equal(rb[0] + rb[1] + rb[2], 5 * 200000);
+    /* Parked within a second (a worker watches for at most 1 ms). */
+    int busy = 0;
+    for (int tries = 0; tries < 1000 && (busy = busy_other_threads()) != 0; tries++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    assert_int_equal(busy, 0);
+    tes_world_free(w);
+}
+#endif
+
 /* Regression: a query walked from inside a non-structural system opened a
  * deferral level on the world, whose depth counter is not synchronised:
  * two workers walking at once raced on it (make tsan reported the race),
@@ -712,6 +795,9 @@ int main(void)
         cmocka_unit_test(test_parallel_structural_split_in_row_order),
         cmocka_unit_test(test_determinism_across_thread_counts),
         cmocka_unit_test(test_nested_walks_in_parallel_systems),
+#ifdef __linux__
+        cmocka_unit_test(test_workers_park_after_frames),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
