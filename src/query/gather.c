@@ -114,7 +114,7 @@ static void layout(tes_iter_t *it, int32_t d, uint32_t cap, areas_t *a)
 
 /* An AND term: present. The common case, so its loop resolves the sparse
  * page once per run of entities on the same page. */
-static uint32_t lookup_present(const tes__sparse_set_t *set, const tes_entity_t *entities,
+static tes__noinline uint32_t lookup_present(const tes__sparse_set_t *set, const tes_entity_t *entities,
                                uint32_t from, uint32_t limit, uint32_t *at)
 {
     uint32_t page_index = UINT32_MAX;
@@ -173,6 +173,31 @@ static uint32_t follow(const tes__sparse_store_t *st, const tes_entity_t *entiti
     uint32_t k = from;
     for (; k < room && packed[k] == entities[k]; k++)
         at[k] = pos0 + k;
+    return k;
+}
+
+/* Where follow stops at a gap, the members usually go on in the store's
+ * order with a few other entities between them (in a member walk, the
+ * smallest pool of a query most of whose entities match; a pool walk has
+ * that pool's field as a slice already): each next position is found by
+ * scanning at most FOLLOW_SKIP entries on from the previous one (a
+ * sequential read, where a lookup would chase the sparse array). Returns
+ * how many of entities[from..limit) were found so (positions into at); the
+ * first miss ends the scan, and lookups take over from there. */
+#define FOLLOW_SKIP 8u
+static uint32_t follow_gaps(const tes__sparse_set_t *set, const tes_entity_t *entities,
+                            uint32_t from, uint32_t limit, uint32_t *at)
+{
+    uint32_t k = from;
+    for (; k < limit; k++) {
+        uint32_t j = at[k - 1] + 1;
+        uint32_t stop = set->count - j < FOLLOW_SKIP ? set->count : j + FOLLOW_SKIP;
+        while (j < stop && set->packed[j] != entities[k])
+            j++;
+        if (j >= stop)
+            break;
+        at[k] = j;
+    }
     return k;
 }
 
@@ -250,7 +275,8 @@ static void write_back(uint32_t size, unsigned char *const *sources, uint32_t k,
 }
 
 uint32_t tes__gather_chunk(tes_iter_t *it, const tes_entity_t *entities, uint32_t avail,
-                           uint32_t driver_pos, const uint32_t *pos0, uint32_t run, uint8_t hide)
+                           uint32_t driver_pos, const uint32_t *pos0, uint32_t run, uint8_t hide,
+                           bool known)
 {
     const tes_query_t *q = it->priv_query;
     int32_t d = it->priv_driver; /* -1 for a group's members */
@@ -267,8 +293,11 @@ uint32_t tes__gather_chunk(tes_iter_t *it, const tes_entity_t *entities, uint32_
     /* The driver's own entries: its tombstones and the entities the
      * default filters hide end the chunk. A lookup of another AND term
      * fails for a tombstone anyway (no live handle has its generation), so
-     * without filters and with such a term this pass is skipped. */
-    if (d >= 0 && (hide || !q->gather_and[d])) {
+     * without filters and with such a term this pass is skipped; a group
+     * (known) looks up only its data terms, so it runs the pass whenever
+     * its pool holds tombstones. */
+    const tes__sparse_set_t *pool = d >= 0 ? &q->terms[d].info->store.set : NULL;
+    if (d >= 0 && (hide || !q->gather_and[d] || (known && pool->live != pool->count))) {
         const struct tes__filters *f = q->filters;
         uint32_t k = 1;
         while (k < limit && !tes__sparse_is_tombstone(entities[k]) &&
@@ -292,14 +321,16 @@ uint32_t tes__gather_chunk(tes_iter_t *it, const tes_entity_t *entities, uint32_
             bool buffered = gathers(q, i, d) && pos0[i] != TES_NULL_INDEX;
             if (i == d || (pass == 1) != buffered)
                 continue;
-            if (d < 0 && !t->data)
+            if (known && !t->data)
                 continue; /* group members match: tags and NOT terms hold */
             const tes__sparse_store_t *st = &t->info->store;
             uint32_t k = 1;
             at[0] = pos0[i];
-            if (d < 0 && buffered)
+            if (known && buffered)
                 k = follow(st, entities, 1, limit, pos0[i], at);
-            slice[i] = k >= limit;
+            slice[i] = k >= limit; /* (at[] is then left unset) */
+            if (d < 0 && buffered && !slice[i] && t->oper == TES_AND)
+                k = follow_gaps(&st->set, entities, k, limit, at);
             if (t->oper == TES_AND)
                 k = lookup_present(&st->set, entities, k, limit, at);
             else

@@ -37,15 +37,17 @@
  * cannot gather). */
 void tes__gather_plan(tes_query_t *q);
 
-/* Builds a gathered chunk over entities[0..avail): for a driven walk
- * (it->priv_driver >= 0) consecutive entities of the driving pool from
- * position driver_pos that match and pass the filters (hide); for a group
- * walk (priv_driver < 0) consecutive members, known to match. pos holds the
- * first entity's positions. Returns the chunk's length (fields, count and
- * entities set; the caller moves its cursor), or 0 when gathering would not
- * make a longer chunk than `run`. */
+/* Builds a gathered chunk over entities[0..avail): for a walk of a pool
+ * (it->priv_driver >= 0) consecutive live entities of the driving pool from
+ * position driver_pos that match and pass the filters (hide) or, when
+ * `known`, that are all known to match (a group walking a pool that holds
+ * exactly its members); for a group's member walk (priv_driver < 0, known)
+ * consecutive members. pos holds the first entity's positions. Returns the
+ * chunk's length (fields, count and entities set; the caller moves its
+ * cursor), or 0 when gathering would not make a longer chunk than `run`. */
 uint32_t tes__gather_chunk(tes_iter_t *it, const tes_entity_t *entities, uint32_t avail,
-                           uint32_t driver_pos, const uint32_t *pos, uint32_t run, uint8_t hide);
+                           uint32_t driver_pos, const uint32_t *pos, uint32_t run, uint8_t hide,
+                           bool known);
 
 /* Writes the previous gathered chunk's values back (terms not TES_IN). */
 void tes__gather_flush(tes_iter_t *it);

@@ -257,7 +257,88 @@ static bool next_member_chunk(tes_iter_t *it, const tes__group_t *g)
     }
     /* A short run: gather a longer chunk if the query can (gather.h). */
     if (k < TES__GATHER_MIN && q->gather_k && it->priv_gather_count != TES__GATHER_OFF &&
-        tes__gather_chunk(it, set->packed + p, set->count - p, 0, pos, k, 0)) {
+        tes__gather_chunk(it, set->packed + p, set->count - p, 0, pos, k, 0, true)) {
+        it->priv_cursor = p + (uint32_t)it->count;
+        return true;
+    }
+    tes__query_sparse_fields(q, pos, it->priv_fields);
+    if (first)
+        tes__query_table_fields(q, first, it->priv_fields);
+    else /* table terms without data: tags, NOT terms */
+        for (int32_t i = 0; i < q->term_count; i++)
+            if (!q->terms[i].sparse)
+                it->priv_fields[i] = NULL;
+    it->count = (int32_t)k;
+    it->entities = set->packed + p;
+    it->priv_cursor = p + k;
+    return true;
+}
+
+int32_t tes__group_pool(const tes__group_t *g)
+{
+    if (g->owning)
+        return -1;
+    const tes_query_t *q = g->q;
+    int32_t best = -1;
+    for (int32_t s = 0; s < q->sparse_count; s++) {
+        int32_t i = q->sparse_terms[s];
+        const tes__term_info_t *t = &q->terms[i];
+        const tes__sparse_set_t *pool = &t->info->store.set;
+        if (t->oper != TES_AND || pool->live != g->members.count)
+            continue;
+        /* Of several such pools: one with values (its field is then a
+         * slice), and without tombstones (no gaps to step over). */
+        if (best < 0 || (t->data && !q->terms[best].data) ||
+            (t->data == q->terms[best].data && pool->count < q->terms[best].info->store.set.count))
+            best = i;
+    }
+    return best;
+}
+
+/* Pool walk: the members are exactly the live entities of the pool of AND
+ * term d (tes__group_pool), so its packed array is walked as it is, with
+ * nothing tested but its tombstones; d's field is a slice of its store and
+ * only the other data terms are looked up (or gathered). This is the
+ * driven walk of the same query without its tests: never slower than the
+ * query without the group. */
+static bool next_pool_chunk(tes_iter_t *it, const tes__group_t *g)
+{
+    const tes_query_t *q = g->q;
+    const tes__entity_index_t *ei = &q->w->entities;
+    int32_t d = it->priv_driver;
+    const tes__sparse_set_t *set = &q->terms[d].info->store.set;
+    uint32_t p = it->priv_cursor;
+    while (p < set->count && tes__sparse_is_tombstone(set->packed[p]))
+        p++;
+    if (p >= set->count) {
+        it->priv_cursor = p;
+        return false;
+    }
+    tes_entity_t e = set->packed[p];
+    uint32_t pos[TES_MAX_TERMS];
+    for (int32_t s = 0; s < q->sparse_count; s++) {
+        int32_t i = q->sparse_terms[s];
+        const tes__term_info_t *t = &q->terms[i];
+        pos[i] = i == d ? p : t->data ? tes__sparse_set_find(&t->info->store.set, e) : TES_NULL_INDEX;
+    }
+    const tes__slot_t *first = q->table_data ? tes__entity_slot(ei, e) : NULL;
+    uint32_t last = tes__chunk_end(p, set->count); /* it.count is an int32_t */
+    uint32_t k = 1;
+    if (q->member_count >= 0) {
+        /* The driver's own data page bounds the run (when it is not one of
+         * the member terms, a tag, its packed array alone does). */
+        k = tes__query_packed_run(q, q->member_terms, q->member_count, pos, set->packed + p,
+                                  last - p, NULL, 0, 0);
+    } else {
+        for (; p + k < last; k++) {
+            tes_entity_t next = set->packed[p + k];
+            if (tes__sparse_is_tombstone(next) || !tes__query_run_continues(q, pos, k, next, true) ||
+                (first && !tes__query_rows_continue(q, first, k, tes__entity_slot(ei, next))))
+                break;
+        }
+    }
+    if (k < TES__GATHER_MIN && q->gather_k && it->priv_gather_count != TES__GATHER_OFF &&
+        tes__gather_chunk(it, set->packed + p, set->count - p, p, pos, k, 0, true)) {
         it->priv_cursor = p + (uint32_t)it->count;
         return true;
     }
@@ -277,5 +358,7 @@ static bool next_member_chunk(tes_iter_t *it, const tes__group_t *g)
 bool tes__group_next(tes_iter_t *it)
 {
     const tes__group_t *g = it->priv_query->group;
-    return g->owning ? next_owned_chunk(it, g) : next_member_chunk(it, g);
+    if (g->owning)
+        return next_owned_chunk(it, g);
+    return it->priv_driver >= 0 ? next_pool_chunk(it, g) : next_member_chunk(it, g);
 }

@@ -1,7 +1,10 @@
 /*
  * Groups (seed 002 b and c): a query that keeps its own up-to-date list of
  * the entities it matches, so iteration never tests entities that do not.
- * - A non-owning group is a sparse set of the matching entities.
+ * - A non-owning group is a sparse set of the matching entities. When one
+ *   of its AND pools holds nothing but members (the common case of a query
+ *   whose smallest component implies the others, W8), it walks that pool
+ *   instead: the pool's own order, its field a slice, no member array read.
  * - An owning group reorders the sparse stores of its AND terms so the
  *   matching entities sit at the front of every one of them, in the same
  *   order: chunks are then plain slices of every store (fully contiguous).
@@ -37,6 +40,14 @@ struct tes__group {
  * on failure. */
 int tes__group_new(tes_query_t *q);
 void tes__group_free(tes_query_t *q);
+
+/* The AND term whose pool holds exactly a non-owning group's members, or
+ * -1 (an owning group, or no such pool). Members hold every AND component,
+ * so a pool with as many live entities as the group has members holds the
+ * members and nothing else: the group then walks that pool (it.priv_driver)
+ * rather than its own set. Decided when an iteration starts: membership
+ * cannot change while the iteration lives (structural changes wait). */
+int32_t tes__group_pool(const tes__group_t *g);
 
 /* The next chunk of a group walk (see iter.c). */
 bool tes__group_next(tes_iter_t *it);

@@ -9,7 +9,8 @@
  *   (the smallest AND pool);
  * - root walk (ALL mode): runs of root entities read from the entity index,
  *   copied to the iterator's scratch array (the virtual root owns no rows);
- * - group walks: see group.c.
+ * - group walks: see group.c (a non-owning group whose members are exactly
+ *   one AND pool walks that pool, as the driven walk would, untested).
  * Membership and run boundaries come from the one per-entity matcher in
  * query.c (tes__query_match_sparse / tes__query_run_continues).
  * A live iterator holds the world in deferred mode; the last one to finish
@@ -156,7 +157,7 @@ static bool next_driven_chunk(tes_iter_t *it)
     }
     /* A short run: gather a longer chunk if the query can (gather.h). */
     if (k < TES__GATHER_MIN && q->gather_k && q->skip_tables && it->priv_gather_count != TES__GATHER_OFF &&
-        tes__gather_chunk(it, set->packed + p, set->count - p, p, pos, k, hide)) {
+        tes__gather_chunk(it, set->packed + p, set->count - p, p, pos, k, hide, false)) {
         it->priv_cursor = p + (uint32_t)it->count;
         return true;
     }
@@ -193,8 +194,10 @@ static tes_iter_t iter_start(tes_query_t *q)
     it.priv_gather_mask = 0;
     if (!q)
         return it;
-    if (q->group)
+    if (q->group) {
         it.priv_phase = PHASE_GROUP;
+        it.priv_driver = tes__group_pool(q->group);
+    }
     else if (q->mode == TES__QUERY_DRIVEN) {
         it.priv_phase = PHASE_DRIVEN;
         it.priv_driver = tes__query_driver(q);

@@ -381,6 +381,126 @@ static void test_group_gather_across_a_following_store_page_end(void **state)
     tes_world_free(w);
 }
 
+/* A non-owning group whose members are exactly one AND pool walks that
+ * pool: the pool's field is a slice of its store (never gathered), even when
+ * the members joined in another order than the pool's. Members that are
+ * not the whole pool any more are walked from the group's own set, and a
+ * stable pool's holes are stepped over. */
+static void check_group_walk(tes_world_t *w, tes_query_t *q, tes_comp_t pos, tes_comp_t vel,
+                             int32_t want, bool vel_slices)
+{
+    int32_t seen = 0;
+    tes_iter_t it = tes_query_iter(q);
+    while (tes_iter_next(&it)) {
+        V3 *p = tes_field(&it, 0);
+        const V3 *v = tes_field(&it, 1);
+        for (int32_t i = 0; i < it.count; i++) {
+            const V3 *stored = tes_get(w, it.entities[i], vel);
+            assert_non_null(stored);
+            if (vel_slices)
+                assert_ptr_equal(&v[i], stored);
+            assert_true(v[i].y == stored->y && v[i].x == (float)tes_entity_index(it.entities[i]));
+            assert_true(p[i].x == (float)tes_entity_index(it.entities[i]));
+            p[i].y += v[i].y;
+        }
+        seen += it.count;
+    }
+    assert_int_equal(seen, want);
+    assert_int_equal(tes_query_count(q), want);
+    (void)pos;
+}
+
+static void test_nonowning_group_walks_its_pool(void **state)
+{
+    (void)state;
+    for (int stable = 0; stable < 2; stable++) {
+        tes_world_t *w = tes_world_new(NULL);
+        tes_comp_t pos = comp(w, "Pos", sizeof(V3), TES_STORAGE_SPARSE);
+        tes_component_desc_t vd = {.name = "Vel", .size = sizeof(V3),
+                                   .storage = TES_STORAGE_SPARSE, .stable = stable != 0};
+        tes_comp_t vel = tes_component(w, &vd);
+        tes_query_desc_t d = {.terms = {{pos}, {vel, TES_AND, TES_IN}},
+                              .flags = TES_QUERY_NONOWNING_GROUP};
+        tes_query_t *q = tes_query_new(w, &d);
+        assert_non_null(q);
+        static tes_entity_t es[1000];
+        for (int i = 0; i < 1000; i++) {
+            es[i] = tes_spawn(w);
+            if (i % 10 == 0)
+                assert_int_equal(tes_set(w, es[i], vel, &(V3){(float)tes_entity_index(es[i]), 1, 0}), TES_OK);
+        }
+        /* Position in reverse: the members join in the reverse of the
+         * Velocity store's order. */
+        for (int i = 999; i >= 0; i--)
+            assert_int_equal(tes_set(w, es[i], pos, &(V3){(float)tes_entity_index(es[i]), 0, 0}), TES_OK);
+        check_group_walk(w, q, pos, vel, 100, true);
+        /* One member loses Position: 99 members, 100 in the pool. */
+        assert_int_equal(tes_remove(w, es[500], pos), TES_OK);
+        check_group_walk(w, q, pos, vel, 99, false);
+        /* It leaves the pool too: equal again (a stable pool keeps a hole). */
+        assert_int_equal(tes_remove(w, es[500], vel), TES_OK);
+        assert_int_equal(tes_destroy(w, es[0]), TES_OK);
+        check_group_walk(w, q, pos, vel, 98, true);
+        /* Every member's Position went up by one per walk it was in. */
+        for (int i = 10; i < 1000; i += 10)
+            if (i != 500)
+                assert_true(((const V3 *)tes_get(w, es[i], pos))->y == 3.0f);
+        tes_query_free(q);
+        tes_world_free(w);
+    }
+}
+
+/* A member walk over members that sit in a store in its order with other
+ * entities between them: their positions come from a forward scan of the
+ * packed array (gaps of one), then from lookups once a gap is too wide (a
+ * run of twelve), and from lookups throughout in a store whose order is
+ * the reverse. Every value read and written back must be the member's. */
+static void test_group_member_walk_scans_past_gaps(void **state)
+{
+    (void)state;
+    enum { N = 2000 };
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t a = comp(w, "A", sizeof(int64_t), TES_STORAGE_SPARSE);
+    tes_comp_t b = comp(w, "B", sizeof(int64_t), TES_STORAGE_SPARSE);
+    tes_comp_t c = comp(w, "C", 0, TES_STORAGE_SPARSE);
+    static tes_entity_t es[N];
+    for (int i = 0; i < N; i++) {
+        es[i] = tes_spawn(w);
+        assert_int_equal(tes_set(w, es[i], a, &(int64_t){3 * (int64_t)i}), TES_OK);
+    }
+    for (int i = N - 1; i >= 0; i--)
+        assert_int_equal(tes_set(w, es[i], b, &(int64_t){5 * (int64_t)i}), TES_OK);
+    int excluded = 0;
+    for (int i = 0; i < N; i++)
+        if (i % 7 == 3 || (i >= 500 && i < 512)) {
+            assert_int_equal(tes_add(w, es[i], c), TES_OK);
+            excluded++;
+        }
+    tes_query_desc_t d = {.terms = {{a}, {b, TES_AND, TES_IN}, {c, TES_NOT}},
+                          .flags = TES_QUERY_NONOWNING_GROUP};
+    tes_query_t *q = tes_query_new(w, &d);
+    int32_t seen = 0;
+    tes_iter_t it = tes_query_iter(q);
+    while (tes_iter_next(&it)) {
+        int64_t *pa = tes_field(&it, 0);
+        const int64_t *pb = tes_field(&it, 1);
+        for (int32_t i = 0; i < it.count; i++) {
+            int64_t index = (int64_t)tes_entity_index(it.entities[i]) - (int64_t)tes_entity_index(es[0]);
+            assert_false(tes_has(w, it.entities[i], c));
+            assert_true(pa[i] == 3 * index);
+            assert_true(pb[i] == 5 * index);
+            pa[i] += pb[i];
+        }
+        seen += it.count;
+    }
+    assert_int_equal(seen, N - excluded);
+    for (int i = 0; i < N; i++)
+        assert_true(*(const int64_t *)tes_get(w, es[i], a) ==
+                    (tes_has(w, es[i], c) ? 3 : 8) * (int64_t)i);
+    tes_query_free(q);
+    tes_world_free(w);
+}
+
 static void move_system(tes_iter_t *it)
 {
     V3 *p = tes_field(it, 0);
@@ -465,6 +585,8 @@ int main(void)
         cmocka_unit_test(test_gathered_writes_back_on_fini_and_keeps_get_mut),
         cmocka_unit_test(test_nonowning_group_gathers),
         cmocka_unit_test(test_group_gather_across_a_following_store_page_end),
+        cmocka_unit_test(test_nonowning_group_walks_its_pool),
+        cmocka_unit_test(test_group_member_walk_scans_past_gaps),
         cmocka_unit_test(test_systems_over_scattered_values),
         cmocka_unit_test(test_components_with_hooks_are_not_gathered),
     };
