@@ -223,6 +223,34 @@ static bool next_owned_chunk(tes_iter_t *it, const tes__group_t *g)
     return true;
 }
 
+/* Emits the run of k entities at packed position p of set (the member set
+ * or the walked pool), whose terms sit at pos and whose table row is first's
+ * (NULL without table data). A short run is replaced by a gathered chunk
+ * when the query can gather (gather.h); driver_pos is the driving pool's
+ * position of set->packed[p] (p in a pool walk; 0, unused, in the member
+ * walk, which has no driving pool). */
+static bool emit_member_run(tes_iter_t *it, const tes_query_t *q, const tes__sparse_set_t *set,
+                            uint32_t p, uint32_t k, uint32_t driver_pos, const uint32_t *pos,
+                            const tes__slot_t *first)
+{
+    if (k < TES__GATHER_MIN && q->gather_k && it->priv_gather_count != TES__GATHER_OFF &&
+        tes__gather_chunk(it, set->packed + p, set->count - p, driver_pos, pos, k, 0, true)) {
+        it->priv_cursor = p + (uint32_t)it->count;
+        return true;
+    }
+    tes__query_sparse_fields(q, pos, it->priv_fields);
+    if (first)
+        tes__query_table_fields(q, first, it->priv_fields);
+    else /* table terms without data: tags, NOT terms */
+        for (int32_t i = 0; i < q->term_count; i++)
+            if (!q->terms[i].sparse)
+                it->priv_fields[i] = NULL;
+    it->count = (int32_t)k;
+    it->entities = set->packed + p;
+    it->priv_cursor = p + k;
+    return true;
+}
+
 /* Non-owning walk: runs of members whose fields are contiguous. Members
  * are known to match, so only their data terms are looked up (no term is
  * tested again), and a run grows by one packed-array compare per term. */
@@ -256,22 +284,7 @@ static bool next_member_chunk(tes_iter_t *it, const tes__group_t *g)
         }
     }
     /* A short run: gather a longer chunk if the query can (gather.h). */
-    if (k < TES__GATHER_MIN && q->gather_k && it->priv_gather_count != TES__GATHER_OFF &&
-        tes__gather_chunk(it, set->packed + p, set->count - p, 0, pos, k, 0, true)) {
-        it->priv_cursor = p + (uint32_t)it->count;
-        return true;
-    }
-    tes__query_sparse_fields(q, pos, it->priv_fields);
-    if (first)
-        tes__query_table_fields(q, first, it->priv_fields);
-    else /* table terms without data: tags, NOT terms */
-        for (int32_t i = 0; i < q->term_count; i++)
-            if (!q->terms[i].sparse)
-                it->priv_fields[i] = NULL;
-    it->count = (int32_t)k;
-    it->entities = set->packed + p;
-    it->priv_cursor = p + k;
-    return true;
+    return emit_member_run(it, q, set, p, k, 0, pos, first);
 }
 
 int32_t tes__group_pool(const tes__group_t *g)
@@ -337,22 +350,7 @@ static bool next_pool_chunk(tes_iter_t *it, const tes__group_t *g)
                 break;
         }
     }
-    if (k < TES__GATHER_MIN && q->gather_k && it->priv_gather_count != TES__GATHER_OFF &&
-        tes__gather_chunk(it, set->packed + p, set->count - p, p, pos, k, 0, true)) {
-        it->priv_cursor = p + (uint32_t)it->count;
-        return true;
-    }
-    tes__query_sparse_fields(q, pos, it->priv_fields);
-    if (first)
-        tes__query_table_fields(q, first, it->priv_fields);
-    else /* table terms without data: tags, NOT terms */
-        for (int32_t i = 0; i < q->term_count; i++)
-            if (!q->terms[i].sparse)
-                it->priv_fields[i] = NULL;
-    it->count = (int32_t)k;
-    it->entities = set->packed + p;
-    it->priv_cursor = p + k;
-    return true;
+    return emit_member_run(it, q, set, p, k, p, pos, first);
 }
 
 bool tes__group_next(tes_iter_t *it)
