@@ -230,7 +230,7 @@ tes_iter_t tes_query_iter(tes_query_t *q)
         it.priv_done = 1;
         return it;
     }
-    q->w->defer.depth++;
+    tes__world_depth_up(q->w);
     return it;
 }
 

@@ -122,7 +122,7 @@ tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_comp
     c->plain_dispatch = hooked ? TES__DISPATCH_GENERIC
                         : c->storage == TES_STORAGE_SPARSE ? TES__DISPATCH_SPARSE
                                                            : TES__DISPATCH_TABLE;
-    c->dispatch = c->plain_dispatch;
+    tes__registry_set_dispatch(r, c, c->plain_dispatch);
     if (r->count == 0)
         r->items[0] = NULL;
     r->items[id] = c;

@@ -60,6 +60,12 @@ typedef struct tes__registry {
      * general path (an id not issued, a tag, a size past 31 bits). Fixed
      * at registration, like everything it describes. */
     uint32_t get_of[TES__REGISTRY_SMALL_IDS];
+    /* The record of a small id whose dispatch is TABLE or SPARSE, NULL
+     * while it is GENERIC (or not issued): the quiet paths of tes_add,
+     * tes_set and tes_remove find the component and learn that they apply
+     * in one load. Kept by tes__registry_set_dispatch, the only writer of
+     * a record's dispatch. */
+    tes__component_t *quiet_of[TES__REGISTRY_SMALL_IDS];
     tes__component_t **items; /* items[id]; items[0] is NULL */
     uint32_t count;           /* ids issued + 1 */
     uint32_t cap;
@@ -81,6 +87,16 @@ static inline tes__component_t *tes__registry_get(const tes__registry_t *r, tes_
 }
 
 tes_comp_t tes__registry_lookup(const tes__registry_t *r, const char *name);
+
+/* Sets the dispatch calls use for c (TES__DISPATCH_*) and keeps
+ * quiet_of in step with it. */
+static inline void tes__registry_set_dispatch(tes__registry_t *r, tes__component_t *c,
+                                              uint8_t dispatch)
+{
+    c->dispatch = dispatch;
+    if (c->id < TES__REGISTRY_SMALL_IDS)
+        r->quiet_of[c->id] = dispatch != TES__DISPATCH_GENERIC ? c : NULL;
+}
 
 /* Validates desc and registers it (or returns the id already registered
  * under that name with the same layout). Returns 0 and sets *status to

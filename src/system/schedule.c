@@ -153,6 +153,7 @@ static int run_live(tes_world_t *w, const tes__systems_t *ss, tes_system_t *s)
         w->refuse |= TES__REFUSE_STRUCTURAL;
     else if (s->parallel)
         w->refuse |= TES__REFUSE_CREATE;
+    tes__world_sync_quiet(w);
     if (!s->query) {
         run_empty(ss, s, 0);
     } else {
@@ -163,6 +164,7 @@ static int run_live(tes_world_t *w, const tes__systems_t *ss, tes_system_t *s)
             s->run(&it);
     }
     w->refuse = refuse;
+    tes__world_sync_quiet(w);
     return tes__defer_end(w);
 }
 
@@ -318,6 +320,7 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
     }
     /* Structural calls are refused while these systems run. */
     w->refuse |= TES__REFUSE_STRUCTURAL;
+    tes__world_sync_quiet(w);
     if (w->pool && ss->unit_count > 1) {
         level_job_t job = {ss, 0};
         atomic_init(&job.next, 0);
@@ -334,6 +337,7 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
             run_unit(ss, &ss->units[u], 0);
     }
     w->refuse &= (uint8_t)~TES__REFUSE_STRUCTURAL;
+    tes__world_sync_quiet(w);
 }
 
 typedef struct split_job {
@@ -384,6 +388,7 @@ static int run_split(tes_world_t *w, tes__systems_t *ss, tes_system_t *s)
     atomic_init(&job.next, 0);
     uint8_t refuse = w->refuse;
     w->refuse |= TES__REFUSE_CREATE;
+    tes__world_sync_quiet(w);
     for (int32_t t = 0; t < w->threads; t++)
         w->thread_errors[t] = w->last_error;
     tes__defer_lanes_begin(w);
@@ -391,6 +396,7 @@ static int run_split(tes_world_t *w, tes__systems_t *ss, tes_system_t *s)
     tes__pool_run(w->pool, split_worker, &job);
     w->parallel = false;
     w->refuse = refuse;
+    tes__world_sync_quiet(w);
     return tes__defer_lanes_end(w, ss->spans, ss->unit_count);
 }
 

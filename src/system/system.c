@@ -187,8 +187,10 @@ int tes_progress(tes_world_t *w, float delta_time)
     ss->running = true;
     ss->delta_time = delta_time;
     w->refuse = TES__REFUSE_FRAME;
+    tes__world_sync_quiet(w);
     int rc = tes__schedule_run(w, ss);
     w->refuse = 0;
+    tes__world_sync_quiet(w);
     ss->running = false;
     for (uint32_t i = ss->count; i-- > 0;)
         if (ss->items[i]->doomed)

@@ -131,6 +131,9 @@ static int check_sparse(const tes_world_t *w)
                             : 0;
         CHECK(reg->get_of[c] == want, "component %u: read descriptor %x, want %x", c,
               reg->get_of[c], want);
+        const tes__component_t *quiet =
+            info && info->dispatch != TES__DISPATCH_GENERIC ? info : NULL;
+        CHECK(reg->quiet_of[c] == quiet, "component %u: quiet record out of step", c);
     }
     for (uint32_t k = 0; k < reg->sparse_count; k++) {
         const tes__component_t *info = reg->items[reg->sparse[k]];
@@ -179,11 +182,23 @@ static int check_sparse(const tes_world_t *w)
     return TES_OK;
 }
 
+/* The quiet word (tes__world_quiet) must agree with the fields it sums up:
+ * a stale word would let a call skip hooks or deferral. */
+static int check_quiet(const tes_world_t *w)
+{
+    uint32_t word = atomic_load_explicit(&w->unquiet, memory_order_relaxed);
+    CHECK(word == tes__world_unquiet_expected(w), "quiet word %#x, fields say %#x", word,
+          tes__world_unquiet_expected(w));
+    return TES_OK;
+}
+
 int tes__world_check(const tes_world_t *w)
 {
     if (!w)
         return TES_ERR_INVALID;
-    int rc = check_entities(w);
+    int rc = check_quiet(w);
+    if (!rc)
+        rc = check_entities(w);
     if (!rc)
         rc = check_tables(w);
     if (!rc)

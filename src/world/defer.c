@@ -467,7 +467,7 @@ int tes_defer_begin(tes_world_t *w)
         return TES_ERR_INVALID;
     if (defer_refused(w))
         return TES_ERR_BUSY;
-    w->defer.depth++;
+    tes__world_depth_up(w);
     w->defer.explicit_depth++;
     return TES_OK;
 }
@@ -488,4 +488,7 @@ int tes_defer_end(tes_world_t *w)
 
 bool tes_is_deferred(const tes_world_t *w) { return w && w->defer.depth > 0; }
 
-void tes__defer_open(tes_world_t *w) { w->defer.depth++; }
+void tes__defer_open(tes_world_t *w)
+{
+    tes__world_depth_up(w);
+}

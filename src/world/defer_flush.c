@@ -542,7 +542,8 @@ int tes__defer_end(tes_world_t *w)
                                 (int)d->depth);
     /* An empty queue needs no flush: returning before any write keeps the
      * iterators of reader threads, which all end here, free of races. */
-    if (--d->depth > 0 || d->flushing || d->count == 0)
+    int32_t depth = tes__world_depth_down(w);
+    if (depth > 0 || d->flushing || d->count == 0)
         return TES_OK;
     /* The applied calls see depth zero, so they change the world at once
      * instead of queueing, and nothing run by them can raise the depth

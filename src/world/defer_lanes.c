@@ -100,7 +100,7 @@ int tes__defer_lanes_end(tes_world_t *w, const tes__defer_span_t *spans, uint32_
         /* No room in the world's queue (or it stays open): the same
          * commands, one by one — at once, or queued again with copies of
          * their values when another level stays open. */
-        d->depth--;
+        tes__world_depth_down(w);
         bool now = d->depth == 0;
         d->flushing = d->flushing || now;
         rc = apply_spans(w, spans, n);

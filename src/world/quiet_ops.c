@@ -7,7 +7,10 @@
  * (TES__DISPATCH_TABLE or _SPARSE, fixed at registration for a component
  * with no hook at all, GENERIC while any watcher hears it) and the world's
  * state (tes__world_quiet: no hook or structural call running, nothing
- * deferred, no system running). Then no user code can run and no one needs
+ * deferred, no system running; one word, w->unquiet, kept exact by every
+ * writer of the state it sums up). For a small component id one load from
+ * the registry (quiet_of) gives both the record and whether its dispatch
+ * allows a quiet path. Then no user code can run and no one needs
  * telling, so the call skips the begin/end guard, the watcher reserve, the
  * value image and the observer checks; a table move follows the edge's
  * cached plan (where the column lists part, and whether the two tables
@@ -31,6 +34,9 @@ static inline tes__component_t *quiet_component(const tes_world_t *w, tes_comp_t
 {
     if (!w || !tes__world_quiet(w))
         return NULL;
+    /* A small id: one load says both which record and whether it applies. */
+    if (tes__likely(c < TES__REGISTRY_SMALL_IDS))
+        return w->components.quiet_of[c];
     tes__component_t *info = tes__registry_get(&w->components, c);
     return info && info->dispatch != TES__DISPATCH_GENERIC ? info : NULL;
 }

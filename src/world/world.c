@@ -190,7 +190,9 @@ static void route(tes_world_t *w, const tes__watcher_t *wt, int delta)
         w->watch_routes[c] += (uint32_t)delta;
         tes__component_t *info = tes__registry_get(&w->components, c);
         if (info)
-            info->dispatch = w->watch_routes[c] ? TES__DISPATCH_GENERIC : info->plain_dispatch;
+            tes__registry_set_dispatch(&w->components, info,
+                                       w->watch_routes[c] ? TES__DISPATCH_GENERIC
+                                                          : info->plain_dispatch);
     }
 }
 
@@ -262,6 +264,7 @@ void tes__world_undepend(tes_world_t *w, void *ctx)
                 w->doomed--;
             if (w->dependents[i].settle)
                 w->settling--;
+            tes__world_sync_quiet(w);
             w->dependents[i] = w->dependents[--w->dependent_count];
             return;
         }
@@ -274,6 +277,7 @@ void tes__world_doom(tes_world_t *w, void *ctx, void (*release)(void *ctx))
         if (w->dependents[i].ctx == ctx && !w->dependents[i].release) {
             w->dependents[i].release = release;
             w->doomed++;
+            tes__world_sync_quiet(w);
             return;
         }
     }
@@ -293,6 +297,7 @@ void tes__world_release_doomed(tes_world_t *w)
         w->doomed--;
         if (d.settle)
             w->settling--;
+        tes__world_sync_quiet(w);
         w->dependents[i] = w->dependents[--w->dependent_count];
         d.release(d.ctx);
     }
@@ -305,6 +310,7 @@ void tes__world_settle_later(tes_world_t *w, void *ctx, void (*settle)(void *ctx
         if (d->ctx == ctx && !d->release && !d->settle) {
             d->settle = settle;
             w->settling++;
+            tes__world_sync_quiet(w);
             return;
         }
     }
@@ -320,6 +326,7 @@ void tes__world_settle(tes_world_t *w)
             continue;
         w->dependents[i].settle = NULL;
         w->settling--;
+        tes__world_sync_quiet(w);
         settle(w->dependents[i].ctx);
     }
 }
@@ -433,6 +440,7 @@ void tes__world_strip(tes_world_t *w, tes_entity_t e, bool destroying)
     /* Then destructors. Every phase runs hooks, so the slot is read by
      * index after each, never through a pointer kept across them. */
     w->hook_depth++;
+    tes__world_sync_quiet(w);
     uint32_t row = w->entities.slots[index].row;
     tes__assert(tes__slot_table(w, &w->entities.slots[index]) == table);
     tes__table_destruct_row(table, row);
@@ -447,5 +455,6 @@ void tes__world_strip(tes_world_t *w, tes_entity_t e, bool destroying)
     if (sparse)
         each_sparse(w, e, drop_sparse);
     w->hook_depth--;
+    tes__world_sync_quiet(w);
     w->entities.slots[index].table &= ~TES__SLOT_SPARSE;
 }

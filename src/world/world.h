@@ -141,6 +141,14 @@ struct tes_world {
     int *thread_errors;           /* threads entries */
     bool parallel;
     uint8_t refuse;               /* TES__REFUSE_* bits, set by tes_progress */
+    /* Nonzero while the world is not quiet (see tes__world_quiet), so that
+     * the quiet paths test one word instead of five. Its low bits count
+     * defer.depth (moved with it, atomically: reader threads open and end
+     * iterators at once); TES__UNQUIET_OTHER is set while hook_depth,
+     * refuse, settling or doomed is nonzero, kept by tes__world_sync_quiet
+     * after every write of those (made by one thread, never while readers
+     * run, so a relaxed load and store suffice). */
+    _Atomic uint32_t unquiet;
     /* Per-thread command queues (defer_lanes.c), made on first use; while
      * lanes_live, queuing calls, hook depth and scratch are per thread. */
     tes__lane_t *lanes;           /* threads entries, or NULL */
@@ -394,6 +402,39 @@ static inline int tes__world_enter(tes_world_t *w, tes_entity_t e, tes__slot_t *
  * made while a user hook runs (any hook: ctor, dtor, copy, move or an
  * observer), and raises the hook depth so that hooks the call itself runs
  * cannot start structural changes of their own. */
+#define TES__UNQUIET_OTHER 0x80000000u
+
+/* The value w->unquiet must hold (the debug check compares). */
+static inline uint32_t tes__world_unquiet_expected(const tes_world_t *w)
+{
+    uint32_t other = (uint32_t)w->hook_depth | w->refuse | w->settling | w->doomed;
+    return (uint32_t)w->defer.depth | (other ? TES__UNQUIET_OTHER : 0u);
+}
+
+/* Recomputes TES__UNQUIET_OTHER: called by every writer of hook_depth,
+ * refuse, settling and doomed, right after the write. */
+static inline void tes__world_sync_quiet(tes_world_t *w)
+{
+    uint32_t other = (uint32_t)w->hook_depth | w->refuse | w->settling | w->doomed;
+    uint32_t word = atomic_load_explicit(&w->unquiet, memory_order_relaxed);
+    word = (word & ~TES__UNQUIET_OTHER) | (other ? TES__UNQUIET_OTHER : 0u);
+    atomic_store_explicit(&w->unquiet, word, memory_order_relaxed);
+}
+
+/* Raises and lowers defer.depth together with its count in w->unquiet. */
+static inline void tes__world_depth_up(tes_world_t *w)
+{
+    w->defer.depth++;
+    atomic_fetch_add_explicit(&w->unquiet, 1u, memory_order_relaxed);
+}
+/* Returns the new depth (the decrement is atomic, as ending threads need). */
+static inline int32_t tes__world_depth_down(tes_world_t *w)
+{
+    int32_t depth = --w->defer.depth;
+    atomic_fetch_sub_explicit(&w->unquiet, 1u, memory_order_relaxed);
+    return depth;
+}
+
 static inline int tes__world_begin(tes_world_t *w)
 {
     if (!w)
@@ -410,6 +451,7 @@ static inline int tes__world_begin(tes_world_t *w)
     if (w->hook_depth || (w->refuse & TES__REFUSE_STRUCTURAL))
         return tes__fail(w, TES_ERR_BUSY);
     w->hook_depth++;
+    tes__world_sync_quiet(w);
     w->watch_scope.count = 0;
     return TES_OK;
 }
@@ -423,10 +465,13 @@ static inline int tes__world_begin(tes_world_t *w)
  * observer checks. Dependents waiting to settle or to be released (a
  * group asked for inside a hook whose build failed, see
  * tes__world_settle_later) also count as unusual: only the generic path's
- * end settles them. One combined test, made once per call. */
+ * end settles them. One word (w->unquiet, kept by every writer of those
+ * fields) is tested, once per call; debug builds check that it is exact. */
 static inline bool tes__world_quiet(const tes_world_t *w)
 {
-    return !((uint32_t)w->hook_depth | (uint32_t)w->defer.depth | w->refuse | w->settling | w->doomed);
+    tes__assert(atomic_load_explicit(&w->unquiet, memory_order_relaxed) ==
+                tes__world_unquiet_expected(w));
+    return !atomic_load_explicit(&w->unquiet, memory_order_relaxed);
 }
 
 /* The generic paths of tes_add, tes_set, tes_remove and tes_destroy
@@ -447,7 +492,9 @@ static inline void tes__world_end(tes_world_t *w)
         tes__lane(w)->hook_depth--;
         return;
     }
-    if (--w->hook_depth == 0) {
+    --w->hook_depth;
+    tes__world_sync_quiet(w);
+    if (w->hook_depth == 0) {
         w->watch_scope.count = 0;
         if (w->doomed)
             tes__world_release_doomed(w);
@@ -463,8 +510,10 @@ static inline void tes__hook_enter(tes_world_t *w)
 {
     if (tes__unlikely(w->lanes_live))
         tes__lane(w)->hook_depth++;
-    else
+    else {
         w->hook_depth++;
+        tes__world_sync_quiet(w);
+    }
 }
 
 /* True while a user hook runs (or a structural call that may run one is in
@@ -521,8 +570,10 @@ static inline void tes__fire(tes_world_t *w, tes__observer_fn fn, const tes__com
      * so the rules for calls made from hooks hold. */
     tes__assert(w->hook_depth > 0);
     w->hook_depth++;
+    tes__world_sync_quiet(w);
     fn(w, e, ptr, info->hooks.ctx);
     w->hook_depth--;
+    tes__world_sync_quiet(w);
 }
 
 typedef void (*tes__visit_fn)(tes_world_t *w, tes__component_t *info, tes_entity_t e, void *ptr);

@@ -746,6 +746,131 @@ static void test_destroy_paths(void **state)
     tes_world_free(w);
 }
 
+/* The quiet paths test one word that sums up the world's state (hook
+ * depth, deferral depth, system refusals, dependents waiting); every place
+ * that changes one of those keeps the word exact, which tes__world_check
+ * verifies. Calls made inside hooks, deferral levels, open iterators and
+ * systems must take the generic path (refused or queued), and the plain
+ * path must come back afterwards. */
+static tes_comp_t word_table, word_sparse;
+static int word_checks_failed;
+static int word_calls[2];
+
+static void word_observer(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
+{
+    (void)ptr;
+    (void)ctx;
+    word_checks_failed += tes__world_check(w) != TES_OK;
+    word_calls[0] = tes_add(w, e, word_table);
+    word_calls[1] = tes_remove(w, e, word_sparse);
+    word_checks_failed += tes__world_check(w) != TES_OK;
+}
+
+static void word_system(tes_iter_t *it)
+{
+    tes_world_t *w = it->world;
+    word_checks_failed += tes__world_check(w) != TES_OK;
+    for (int32_t i = 0; i < it->count; i++) {
+        int rc = tes_add(w, it->entities[i], word_table);
+        /* A plain system is refused; a structural one queues. */
+        word_calls[*(int *)it->ctx] = rc;
+    }
+    word_checks_failed += tes__world_check(w) != TES_OK;
+}
+
+static void test_quiet_word_tracks_state(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    word_table = reg(w, "A", sizeof(vec3_t), TES_STORAGE_TABLE, false);
+    word_sparse = reg(w, "S", sizeof(vec3_t), TES_STORAGE_SPARSE, false);
+    tes_component_desc_t d;
+    memset(&d, 0, sizeof d);
+    d.name = "Hooked";
+    d.size = 4;
+    d.hooks.on_add = word_observer;
+    tes_comp_t hooked = tes_component(w, &d);
+    tes_entity_t e = tes_spawn(w);
+    assert_int_equal(tes_add(w, e, word_sparse), TES_OK);
+    assert_int_equal(tes__world_check(w), TES_OK);
+
+    /* Inside a hook: both calls refused, the word exact at every level. */
+    word_checks_failed = 0;
+    assert_int_equal(tes_add(w, e, hooked), TES_OK);
+    assert_int_equal(word_checks_failed, 0);
+    assert_int_equal(word_calls[0], TES_ERR_BUSY);
+    assert_int_equal(word_calls[1], TES_ERR_BUSY);
+    assert_false(tes_has(w, e, word_table));
+    assert_true(tes_has(w, e, word_sparse));
+    assert_int_equal(tes__world_check(w), TES_OK);
+    /* Quiet again after the hook: the calls apply at once. */
+    assert_int_equal(tes_add(w, e, word_table), TES_OK);
+    assert_true(tes_has(w, e, word_table));
+    assert_int_equal(tes_remove(w, e, word_table), TES_OK);
+
+    /* Nested deferral levels: queued until the last one ends. */
+    assert_int_equal(tes_defer_begin(w), TES_OK);
+    assert_int_equal(tes_defer_begin(w), TES_OK);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    assert_int_equal(tes_add(w, e, word_table), TES_OK);
+    assert_int_equal(tes_defer_end(w), TES_OK);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    assert_int_equal(tes_remove(w, e, word_sparse), TES_OK);
+    assert_false(tes_has(w, e, word_table));
+    assert_true(tes_has(w, e, word_sparse));
+    assert_int_equal(tes_defer_end(w), TES_OK);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    assert_true(tes_has(w, e, word_table));
+    assert_false(tes_has(w, e, word_sparse));
+
+    /* An open iterator defers too; its end makes the world quiet again. */
+    tes_query_desc_t qd;
+    memset(&qd, 0, sizeof qd);
+    qd.terms[0].comp = word_table;
+    tes_query_t *q = tes_query_new(w, &qd);
+    assert_non_null(q);
+    tes_iter_t it = tes_query_iter(q);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    assert_int_equal(tes_add(w, e, word_sparse), TES_OK);
+    assert_false(tes_has(w, e, word_sparse));
+    while (tes_iter_next(&it))
+        ;
+    assert_int_equal(tes__world_check(w), TES_OK);
+    assert_true(tes_has(w, e, word_sparse));
+    assert_int_equal(tes_remove(w, e, word_sparse), TES_OK);
+    assert_false(tes_has(w, e, word_sparse));
+    tes_query_free(q);
+
+    /* Systems: a plain one is refused, a structural one queues. */
+    assert_int_equal(tes_remove(w, e, word_table), TES_OK);
+    assert_true(tes_has(w, e, hooked));
+    int plain_slot = 0, structural_slot = 1;
+    tes_system_desc_t sd;
+    memset(&sd, 0, sizeof sd);
+    sd.name = "plain";
+    sd.query.terms[0].comp = hooked;
+    sd.run = word_system;
+    sd.ctx = &plain_slot;
+    assert_non_null(tes_system_new(w, &sd));
+    sd.name = "structural";
+    sd.structural = true;
+    sd.ctx = &structural_slot;
+    assert_non_null(tes_system_new(w, &sd));
+    word_checks_failed = 0;
+    word_calls[0] = word_calls[1] = -1;
+    assert_int_equal(tes_progress(w, 0.0f), TES_OK);
+    assert_int_equal(word_checks_failed, 0);
+    assert_int_equal(word_calls[0], TES_ERR_BUSY);
+    assert_int_equal(word_calls[1], TES_OK);
+    assert_true(tes_has(w, e, word_table));
+    assert_int_equal(tes__world_check(w), TES_OK);
+    /* And quiet after the frame. */
+    assert_int_equal(tes_remove(w, e, word_table), TES_OK);
+    assert_false(tes_has(w, e, word_table));
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -764,6 +889,7 @@ int main(void)
         cmocka_unit_test(test_large_component_ids),
         cmocka_unit_test(test_get_paths),
         cmocka_unit_test(test_destroy_paths),
+        cmocka_unit_test(test_quiet_word_tracks_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
