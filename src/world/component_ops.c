@@ -326,18 +326,14 @@ static inline void *component_ptr(const tes_world_t *w, tes_entity_t e, tes_comp
     if (!w)
         return NULL;
     const tes__entity_index_t *ei = &w->entities;
-    uint32_t index = tes_entity_index(e);
     uint32_t get = c < TES__REGISTRY_SMALL_IDS ? w->components.get_of[c] : 0;
     if (get & TES__GET_SPARSE)
         return sparse_ptr(&w->components.items[c]->store, e, get & ~TES__GET_SPARSE);
     if (get) {
-        if (index >= ei->count)
+        const tes__slot_t *slot = tes__entity_slot(ei, e);
+        if (!slot)
             return NULL;
-        const tes__slot_t *slot = &ei->slots[index];
-        uint32_t table = slot->table;
-        if (slot->generation != tes_entity_generation(e) || table == TES__SLOT_FREE)
-            return NULL;
-        uint8_t *column = w->tables.tables[table & TES__SLOT_TABLE_MASK]->data_of[c];
+        uint8_t *column = w->tables.tables[slot->table & TES__SLOT_TABLE_MASK]->data_of[c];
         return column ? column + (size_t)slot->row * get : NULL;
     }
     /* Ids run from 1 (the built-in tags, registered with the world) to
@@ -347,13 +343,10 @@ static inline void *component_ptr(const tes_world_t *w, tes_entity_t e, tes_comp
     const tes__component_t *info = w->components.items[c];
     if (info->storage == TES_STORAGE_SPARSE)
         return info->size ? sparse_ptr(&info->store, e, info->size) : NULL;
-    if (index >= ei->count)
+    const tes__slot_t *slot = tes__entity_slot(ei, e);
+    if (!slot)
         return NULL;
-    const tes__slot_t *slot = &ei->slots[index];
-    uint32_t table = slot->table;
-    if (slot->generation != tes_entity_generation(e) || table == TES__SLOT_FREE)
-        return NULL;
-    const tes__table_t *t = w->tables.tables[table & TES__SLOT_TABLE_MASK];
+    const tes__table_t *t = w->tables.tables[slot->table & TES__SLOT_TABLE_MASK];
     int32_t col = tes__table_column_index(t, c);
     return col >= 0 ? tes__table_cell(t, (uint32_t)col, slot->row) : NULL;
 }
