@@ -8,6 +8,7 @@
 #define TES_CORE_BYTES_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 /* Copies size bytes; inline for the small sizes components usually have,
@@ -38,41 +39,80 @@ static inline void tes__zero_bytes(void *dst, size_t size)
 /* The largest value tes__copy_small copies. */
 #define TES__SMALL_BYTES 64u
 
+/* A zeroed value of any small size: copying from it zeroes a cell, so a
+ * loop that fills cells from values or zeroes needs one copy, no branch. */
+static const unsigned char tes__zero_cell[TES__SMALL_BYTES];
+
 /* Copies size <= TES__SMALL_BYTES bytes without calling into libc: hot
  * loops that copy cells of several columns then need no registers saved
- * around a call. */
+ * around a call. Each size range is two fixed-width copies that overlap
+ * in the middle (12 bytes: bytes 0-7 and 4-11), loaded before they are
+ * stored, so one compare or two pick the copy for any size, not only the
+ * sizes a switch lists. */
 static inline void tes__copy_small(void *dst, const void *src, size_t size)
 {
+    typedef struct { unsigned char b[16]; } chunk16;
     unsigned char *d = dst;
     const unsigned char *s = src;
-    switch (size) {
-    case 4: memcpy(d, s, 4); return;
-    case 8: memcpy(d, s, 8); return;
-    case 12: memcpy(d, s, 12); return;
-    case 16: memcpy(d, s, 16); return;
-    default: break;
+    if (size - 8 <= 8) { /* 8 to 16 bytes, the most common sizes */
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + size - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + size - 8, &b, 8);
+    } else if (size > 16) {
+        chunk16 a, b, c, e;
+        memcpy(&a, s, 16);
+        memcpy(&b, s + size - 16, 16);
+        if (size > 32) {
+            memcpy(&c, s + 16, 16);
+            memcpy(&e, s + size - 32, 16);
+            memcpy(d + 16, &c, 16);
+            memcpy(d + size - 32, &e, 16);
+        }
+        memcpy(d, &a, 16);
+        memcpy(d + size - 16, &b, 16);
+    } else if (size >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + size - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + size - 4, &b, 4);
+    } else if (size >= 2) {
+        uint16_t a, b;
+        memcpy(&a, s, 2);
+        memcpy(&b, s + size - 2, 2);
+        memcpy(d, &a, 2);
+        memcpy(d + size - 2, &b, 2);
+    } else if (size) {
+        *d = *s;
     }
-    for (; size >= 8; size -= 8, d += 8, s += 8)
-        memcpy(d, s, 8);
-    for (; size; size--)
-        *d++ = *s++;
 }
 
-/* Zeroes size <= TES__SMALL_BYTES bytes without calling into libc. */
+/* Zeroes size <= TES__SMALL_BYTES bytes without calling into libc, with
+ * the overlapping stores of tes__copy_small. */
 static inline void tes__zero_small(void *dst, size_t size)
 {
     unsigned char *d = dst;
-    switch (size) {
-    case 4: memset(d, 0, 4); return;
-    case 8: memset(d, 0, 8); return;
-    case 12: memset(d, 0, 12); return;
-    case 16: memset(d, 0, 16); return;
-    default: break;
-    }
-    for (; size >= 8; size -= 8, d += 8)
+    if (size - 8 <= 8) {
         memset(d, 0, 8);
-    for (; size; size--)
-        *d++ = 0;
+        memset(d + size - 8, 0, 8);
+    } else if (size > 16) {
+        memset(d, 0, 16);
+        memset(d + size - 16, 0, 16);
+        if (size > 32) {
+            memset(d + 16, 0, 16);
+            memset(d + size - 32, 0, 16);
+        }
+    } else if (size >= 4) {
+        memset(d, 0, 4);
+        memset(d + size - 4, 0, 4);
+    } else if (size) {
+        /* 1 to 3 bytes: the first, middle and last cover them all. */
+        d[0] = 0;
+        d[size / 2] = 0;
+        d[size - 1] = 0;
+    }
 }
 
 #endif

@@ -55,31 +55,53 @@ typedef struct tes__column {
  * registry's small ids: tes_get reads both maps with one index). */
 #define TES__TABLE_DIRECT_IDS TES__REGISTRY_SMALL_IDS
 
+struct tes__table;
+
+/* The last graph edge a table took in one direction, with its move plan,
+ * computed when the edge is cached (tables and edges are never deleted, so
+ * a plan never goes stale). `col` is the column of the edge's component in
+ * the wider of the two tables (-1 for a tag): where the two column lists
+ * part, every other column mapping to the same position or the next one.
+ * `plain` says that neither table runs hooks when a row moves or holds
+ * values larger than TES__SMALL_BYTES, so a row moves as plain bytes,
+ * column after column, with no call. The destination is kept as a pointer
+ * (tables never move), so a cached step costs one compare and one load.
+ *
+ * The rest serves the quiet add of quiet_ops.c, whose hot path reads the
+ * plan alone: `plain_comp` (the component when the edge is plain, else 0)
+ * decides with one compare that the path applies; `split` is `col`, or
+ * for a tag the column count (no column is the component's); `from_root`
+ * says the source is the virtual root, whose entities own no row; `dst_id`
+ * lets the entity's slot be written without a load from dst, which keeps
+ * a chain of quiet adds on one entity (each waits for the slot the last
+ * one wrote) two dependent loads long per add. */
+typedef struct tes__edge_plan {
+    tes_comp_t comp;        /* the edge's component; 0 before any edge is taken */
+    tes_comp_t plain_comp;
+    int32_t col;
+    uint32_t split;
+    uint32_t dst_id;        /* dst->id, read without waiting for dst */
+    struct tes__table *dst;
+    bool plain;
+    bool from_root;
+} tes__edge_plan_t;
+
 typedef struct tes__table {
+    /* What a single-entity move reads, first: one or two cache lines. */
     uint32_t id;
-    uint32_t type_count;
-    tes_comp_t *type;        /* sorted ascending, tags included */
-    uint32_t column_count;
-    tes__column_t *columns;  /* data components, ascending by id */
-    tes_entity_t *entities;  /* the entity column */
+    uint32_t flags;          /* TES__TABLE_* */
     uint32_t count;
     uint32_t cap;
+    tes__column_t *columns;  /* data components, ascending by id */
+    tes_entity_t *entities;  /* the entity column */
+    uint32_t column_count;
+    uint32_t type_count;
+    tes__edge_plan_t last_edge[2]; /* per direction (remove = 0, add = 1) */
+    tes_comp_t *type;        /* sorted ascending, tags included */
     void *block;             /* holds all columns */
     size_t block_size;
     uint64_t hash;           /* of the type */
-    uint32_t flags;          /* TES__TABLE_* */
     tes__map_t edges;        /* cached graph edges: key -> table id */
-    tes_comp_t last_edge_comp[2];  /* the last edge taken, per direction */
-    uint32_t last_edge_table[2];   /* (remove = 0, add = 1): one compare */
-    /* The move plan of each last edge, computed when the edge is cached:
-     * the column of the edge's component in the wider of the two tables
-     * (-1 for a tag), which is where the two column lists part (every
-     * other column maps to the same position, or the next one), and
-     * whether neither table runs hooks when a row moves or holds values
-     * larger than TES__SMALL_BYTES (the row then moves as plain bytes,
-     * column after column, with no call). */
-    int32_t last_edge_col[2];
-    bool last_edge_plain[2];
     /* Column of each small component id (ids below TES__TABLE_DIRECT_IDS,
      * which most worlds' components are): 0 when absent or a tag, column
      * + 1, or UINT8_MAX for a column past 253 (then the ids are scanned).
@@ -194,6 +216,22 @@ void tes__table_destruct_row(tes__table_t *t, uint32_t row);
  * removed row was the last one. */
 tes_entity_t tes__table_remove_row(tes__table_t *t, uint32_t row);
 
+/* Copies the last row of a table whose rows move as small plain bytes (no
+ * TES__TABLE_NOT_PLAIN flag) into `row`, whose cells were moved out or
+ * dropped: `last` is the last row's index, already counted out. Returns
+ * the entity now at `row`. */
+static inline tes_entity_t tes__table_fill_hole_plain(tes__table_t *t, uint32_t row, uint32_t last)
+{
+    tes__assert(row < last && last == t->count && !(t->flags & TES__TABLE_NOT_PLAIN));
+    t->entities[row] = t->entities[last];
+    for (uint32_t i = 0; i < t->column_count; i++) {
+        uint32_t size = t->columns[i].size;
+        uint8_t *data = t->columns[i].data;
+        tes__copy_small(data + (size_t)row * size, data + (size_t)last * size, size);
+    }
+    return t->entities[row];
+}
+
 /* tes__table_remove_row for a table whose rows move as small plain bytes
  * (no TES__TABLE_NOT_PLAIN flag): the last row's cells are copied. */
 static inline tes_entity_t tes__table_remove_row_plain(tes__table_t *t, uint32_t row)
@@ -204,52 +242,43 @@ static inline tes_entity_t tes__table_remove_row_plain(tes__table_t *t, uint32_t
     uint32_t last = --t->count;
     if (row == last)
         return TES_NULL;
-    t->entities[row] = t->entities[last];
-    for (uint32_t i = 0; i < t->column_count; i++) {
-        uint32_t size = t->columns[i].size;
-        uint8_t *data = t->columns[i].data;
-        tes__copy_small(data + (size_t)row * size, data + (size_t)last * size, size);
-    }
-    return t->entities[row];
+    return tes__table_fill_hole_plain(t, row, last);
 }
 
-/* Moves e, at src_row of src, into dst (which has room) along a plain edge
- * (see last_edge_plain): dst's type is src's plus (add) or minus one
- * component whose column in the wider table is `col` (-1: a tag, the
- * column lists are equal). Shared cells are copied as bytes; an added cell
- * is copied from `value` (zeroed when NULL) before the source row is
- * removed, so value may point into either table's cells as long as dst did
- * not move for the push's room; a dropped cell is left behind. Returns the
- * new row; *moved receives the entity relocated within src (or TES_NULL). */
-static inline uint32_t tes__table_move_row_plain(tes__table_t *dst, tes__table_t *src,
-                                                 uint32_t src_row, tes_entity_t e, int32_t col,
-                                                 bool add, const void *value, tes_entity_t *moved)
+/* Copies row src_row of src into the raw row dst_row of dst along a plain
+ * edge (see tes__edge_plan_t): dst's type is src's plus (add) or minus one
+ * component whose column in the wider table is `split` (for a tag: the
+ * column count, the column lists being equal). Shared cells are copied as
+ * bytes; an added cell is copied from `value` (zeroed when NULL); a dropped
+ * cell is left behind. Columns below `split` sit at the same position in
+ * both tables, the ones above it one further on in the wider one: two
+ * plain loops, with no test per column. Always inlined: a quiet move built
+ * from it keeps everything in registers. */
+static tes__always_inline void tes__table_copy_cells_plain(tes__table_t *dst, uint32_t dst_row,
+                                                           const tes__table_t *src,
+                                                           uint32_t src_row, uint32_t split,
+                                                           bool add, const void *value)
 {
-    uint32_t dst_row = tes__table_push(dst, e);
-    /* Columns below the split map to the same position; above it, to the
-     * next one (add) or the previous one (remove). */
-    uint32_t n = dst->column_count;
-    uint32_t split = col >= 0 ? (uint32_t)col : n;
     const tes__column_t *dc = dst->columns, *sc = src->columns;
-    for (uint32_t i = 0; i < split; i++)
+    uint32_t n = dst->column_count;
+    tes__assert(split <= n);
+    uint32_t i = 0;
+    for (; i < split; i++)
         tes__copy_small(dc[i].data + (size_t)dst_row * dc[i].size,
                         sc[i].data + (size_t)src_row * dc[i].size, dc[i].size);
-    if (add && split < n) {
-        uint8_t *cell = dc[split].data + (size_t)dst_row * dc[split].size;
-        if (value)
-            tes__copy_small(cell, value, dc[split].size);
-        else
-            tes__zero_small(cell, dc[split].size);
-        for (uint32_t i = split + 1; i < n; i++) /* from src column i - 1 */
+    if (add) {
+        if (i < n) {
             tes__copy_small(dc[i].data + (size_t)dst_row * dc[i].size,
-                            sc[i - 1].data + (size_t)src_row * dc[i].size, dc[i].size);
-    } else if (!add) {
-        for (uint32_t i = split; i < n; i++) /* from src column i + 1 */
+                            value ? value : tes__zero_cell, dc[i].size);
+            for (i++; i < n; i++)
+                tes__copy_small(dc[i].data + (size_t)dst_row * dc[i].size,
+                                sc[i - 1].data + (size_t)src_row * dc[i].size, dc[i].size);
+        }
+    } else {
+        for (; i < n; i++)
             tes__copy_small(dc[i].data + (size_t)dst_row * dc[i].size,
                             sc[i + 1].data + (size_t)src_row * dc[i].size, dc[i].size);
     }
-    *moved = tes__table_remove_row_plain(src, src_row);
-    return dst_row;
 }
 
 /* Moves entity e, at src_row, into dst (which must have room): shared

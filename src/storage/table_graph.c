@@ -76,10 +76,18 @@ tes__table_t *tes__graph_ensure(tes__table_graph_t *g, tes__alloc_t *a, const te
  * direction, with its move plan. */
 static void remember_edge(tes__table_t *t, tes__table_t *next, tes_comp_t c, bool add)
 {
-    t->last_edge_comp[add] = c;
-    t->last_edge_table[add] = next->id;
-    t->last_edge_col[add] = tes__table_column_index(add ? next : t, c);
-    t->last_edge_plain[add] = !((t->flags | next->flags) & TES__TABLE_NOT_PLAIN);
+    int32_t col = tes__table_column_index(add ? next : t, c);
+    bool plain = !((t->flags | next->flags) & TES__TABLE_NOT_PLAIN);
+    t->last_edge[add] = (tes__edge_plan_t){
+        .comp = c,
+        .plain_comp = plain ? c : 0,
+        .col = col,
+        .split = col >= 0 ? (uint32_t)col : t->column_count,
+        .dst_id = next->id,
+        .dst = next,
+        .plain = plain,
+        .from_root = (t->flags & TES__TABLE_VIRTUAL) != 0,
+    };
 }
 
 tes__table_t *tes__graph_step(tes__table_graph_t *g, tes__alloc_t *a, const tes__registry_t *r,
@@ -87,8 +95,8 @@ tes__table_t *tes__graph_step(tes__table_graph_t *g, tes__alloc_t *a, const tes_
 {
     /* Systems tend to add and remove the same component over and over: the
      * last edge taken in each direction is one compare away. */
-    if (t->last_edge_comp[add] == c)
-        return g->tables[t->last_edge_table[add]];
+    if (t->last_edge[add].comp == c)
+        return t->last_edge[add].dst;
     uint64_t key = (uint64_t)c | ((uint64_t)add << 32);
     uint64_t id;
     if (tes__map_get(&t->edges, key, &id)) {

@@ -189,31 +189,70 @@ static void remember_bundle(tes_world_t *w, const tes_value_t *values, const com
     b->n = l->n;
     b->table = table->id;
     b->hooked = l->hooked;
+    b->quiet = b->plain && !b->hooked && !(table->flags & TES__TABLE_LARGE);
+}
+
+/* The quiet form of spawn_with_cached (see there): no ctor, copy or
+ * observer to run, no watcher to tell, every value at most
+ * TES__SMALL_BYTES: the entity is placed and its cells copied as bytes
+ * (a NULL value copies zeroes), with no call. */
+static tes_entity_t spawn_quiet(tes_world_t *w, const tes_value_t *values, uint32_t n,
+                                tes__table_t *t)
+{
+    const tes__bundle_cache_t *b = &w->bundle;
+    tes_entity_t e = tes__entity_create(&w->entities);
+    uint32_t row = tes__table_push(t, e);
+    tes__slot_t *slot = &w->entities.slots[tes_entity_index(e)];
+    slot->table = t->id;
+    slot->row = row;
+    const tes__column_t *columns = t->columns;
+    for (uint32_t i = 0; i < n; i++) {
+        if (b->col[i] == UINT16_MAX)
+            continue; /* a tag */
+        const tes__column_t *col = &columns[b->col[i]];
+        const void *from = values[i].ptr ? values[i].ptr : tes__zero_cell;
+        tes__copy_small(col->data + (size_t)row * col->size, from, col->size);
+    }
+    return e;
 }
 
 /* The fast path: the bundle tes_spawn_with placed last, again, in a world
- * with no hook running and nothing deferred. Returns false to
+ * where nothing unusual is going on (tes__world_quiet). Returns false to
  * take the general path (a different bundle, a value that lives in the
- * destination table, a slot array to grow); *e is TES_NULL on failure. */
+ * destination table when the table must grow, a slot array to grow); *e
+ * is TES_NULL on failure. */
 static bool spawn_with_cached(tes_world_t *w, const tes_value_t *values, int32_t n,
                               tes_entity_t *out)
 {
     const tes__bundle_cache_t *b = &w->bundle;
     if ((uint32_t)n != b->n || !values)
         return false;
-    tes__table_t *t = w->tables.tables[b->table];
-    uintptr_t block = (uintptr_t)t->block;
     for (int32_t i = 0; i < n; i++)
-        if (values[i].comp != b->ids[i] || (uintptr_t)values[i].ptr - block < t->block_size)
-            return false; /* another bundle, or a value the table's growth would move */
+        if (values[i].comp != b->ids[i])
+            return false; /* another bundle */
     tes__entity_index_t *ei = &w->entities;
     if (!ei->available && ei->count >= ei->room)
         return false;
+    tes__table_t *t = w->tables.tables[b->table];
+    /* A table with room does not move for the new row, so a value inside
+     * it stays put; one that must grow first would move it. */
+    if (TES__DEBUG_MOVES || t->count >= t->cap) {
+        for (int32_t i = 0; i < n; i++)
+            if (tes__table_holds(t, values[i].ptr))
+                return false;
+        if (tes__table_reserve(t, &w->alloc, 1)) {
+            tes__fail(w, TES_ERR_NOMEM);
+            *out = TES_NULL;
+            return true;
+        }
+    }
     /* Quiet: no ctor, copy or observer to run and no watcher to tell (all
      * fixed for the cached bundle but the watchers). */
-    bool quiet = b->plain && !b->hooked && !w->watcher_count;
-    if (tes__table_reserve(t, &w->alloc, 1) ||
-        (!quiet && tes__watch_reserve_one(w, 0, next_index(ei)))) {
+    if (b->quiet && !w->watcher_count) {
+        *out = spawn_quiet(w, values, (uint32_t)n, t);
+        return true;
+    }
+    if (tes__watch_reserve_one(w, 0, next_index(ei))) {
         tes__fail(w, TES_ERR_NOMEM);
         *out = TES_NULL;
         return true;
@@ -223,21 +262,6 @@ static bool spawn_with_cached(tes_world_t *w, const tes_value_t *values, int32_t
     uint32_t row = tes__table_push(t, e);
     slot->table = t->id;
     slot->row = row;
-    if (quiet) {
-        /* No user code runs: no hook level, the values copied as bytes. */
-        for (int32_t i = 0; i < n; i++) {
-            if (b->col[i] == UINT16_MAX)
-                continue;
-            const tes__column_t *col = &t->columns[b->col[i]];
-            uint8_t *cell = col->data + (size_t)row * col->size;
-            if (values[i].ptr)
-                tes__copy_bytes(cell, values[i].ptr, col->size);
-            else
-                tes__zero_bytes(cell, col->size);
-        }
-        *out = e;
-        return true;
-    }
     tes__hook_enter(w); /* ctor and copy hooks may not change the world */
     for (int32_t i = 0; i < n; i++) {
         if (b->col[i] == UINT16_MAX)
@@ -385,13 +409,37 @@ static tes_entity_t spawn_with_impl(tes_world_t *w, const tes_value_t *values, i
     return e;
 }
 
-tes_entity_t tes_spawn_with(tes_world_t *w, const tes_value_t *values, int32_t n)
+/* Every tes_spawn_with but the quiet repeat of the cached bundle: the
+ * cached bundle's other forms, then the guarded general path. Out of line,
+ * so that tes_spawn_with saves no registers for it. */
+static tes__noinline tes_entity_t spawn_with_slow(tes_world_t *w, const tes_value_t *values,
+                                                  int32_t n)
 {
     tes_entity_t e;
-    if (w && tes__likely(!(w->hook_depth | w->defer.depth | w->refuse)) &&
-        spawn_with_cached(w, values, n, &e))
+    if (w && tes__likely(tes__world_quiet(w)) && spawn_with_cached(w, values, n, &e))
         return e;
     TES__CREATING(tes_entity_t, w, TES_NULL, spawn_with_impl(w, values, n));
+}
+
+/* The hot case inline: the world quiet, the cached bundle again (quiet:
+ * see spawn_quiet), a fresh or free entity slot without growth, room in
+ * its table. Anything else is spawn_with_slow's, in tail position. */
+tes_entity_t tes_spawn_with(tes_world_t *w, const tes_value_t *values, int32_t n)
+{
+    if (!w || !tes__world_quiet(w))
+        return spawn_with_slow(w, values, n);
+    const tes__bundle_cache_t *b = &w->bundle;
+    const tes__entity_index_t *ei = &w->entities;
+    if ((uint32_t)n != b->n || !values || !b->quiet || w->watcher_count ||
+        (!ei->available && ei->count >= ei->room))
+        return spawn_with_slow(w, values, n);
+    for (int32_t i = 0; i < n; i++)
+        if (values[i].comp != b->ids[i])
+            return spawn_with_slow(w, values, n); /* another bundle */
+    tes__table_t *t = w->tables.tables[b->table];
+    if (TES__DEBUG_MOVES || t->count >= t->cap)
+        return spawn_with_slow(w, values, n); /* growth: see spawn_with_cached */
+    return spawn_quiet(w, values, (uint32_t)n, t);
 }
 
 /* ------------------------------------------------------------------ spawn_bulk */

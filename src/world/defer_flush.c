@@ -184,13 +184,13 @@ static int apply_single(tes_world_t *w, uint32_t at, tes__slot_t *slot, step_mem
     if (!dst || (dst != src && (tes__table_reserve(dst, &w->alloc, 1) ||
                                 tes__watch_reserve_one(w, op->comp, tes_entity_index(op->e)))))
         return apply_each(w, at, at + 1);
-    if (dst != src && info->dispatch == TES__DISPATCH_TABLE && src->last_edge_comp[1] == op->comp &&
-        w->tables.tables[src->last_edge_table[1]] == dst && src->last_edge_plain[1]) {
+    if (dst != src && info->dispatch == TES__DISPATCH_TABLE && src->last_edge[1].comp == op->comp &&
+        src->last_edge[1].dst == dst && src->last_edge[1].plain) {
         /* The quiet case (quiet_ops.c's table add): no hook for any column
          * of either table and no watcher hears the component, so the row
          * moves as bytes along the edge's plan, the staged value (in the
          * arena, never inside a table) copied straight into its cell. */
-        tes__world_move_plain(w, op->e, slot, src, dst, src->last_edge_col[1], true,
+        tes__world_move_plain(w, op->e, slot, src, dst, src->last_edge[1].col, true,
                               op->kind != TES__OP_ADD ? op->value : NULL);
         op->kind = TES__OP_DONE;
         return TES_OK;

@@ -41,76 +41,136 @@ static inline tes__component_t *quiet_component(const tes_world_t *w, tes_comp_t
     return info && info->dispatch != TES__DISPATCH_GENERIC ? info : NULL;
 }
 
+/* Records a failure: out of line, so that the quiet paths, whose hot
+ * paths make calls only in tail position, save no registers for it. */
+static tes__noinline int quiet_fail(tes_world_t *w, int status) { return tes__fail(w, status); }
+
+tes__noinline int tes__world_fill_hole_plain(tes_world_t *w, tes__table_t *t, uint32_t row,
+                                         uint32_t last)
+{
+    tes_entity_t moved = tes__table_fill_hole_plain(t, row, last);
+    w->entities.slots[tes_entity_index(moved)].row = row;
+    return TES_OK;
+}
+
+/* The entity's slot (*slot) and table at the start of a quiet table add
+ * or remove; NULL, with TES_ERR_STALE recorded, for a handle that is not
+ * alive. */
+static inline tes__table_t *quiet_enter(tes_world_t *w, tes_entity_t e, tes__slot_t **slot)
+{
+    *slot = tes__entity_slot(&w->entities, e);
+    if (!*slot) {
+        tes__fail(w, TES_ERR_STALE);
+        return NULL;
+    }
+    return tes__slot_table(w, *slot);
+}
+
+/* The table an entity of src moves to when c is added (add) or removed:
+ * the destination of src's last edge in that direction when that edge is
+ * c's (a cached add edge means src lacks c, a cached remove edge that it
+ * has c: no presence test); src itself when the type would not change;
+ * NULL on TES_ERR_NOMEM (nothing changed). Whenever the type changes,
+ * src->last_edge[add] afterwards holds the step's move plan. */
+static inline tes__table_t *quiet_step(tes_world_t *w, tes__table_t *src,
+                                       const tes__component_t *info, bool add)
+{
+    tes_comp_t c = info->id;
+    if (src->last_edge[add].comp == c)
+        return src->last_edge[add].dst;
+    bool has = info->size ? tes__table_column_index(src, c) >= 0
+                          : tes__table_type_index(src, c) >= 0;
+    if (has == add)
+        return src;
+    return tes__graph_step(&w->tables, &w->alloc, &w->components, src, c, add);
+}
+
+/* quiet_table_add for everything but a cached plain edge into a table with
+ * room: the component already there (the value assigned), an edge to look
+ * up or create, a destination to grow, an edge whose tables run hooks
+ * (handed to the generic path before anything has changed). */
+static tes__noinline int quiet_table_add_slow(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
+                                              const tes__component_t *info, const void *value,
+                                              bool is_set)
+{
+    tes__table_t *src = tes__slot_table(w, slot);
+    tes__table_t *dst = quiet_step(w, src, info, true);
+    if (!dst)
+        return tes__fail(w, TES_ERR_NOMEM);
+    if (dst == src) {
+        if (value && info->size)
+            tes__copy_bytes(tes__table_cell(src, (uint32_t)tes__table_column_index(src, info->id),
+                                            slot->row),
+                            value, info->size);
+        return TES_OK;
+    }
+    /* A value inside dst would move if dst moves for the new row: only
+     * then does the generic path (which keeps an image) take the call. */
+    bool dst_moves = TES__DEBUG_MOVES || dst->count >= dst->cap;
+    if (!src->last_edge[1].plain || (value && dst_moves && tes__table_holds(dst, value)))
+        return is_set ? tes__set_generic(w, e, info->id, value) : tes__add_generic(w, e, info->id);
+    if (tes__table_reserve(dst, &w->alloc, 1))
+        return tes__fail(w, TES_ERR_NOMEM);
+    return tes__world_move_plain(w, e, slot, src, dst, src->last_edge[1].col, true, value);
+}
+
 /* Adds c to e if missing (the new cell a copy of value, zeroed for NULL);
  * assigns value to a present cell. is_set says which public call this is,
- * for the hand-over. Every quiet form is out of line, so that the public
- * calls stay dispatchers that jump to them with no registers to save. */
-static tes__noinline int quiet_table_add(tes_world_t *w, tes_entity_t e,
+ * for the hand-over.
+ *
+ * The hot case is handled here: e takes its table's last add edge again
+ * (one compare finds the edge and its plan), a plain edge into a table
+ * with room, and e is the last row of its table (or in the virtual root),
+ * as a freshly spawned entity built up one component at a time always is.
+ * Its row then moves as bytes and leaves no hole: the source table just
+ * counts one row less, and no other entity's slot changes. e's new place
+ * is written before the cells are copied, so that little stays live
+ * across the copy and this function saves few registers. Every other case
+ * goes to quiet_table_add_slow, in tail position. Every quiet form is out
+ * of line, so that the public calls stay dispatchers that jump to them
+ * with no registers to save. */
+static tes__noinline int quiet_table_add(tes_world_t *w, tes_entity_t e, tes_comp_t c,
                                          const tes__component_t *info, const void *value,
                                          bool is_set)
 {
     tes__slot_t *slot = tes__entity_slot(&w->entities, e);
     if (!slot)
-        return tes__fail(w, TES_ERR_STALE);
+        return quiet_fail(w, TES_ERR_STALE);
     tes__table_t *src = tes__slot_table(w, slot);
-    tes_comp_t c = info->id;
-    tes__table_t *dst;
-    /* A cached edge adding c means src lacks c: no presence test. */
-    if (src->last_edge_comp[1] == c) {
-        dst = w->tables.tables[src->last_edge_table[1]];
-    } else {
-        if (info->size) {
-            int32_t col = tes__table_column_index(src, c);
-            if (col >= 0) {
-                if (value)
-                    tes__copy_bytes(tes__table_cell(src, (uint32_t)col, slot->row), value,
-                                    info->size);
-                return TES_OK;
-            }
-        } else if (tes__table_type_index(src, c) >= 0) {
-            return TES_OK;
-        }
-        dst = tes__graph_step(&w->tables, &w->alloc, &w->components, src, c, true);
-        if (!dst)
-            return tes__fail(w, TES_ERR_NOMEM);
-    }
-    /* The step cached the edge (the type changes): its plan is there. A
-     * value inside dst would move if dst moves for the new row: only then
-     * does the generic path (which keeps an image) take the call. */
-    bool dst_moves = TES__DEBUG_MOVES || dst->count >= dst->cap;
-    if (!src->last_edge_plain[1] || (value && dst_moves && tes__table_holds(dst, value)))
-        return is_set ? tes__set_generic(w, e, c, value) : tes__add_generic(w, e, c);
-    if (tes__table_reserve(dst, &w->alloc, 1))
-        return tes__fail(w, TES_ERR_NOMEM);
-    tes__world_move_plain(w, e, slot, src, dst, src->last_edge_col[1], true, value);
+    const tes__edge_plan_t *edge = &src->last_edge[1];
+    tes__table_t *dst = edge->dst;
+    uint32_t src_row = slot->row;
+    /* The root's entities own no row to remove. A table with room does not
+     * move for the new row, so a value inside it stays put: no image is
+     * needed. */
+    if (!tes__likely(edge->plain_comp == c) || dst->count >= dst->cap ||
+        !(edge->from_root || src_row + 1 == src->count) || TES__DEBUG_MOVES)
+        return quiet_table_add_slow(w, e, slot, info, value, is_set);
+    uint32_t dst_row = dst->count++;
+    dst->entities[dst_row] = e;
+    tes__slot_set_table(slot, edge->dst_id, dst_row);
+    src->count -= edge->from_root ? 0u : 1u;
+    tes__table_copy_cells_plain(dst, dst_row, src, src_row, edge->split, true, value);
     return TES_OK;
 }
 
 static tes__noinline int quiet_table_remove(tes_world_t *w, tes_entity_t e,
                                             const tes__component_t *info)
 {
-    tes__slot_t *slot = tes__entity_slot(&w->entities, e);
-    if (!slot)
-        return tes__fail(w, TES_ERR_STALE);
-    tes__table_t *src = tes__slot_table(w, slot);
-    tes_comp_t c = info->id;
-    tes__table_t *dst;
-    /* A cached edge removing c means src has c: no presence test. */
-    if (src->last_edge_comp[0] == c) {
-        dst = w->tables.tables[src->last_edge_table[0]];
-    } else {
-        if (info->size ? tes__table_column_index(src, c) < 0 : tes__table_type_index(src, c) < 0)
-            return TES_OK;
-        dst = tes__graph_step(&w->tables, &w->alloc, &w->components, src, c, false);
-        if (!dst)
-            return tes__fail(w, TES_ERR_NOMEM);
-    }
-    if (!src->last_edge_plain[0])
-        return tes__remove_generic(w, e, c);
+    tes__slot_t *slot;
+    tes__table_t *src = quiet_enter(w, e, &slot);
+    if (!src)
+        return TES_ERR_STALE;
+    tes__table_t *dst = quiet_step(w, src, info, false);
+    if (!dst)
+        return tes__fail(w, TES_ERR_NOMEM);
+    if (dst == src)
+        return TES_OK;
+    if (!src->last_edge[0].plain)
+        return tes__remove_generic(w, e, info->id);
     if (tes__table_reserve(dst, &w->alloc, 1))
         return tes__fail(w, TES_ERR_NOMEM);
-    tes__world_move_plain(w, e, slot, src, dst, src->last_edge_col[0], false, NULL);
-    return TES_OK;
+    return tes__world_move_plain(w, e, slot, src, dst, src->last_edge[0].col, false, NULL);
 }
 
 /* The sparse forms: no watcher means no owning group, so stored values
@@ -119,8 +179,6 @@ static tes__noinline int quiet_table_remove(tes_world_t *w, tes_entity_t e,
  * paths make calls only in tail position (a failure, a growth, a value of
  * an unusual size), so they save no registers. */
 
-/* Records a failure (out of line: see above). */
-static tes__noinline int quiet_fail(tes_world_t *w, int status) { return tes__fail(w, status); }
 
 /* Copies value into a fresh cell, or zeroes it for NULL; TES_OK. */
 static tes__noinline int fill_cell(void *cell, const void *value, uint32_t size)
@@ -218,7 +276,7 @@ int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     tes__component_t *info = quiet_component(w, c);
     if (!info)
         return tes__add_generic(w, e, c);
-    return info->dispatch == TES__DISPATCH_TABLE ? quiet_table_add(w, e, info, NULL, false)
+    return info->dispatch == TES__DISPATCH_TABLE ? quiet_table_add(w, e, c, info, NULL, false)
                                                  : quiet_sparse_add(w, e, info, NULL);
 }
 
@@ -227,7 +285,7 @@ int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
     tes__component_t *info = quiet_component(w, c);
     if (!info || (!value && info->size))
         return tes__set_generic(w, e, c, value);
-    return info->dispatch == TES__DISPATCH_TABLE ? quiet_table_add(w, e, info, value, true)
+    return info->dispatch == TES__DISPATCH_TABLE ? quiet_table_add(w, e, c, info, value, true)
                                                  : quiet_sparse_add(w, e, info, value);
 }
 

@@ -100,6 +100,8 @@ typedef struct tes__bundle_cache {
     uint32_t table;
     bool hooked;                   /* some value has on_add or on_set */
     bool plain;                    /* no value has a ctor or copy hook */
+    bool quiet;                    /* plain, not hooked, every value at most
+                                      TES__SMALL_BYTES: copied as bytes */
 } tes__bundle_cache_t;
 
 struct tes_world {
@@ -369,25 +371,41 @@ static inline void tes__slot_set_table(tes__slot_t *s, uint32_t table, uint32_t 
     s->row = row;
 }
 
+/* Fills the hole a plain row move left at `row` of plain table t with its
+ * last row (index `last`, already counted out) and gives the entity moved
+ * there its new row. Returns TES_OK. Out of line: a freshly spawned entity
+ * built up one component at a time is always its table's last row, and
+ * the quiet moves then stay small. */
+int tes__world_fill_hole_plain(tes_world_t *w, tes__table_t *t, uint32_t row, uint32_t last);
+
 /* Moves live entity e, whose slot is `slot`, from its table src into dst
  * (which has room) along a plain edge: dst's type is src's plus (add) or
  * minus one component whose column in the wider table is col (-1 for a
  * tag), and neither table runs hooks or holds large values (the edge's
- * last_edge_plain). The row moves as bytes (tes__table_move_row_plain);
- * an added cell is a copy of value, or zeroed for NULL. The entity that
- * fills src's hole and e itself get their new rows. Runs no user code and
- * tells no watcher. Inline: the quiet paths stay leaf functions. */
-static inline void tes__world_move_plain(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
-                                         tes__table_t *src, tes__table_t *dst, int32_t col,
-                                         bool add, const void *value)
+ * plan says `plain`). The row moves as bytes (tes__table_copy_cells_plain);
+ * an added cell is a copy of value, or zeroed for NULL. e gets its new
+ * row; when e was not src's last row, the last row fills the hole and its
+ * entity gets that row. Runs no user code and tells no watcher. Returns
+ * TES_OK, so that a quiet path returns its result in tail position.
+ * Inline: the quiet paths stay leaf functions but for the hole, filled by
+ * a tail call. */
+static inline int tes__world_move_plain(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
+                                        tes__table_t *src, tes__table_t *dst, int32_t col,
+                                        bool add, const void *value)
 {
     uint32_t src_row = slot->row;
-    tes_entity_t moved;
-    uint32_t row = tes__table_move_row_plain(dst, src, src_row, e, col, add, value, &moved);
-    if (moved != TES_NULL)
-        w->entities.slots[tes_entity_index(moved)].row = src_row;
+    uint32_t row = tes__table_push(dst, e);
+    uint32_t split = col >= 0 ? (uint32_t)col : dst->column_count;
+    tes__table_copy_cells_plain(dst, row, src, src_row, split, add, value);
     tes__slot_set_table(slot, dst->id, row);
     tes__table_debug_move(src, &w->alloc);
+    if (src->flags & TES__TABLE_VIRTUAL)
+        return TES_OK;
+    tes__assert(src_row < src->count && !(src->flags & TES__TABLE_NOT_PLAIN));
+    uint32_t last = --src->count;
+    if (src_row == last)
+        return TES_OK;
+    return tes__world_fill_hole_plain(w, src, src_row, last);
 }
 
 /* Looks up a live entity for a structural call. Returns TES_OK with *slot
