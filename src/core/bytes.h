@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/assert.h"
+
 /* Copies size bytes; inline for the small sizes components usually have,
  * where a call into libc's memcpy would cost more than the copy. */
 static inline void tes__copy_bytes(void *dst, const void *src, size_t size)
@@ -54,7 +56,7 @@ static inline void tes__copy_small(void *dst, const void *src, size_t size)
     typedef struct { unsigned char b[16]; } chunk16;
     unsigned char *d = dst;
     const unsigned char *s = src;
-    if (size - 8 <= 8) { /* 8 to 16 bytes, the most common sizes */
+    if (tes__likely(size - 8 <= 8)) { /* 8 to 16 bytes, the most common sizes */
         uint64_t a, b;
         memcpy(&a, s, 8);
         memcpy(&b, s + size - 8, 8);

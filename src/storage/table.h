@@ -70,8 +70,9 @@ struct tes__table;
  * The rest serves the quiet add of quiet_ops.c, whose hot path reads the
  * plan alone: `plain_comp` (the component when the edge is plain, else 0)
  * decides with one compare that the path applies; `split` is `col`, or
- * for a tag the column count (no column is the component's); `from_root`
- * says the source is the virtual root, whose entities own no row; `dst_id`
+ * for a tag the column count (no column is the component's); `pop` is
+ * the rows the source loses (0 when it is the virtual root, whose
+ * entities own no row and whose count stays 0, else 1); `dst_id`
  * lets the entity's slot be written without a load from dst, which keeps
  * a chain of quiet adds on one entity (each waits for the slot the last
  * one wrote) two dependent loads long per add. */
@@ -81,9 +82,9 @@ typedef struct tes__edge_plan {
     int32_t col;
     uint32_t split;
     uint32_t dst_id;        /* dst->id, read without waiting for dst */
+    uint32_t pop;
     struct tes__table *dst;
     bool plain;
-    bool from_root;
 } tes__edge_plan_t;
 
 typedef struct tes__table {
@@ -262,20 +263,20 @@ static tes__always_inline void tes__table_copy_cells_plain(tes__table_t *dst, ui
     const tes__column_t *dc = dst->columns, *sc = src->columns;
     uint32_t n = dst->column_count;
     tes__assert(split <= n);
-    uint32_t i = 0;
-    for (; i < split; i++)
+    /* The added cell first: value is then no longer needed, which leaves
+     * the loops more registers. */
+    if (add && tes__likely(split < n)) /* a data component, not a tag */
+        tes__copy_small(dc[split].data + (size_t)dst_row * dc[split].size,
+                        value ? value : tes__zero_cell, dc[split].size);
+    for (uint32_t i = 0; i < split; i++)
         tes__copy_small(dc[i].data + (size_t)dst_row * dc[i].size,
                         sc[i].data + (size_t)src_row * dc[i].size, dc[i].size);
     if (add) {
-        if (i < n) {
+        for (uint32_t i = split + 1; i < n; i++)
             tes__copy_small(dc[i].data + (size_t)dst_row * dc[i].size,
-                            value ? value : tes__zero_cell, dc[i].size);
-            for (i++; i < n; i++)
-                tes__copy_small(dc[i].data + (size_t)dst_row * dc[i].size,
-                                sc[i - 1].data + (size_t)src_row * dc[i].size, dc[i].size);
-        }
+                            sc[i - 1].data + (size_t)src_row * dc[i].size, dc[i].size);
     } else {
-        for (; i < n; i++)
+        for (uint32_t i = split; i < n; i++)
             tes__copy_small(dc[i].data + (size_t)dst_row * dc[i].size,
                             sc[i + 1].data + (size_t)src_row * dc[i].size, dc[i].size);
     }

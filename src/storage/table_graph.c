@@ -86,7 +86,7 @@ static void remember_edge(tes__table_t *t, tes__table_t *next, tes_comp_t c, boo
         .dst_id = next->id,
         .dst = next,
         .plain = plain,
-        .from_root = (t->flags & TES__TABLE_VIRTUAL) != 0,
+        .pop = (t->flags & TES__TABLE_VIRTUAL) ? 0u : 1u,
     };
 }
 

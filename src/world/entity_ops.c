@@ -75,10 +75,10 @@ tes_entity_t tes_spawn(tes_world_t *w)
     if (!w)
         return TES_NULL;
     tes__entity_index_t *ei = &w->entities;
-    /* The plain case, kept to a few instructions: a fresh index, no hook
-     * running, nothing deferred, no watcher to tell. */
-    if (tes__likely(!(w->hook_depth | w->defer.depth | w->refuse | (int32_t)w->watcher_count |
-                      (int32_t)ei->available) &&
+    /* The plain case, kept to a few instructions: a fresh index, a quiet
+     * world (no hook running, nothing deferred, no system running: one
+     * word), no watcher to tell. */
+    if (tes__likely(tes__world_quiet(w) && !(w->watcher_count | ei->available) &&
                     ei->count < ei->room)) {
         uint32_t index = ei->count++;
         ei->slots[index] = (tes__slot_t){1, 0, 0};

@@ -13,8 +13,16 @@
  * allows a quiet path. Then no user code can run and no one needs
  * telling, so the call skips the begin/end guard, the watcher reserve, the
  * value image and the observer checks; a table move follows the edge's
- * cached plan (where the column lists part, and whether the two tables
- * move rows as plain bytes) and a sparse removal finds its entry once.
+ * cached plan (tes__edge_plan_t: the destination, where the column lists
+ * part, whether the two tables move rows as plain bytes) and a sparse
+ * removal finds its entry once.
+ *
+ * The hottest case, tuned for: an entity built up one component at a time
+ * (spawn, then tes_set after tes_set), each step taking the same cached
+ * add edge as the entity before it. The plan is found with one compare;
+ * the entity is its table's last row, so the source just counts one row
+ * less (no hole to fill, no other entity's slot to touch); the cells are
+ * copied column by column with no call and no test per column.
  *
  * Guarantees are the generic path's: handles are checked, statuses are the
  * same, and a failed call changes nothing. A step the quiet path does not
@@ -46,24 +54,24 @@ static inline tes__component_t *quiet_component(const tes_world_t *w, tes_comp_t
 static tes__noinline int quiet_fail(tes_world_t *w, int status) { return tes__fail(w, status); }
 
 tes__noinline int tes__world_fill_hole_plain(tes_world_t *w, tes__table_t *t, uint32_t row,
-                                         uint32_t last)
+                                             uint32_t last)
 {
     tes_entity_t moved = tes__table_fill_hole_plain(t, row, last);
     w->entities.slots[tes_entity_index(moved)].row = row;
     return TES_OK;
 }
 
-/* The entity's slot (*slot) and table at the start of a quiet table add
- * or remove; NULL, with TES_ERR_STALE recorded, for a handle that is not
- * alive. */
-static inline tes__table_t *quiet_enter(tes_world_t *w, tes_entity_t e, tes__slot_t **slot)
+/* The start of a quiet table add or remove: e's slot and table into *slot
+ * and *src. False for a handle that is not alive (the caller records
+ * TES_ERR_STALE). */
+static inline bool quiet_enter(tes_world_t *w, tes_entity_t e, tes__slot_t **slot,
+                               tes__table_t **src)
 {
     *slot = tes__entity_slot(&w->entities, e);
-    if (!*slot) {
-        tes__fail(w, TES_ERR_STALE);
-        return NULL;
-    }
-    return tes__slot_table(w, *slot);
+    if (!*slot)
+        return false;
+    *src = tes__slot_table(w, *slot);
+    return true;
 }
 
 /* The table an entity of src moves to when c is added (add) or removed:
@@ -125,31 +133,35 @@ static tes__noinline int quiet_table_add_slow(tes_world_t *w, tes_entity_t e, te
  * Its row then moves as bytes and leaves no hole: the source table just
  * counts one row less, and no other entity's slot changes. e's new place
  * is written before the cells are copied, so that little stays live
- * across the copy and this function saves few registers. Every other case
- * goes to quiet_table_add_slow, in tail position. Every quiet form is out
- * of line, so that the public calls stay dispatchers that jump to them
- * with no registers to save. */
-static tes__noinline int quiet_table_add(tes_world_t *w, tes_entity_t e, tes_comp_t c,
-                                         const tes__component_t *info, const void *value,
-                                         bool is_set)
+ * across the copy. Every other case goes to quiet_table_add_slow, in tail
+ * position. Inlined into tes_add and tes_set, which then make no call on
+ * this path. */
+static tes__always_inline int quiet_table_add(tes_world_t *w, tes_entity_t e, tes_comp_t c,
+                                              const tes__component_t *info, const void *value,
+                                              bool is_set)
 {
-    tes__slot_t *slot = tes__entity_slot(&w->entities, e);
-    if (!slot)
+    tes__slot_t *slot;
+    tes__table_t *src;
+    if (!quiet_enter(w, e, &slot, &src))
         return quiet_fail(w, TES_ERR_STALE);
-    tes__table_t *src = tes__slot_table(w, slot);
     const tes__edge_plan_t *edge = &src->last_edge[1];
     tes__table_t *dst = edge->dst;
     uint32_t src_row = slot->row;
-    /* The root's entities own no row to remove. A table with room does not
-     * move for the new row, so a value inside it stays put: no image is
-     * needed. */
+    /* e is src's last row: src_row + 1 == src->count. A root entity is at
+     * row 0 of the root, whose count stays 0: src_row + 0 == 0. A table
+     * with room does not move for the new row, so a value inside it stays
+     * put: no image is needed. */
     if (!tes__likely(edge->plain_comp == c) || dst->count >= dst->cap ||
-        !(edge->from_root || src_row + 1 == src->count) || TES__DEBUG_MOVES)
+        src_row + edge->pop != src->count || TES__DEBUG_MOVES)
         return quiet_table_add_slow(w, e, slot, info, value, is_set);
     uint32_t dst_row = dst->count++;
     dst->entities[dst_row] = e;
-    tes__slot_set_table(slot, edge->dst_id, dst_row);
-    src->count -= edge->from_root ? 0u : 1u;
+    /* The source's count is written between the slot's two fields: stores
+     * to adjacent fields get merged by compilers, through a vector
+     * register, which costs more than the two stores. */
+    slot->table = (slot->table & TES__SLOT_SPARSE) | edge->dst_id;
+    src->count -= edge->pop;
+    slot->row = dst_row;
     tes__table_copy_cells_plain(dst, dst_row, src, src_row, edge->split, true, value);
     return TES_OK;
 }
@@ -158,9 +170,9 @@ static tes__noinline int quiet_table_remove(tes_world_t *w, tes_entity_t e,
                                             const tes__component_t *info)
 {
     tes__slot_t *slot;
-    tes__table_t *src = quiet_enter(w, e, &slot);
-    if (!src)
-        return TES_ERR_STALE;
+    tes__table_t *src;
+    if (!quiet_enter(w, e, &slot, &src))
+        return quiet_fail(w, TES_ERR_STALE);
     tes__table_t *dst = quiet_step(w, src, info, false);
     if (!dst)
         return tes__fail(w, TES_ERR_NOMEM);

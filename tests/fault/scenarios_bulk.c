@@ -138,6 +138,22 @@ void fs_sc_bulk_spawn_with(fs_run_t *r)
     const int bundle[] = {FS_C_T24, FS_C_T4, FS_C_TTAG, FS_C_T16};
     for (int i = 0; i < 40 && !r->dead; i++)
         spawn_with(r, bundle, 4, 50u + (uint32_t)i);
+    /* A bundle without hooks again and again: its values copied as bytes
+     * (the quiet way), the table growing now and then. */
+    const int plain[] = {FS_C_T16, FS_C_TTAG, FS_C_T4};
+    for (int i = 0; i < 40 && !r->dead; i++)
+        spawn_with(r, plain, 3, 200u + (uint32_t)i);
+    /* The single-entity way to the same place: spawn, then one component
+     * per call along the tables' cached edges (each new entity the last row
+     * of the tables it passes through), the tables growing now and then. */
+    for (int i = 0; i < 40 && !r->dead; i++) {
+        tes_entity_t e = fs_spawn(r);
+        if (r->dead)
+            break;
+        fs_set(r, e, FS_C_T16, 300u + (uint32_t)i);
+        fs_add(r, e, FS_C_TTAG);
+        fs_set(r, e, FS_C_T4, 400u + (uint32_t)i);
+    }
     /* Deferred: staged values and the queue. */
     fs_defer_begin(r);
     for (int i = 0; i < 12 && !r->dead; i++)

@@ -60,10 +60,13 @@ void fzd_op_spawn_with(fz_driver_t *d)
     int32_t n = 0;
     uint32_t used = 0;
     bool invalid = false;
-    /* Now and then one of two fixed table-only bundles, so the library's
-     * cache of the last bundle is hit (and missed) often. */
-    static const int fixed[2][3] = {{FZ_C_T24, FZ_C_T4, FZ_C_TTAG2}, {FZ_C_T12, FZ_C_TREF, FZ_C_T16A}};
-    uint32_t bundle = fzd_draw(d, 100) < 35 ? 1 + fzd_draw(d, 2) : 0;
+    /* Now and then one of three fixed table-only bundles, so the library's
+     * cache of the last bundle is hit (and missed) often: two with hooks,
+     * one without (its values copied as bytes, with no hook level). */
+    static const int fixed[3][3] = {{FZ_C_T24, FZ_C_T4, FZ_C_TTAG2},
+                                    {FZ_C_T12, FZ_C_TREF, FZ_C_T16A},
+                                    {FZ_C_T16A, FZ_C_TTAG, FZ_C_T12}};
+    uint32_t bundle = fzd_draw(d, 100) < 35 ? 1 + fzd_draw(d, 3) : 0;
     uint32_t want_n = bundle ? 3 : fzd_draw(d, 6);
     for (uint32_t i = 0; i < want_n; i++) {
         int k = bundle ? fixed[bundle - 1][i] : (int)fzd_draw(d, FZ_NCOMP);

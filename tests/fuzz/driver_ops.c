@@ -76,6 +76,55 @@ static void pick_joiner(fz_driver_t *d, const fz_mquery_t *g, int k, tes_entity_
 
 /* ------------------------------------------------------------------ ops */
 
+/* A fresh entity built up at once, one component per tes_set or tes_add,
+ * in one of a few fixed orders of hook-free table components, so that the
+ * tables' cached edges are taken again and again: outside a deferred block
+ * the entity is the last row of every table it passes through (the quiet
+ * add's hot case, where the row moves with no hole to fill). Now and then
+ * a step's value is the entity's own previous component (same size), read
+ * from the row that the step moves out of. */
+static void build_up(fz_driver_t *d, tes_entity_t e)
+{
+    static const int orders[4][3] = {{FZ_C_T4, FZ_C_T12, FZ_C_T16A},
+                                     {FZ_C_T16A, FZ_C_TTAG, FZ_C_T12},
+                                     {FZ_C_T4, FZ_C_W0, FZ_C_W0 + 1},
+                                     {FZ_C_T12, FZ_C_T4, FZ_C_TTAG}};
+    const int *order = orders[fzd_draw(d, 4)];
+    d->op = "tes_set / tes_add (build up)";
+    for (int i = 0; i < 3 && !fzd_failed(d); i++) {
+        int k = order[i];
+        bool set = fzd_draw(d, 3) != 0;
+        uint8_t value[FZ_MAXSIZE];
+        const void *arg = value;
+        fzd_make_value(d, k, value);
+        int prev = i ? order[i - 1] : -1;
+        if (set && !deferred(d) && prev >= 0 && fz_comps[prev].size == fz_comps[k].size &&
+            fz_comps[k].size && fzd_draw(d, 2)) {
+            arg = tes_get(d->w, e, d->ids[prev]);
+            fzd_check_value(d, tes_entity_index(e), prev, arg, "tes_get (a build-up source)");
+            memcpy(value, fz_val(&d->m, tes_entity_index(e), prev), FZ_MAXSIZE);
+            if (fzd_failed(d))
+                return;
+        }
+        int rc = set ? tes_set(d->w, e, d->ids[k], arg) : tes_add(d->w, e, d->ids[k]);
+        fzd_check_status(d, rc, TES_OK, 1);
+        if (fzd_failed(d))
+            return;
+        if (deferred(d)) {
+            if (set ? fz_model_queue_set(&d->m, e, k, fz_comps[k].size ? value : NULL) < 0
+                    : !fz_model_queue(&d->m, FZ_Q_ADD, e, k, TES_NULL))
+                fzd_fail(d, "model out of memory");
+            continue;
+        }
+        fz_model_add(&d->m, tes_entity_index(e), k);
+        if (set) {
+            if (fz_comps[k].size)
+                fz_model_write(&d->m, tes_entity_index(e), k, value);
+            d->m.expect[k].on_set++;
+        }
+    }
+}
+
 void fzd_op_spawn(fz_driver_t *d)
 {
     d->op = "tes_spawn";
@@ -93,6 +142,8 @@ void fzd_op_spawn(fz_driver_t *d)
     }
     fzd_model_spawn(d);
     fzd_hist_add(d, e);
+    if (fzd_draw(d, 3) == 0)
+        build_up(d, e);
 }
 
 void fzd_op_spawn_n(fz_driver_t *d)
