@@ -224,13 +224,17 @@ tes_entity_t tes__table_remove_row(tes__table_t *t, uint32_t row);
 static inline tes_entity_t tes__table_fill_hole_plain(tes__table_t *t, uint32_t row, uint32_t last)
 {
     tes__assert(row < last && last == t->count && !(t->flags & TES__TABLE_NOT_PLAIN));
-    t->entities[row] = t->entities[last];
-    for (uint32_t i = 0; i < t->column_count; i++) {
-        uint32_t size = t->columns[i].size;
-        uint8_t *data = t->columns[i].data;
+    tes_entity_t moved = t->entities[last];
+    t->entities[row] = moved;
+    /* Read once: the byte copies below could alias any field of t. */
+    const tes__column_t *columns = t->columns;
+    uint32_t n = t->column_count;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t size = columns[i].size;
+        uint8_t *data = columns[i].data;
         tes__copy_small(data + (size_t)row * size, data + (size_t)last * size, size);
     }
-    return t->entities[row];
+    return moved;
 }
 
 /* tes__table_remove_row for a table whose rows move as small plain bytes

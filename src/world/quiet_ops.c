@@ -122,6 +122,15 @@ static tes__noinline int quiet_table_add_slow(tes_world_t *w, tes_entity_t e, te
     return tes__world_move_plain(w, e, slot, src, dst, src->last_edge[1].col, true, value);
 }
 
+/* quiet_table_add along the cached plain edge into dst (which has room)
+ * for an entity that is not its table's last row: the last row fills the
+ * hole it leaves. */
+static tes__noinline int quiet_add_from_middle(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
+                                               tes__table_t *dst, int32_t col, const void *value)
+{
+    return tes__world_move_plain(w, e, slot, tes__slot_table(w, slot), dst, col, true, value);
+}
+
 /* Adds c to e if missing (the new cell a copy of value, zeroed for NULL);
  * assigns value to a present cell. is_set says which public call this is,
  * for the hand-over.
@@ -133,8 +142,9 @@ static tes__noinline int quiet_table_add_slow(tes_world_t *w, tes_entity_t e, te
  * Its row then moves as bytes and leaves no hole: the source table just
  * counts one row less, and no other entity's slot changes. e's new place
  * is written before the cells are copied, so that little stays live
- * across the copy. Every other case goes to quiet_table_add_slow, in tail
- * position. Inlined into tes_add and tes_set, which then make no call on
+ * across the copy. An entity in the middle of its table goes to
+ * quiet_add_from_middle, every other case to quiet_table_add_slow, both in
+ * tail position. Inlined into tes_add and tes_set, which then make no call on
  * this path. */
 static tes__always_inline int quiet_table_add(tes_world_t *w, tes_entity_t e, tes_comp_t c,
                                               const tes__component_t *info, const void *value,
@@ -151,9 +161,10 @@ static tes__always_inline int quiet_table_add(tes_world_t *w, tes_entity_t e, te
      * row 0 of the root, whose count stays 0: src_row + 0 == 0. A table
      * with room does not move for the new row, so a value inside it stays
      * put: no image is needed. */
-    if (!tes__likely(edge->plain_comp == c) || dst->count >= dst->cap ||
-        src_row + edge->pop != src->count || TES__DEBUG_MOVES)
+    if (!tes__likely(edge->plain_comp == c) || dst->count >= dst->cap || TES__DEBUG_MOVES)
         return quiet_table_add_slow(w, e, slot, info, value, is_set);
+    if (src_row + edge->pop != src->count)
+        return quiet_add_from_middle(w, e, slot, dst, edge->col, value);
     uint32_t dst_row = dst->count++;
     dst->entities[dst_row] = e;
     /* The source's count is written between the slot's two fields: stores

@@ -389,9 +389,10 @@ int tes__world_fill_hole_plain(tes_world_t *w, tes__table_t *t, uint32_t row, ui
  * TES_OK, so that a quiet path returns its result in tail position.
  * Inline: the quiet paths stay leaf functions but for the hole, filled by
  * a tail call. */
-static inline int tes__world_move_plain(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
-                                        tes__table_t *src, tes__table_t *dst, int32_t col,
-                                        bool add, const void *value)
+static tes__always_inline int tes__world_move_plain(tes_world_t *w, tes_entity_t e,
+                                                    tes__slot_t *slot, tes__table_t *src,
+                                                    tes__table_t *dst, int32_t col, bool add,
+                                                    const void *value)
 {
     uint32_t src_row = slot->row;
     uint32_t row = tes__table_push(dst, e);
