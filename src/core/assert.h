@@ -24,10 +24,14 @@
 #define tes__unlikely(x) __builtin_expect(!!(x), 0)
 /* Keeps a cold path out of its caller, so the hot path needs no stack frame. */
 #define tes__noinline __attribute__((noinline))
+/* Makes a body written once for many constant arguments (a value size, say)
+ * compile into one specialised copy per caller. */
+#define tes__always_inline inline __attribute__((always_inline))
 #else
 #define tes__likely(x) (x)
 #define tes__unlikely(x) (x)
 #define tes__noinline
+#define tes__always_inline inline
 #endif
 
 #endif

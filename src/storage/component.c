@@ -120,8 +120,9 @@ tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_comp
     bool hooked = h->ctor || h->dtor || h->copy || h->move || h->on_add || h->on_set ||
                   h->on_remove;
     c->plain_dispatch = hooked ? TES__DISPATCH_GENERIC
-                        : c->storage == TES_STORAGE_SPARSE ? TES__DISPATCH_SPARSE
-                                                           : TES__DISPATCH_TABLE;
+                        : c->storage == TES_STORAGE_SPARSE
+                            ? (uint8_t)(TES__DISPATCH_SPARSE + tes__sparse_shape(c->size, c->stable))
+                            : TES__DISPATCH_TABLE;
     tes__registry_set_dispatch(r, c, c->plain_dispatch);
     if (r->count == 0)
         r->items[0] = NULL;

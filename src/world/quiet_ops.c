@@ -213,13 +213,138 @@ static tes__noinline int quiet_sparse_remove(tes_world_t *w, tes_entity_t e,
     return TES_OK;
 }
 
+/* The forms made for one store shape (TES__SPARSE_SHAPE_TAG, _4, _8, _12,
+ * _16; chosen at registration, see component.h): the store is not stable,
+ * so it holds no tombstone, an insert appends and a removal swaps the last
+ * member in; and the value size is the constant `size` (0 for a tag), so
+ * a cell's address is a shift and a mask by constants and its fill, zero
+ * or move is one or two moves. Each is written once below and compiled
+ * once per size. */
+
+/* The cell at packed position pos of a store of values of `size` bytes. */
+static tes__always_inline void *fixed_cell(const tes__sparse_store_t *st, uint32_t pos,
+                                           uint32_t size)
+{
+    uint32_t shift = tes__sparse_store_shift_for(size);
+    return st->pages[pos >> shift] + (size_t)(pos & ((UINT32_C(1) << shift) - 1)) * size;
+}
+
+/* quiet_sparse_add for a fixed shape. The append needs a free packed slot
+ * and, for a value, a data page at the new position; without them (or
+ * without the entity's sparse page) the general insert reserves first. */
+static tes__always_inline int fixed_sparse_add(tes_world_t *w, tes_entity_t e,
+                                               tes__component_t *info, const void *value,
+                                               uint32_t size)
+{
+    tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+    if (!slot)
+        return quiet_fail(w, TES_ERR_STALE);
+    tes__sparse_store_t *st = &info->store;
+    tes__sparse_set_t *set = &st->set;
+    tes__assert(!st->stable && st->size == size && set->free_head == TES_NULL_INDEX &&
+                st->page_shift == tes__sparse_store_shift_for(size));
+    uint32_t index = tes_entity_index(e);
+    uint64_t *page = tes__sparse_set_page(set, index);
+    if (!page)
+        return quiet_sparse_add_slow(w, e, info, value);
+    uint64_t *entry = &page[index & TES__SPARSE_PAGE_MASK];
+    /* A sparse entry that is not empty belongs to the live entity of its
+     * index (entries are erased before their entity dies; tes__world_check
+     * checks it), and e is that entity: the slot said so. */
+    if (*entry != TES__SPARSE_EMPTY) {
+        tes__assert(((e & ~(uint64_t)TES_NULL_INDEX) ^ *entry) < TES_NULL_INDEX);
+        if (size && value)
+            tes__copy_bytes(fixed_cell(st, (uint32_t)*entry, size), value, size);
+        return TES_OK;
+    }
+    uint32_t pos = set->count;
+    uint32_t data_page = pos >> tes__sparse_store_shift_for(size);
+    if (pos >= set->cap || (size && data_page >= st->page_count))
+        return quiet_sparse_add_slow(w, e, info, value);
+    tes__sparse_set_append_at(set, e, entry);
+    slot->table |= TES__SLOT_SPARSE;
+    if (size) {
+        void *cell = fixed_cell(st, pos, size);
+        if (value)
+            tes__copy_bytes(cell, value, size);
+        else
+            tes__zero_bytes(cell, size);
+    }
+    return TES_OK;
+}
+
+/* quiet_sparse_remove for a fixed shape: one lookup, a swap-and-pop, the
+ * last value moved into the hole by constant-size moves. */
+static tes__always_inline int fixed_sparse_remove(tes_world_t *w, tes_entity_t e,
+                                                  tes__component_t *info, uint32_t size)
+{
+    tes__sparse_store_t *st = &info->store;
+    uint32_t index = tes_entity_index(e);
+    uint64_t *page = tes__sparse_set_page(&st->set, index);
+    uint64_t *entry = page ? &page[index & TES__SPARSE_PAGE_MASK] : NULL;
+    if (!entry || ((e & ~(uint64_t)TES_NULL_INDEX) ^ *entry) >= TES_NULL_INDEX)
+        return tes__entity_slot(&w->entities, e) ? TES_OK : quiet_fail(w, TES_ERR_STALE);
+    tes__assert(!st->stable && st->size == size);
+    uint32_t pos = tes__sparse_set_swap_remove_at(&st->set, entry);
+    uint32_t last = st->set.count; /* the old last position */
+    if (size && pos != last)
+        tes__copy_bytes(fixed_cell(st, pos, size), fixed_cell(st, last, size), size);
+    return TES_OK;
+}
+
+/* One out-of-line copy of each per shape. */
+#define FIXED_SPARSE_FORMS(name, size)                                                      \
+    static tes__noinline int quiet_sparse_add_##name(tes_world_t *w, tes_entity_t e,       \
+                                                     tes__component_t *info,               \
+                                                     const void *value)                    \
+    {                                                                                       \
+        return fixed_sparse_add(w, e, info, value, size);                                   \
+    }                                                                                       \
+    static tes__noinline int quiet_sparse_remove_##name(tes_world_t *w, tes_entity_t e,    \
+                                                        tes__component_t *info)            \
+    {                                                                                       \
+        return fixed_sparse_remove(w, e, info, size);                                       \
+    }
+FIXED_SPARSE_FORMS(tag, 0)
+FIXED_SPARSE_FORMS(4, 4)
+FIXED_SPARSE_FORMS(8, 8)
+FIXED_SPARSE_FORMS(12, 12)
+FIXED_SPARSE_FORMS(16, 16)
+#undef FIXED_SPARSE_FORMS
+
+/* The quiet sparse forms by dispatch (TES__DISPATCH_SPARSE + shape; the
+ * entries below TES__DISPATCH_SPARSE are never read), so that the
+ * dispatcher indexes them with the byte it has just tested. */
+typedef int (*sparse_add_fn)(tes_world_t *, tes_entity_t, tes__component_t *, const void *);
+typedef int (*sparse_remove_fn)(tes_world_t *, tes_entity_t, tes__component_t *);
+#define SHAPE(name) [TES__DISPATCH_SPARSE + TES__SPARSE_SHAPE_##name]
+static const sparse_add_fn sparse_add_of[TES__DISPATCH_SPARSE + TES__SPARSE_SHAPES] = {
+    SHAPE(ANY) = quiet_sparse_add, SHAPE(TAG) = quiet_sparse_add_tag,
+    SHAPE(4) = quiet_sparse_add_4, SHAPE(8) = quiet_sparse_add_8,
+    SHAPE(12) = quiet_sparse_add_12, SHAPE(16) = quiet_sparse_add_16,
+};
+static const sparse_remove_fn sparse_remove_of[TES__DISPATCH_SPARSE + TES__SPARSE_SHAPES] = {
+    SHAPE(ANY) = quiet_sparse_remove, SHAPE(TAG) = quiet_sparse_remove_tag,
+    SHAPE(4) = quiet_sparse_remove_4, SHAPE(8) = quiet_sparse_remove_8,
+    SHAPE(12) = quiet_sparse_remove_12, SHAPE(16) = quiet_sparse_remove_16,
+};
+#undef SHAPE
+
+/* The index into those tables of a component whose dispatch is sparse. */
+static inline uint32_t sparse_form(const tes__component_t *info)
+{
+    tes__assert(info->dispatch >= TES__DISPATCH_SPARSE &&
+                info->dispatch < TES__DISPATCH_SPARSE + TES__SPARSE_SHAPES);
+    return info->dispatch;
+}
+
 int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
     tes__component_t *info = quiet_component(w, c);
     if (!info)
         return tes__add_generic(w, e, c);
     return info->dispatch == TES__DISPATCH_TABLE ? quiet_table_add(w, e, info, NULL, false)
-                                                 : quiet_sparse_add(w, e, info, NULL);
+                                                 : sparse_add_of[sparse_form(info)](w, e, info, NULL);
 }
 
 int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
@@ -228,7 +353,7 @@ int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
     if (!info || (!value && info->size))
         return tes__set_generic(w, e, c, value);
     return info->dispatch == TES__DISPATCH_TABLE ? quiet_table_add(w, e, info, value, true)
-                                                 : quiet_sparse_add(w, e, info, value);
+                                                 : sparse_add_of[sparse_form(info)](w, e, info, value);
 }
 
 int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
@@ -237,7 +362,7 @@ int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     if (!info)
         return tes__remove_generic(w, e, c);
     return info->dispatch == TES__DISPATCH_TABLE ? quiet_table_remove(w, e, info)
-                                                 : quiet_sparse_remove(w, e, info);
+                                                 : sparse_remove_of[sparse_form(info)](w, e, info);
 }
 
 /* Destroy: quiet when, besides the world, no watcher exists (every watcher
