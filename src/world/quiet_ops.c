@@ -229,13 +229,16 @@ static tes__always_inline void *fixed_cell(const tes__sparse_store_t *st, uint32
     return st->pages[pos >> shift] + (size_t)(pos & ((UINT32_C(1) << shift) - 1)) * size;
 }
 
-/* quiet_sparse_add for a fixed shape. The append needs a free packed slot
- * and, for a value, a data page at the new position; without them (or
- * without the entity's sparse page) the general insert reserves first. */
+/* quiet_sparse_add for a fixed shape: tes_add's form (is_set false, value
+ * NULL: a new cell is zeroed) or tes_set's (value not NULL unless the
+ * component is a tag). The append needs a free packed slot and, for a
+ * value, a data page at the new position; without them (or without the
+ * entity's sparse page) the general insert reserves first. */
 static tes__always_inline int fixed_sparse_add(tes_world_t *w, tes_entity_t e,
                                                tes__component_t *info, const void *value,
-                                               uint32_t size)
+                                               uint32_t size, bool is_set)
 {
+    tes__assert(is_set ? value || !size : !value);
     tes__slot_t *slot = tes__entity_slot(&w->entities, e);
     if (!slot)
         return quiet_fail(w, TES_ERR_STALE);
@@ -253,7 +256,7 @@ static tes__always_inline int fixed_sparse_add(tes_world_t *w, tes_entity_t e,
      * checks it), and e is that entity: the slot said so. */
     if (*entry != TES__SPARSE_EMPTY) {
         tes__assert(((e & ~(uint64_t)TES_NULL_INDEX) ^ *entry) < TES_NULL_INDEX);
-        if (size && value)
+        if (size && is_set)
             tes__copy_bytes(fixed_cell(st, (uint32_t)*entry, size), value, size);
         return TES_OK;
     }
@@ -265,7 +268,7 @@ static tes__always_inline int fixed_sparse_add(tes_world_t *w, tes_entity_t e,
     slot->table |= TES__SLOT_SPARSE;
     if (size) {
         void *cell = fixed_cell(st, pos, size);
-        if (value)
+        if (is_set)
             tes__copy_bytes(cell, value, size);
         else
             tes__zero_bytes(cell, size);
@@ -292,13 +295,18 @@ static tes__always_inline int fixed_sparse_remove(tes_world_t *w, tes_entity_t e
     return TES_OK;
 }
 
-/* One out-of-line copy of each per shape. */
+/* One out-of-line copy of each form per shape. */
 #define FIXED_SPARSE_FORMS(name, size)                                                      \
     static tes__noinline int quiet_sparse_add_##name(tes_world_t *w, tes_entity_t e,       \
+                                                     tes__component_t *info)               \
+    {                                                                                       \
+        return fixed_sparse_add(w, e, info, NULL, size, false);                             \
+    }                                                                                       \
+    static tes__noinline int quiet_sparse_set_##name(tes_world_t *w, tes_entity_t e,       \
                                                      tes__component_t *info,               \
                                                      const void *value)                    \
     {                                                                                       \
-        return fixed_sparse_add(w, e, info, value, size);                                   \
+        return fixed_sparse_add(w, e, info, value, size, true);                             \
     }                                                                                       \
     static tes__noinline int quiet_sparse_remove_##name(tes_world_t *w, tes_entity_t e,    \
                                                         tes__component_t *info)            \
@@ -312,29 +320,58 @@ FIXED_SPARSE_FORMS(12, 12)
 FIXED_SPARSE_FORMS(16, 16)
 #undef FIXED_SPARSE_FORMS
 
-/* The quiet sparse forms by dispatch (TES__DISPATCH_SPARSE + shape; the
- * entries below TES__DISPATCH_SPARSE are never read), so that the
- * dispatcher indexes them with the byte it has just tested. */
-typedef int (*sparse_add_fn)(tes_world_t *, tes_entity_t, tes__component_t *, const void *);
-typedef int (*sparse_remove_fn)(tes_world_t *, tes_entity_t, tes__component_t *);
+/* The general quiet paths in the tables' signatures. */
+static int quiet_table_add_only(tes_world_t *w, tes_entity_t e, tes__component_t *info)
+{
+    return quiet_table_add(w, e, info, NULL, false);
+}
+static int quiet_table_set(tes_world_t *w, tes_entity_t e, tes__component_t *info,
+                           const void *value)
+{
+    return quiet_table_add(w, e, info, value, true);
+}
+static int quiet_sparse_add_any(tes_world_t *w, tes_entity_t e, tes__component_t *info)
+{
+    return quiet_sparse_add(w, e, info, NULL);
+}
+static int quiet_table_remove_form(tes_world_t *w, tes_entity_t e, tes__component_t *info)
+{
+    return quiet_table_remove(w, e, info);
+}
+
+/* The quiet forms by dispatch (TABLE, or SPARSE + the store's shape), one
+ * table per call, so that a dispatcher makes one indirect jump with the
+ * byte it has loaded and no test of it. GENERIC has no entry: such a
+ * component has no quiet_of record. */
+typedef int (*quiet_add_fn)(tes_world_t *, tes_entity_t, tes__component_t *);
+typedef int (*quiet_set_fn)(tes_world_t *, tes_entity_t, tes__component_t *, const void *);
+typedef int (*quiet_remove_fn)(tes_world_t *, tes_entity_t, tes__component_t *);
+#define QUIET_FORMS (TES__DISPATCH_SPARSE + TES__SPARSE_SHAPES)
 #define SHAPE(name) [TES__DISPATCH_SPARSE + TES__SPARSE_SHAPE_##name]
-static const sparse_add_fn sparse_add_of[TES__DISPATCH_SPARSE + TES__SPARSE_SHAPES] = {
-    SHAPE(ANY) = quiet_sparse_add, SHAPE(TAG) = quiet_sparse_add_tag,
+static const quiet_add_fn quiet_add_of[QUIET_FORMS] = {
+    [TES__DISPATCH_TABLE] = quiet_table_add_only,
+    SHAPE(ANY) = quiet_sparse_add_any, SHAPE(TAG) = quiet_sparse_add_tag,
     SHAPE(4) = quiet_sparse_add_4, SHAPE(8) = quiet_sparse_add_8,
     SHAPE(12) = quiet_sparse_add_12, SHAPE(16) = quiet_sparse_add_16,
 };
-static const sparse_remove_fn sparse_remove_of[TES__DISPATCH_SPARSE + TES__SPARSE_SHAPES] = {
+static const quiet_set_fn quiet_set_of[QUIET_FORMS] = {
+    [TES__DISPATCH_TABLE] = quiet_table_set,
+    SHAPE(ANY) = quiet_sparse_add, SHAPE(TAG) = quiet_sparse_set_tag,
+    SHAPE(4) = quiet_sparse_set_4, SHAPE(8) = quiet_sparse_set_8,
+    SHAPE(12) = quiet_sparse_set_12, SHAPE(16) = quiet_sparse_set_16,
+};
+static const quiet_remove_fn quiet_remove_of[QUIET_FORMS] = {
+    [TES__DISPATCH_TABLE] = quiet_table_remove_form,
     SHAPE(ANY) = quiet_sparse_remove, SHAPE(TAG) = quiet_sparse_remove_tag,
     SHAPE(4) = quiet_sparse_remove_4, SHAPE(8) = quiet_sparse_remove_8,
     SHAPE(12) = quiet_sparse_remove_12, SHAPE(16) = quiet_sparse_remove_16,
 };
 #undef SHAPE
 
-/* The index into those tables of a component whose dispatch is sparse. */
-static inline uint32_t sparse_form(const tes__component_t *info)
+/* The index into those tables of a quiet component (its dispatch). */
+static inline uint32_t quiet_form(const tes__component_t *info)
 {
-    tes__assert(info->dispatch >= TES__DISPATCH_SPARSE &&
-                info->dispatch < TES__DISPATCH_SPARSE + TES__SPARSE_SHAPES);
+    tes__assert(info->dispatch != TES__DISPATCH_GENERIC && info->dispatch < QUIET_FORMS);
     return info->dispatch;
 }
 
@@ -343,8 +380,7 @@ int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     tes__component_t *info = quiet_component(w, c);
     if (!info)
         return tes__add_generic(w, e, c);
-    return info->dispatch == TES__DISPATCH_TABLE ? quiet_table_add(w, e, info, NULL, false)
-                                                 : sparse_add_of[sparse_form(info)](w, e, info, NULL);
+    return quiet_add_of[quiet_form(info)](w, e, info);
 }
 
 int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
@@ -352,8 +388,7 @@ int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
     tes__component_t *info = quiet_component(w, c);
     if (!info || (!value && info->size))
         return tes__set_generic(w, e, c, value);
-    return info->dispatch == TES__DISPATCH_TABLE ? quiet_table_add(w, e, info, value, true)
-                                                 : sparse_add_of[sparse_form(info)](w, e, info, value);
+    return quiet_set_of[quiet_form(info)](w, e, info, value);
 }
 
 int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
@@ -361,8 +396,7 @@ int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     tes__component_t *info = quiet_component(w, c);
     if (!info)
         return tes__remove_generic(w, e, c);
-    return info->dispatch == TES__DISPATCH_TABLE ? quiet_table_remove(w, e, info)
-                                                 : sparse_remove_of[sparse_form(info)](w, e, info);
+    return quiet_remove_of[quiet_form(info)](w, e, info);
 }
 
 /* Destroy: quiet when, besides the world, no watcher exists (every watcher
