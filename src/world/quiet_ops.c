@@ -10,11 +10,16 @@
  * deferred, no system running; one word, w->unquiet, kept exact by every
  * writer of the state it sums up). For a small component id one load from
  * the registry (quiet_of) gives both the record and whether its dispatch
- * allows a quiet path. Then no user code can run and no one needs
- * telling, so the call skips the begin/end guard, the watcher reserve, the
- * value image and the observer checks; a table move follows the edge's
- * cached plan (where the column lists part, and whether the two tables
- * move rows as plain bytes) and a sparse removal finds its entry once.
+ * allows a quiet path, and the dispatch byte indexes a table of forms per
+ * call: a sparse component's dispatch names its store's shape (a tag or
+ * 4, 8, 12 or 16-byte values in a store that is not stable), whose forms
+ * are compiled for that size, so a 4-byte add tests no size, no
+ * tombstone list and no value pointer. Then no user code can run and no
+ * one needs telling, so the call skips the begin/end guard, the watcher
+ * reserve, the value image and the observer checks; a table move follows
+ * the edge's cached plan (where the column lists part, and whether the two
+ * tables move rows as plain bytes) and a sparse removal finds its entry
+ * once.
  *
  * Guarantees are the generic path's: handles are checked, statuses are the
  * same, and a failed call changes nothing. A step the quiet path does not
