@@ -307,8 +307,9 @@ static inline void *sparse_ptr(const tes__sparse_store_t *st, tes_entity_t e, ui
     uint64_t entry = page[index & TES__SPARSE_PAGE_MASK];
     if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) >= TES_NULL_INDEX)
         return NULL;
-    uint32_t pos = (uint32_t)entry;
-    return st->pages[pos >> st->page_shift] + (size_t)(pos & st->page_mask) * size;
+    uint32_t pos = (uint32_t)entry, shift = st->page_shift;
+    /* The mask is derived from the shift: one load fewer. */
+    return st->pages[pos >> shift] + (size_t)(pos & ((UINT32_C(1) << shift) - 1u)) * size;
 }
 
 /* The address of e's c; shared by tes_get and tes_get_mut. Reading the
@@ -328,7 +329,7 @@ static inline void *component_ptr(const tes_world_t *w, tes_entity_t e, tes_comp
     const tes__entity_index_t *ei = &w->entities;
     uint32_t get = c < TES__REGISTRY_SMALL_IDS ? w->components.get_of[c] : 0;
     if (get & TES__GET_SPARSE)
-        return sparse_ptr(&w->components.items[c]->store, e, get & ~TES__GET_SPARSE);
+        return sparse_ptr(w->components.sparse_of[c], e, get & ~TES__GET_SPARSE);
     if (get) {
         const tes__slot_t *slot = tes__entity_slot(ei, e);
         if (!slot)
