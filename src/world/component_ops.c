@@ -321,7 +321,13 @@ static inline void *sparse_ptr(const tes__sparse_store_t *st, tes_entity_t e, ui
  * the entity's slot (a miss), its table and the table's data_of entry
  * (both hot) and the cell (a miss); a sparse one the sparse entry (a miss),
  * the data page pointer and the value (a miss). Other ids take the general
- * path, which finds the same cells through the record and the columns. */
+ * path, which finds the same cells through the record and the columns.
+ * What remains between this and a plain-array loop is that the call is out
+ * of line (about ten loads per read besides the misses, each holding a
+ * load-queue entry until it retires, so fewer reads overlap) and, for a
+ * table component, that the cell's address waits on the slot's row. A
+ * small id's sparse store comes from the registry's sparse_of[] (one load
+ * that waits on nothing), and the page mask is derived from the shift. */
 static inline void *component_ptr(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
     if (!w)
