@@ -124,19 +124,21 @@ coverage: deps
 
 # The test suite under valgrind memcheck (Debug, no sanitizers): every test
 # program built under tests/ (unit tests, API misuse, fault sweep), the fuzz
-# runner with VG_OPS operations instead of a million. Fails on any error or
-# definite/indirect leak; each program's log is left next to it
+# runner with VG_OPS operations instead of a million, and the fault sweep
+# failing every VG_FAULT_STRIDEth allocation (make sanitize fails each one).
+# Fails on any error or definite/indirect leak; each program's log is left next to it
 # ($(VG)/tests/NAME.valgrind.log). JOBS programs run at a time
 # (tools/valgrind_suite.sh): the fault sweep takes minutes, the rest run
 # beside it.
 VG := build/valgrind
 VG_OPS ?= 100000
+VG_FAULT_STRIDE ?= 3
 VALGRIND_FLAGS := --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --quiet
 valgrind: deps
 	@command -v valgrind >/dev/null || { echo "make valgrind needs valgrind (apt-get install valgrind)"; exit 1; }
 	$(CMAKE) -S . -B $(VG) -DCMAKE_BUILD_TYPE=Debug -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=OFF
 	$(CMAKE) --build $(VG) -j $(JOBS)
-	sh tools/valgrind_suite.sh $(VG)/tests $(VG_OPS) $(JOBS) $(VALGRIND_FLAGS)
+	sh tools/valgrind_suite.sh $(VG)/tests $(VG_OPS) $(VG_FAULT_STRIDE) $(JOBS) $(VALGRIND_FLAGS)
 
 # glibc: keep freed memory in the process so warm runs do not pay for fresh
 # pages (see the Benchmarks section in README.md). Besides the table on
