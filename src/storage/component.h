@@ -89,6 +89,11 @@ typedef struct tes__registry {
      * general path (an id not issued, a tag, a size past 31 bits). Fixed
      * at registration, like everything it describes. */
     uint32_t get_of[TES__REGISTRY_SMALL_IDS];
+    /* The store of a small sparse id whose get_of is set (NULL for every
+     * other id), so that a sparse read reaches the store in one load that
+     * does not wait on another (instead of items, then the record).
+     * Records never move, so neither do their stores. */
+    const struct tes__sparse_store *sparse_of[TES__REGISTRY_SMALL_IDS];
     /* The record of a small id whose dispatch is TABLE or SPARSE, NULL
      * while it is GENERIC (or not issued): the quiet paths of tes_add,
      * tes_set and tes_remove find the component and learn that they apply

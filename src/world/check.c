@@ -131,6 +131,8 @@ static int check_sparse(const tes_world_t *w)
                             : 0;
         CHECK(reg->get_of[c] == want, "component %u: read descriptor %x, want %x", c,
               reg->get_of[c], want);
+        const tes__sparse_store_t *store = want & TES__GET_SPARSE ? &info->store : NULL;
+        CHECK(reg->sparse_of[c] == store, "component %u: sparse read store out of step", c);
         const tes__component_t *quiet =
             info && info->dispatch != TES__DISPATCH_GENERIC ? info : NULL;
         CHECK(reg->quiet_of[c] == quiet, "component %u: quiet record out of step", c);
