@@ -42,6 +42,22 @@
 #endif
 #endif
 
+/* TES_PURE marks the readers that change nothing, not even the last
+ * error: tes_get and tes_get_mut. The compiler may then
+ * keep what a loop of reads uses (the handle array, its length) in
+ * registers across the calls instead of loading it again after each one,
+ * which matters to random reads, whose speed is set by how many loads the
+ * processor keeps in flight. Any store or other call in between still
+ * makes the compiler read the world again. (A call whose result is
+ * discarded then draws an unused-value warning: it does nothing.) */
+#ifndef TES_PURE
+#if defined(__GNUC__) || defined(__clang__)
+#define TES_PURE __attribute__((pure))
+#else
+#define TES_PURE
+#endif
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -386,7 +402,8 @@ TES_API int tes_destroy_n(tes_world_t *w, const tes_entity_t *es, int32_t n);
 /* out[i] = tes_get(w, es[i], c) for i < n; returns how many are not NULL.
  * Built for random access: it computes the addresses of a batch of
  * entities with the loads of all of them in flight at once, and prefetches
- * the values. -1 for a NULL world, n < 0, or es / out NULL with n > 0 (the
+ * the values; out is its working buffer meanwhile, so it must not overlap
+ * es. -1 for a NULL world, n < 0, or es / out NULL with n > 0 (the
  * world is const, so tes_last_error is not updated). A reader like tes_get:
  * safe from several threads while nothing changes the world. */
 TES_API int32_t tes_get_n(const tes_world_t *w, tes_comp_t c, const tes_entity_t *es, int32_t n,
@@ -431,8 +448,8 @@ TES_API bool tes_has(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
  * of the group's components or of TES_DISABLED/TES_PREFAB can cause); a
  * pointer to a stable component until that component is removed from that
  * entity. */
-TES_API const void *tes_get(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
-TES_API void *tes_get_mut(tes_world_t *w, tes_entity_t e, tes_comp_t c);
+TES_API TES_PURE const void *tes_get(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
+TES_API TES_PURE void *tes_get_mut(tes_world_t *w, tes_entity_t e, tes_comp_t c);
 
 /* Removes every component of e (on_remove, then dtor for each); e stays
  * alive and empty. */

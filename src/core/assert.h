@@ -24,8 +24,10 @@
 #define tes__unlikely(x) __builtin_expect(!!(x), 0)
 /* Keeps a cold path out of its caller, so the hot path needs no stack frame. */
 #define tes__noinline __attribute__((noinline))
-/* Inlines a helper the compiler would call, where the call would cost its
- * caller a stack frame (a short hot path built from a few helpers). */
+/* Makes a body written once for many constant arguments (a value size, say)
+ * compile into one specialised copy per caller, and inlines a helper the
+ * compiler would call where the call would cost its caller a stack frame
+ * (a short hot path built from a few helpers). */
 #define tes__always_inline inline __attribute__((always_inline))
 #else
 #define tes__likely(x) (x)

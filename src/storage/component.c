@@ -120,15 +120,19 @@ tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_comp
     bool hooked = h->ctor || h->dtor || h->copy || h->move || h->on_add || h->on_set ||
                   h->on_remove;
     c->plain_dispatch = hooked ? TES__DISPATCH_GENERIC
-                        : c->storage == TES_STORAGE_SPARSE ? TES__DISPATCH_SPARSE
-                                                           : TES__DISPATCH_TABLE;
+                        : c->storage == TES_STORAGE_SPARSE
+                            ? (uint8_t)(TES__DISPATCH_SPARSE + tes__sparse_shape(c->size, c->stable))
+                            : TES__DISPATCH_TABLE;
     tes__registry_set_dispatch(r, c, c->plain_dispatch);
     if (r->count == 0)
         r->items[0] = NULL;
     r->items[id] = c;
     r->count = id + 1;
-    if (id < TES__REGISTRY_SMALL_IDS && c->size && c->size < TES__GET_SPARSE)
+    if (id < TES__REGISTRY_SMALL_IDS && c->size && c->size < TES__GET_SPARSE) {
         r->get_of[id] = c->size | (c->storage == TES_STORAGE_SPARSE ? TES__GET_SPARSE : 0);
+        if (c->storage == TES_STORAGE_SPARSE)
+            r->sparse_of[id] = &c->store;
+    }
     tes__map_insert(&r->by_name, tes__hash_bytes(d->name, strlen(d->name)), id);
     if (c->storage == TES_STORAGE_SPARSE)
         r->sparse[r->sparse_count++] = id;

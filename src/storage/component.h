@@ -24,7 +24,35 @@
  * unusual is going on (see world.h). */
 #define TES__DISPATCH_GENERIC 0
 #define TES__DISPATCH_TABLE 1
+/* A sparse component's dispatch also says the shape of its store, so that
+ * the quiet path runs code made for it (the value's size a constant, no
+ * tombstones to reuse) without testing that on every call: the dispatch
+ * is TES__DISPATCH_SPARSE + one of the shapes below. SPARSE_ANY covers
+ * every store (stable ones, tags, other sizes); the others are stores
+ * that are not stable and whose values have that many bytes. */
 #define TES__DISPATCH_SPARSE 2
+#define TES__SPARSE_SHAPE_ANY 0
+#define TES__SPARSE_SHAPE_TAG 1
+#define TES__SPARSE_SHAPE_4 2
+#define TES__SPARSE_SHAPE_8 3
+#define TES__SPARSE_SHAPE_12 4
+#define TES__SPARSE_SHAPE_16 5
+#define TES__SPARSE_SHAPES 6
+
+/* The store shape of a sparse component of this size and stability. */
+static inline uint8_t tes__sparse_shape(uint32_t size, bool stable)
+{
+    if (stable)
+        return TES__SPARSE_SHAPE_ANY;
+    switch (size) {
+    case 0: return TES__SPARSE_SHAPE_TAG;
+    case 4: return TES__SPARSE_SHAPE_4;
+    case 8: return TES__SPARSE_SHAPE_8;
+    case 12: return TES__SPARSE_SHAPE_12;
+    case 16: return TES__SPARSE_SHAPE_16;
+    default: return TES__SPARSE_SHAPE_ANY;
+    }
+}
 
 typedef struct tes__component {
     tes_comp_t id;
@@ -40,7 +68,8 @@ typedef struct tes__component {
     tes__sparse_store_t store; /* used when storage == TES_STORAGE_SPARSE */
     void *owner;               /* the owning group that orders this store, if any */
     /* TES__DISPATCH_*: `plain_dispatch` is fixed at registration (TABLE or
-     * SPARSE for a component with no hook at all, GENERIC otherwise);
+     * SPARSE + the store's shape for a component with no hook at all,
+     * GENERIC otherwise);
      * `dispatch` is the one calls use: GENERIC while some watcher hears
      * changes of the component (the world keeps it up to date). */
     uint8_t plain_dispatch;
@@ -60,6 +89,11 @@ typedef struct tes__registry {
      * general path (an id not issued, a tag, a size past 31 bits). Fixed
      * at registration, like everything it describes. */
     uint32_t get_of[TES__REGISTRY_SMALL_IDS];
+    /* The store of a small sparse id whose get_of is set (NULL for every
+     * other id), so that a sparse read reaches the store in one load that
+     * does not wait on another (instead of items, then the record).
+     * Records never move, so neither do their stores. */
+    const struct tes__sparse_store *sparse_of[TES__REGISTRY_SMALL_IDS];
     /* The record of a small id whose dispatch is TABLE or SPARSE, NULL
      * while it is GENERIC (or not issued): the quiet paths of tes_add,
      * tes_set and tes_remove find the component and learn that they apply

@@ -13,12 +13,8 @@ void tes__sparse_store_init(tes__sparse_store_t *st, uint32_t size, bool stable)
     tes__sparse_set_init(&st->set);
     st->size = size;
     st->stable = stable;
-    uint32_t per_page = 1;
-    while (size && (uint64_t)per_page * 2 * size <= TES__STORE_PAGE_BYTES)
-        per_page *= 2;
-    while ((UINT32_C(1) << st->page_shift) < per_page)
-        st->page_shift++;
-    st->page_mask = per_page - 1;
+    st->page_shift = tes__sparse_store_shift_for(size);
+    st->page_mask = (UINT32_C(1) << st->page_shift) - 1;
 }
 
 static size_t page_bytes(const tes__sparse_store_t *st)

@@ -34,6 +34,17 @@ typedef struct tes__sparse_store {
     bool stable;         /* in-place deletion */
 } tes__sparse_store_t;
 
+/* log2 of the values a data page holds for this size (0 for tags): the
+ * store's page_shift, as a function of the size alone so that code made
+ * for one size gets it as a constant. */
+static inline uint32_t tes__sparse_store_shift_for(uint32_t size)
+{
+    uint32_t shift = 0;
+    while (size && ((uint64_t)size << (shift + 1)) <= TES__STORE_PAGE_BYTES)
+        shift++;
+    return shift;
+}
+
 void tes__sparse_store_init(tes__sparse_store_t *st, uint32_t size, bool stable);
 /* Releases memory; runs no destructors (the caller does that first). */
 void tes__sparse_store_fini(tes__sparse_store_t *st, tes__alloc_t *a);

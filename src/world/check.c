@@ -131,6 +131,8 @@ static int check_sparse(const tes_world_t *w)
                             : 0;
         CHECK(reg->get_of[c] == want, "component %u: read descriptor %x, want %x", c,
               reg->get_of[c], want);
+        const tes__sparse_store_t *store = want & TES__GET_SPARSE ? &info->store : NULL;
+        CHECK(reg->sparse_of[c] == store, "component %u: sparse read store out of step", c);
         const tes__component_t *quiet =
             info && info->dispatch != TES__DISPATCH_GENERIC ? info : NULL;
         CHECK(reg->quiet_of[c] == quiet, "component %u: quiet record out of step", c);
@@ -139,6 +141,19 @@ static int check_sparse(const tes_world_t *w)
         const tes__component_t *info = reg->items[reg->sparse[k]];
         const tes__sparse_set_t *s = &info->store.set;
         CHECK(info->storage == TES_STORAGE_SPARSE, "component %u listed as sparse", info->id);
+        /* The quiet forms of a shape assume its store: size, no stable
+         * deletion, the page shift of the size. */
+        CHECK(info->plain_dispatch == TES__DISPATCH_GENERIC ||
+                  info->plain_dispatch ==
+                      TES__DISPATCH_SPARSE + tes__sparse_shape(info->size, info->stable),
+              "component %u: dispatch %u does not fit its store", info->id,
+              info->plain_dispatch);
+        CHECK(info->dispatch == info->plain_dispatch || info->dispatch == TES__DISPATCH_GENERIC,
+              "component %u: dispatch %u, registered %u", info->id, info->dispatch,
+              info->plain_dispatch);
+        CHECK(info->store.size == info->size && info->store.stable == info->stable &&
+                  info->store.page_shift == tes__sparse_store_shift_for(info->size),
+              "component %u: store layout out of step", info->id);
         uint32_t live = 0;
         for (uint32_t pos = 0; pos < s->count; pos++) {
             tes_entity_t e = s->packed[pos];

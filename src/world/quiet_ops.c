@@ -10,19 +10,23 @@
  * deferred, no system running; one word, w->unquiet, kept exact by every
  * writer of the state it sums up). For a small component id one load from
  * the registry (quiet_of) gives both the record and whether its dispatch
- * allows a quiet path. Then no user code can run and no one needs
- * telling, so the call skips the begin/end guard, the watcher reserve, the
- * value image and the observer checks; a table move follows the edge's
- * cached plan (tes__edge_plan_t: the destination, where the column lists
- * part, whether the two tables move rows as plain bytes) and a sparse
- * removal finds its entry once.
+ * allows a quiet path, and the dispatch byte indexes a table of forms per
+ * call: a sparse component's dispatch names its store's shape (a tag or
+ * 4, 8, 12 or 16-byte values in a store that is not stable), whose forms
+ * are compiled for that size, so a 4-byte add tests no size, no
+ * tombstone list and no value pointer. Then no user code can run and no
+ * one needs telling, so the call skips the begin/end guard, the watcher
+ * reserve, the value image and the observer checks; a table move follows
+ * the edge's cached plan (tes__edge_plan_t: the destination, where the
+ * column lists part, whether the two tables move rows as plain bytes) and
+ * a sparse removal finds its entry once.
  *
- * The hottest case, tuned for: an entity built up one component at a time
- * (spawn, then tes_set after tes_set), each step taking the same cached
- * add edge as the entity before it. The plan is found with one compare;
- * the entity is its table's last row, so the source just counts one row
- * less (no hole to fill, no other entity's slot to touch); the cells are
- * copied column by column with no call and no test per column.
+ * The hottest table case, tuned for: an entity built up one component at
+ * a time (spawn, then tes_set after tes_set), each step taking the same
+ * cached add edge as the entity before it. The plan is found with one
+ * compare; the entity is its table's last row, so the source just counts
+ * one row less (no hole to fill, no other entity's slot to touch); the
+ * cells are copied column by column with no call and no test per column.
  *
  * Guarantees are the generic path's: handles are checked, statuses are the
  * same, and a failed call changes nothing. A step the quiet path does not
@@ -144,8 +148,9 @@ static tes__noinline int quiet_add_from_middle(tes_world_t *w, tes_entity_t e, t
  * is written before the cells are copied, so that little stays live
  * across the copy. An entity in the middle of its table goes to
  * quiet_add_from_middle, every other case to quiet_table_add_slow, both in
- * tail position. Inlined into tes_add and tes_set, which then make no call on
- * this path. */
+ * tail position. Inlined into the table forms of tes_add and tes_set
+ * (quiet_table_add_only, quiet_table_set), which then make no call on this
+ * path. */
 static tes__always_inline int quiet_table_add(tes_world_t *w, tes_entity_t e, tes_comp_t c,
                                               const tes__component_t *info, const void *value,
                                               bool is_set)
@@ -294,13 +299,174 @@ static tes__noinline int quiet_sparse_remove(tes_world_t *w, tes_entity_t e,
     return TES_OK;
 }
 
+/* The forms made for one store shape (TES__SPARSE_SHAPE_TAG, _4, _8, _12,
+ * _16; chosen at registration, see component.h): the store is not stable,
+ * so it holds no tombstone, an insert appends and a removal swaps the last
+ * member in; and the value size is the constant `size` (0 for a tag), so
+ * a cell's address is a shift and a mask by constants and its fill, zero
+ * or move is one or two moves. Each is written once below and compiled
+ * once per size. */
+
+/* The cell at packed position pos of a store of values of `size` bytes. */
+static tes__always_inline void *fixed_cell(const tes__sparse_store_t *st, uint32_t pos,
+                                           uint32_t size)
+{
+    uint32_t shift = tes__sparse_store_shift_for(size);
+    return st->pages[pos >> shift] + (size_t)(pos & ((UINT32_C(1) << shift) - 1)) * size;
+}
+
+/* quiet_sparse_add for a fixed shape: tes_add's form (is_set false, value
+ * NULL: a new cell is zeroed) or tes_set's (value not NULL unless the
+ * component is a tag). The append needs a free packed slot and, for a
+ * value, a data page at the new position; without them (or without the
+ * entity's sparse page) the general insert reserves first. */
+static tes__always_inline int fixed_sparse_add(tes_world_t *w, tes_entity_t e,
+                                               tes__component_t *info, const void *value,
+                                               uint32_t size, bool is_set)
+{
+    tes__assert(is_set ? value || !size : !value);
+    tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+    if (!slot)
+        return quiet_fail(w, TES_ERR_STALE);
+    tes__sparse_store_t *st = &info->store;
+    tes__sparse_set_t *set = &st->set;
+    tes__assert(!st->stable && st->size == size && set->free_head == TES_NULL_INDEX &&
+                st->page_shift == tes__sparse_store_shift_for(size));
+    uint32_t index = tes_entity_index(e);
+    uint64_t *page = tes__sparse_set_page(set, index);
+    if (!page)
+        return quiet_sparse_add_slow(w, e, info, value);
+    uint64_t *entry = &page[index & TES__SPARSE_PAGE_MASK];
+    /* A sparse entry that is not empty belongs to the live entity of its
+     * index (entries are erased before their entity dies; tes__world_check
+     * checks it), and e is that entity: the slot said so. */
+    if (*entry != TES__SPARSE_EMPTY) {
+        tes__assert(((e & ~(uint64_t)TES_NULL_INDEX) ^ *entry) < TES_NULL_INDEX);
+        if (size && is_set)
+            tes__copy_bytes(fixed_cell(st, (uint32_t)*entry, size), value, size);
+        return TES_OK;
+    }
+    uint32_t pos = set->count;
+    uint32_t data_page = pos >> tes__sparse_store_shift_for(size);
+    if (pos >= set->cap || (size && data_page >= st->page_count))
+        return quiet_sparse_add_slow(w, e, info, value);
+    tes__sparse_set_append_at(set, e, entry);
+    slot->table |= TES__SLOT_SPARSE;
+    if (size) {
+        void *cell = fixed_cell(st, pos, size);
+        if (is_set)
+            tes__copy_bytes(cell, value, size);
+        else
+            tes__zero_bytes(cell, size);
+    }
+    return TES_OK;
+}
+
+/* quiet_sparse_remove for a fixed shape: one lookup, a swap-and-pop, the
+ * last value moved into the hole by constant-size moves. */
+static tes__always_inline int fixed_sparse_remove(tes_world_t *w, tes_entity_t e,
+                                                  tes__component_t *info, uint32_t size)
+{
+    tes__sparse_store_t *st = &info->store;
+    uint32_t index = tes_entity_index(e);
+    uint64_t *page = tes__sparse_set_page(&st->set, index);
+    uint64_t *entry = page ? &page[index & TES__SPARSE_PAGE_MASK] : NULL;
+    if (!entry || ((e & ~(uint64_t)TES_NULL_INDEX) ^ *entry) >= TES_NULL_INDEX)
+        return tes__entity_slot(&w->entities, e) ? TES_OK : quiet_fail(w, TES_ERR_STALE);
+    tes__assert(!st->stable && st->size == size);
+    uint32_t pos = tes__sparse_set_swap_remove_at(&st->set, entry);
+    uint32_t last = st->set.count; /* the old last position */
+    if (size && pos != last)
+        tes__copy_bytes(fixed_cell(st, pos, size), fixed_cell(st, last, size), size);
+    return TES_OK;
+}
+
+/* One out-of-line copy of each form per shape. */
+#define FIXED_SPARSE_FORMS(name, size)                                                      \
+    static tes__noinline int quiet_sparse_add_##name(tes_world_t *w, tes_entity_t e,       \
+                                                     tes__component_t *info)               \
+    {                                                                                       \
+        return fixed_sparse_add(w, e, info, NULL, size, false);                             \
+    }                                                                                       \
+    static tes__noinline int quiet_sparse_set_##name(tes_world_t *w, tes_entity_t e,       \
+                                                     tes__component_t *info,               \
+                                                     const void *value)                    \
+    {                                                                                       \
+        return fixed_sparse_add(w, e, info, value, size, true);                             \
+    }                                                                                       \
+    static tes__noinline int quiet_sparse_remove_##name(tes_world_t *w, tes_entity_t e,    \
+                                                        tes__component_t *info)            \
+    {                                                                                       \
+        return fixed_sparse_remove(w, e, info, size);                                       \
+    }
+FIXED_SPARSE_FORMS(tag, 0)
+FIXED_SPARSE_FORMS(4, 4)
+FIXED_SPARSE_FORMS(8, 8)
+FIXED_SPARSE_FORMS(12, 12)
+FIXED_SPARSE_FORMS(16, 16)
+#undef FIXED_SPARSE_FORMS
+
+/* The general quiet paths in the tables' signatures. */
+static int quiet_table_add_only(tes_world_t *w, tes_entity_t e, tes__component_t *info)
+{
+    return quiet_table_add(w, e, info->id, info, NULL, false);
+}
+static int quiet_table_set(tes_world_t *w, tes_entity_t e, tes__component_t *info,
+                           const void *value)
+{
+    return quiet_table_add(w, e, info->id, info, value, true);
+}
+static int quiet_sparse_add_any(tes_world_t *w, tes_entity_t e, tes__component_t *info)
+{
+    return quiet_sparse_add(w, e, info, NULL);
+}
+static int quiet_table_remove_form(tes_world_t *w, tes_entity_t e, tes__component_t *info)
+{
+    return quiet_table_remove(w, e, info);
+}
+
+/* The quiet forms by dispatch (TABLE, or SPARSE + the store's shape), one
+ * table per call, so that a dispatcher makes one indirect jump with the
+ * byte it has loaded and no test of it. GENERIC has no entry: such a
+ * component has no quiet_of record. */
+typedef int (*quiet_add_fn)(tes_world_t *, tes_entity_t, tes__component_t *);
+typedef int (*quiet_set_fn)(tes_world_t *, tes_entity_t, tes__component_t *, const void *);
+typedef int (*quiet_remove_fn)(tes_world_t *, tes_entity_t, tes__component_t *);
+#define QUIET_FORMS (TES__DISPATCH_SPARSE + TES__SPARSE_SHAPES)
+#define SHAPE(name) [TES__DISPATCH_SPARSE + TES__SPARSE_SHAPE_##name]
+static const quiet_add_fn quiet_add_of[QUIET_FORMS] = {
+    [TES__DISPATCH_TABLE] = quiet_table_add_only,
+    SHAPE(ANY) = quiet_sparse_add_any, SHAPE(TAG) = quiet_sparse_add_tag,
+    SHAPE(4) = quiet_sparse_add_4, SHAPE(8) = quiet_sparse_add_8,
+    SHAPE(12) = quiet_sparse_add_12, SHAPE(16) = quiet_sparse_add_16,
+};
+static const quiet_set_fn quiet_set_of[QUIET_FORMS] = {
+    [TES__DISPATCH_TABLE] = quiet_table_set,
+    SHAPE(ANY) = quiet_sparse_add, SHAPE(TAG) = quiet_sparse_set_tag,
+    SHAPE(4) = quiet_sparse_set_4, SHAPE(8) = quiet_sparse_set_8,
+    SHAPE(12) = quiet_sparse_set_12, SHAPE(16) = quiet_sparse_set_16,
+};
+static const quiet_remove_fn quiet_remove_of[QUIET_FORMS] = {
+    [TES__DISPATCH_TABLE] = quiet_table_remove_form,
+    SHAPE(ANY) = quiet_sparse_remove, SHAPE(TAG) = quiet_sparse_remove_tag,
+    SHAPE(4) = quiet_sparse_remove_4, SHAPE(8) = quiet_sparse_remove_8,
+    SHAPE(12) = quiet_sparse_remove_12, SHAPE(16) = quiet_sparse_remove_16,
+};
+#undef SHAPE
+
+/* The index into those tables of a quiet component (its dispatch). */
+static inline uint32_t quiet_form(const tes__component_t *info)
+{
+    tes__assert(info->dispatch != TES__DISPATCH_GENERIC && info->dispatch < QUIET_FORMS);
+    return info->dispatch;
+}
+
 int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
     tes__component_t *info = quiet_component(w, c);
     if (!info)
         return tes__add_generic(w, e, c);
-    return info->dispatch == TES__DISPATCH_TABLE ? quiet_table_add(w, e, c, info, NULL, false)
-                                                 : quiet_sparse_add(w, e, info, NULL);
+    return quiet_add_of[quiet_form(info)](w, e, info);
 }
 
 int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
@@ -308,8 +474,7 @@ int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
     tes__component_t *info = quiet_component(w, c);
     if (!info || (!value && info->size))
         return tes__set_generic(w, e, c, value);
-    return info->dispatch == TES__DISPATCH_TABLE ? quiet_table_add(w, e, c, info, value, true)
-                                                 : quiet_sparse_add(w, e, info, value);
+    return quiet_set_of[quiet_form(info)](w, e, info, value);
 }
 
 int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
@@ -317,8 +482,7 @@ int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     tes__component_t *info = quiet_component(w, c);
     if (!info)
         return tes__remove_generic(w, e, c);
-    return info->dispatch == TES__DISPATCH_TABLE ? quiet_table_remove(w, e, info)
-                                                 : quiet_sparse_remove(w, e, info);
+    return quiet_remove_of[quiet_form(info)](w, e, info);
 }
 
 /* Destroy: quiet when, besides the world, no watcher exists (every watcher

@@ -138,6 +138,36 @@ static void sc_add_set_ensure(fs_run_t *r)
     }
 }
 
+/* The quiet sparse forms made for one store shape (S4: 4-byte values;
+ * STAG: a tag) meet each allocation of an add: the entity's sparse page
+ * (indices past 4096 first, so a page beyond the first is made before it),
+ * the packed array as it grows, the first data page; removals and re-adds
+ * that then fit reuse the room. */
+static void sc_sparse_shapes(fs_run_t *r)
+{
+    if (!fs_world_new(r, NULL))
+        return;
+    fs_register_base(r);
+    fs_spawn_n(r, 4300, NULL, 0);
+    for (int i = 4299; i >= 0 && !r->dead; i -= 11) {
+        tes_entity_t e = r->ents[i];
+        if (i % 2)
+            fs_set(r, e, FS_C_S4, (uint32_t)i);
+        else
+            fs_add(r, e, FS_C_S4);
+        if (i % 3)
+            fs_add(r, e, FS_C_STAG);
+    }
+    for (int i = 4299; i >= 0 && !r->dead; i -= 33) {
+        fs_remove(r, r->ents[i], FS_C_S4);
+        fs_remove(r, r->ents[i], FS_C_STAG);
+    }
+    for (int i = 0; i < 4300 && !r->dead; i += 66) {
+        fs_set(r, r->ents[i], FS_C_S4, (uint32_t)i + 7u);
+        fs_add(r, r->ents[i], FS_C_STAG);
+    }
+}
+
 /* Removing components in different orders reaches tables that do not
  * exist yet. */
 static void sc_remove(fs_run_t *r)
@@ -231,6 +261,7 @@ const fs_scenario_t fs_scenarios[] = {
     {"spawn_n", sc_spawn_n},
     {"register", sc_register},
     {"add_set_ensure", sc_add_set_ensure},
+    {"sparse_shapes", sc_sparse_shapes},
     {"remove", sc_remove},
     {"clone", sc_clone},
     {"destroy", sc_destroy},

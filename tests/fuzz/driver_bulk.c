@@ -345,9 +345,11 @@ void fzd_op_get_n(fz_driver_t *d)
     d->op = "tes_get_n";
     tes_comp_t id;
     int k = fzd_pick_comp(d, &id);
-    tes_entity_t es[12];
-    const void *out[12];
-    int32_t n = (int32_t)fzd_draw(d, 13);
+    /* Up to 64 handles: longer than tes_get_n's pipeline distance, so its
+     * lead-in, steady loop and tail all run on model-checked handles. */
+    tes_entity_t es[64];
+    const void *out[64];
+    int32_t n = (int32_t)fzd_draw(d, 65);
     for (int32_t i = 0; i < n; i++)
         es[i] = fzd_pick_entity(d);
     if (fzd_draw(d, 100) < 2) {

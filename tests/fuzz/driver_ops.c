@@ -691,9 +691,10 @@ void fzd_op_widen(fz_driver_t *d)
  * and applied at the flush. */
 void fzd_op_strip(fz_driver_t *d)
 {
-    static const int sparse_kinds[] = {FZ_C_S4, FZ_C_S16, FZ_C_SST, FZ_C_STAG, FZ_C_SST8,
-                                       FZ_C_SREF, FZ_C_SHUGE};
-    int k = fzd_draw(d, 4) ? sparse_kinds[fzd_draw(d, 7)] : (int)fzd_draw(d, FZ_NCOMP);
+    static const int sparse_kinds[] = {FZ_C_S4,   FZ_C_S16, FZ_C_SST, FZ_C_STAG, FZ_C_SST8,
+                                       FZ_C_SREF, FZ_C_SHUGE, FZ_C_S8, FZ_C_S12, FZ_C_SPTAG};
+    int nkinds = (int)(sizeof sparse_kinds / sizeof sparse_kinds[0]);
+    int k = fzd_draw(d, 4) ? sparse_kinds[fzd_draw(d, (uint32_t)nkinds)] : (int)fzd_draw(d, FZ_NCOMP);
     d->op = "tes_remove (burst)";
     fz_model_t *m = &d->m;
     uint32_t done = 0;

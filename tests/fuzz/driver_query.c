@@ -588,9 +588,12 @@ void fzd_queries_fini(fz_driver_t *d, bool free_them)
  * and then malformed (always refused). */
 int fzd_random_desc(fz_driver_t *d, tes_query_desc_t *desc, fz_mquery_t *mq)
 {
-    static const int owned_kinds[] = {FZ_C_S4, FZ_C_S16, FZ_C_STAG, FZ_C_SREF};
-    static const int sparse_kinds[] = {FZ_C_S4, FZ_C_S16, FZ_C_SST, FZ_C_STAG, FZ_C_SST8,
-                                       FZ_C_SREF};
+    static const int owned_kinds[] = {FZ_C_S4,  FZ_C_S16, FZ_C_STAG, FZ_C_SREF,
+                                      FZ_C_S8,  FZ_C_S12, FZ_C_SPTAG};
+    static const int sparse_kinds[] = {FZ_C_S4,   FZ_C_S16, FZ_C_SST, FZ_C_STAG, FZ_C_SST8,
+                                       FZ_C_SREF, FZ_C_S8,  FZ_C_S12, FZ_C_SPTAG};
+    const uint32_t nowned = (uint32_t)(sizeof owned_kinds / sizeof owned_kinds[0]);
+    const uint32_t nsparse = (uint32_t)(sizeof sparse_kinds / sizeof sparse_kinds[0]);
     uint32_t flags = 0;
     uint32_t r = fzd_draw(d, 100);
     if (r < 15)
@@ -609,12 +612,12 @@ int fzd_random_desc(fz_driver_t *d, tes_query_desc_t *desc, fz_mquery_t *mq)
         int k;
         tes_oper_t oper;
         if ((flags & TES_QUERY_OWNING_GROUP) && fzd_draw(d, 2)) {
-            k = owned_kinds[fzd_draw(d, 4)];
+            k = owned_kinds[fzd_draw(d, nowned)];
             oper = TES_AND;
         } else {
             /* Groups favour sparse terms (NOT and OPTIONAL ones too). */
             k = (flags & (TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP)) && fzd_draw(d, 2)
-                    ? sparse_kinds[fzd_draw(d, 6)]
+                    ? sparse_kinds[fzd_draw(d, nsparse)]
                     : (int)fzd_draw(d, FZ_NCOMP);
             /* Now and then an extra one: a wide table's high column, a
              * huge value. */

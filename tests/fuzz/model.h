@@ -52,6 +52,9 @@ enum {
     FZ_C_SST8,  /* stable sparse, 8 bytes, no hooks */
     FZ_C_TREF,  /* table, 24 bytes, tracked hooks, entity fields at 8 and 16 */
     FZ_C_SREF,  /* sparse, 16 bytes, no hooks, an entity field at 8 */
+    FZ_C_S8,    /* sparse, 8 bytes, no hooks */
+    FZ_C_S12,   /* sparse, 12 bytes, align 4, no hooks */
+    FZ_C_SPTAG, /* sparse tag, no hooks */
     FZ_C_PREFAB, /* the built-in TES_PREFAB */
     FZ_NCOMP,
     /* The extra components, which the op mix picks rarely (and the
