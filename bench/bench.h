@@ -126,6 +126,7 @@ extern const bench_workload_t bench_cliff_disabled;
 extern const bench_workload_t bench_cliff_nonowning_w4;
 extern const bench_workload_t bench_cliff_nonowning_w8;
 extern const bench_workload_t bench_cliff_w8_view;
+extern const bench_workload_t bench_cliff_spawns;
 extern const bench_memory_t bench_memory_probes[];
 extern const int bench_memory_probe_count;
 

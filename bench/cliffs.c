@@ -15,6 +15,9 @@
  *   (base: without), on the W4 shape (all have Velocity) and the W8 shape
  *   (every 10th has it).
  * - W8 sparse view against the W8 table query on the same data shape.
+ * - empty spawns: N tes_spawn calls in a world holding one sparse query
+ *   (base: a world without it). The query's filter index does not care
+ *   about an entity with no components, so it should cost nothing.
  */
 #include "query_move.h"
 
@@ -228,4 +231,73 @@ const bench_workload_t bench_cliff_nonowning_w8 = {
 const bench_workload_t bench_cliff_w8_view = {
     "cliff: W8 sparse view vs table query", "match", w8_ops, true,
     VIEW_IMPL(w8_plain), VIEW_IMPL(w8_table),
+};
+
+/* ------------------------------------------------------------------------ */
+/* Empty spawns beside a sparse query                                       */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    uint32_t n;
+    bool watched;
+    tes_world_t *w;
+    tes_query_t *q;
+} spawns_t;
+
+static void *spawns_init(const bench_cfg_t *cfg, bool watched)
+{
+    spawns_t *s = (spawns_t *)calloc(1, sizeof *s);
+    if (s) {
+        s->n = bench_u32(cfg->n);
+        s->watched = watched;
+    }
+    return s;
+}
+static void *spawns_with(const bench_cfg_t *c) { return spawns_init(c, true); }
+static void *spawns_without(const bench_cfg_t *c) { return spawns_init(c, false); }
+
+static void spawns_before(void *p)
+{
+    spawns_t *s = (spawns_t *)p;
+    s->w = bench_world_new();
+    if (!s->w || !s->watched)
+        return;
+    tes_comp_t pos = bench_register(s->w, "Position", sizeof(Position), TES_STORAGE_SPARSE);
+    tes_query_desc_t d;
+    memset(&d, 0, sizeof d);
+    d.terms[0].comp = pos;
+    if (bench_failed() || !(s->q = tes_query_new(s->w, &d)))
+        bench_fail("spawns: setup failed");
+}
+
+static uint64_t spawns_run(void *p)
+{
+    spawns_t *s = (spawns_t *)p;
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < s->n; i++)
+        sum += tes_entity_index(tes_spawn(s->w));
+    return sum;
+}
+
+static void spawns_after(void *p)
+{
+    spawns_t *s = (spawns_t *)p;
+    tes_query_free(s->q);
+    s->q = NULL;
+    tes_world_free(s->w);
+    s->w = NULL;
+}
+
+static void spawns_fini(void *p)
+{
+    spawns_after(p);
+    free(p);
+}
+
+static int64_t spawns_ops(const bench_cfg_t *cfg) { return cfg->n; }
+
+const bench_workload_t bench_cliff_spawns = {
+    "cliff: spawn 1-by-1, 1 sparse query", "entity", spawns_ops, true,
+    {spawns_with, spawns_before, spawns_run, spawns_after, spawns_fini},
+    {spawns_without, spawns_before, spawns_run, spawns_after, spawns_fini},
 };

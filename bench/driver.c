@@ -95,6 +95,7 @@ static const bench_workload_t *const workloads[] = {
     &bench_cliff_nonowning_w4,
     &bench_cliff_nonowning_w8,
     &bench_cliff_w8_view,
+    &bench_cliff_spawns,
 };
 #define WORKLOAD_COUNT ((int)(sizeof workloads / sizeof workloads[0]))
 

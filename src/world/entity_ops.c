@@ -51,7 +51,7 @@ static tes__noinline tes_entity_t spawn_slow(tes_world_t *w)
     }
     /* Deferred spawns join no group until the flush: no reserve now (a
      * reserve could move a group's member array under a live iterator). */
-    if (w->watcher_count && !w->defer.depth && tes__watch_reserve(w, 0, peek_next_index(ei), 1)) {
+    if (!w->defer.depth && tes__watch_reserve(w, TES__WATCH_EMPTY, peek_next_index(ei), 1)) {
         tes__fail(w, TES_ERR_NOMEM);
         return TES_NULL;
     }
@@ -64,8 +64,8 @@ static tes__noinline tes_entity_t spawn_slow(tes_world_t *w)
         /* Alive at once, hidden from root scans until the flush. */
         slot->row = TES__ROW_PENDING;
         tes__defer_push(w, TES__OP_MATERIALIZE, e, 0, TES_NULL, NULL);
-    } else if (w->watcher_count) {
-        tes__watch_after(w, e, 0);
+    } else {
+        tes__watch_after(w, e, TES__WATCH_EMPTY);
     }
     return e;
 }
@@ -77,8 +77,8 @@ tes_entity_t tes_spawn(tes_world_t *w)
     tes__entity_index_t *ei = &w->entities;
     /* The plain case, kept to a few instructions: a fresh index, a quiet
      * world (no hook running, nothing deferred, no system running: one
-     * word), no watcher to tell. */
-    if (tes__likely(tes__world_quiet(w) && !(w->watcher_count | ei->available) &&
+     * word), no watcher to tell of an empty entity. */
+    if (tes__likely(tes__world_quiet(w) && !(w->empty_watchers | ei->available) &&
                     ei->count < ei->room)) {
         uint32_t index = ei->count++;
         ei->slots[index] = (tes__slot_t){1, 0, 0};

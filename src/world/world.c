@@ -180,11 +180,14 @@ int tes__fail_detail(tes_world_t *w, int status, const char *fmt, ...)
     return status;
 }
 
-/* Adds delta to the route count of each component wt subscribes to; a
- * component some watcher hears takes the generic path of single-entity
+/* Adds delta to the route count of each component wt subscribes to (and
+ * to the count of watchers told of empty spawns, unless wt ignores them);
+ * a component some watcher hears takes the generic path of single-entity
  * calls (which tells watchers), the others their registered dispatch. */
 static void route(tes_world_t *w, const tes__watcher_t *wt, int delta)
 {
+    if (!wt->destroy_only && !wt->ignores_empty)
+        w->empty_watchers += (uint32_t)delta;
     for (uint32_t i = 0; i < wt->ncomps; i++) {
         tes_comp_t c = wt->comps[i];
         w->watch_routes[c] += (uint32_t)delta;

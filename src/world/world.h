@@ -27,10 +27,16 @@ typedef void (*tes__observer_fn)(tes_world_t *w, tes_entity_t e, void *ptr, void
  * subscribed to c (see tes__world_watch), so k groups on unrelated
  * components cost a change nothing; whole-entity events (spawn, clone,
  * clear: c == 0) and destroys (c == TES__WATCH_DESTROY) reach every
- * watcher. For each change the world calls reserve (before committing
+ * watcher, except that the spawn of an empty entity (c ==
+ * TES__WATCH_EMPTY, told to the callbacks as c == 0) skips the watchers
+ * that set ignores_empty: an entity with no components cannot concern a
+ * group (which has an AND term) or the filter index (its byte is 0 already),
+ * and without this one sparse query would send every tes_spawn down the
+ * watched path. For each change the world calls reserve (before committing
  * anything; may fail with TES_ERR_NOMEM, and the change is then abandoned),
  * before (the entity is still as it was), and after (the change is done). */
 #define TES__WATCH_DESTROY UINT32_C(0xFFFFFFFF)
+#define TES__WATCH_EMPTY UINT32_C(0xFFFFFFFE)
 /* The most components one watcher subscribes to (a query's terms and the
  * two default-filtered tags). */
 #define TES__WATCH_MAX_COMPS (TES_MAX_TERMS + 2)
@@ -40,6 +46,7 @@ typedef struct tes__watcher {
     void (*after)(void *ctx, tes_entity_t e, tes_comp_t c);
     void *ctx;
     bool destroy_only; /* hears only before(e, TES__WATCH_DESTROY) */
+    bool ignores_empty; /* not told of the spawn of an empty entity */
     bool dead;         /* removed during a walk; dropped when it ends */
     void (*release)(void *ctx); /* a dead watcher's deferred release */
     /* The components whose changes it hears (set by tes__world_watch). */
@@ -113,6 +120,7 @@ struct tes_world {
     tes__watcher_t *watchers;    /* every watcher: whole-entity events */
     uint32_t watcher_count;
     uint32_t watcher_cap;
+    uint32_t empty_watchers; /* live watchers told of empty spawns */
     uint32_t *watch_routes; /* per component id: live watchers subscribed */
     uint32_t watch_route_cap;
     uint32_t watch_walking; /* > 0 while before/after notifications run */
@@ -222,6 +230,8 @@ static inline bool tes__watched(const tes_world_t *w, tes_comp_t c)
 {
     if (c == 0 || c == TES__WATCH_DESTROY)
         return w->watcher_count != 0;
+    if (c == TES__WATCH_EMPTY)
+        return w->empty_watchers != 0;
     return c < w->watch_route_cap && w->watch_routes[c] != 0;
 }
 
@@ -232,6 +242,8 @@ static inline bool tes__watch_hears(const tes__watcher_t *wt, tes_comp_t c)
         return false;
     if (c == 0 || c == TES__WATCH_DESTROY)
         return true;
+    if (c == TES__WATCH_EMPTY)
+        return !wt->ignores_empty;
     for (uint32_t i = 0; i < wt->ncomps; i++)
         if (wt->comps[i] == c)
             return true;
@@ -298,7 +310,7 @@ static inline void tes__watch_after(tes_world_t *w, tes_entity_t e, tes_comp_t c
     for (uint32_t i = 0; i < w->watcher_count; i++) {
         const tes__watcher_t *wt = &w->watchers[i];
         if (tes__watch_hears(wt, c) && !wt->destroy_only)
-            wt->after(wt->ctx, e, c);
+            wt->after(wt->ctx, e, c == TES__WATCH_EMPTY ? 0 : c);
     }
     if (--w->watch_walking == 0 && w->watch_dead)
         tes__world_watch_compact(w);

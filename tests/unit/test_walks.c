@@ -122,6 +122,54 @@ static void test_filter_index_follows_entities(void **state)
     tes_world_free(w);
 }
 
+/* Empty spawns are told to no watcher that ignores them: the filter index
+ * (an empty entity's byte is 0 already) and groups (each has an AND term).
+ * One sparse query, a group or a prefab used to send every tes_spawn down
+ * the watched path. The index and the group still follow the entities once
+ * they gain components, including a recycled index whose last holder was
+ * disabled. */
+static void test_empty_spawns_skip_watchers(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t a = comp(w, "A", 4, TES_STORAGE_SPARSE);
+    tes_comp_t b = comp(w, "B", 4, TES_STORAGE_SPARSE);
+    tes_query_desc_t d = {.terms = {{a}, {b}}};
+    tes_query_t *q = tes_query_new(w, &d);
+    tes_query_desc_t gd = {.terms = {{a}, {b}}, .flags = TES_QUERY_NONOWNING_GROUP};
+    tes_query_t *g = tes_query_new(w, &gd);
+    assert_non_null(q);
+    assert_non_null(g);
+    tes_entity_t prefab = tes_prefab_new(w); /* the lifecycle layer's watcher */
+    assert_int_not_equal(prefab, TES_NULL);
+    assert_non_null(w->filters);
+    assert_int_equal(w->empty_watchers, 0);
+    uint32_t cap = w->filters->cap;
+    enum { N = 3000 };
+    static tes_entity_t es[N];
+    for (int i = 0; i < N; i++)
+        es[i] = tes_spawn(w);
+    /* Nobody reserved room for the empty entities. */
+    assert_int_equal(w->filters->cap, cap);
+    for (int i = 0; i < N; i += 3)
+        assert_int_equal(tes_add(w, es[i], a) | tes_add(w, es[i], b), TES_OK);
+    assert_int_equal(tes_disable(w, es[N - 3]), TES_OK);
+    int32_t chunks;
+    assert_int_equal(walk_count(q, &chunks), N / 3 - 1);
+    assert_int_equal(walk_count(g, &chunks), N / 3 - 1);
+    /* The disabled entity dies; a new empty entity takes its index. */
+    assert_int_equal(tes_destroy(w, es[N - 3]), TES_OK);
+    tes_entity_t again = tes_spawn(w);
+    assert_int_equal(tes_entity_index(again), tes_entity_index(es[N - 3]));
+    assert_int_equal(tes_add(w, again, a) | tes_add(w, again, b), TES_OK);
+    assert_int_equal(walk_count(q, &chunks), N / 3);
+    assert_int_equal(walk_count(g, &chunks), N / 3);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_query_free(g);
+    tes_query_free(q);
+    tes_world_free(w);
+}
+
 /* A sparse-only query made inside a hook, before any filter index exists:
  * the index is not created mid-change; the query checks tables instead and
  * still skips disabled entities. */
@@ -578,6 +626,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_events_are_routed_per_component),
         cmocka_unit_test(test_filter_index_follows_entities),
+        cmocka_unit_test(test_empty_spawns_skip_watchers),
         cmocka_unit_test(test_sparse_query_made_in_hook_filters_by_table),
         cmocka_unit_test(test_nonowning_flag_on_table_query_walks_tables),
         cmocka_unit_test(test_nonowning_group_runs),
