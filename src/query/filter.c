@@ -91,7 +91,7 @@ int tes__filters_use(tes_world_t *w, struct tes__filters **out)
     tes_comp_t tags[2] = {TES_DISABLED, TES_PREFAB};
     tes__watcher_t watcher = {.reserve = filter_watch_reserve, .before = filter_watch_before,
                               .after = filter_watch_after, .ctx = f,
-                              .ignores_empty = true /* an empty entity's byte is 0 */};
+                              .creations_by_comps = true /* an empty entity's byte is 0 */};
     if (!rc && (rc = tes__world_watch(w, &watcher, tags, 2)) == TES_OK &&
         (rc = tes__world_depend(w, filters_fini, f)) != TES_OK)
         tes__world_unwatch(w, f, NULL);

@@ -152,7 +152,7 @@ int tes__group_new(tes_query_t *q)
     /* Subscribed to its terms and the two default-filtered tags. */
     tes__watcher_t watcher = {.reserve = watch_reserve, .before = watch_before,
                               .after = watch_after, .ctx = g,
-                              .ignores_empty = true /* a group has an AND term */};
+                              .creations_by_comps = true /* a group has an AND term */};
     tes_comp_t comps[TES__WATCH_MAX_COMPS] = {TES_DISABLED, TES_PREFAB};
     uint32_t ncomps = 2;
     for (int32_t i = 0; i < q->term_count; i++)

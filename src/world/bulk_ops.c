@@ -216,6 +216,21 @@ static tes_entity_t spawn_quiet(tes_world_t *w, const tes_value_t *values, uint3
     return e;
 }
 
+/* Whether a watcher must be told of an entity created with bundle b:
+ * one told of every new entity, or one subscribed to a component of b
+ * (see creations_by_comps in world.h). */
+static inline bool bundle_heard(const tes_world_t *w, const tes__bundle_cache_t *b)
+{
+    if (!w->watcher_count)
+        return false;
+    if (w->creation_watchers)
+        return true;
+    for (uint32_t i = 0; i < b->n; i++)
+        if (tes__watched(w, b->ids[i]))
+            return true;
+    return false;
+}
+
 /* The fast path: the bundle tes_spawn_with placed last, again, in a world
  * where nothing unusual is going on (tes__world_quiet). Returns false to
  * take the general path (a different bundle, a value that lives in the
@@ -248,7 +263,7 @@ static bool spawn_with_cached(tes_world_t *w, const tes_value_t *values, int32_t
     }
     /* Quiet: no ctor, copy or observer to run and no watcher to tell (all
      * fixed for the cached bundle but the watchers). */
-    if (b->quiet && !w->watcher_count) {
+    if (b->quiet && !bundle_heard(w, b)) {
         *out = spawn_quiet(w, values, (uint32_t)n, t);
         return true;
     }

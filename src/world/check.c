@@ -208,20 +208,20 @@ static int check_quiet(const tes_world_t *w)
 }
 
 /* The watcher counts that let calls skip the watched paths: the count of
- * watchers told of empty spawns (tes_spawn's fast path tests it) and each
- * component's route count must match the live watchers. */
+ * watchers told of every new entity (the spawn fast paths test it) and
+ * each component's route count must match the live watchers. */
 static int check_watchers(const tes_world_t *w)
 {
     uint32_t empty = 0;
     for (uint32_t i = 0; i < w->watcher_count; i++) {
         const tes__watcher_t *wt = &w->watchers[i];
-        empty += !wt->dead && !wt->destroy_only && !wt->ignores_empty;
+        empty += !wt->dead && !wt->destroy_only && !wt->creations_by_comps;
         for (uint32_t k = 0; !wt->dead && k < wt->ncomps; k++)
             CHECK(wt->comps[k] < w->watch_route_cap && w->watch_routes[wt->comps[k]] > 0,
                   "watcher %u hears component %u, which has no route", i, wt->comps[k]);
     }
-    CHECK(empty == w->empty_watchers, "%u watchers hear empty spawns, the count says %u", empty,
-          w->empty_watchers);
+    CHECK(empty == w->creation_watchers, "%u watchers hear every creation, the count says %u", empty,
+          w->creation_watchers);
     return TES_OK;
 }
 

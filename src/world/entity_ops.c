@@ -78,7 +78,7 @@ tes_entity_t tes_spawn(tes_world_t *w)
     /* The plain case, kept to a few instructions: a fresh index, a quiet
      * world (no hook running, nothing deferred, no system running: one
      * word), no watcher to tell of an empty entity. */
-    if (tes__likely(tes__world_quiet(w) && !(w->empty_watchers | ei->available) &&
+    if (tes__likely(tes__world_quiet(w) && !(w->creation_watchers | ei->available) &&
                     ei->count < ei->room)) {
         uint32_t index = ei->count++;
         ei->slots[index] = (tes__slot_t){1, 0, 0};

@@ -186,8 +186,8 @@ int tes__fail_detail(tes_world_t *w, int status, const char *fmt, ...)
  * calls (which tells watchers), the others their registered dispatch. */
 static void route(tes_world_t *w, const tes__watcher_t *wt, int delta)
 {
-    if (!wt->destroy_only && !wt->ignores_empty)
-        w->empty_watchers += (uint32_t)delta;
+    if (!wt->destroy_only && !wt->creations_by_comps)
+        w->creation_watchers += (uint32_t)delta;
     for (uint32_t i = 0; i < wt->ncomps; i++) {
         tes_comp_t c = wt->comps[i];
         w->watch_routes[c] += (uint32_t)delta;

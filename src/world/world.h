@@ -27,12 +27,14 @@ typedef void (*tes__observer_fn)(tes_world_t *w, tes_entity_t e, void *ptr, void
  * subscribed to c (see tes__world_watch), so k groups on unrelated
  * components cost a change nothing; whole-entity events (spawn, clone,
  * clear: c == 0) and destroys (c == TES__WATCH_DESTROY) reach every
- * watcher, except that the spawn of an empty entity (c ==
- * TES__WATCH_EMPTY, told to the callbacks as c == 0) skips the watchers
- * that set ignores_empty: an entity with no components cannot concern a
- * group (which has an AND term) or the filter index (its byte is 0 already),
- * and without this one sparse query would send every tes_spawn down the
- * watched path. For each change the world calls reserve (before committing
+ * watcher, with one exception: a watcher that sets creations_by_comps is
+ * told of a new entity only when it holds one of the watcher's components,
+ * so the spawn of an empty entity (c == TES__WATCH_EMPTY, told to the
+ * callbacks as c == 0) skips it, and so may the quiet path of
+ * tes_spawn_with. An entity holding none of them cannot concern a group
+ * (which has an AND term among its components) or the filter index (its
+ * byte is 0 already); without this, one sparse query would send every
+ * spawn down the watched path. For each change the world calls reserve (before committing
  * anything; may fail with TES_ERR_NOMEM, and the change is then abandoned),
  * before (the entity is still as it was), and after (the change is done). */
 #define TES__WATCH_DESTROY UINT32_C(0xFFFFFFFF)
@@ -46,7 +48,8 @@ typedef struct tes__watcher {
     void (*after)(void *ctx, tes_entity_t e, tes_comp_t c);
     void *ctx;
     bool destroy_only; /* hears only before(e, TES__WATCH_DESTROY) */
-    bool ignores_empty; /* not told of the spawn of an empty entity */
+    bool creations_by_comps; /* told of a new entity only when it holds one
+                                of comps[] (never of an empty spawn) */
     bool dead;         /* removed during a walk; dropped when it ends */
     void (*release)(void *ctx); /* a dead watcher's deferred release */
     /* The components whose changes it hears (set by tes__world_watch). */
@@ -120,7 +123,7 @@ struct tes_world {
     tes__watcher_t *watchers;    /* every watcher: whole-entity events */
     uint32_t watcher_count;
     uint32_t watcher_cap;
-    uint32_t empty_watchers; /* live watchers told of empty spawns */
+    uint32_t creation_watchers; /* live watchers told of every new entity */
     uint32_t *watch_routes; /* per component id: live watchers subscribed */
     uint32_t watch_route_cap;
     uint32_t watch_walking; /* > 0 while before/after notifications run */
@@ -231,7 +234,7 @@ static inline bool tes__watched(const tes_world_t *w, tes_comp_t c)
     if (c == 0 || c == TES__WATCH_DESTROY)
         return w->watcher_count != 0;
     if (c == TES__WATCH_EMPTY)
-        return w->empty_watchers != 0;
+        return w->creation_watchers != 0;
     return c < w->watch_route_cap && w->watch_routes[c] != 0;
 }
 
@@ -243,7 +246,7 @@ static inline bool tes__watch_hears(const tes__watcher_t *wt, tes_comp_t c)
     if (c == 0 || c == TES__WATCH_DESTROY)
         return true;
     if (c == TES__WATCH_EMPTY)
-        return !wt->ignores_empty;
+        return !wt->creations_by_comps;
     for (uint32_t i = 0; i < wt->ncomps; i++)
         if (wt->comps[i] == c)
             return true;

@@ -122,8 +122,9 @@ static void test_filter_index_follows_entities(void **state)
     tes_world_free(w);
 }
 
-/* Empty spawns are told to no watcher that ignores them: the filter index
- * (an empty entity's byte is 0 already) and groups (each has an AND term).
+/* New entities are told only to the watchers that hear one of their
+ * components: an empty spawn to none of the filter index (an empty
+ * entity's byte is 0 already) and groups (each has an AND term).
  * One sparse query, a group or a prefab used to send every tes_spawn down
  * the watched path. The index and the group still follow the entities once
  * they gain components, including a recycled index whose last holder was
@@ -143,7 +144,7 @@ static void test_empty_spawns_skip_watchers(void **state)
     tes_entity_t prefab = tes_prefab_new(w); /* the lifecycle layer's watcher */
     assert_int_not_equal(prefab, TES_NULL);
     assert_non_null(w->filters);
-    assert_int_equal(w->empty_watchers, 0);
+    assert_int_equal(w->creation_watchers, 0);
     uint32_t cap = w->filters->cap;
     enum { N = 3000 };
     static tes_entity_t es[N];
@@ -164,6 +165,24 @@ static void test_empty_spawns_skip_watchers(void **state)
     assert_int_equal(tes_add(w, again, a) | tes_add(w, again, b), TES_OK);
     assert_int_equal(walk_count(q, &chunks), N / 3);
     assert_int_equal(walk_count(g, &chunks), N / 3);
+    /* tes_spawn_with's cached bundle: the quiet path unless a watcher hears
+     * one of its components (the filter index hears TES_DISABLED). */
+    tes_comp_t c = comp(w, "C", sizeof(V3), TES_STORAGE_TABLE);
+    V3 v = {1, 2, 3};
+    tes_value_t plain[1] = {{c, &v}}, hidden[2] = {{c, &v}, {TES_DISABLED, NULL}};
+    tes_entity_t made[4];
+    for (int i = 0; i < 4; i++) {
+        made[i] = tes_spawn_with(w, i < 2 ? plain : hidden, i < 2 ? 1 : 2);
+        assert_int_not_equal(made[i], TES_NULL);
+    }
+    cap = w->filters->cap;
+    for (int i = 0; i < 200; i++)
+        assert_int_not_equal(tes_spawn_with(w, plain, 1), TES_NULL);
+    assert_int_equal(w->filters->cap, cap);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(tes_add(w, made[i], a) | tes_add(w, made[i], b), TES_OK);
+    assert_int_equal(walk_count(q, &chunks), N / 3 + 2); /* the two disabled are hidden */
+    assert_int_equal(walk_count(g, &chunks), N / 3 + 2);
     assert_int_equal(tes__world_check(w), TES_OK);
     tes_query_free(g);
     tes_query_free(q);
