@@ -279,6 +279,17 @@ static tes__noinline int quiet_sparse_add(tes_world_t *w, tes_entity_t e,
     return fill_cell_fast(tes__sparse_store_at(st, pos), value, size);
 }
 
+/* The sparse entry of e when e is a member of set (its generation
+ * matches), NULL otherwise: one lookup that both removal paths keep the
+ * address of. */
+static tes__always_inline uint64_t *member_entry(tes__sparse_set_t *set, tes_entity_t e)
+{
+    uint32_t index = tes_entity_index(e);
+    uint64_t *page = tes__sparse_set_page(set, index);
+    uint64_t *entry = page ? &page[index & TES__SPARSE_PAGE_MASK] : NULL;
+    return entry && ((e & ~(uint64_t)TES_NULL_INDEX) ^ *entry) < TES_NULL_INDEX ? entry : NULL;
+}
+
 /* One lookup: the entry found is the one removed. A sparse entry carries
  * its entity's generation and is erased before the entity dies, so a found
  * entry answers for liveness: the entity slot is read only when the entity
@@ -287,10 +298,8 @@ static tes__noinline int quiet_sparse_remove(tes_world_t *w, tes_entity_t e,
                                              tes__component_t *info)
 {
     tes__sparse_store_t *st = &info->store;
-    uint32_t index = tes_entity_index(e);
-    uint64_t *page = tes__sparse_set_page(&st->set, index);
-    uint64_t *entry = page ? &page[index & TES__SPARSE_PAGE_MASK] : NULL;
-    if (!entry || ((e & ~(uint64_t)TES_NULL_INDEX) ^ *entry) >= TES_NULL_INDEX)
+    uint64_t *entry = member_entry(&st->set, e);
+    if (!entry)
         return tes__entity_slot(&w->entities, e) ? TES_OK : quiet_fail(w, TES_ERR_STALE);
     if (st->stable)
         tes__sparse_set_tomb_remove(&st->set, e, (uint32_t)*entry);
@@ -368,10 +377,8 @@ static tes__always_inline int fixed_sparse_remove(tes_world_t *w, tes_entity_t e
                                                   tes__component_t *info, uint32_t size)
 {
     tes__sparse_store_t *st = &info->store;
-    uint32_t index = tes_entity_index(e);
-    uint64_t *page = tes__sparse_set_page(&st->set, index);
-    uint64_t *entry = page ? &page[index & TES__SPARSE_PAGE_MASK] : NULL;
-    if (!entry || ((e & ~(uint64_t)TES_NULL_INDEX) ^ *entry) >= TES_NULL_INDEX)
+    uint64_t *entry = member_entry(&st->set, e);
+    if (!entry)
         return tes__entity_slot(&w->entities, e) ? TES_OK : quiet_fail(w, TES_ERR_STALE);
     tes__assert(!st->stable && st->size == size);
     uint32_t pos = tes__sparse_set_swap_remove_at(&st->set, entry);
