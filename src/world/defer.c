@@ -322,12 +322,11 @@ int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *val
     return TES_OK;
 }
 
-/* Queues the plain set of info's component on e with its staged copy of
- * value (room reserved). */
+/* Queues the plain set of info's component on e with its staged value,
+ * already copied (room reserved). */
 static inline int queue_plain(tes__defer_t *d, tes_entity_t e, const tes__component_t *info,
-                              void *staged, const void *value)
+                              void *staged)
 {
-    tes__copy_bytes(staged, value, info->size);
     uint32_t at = append(d, TES__OP_SET, TES__OP_MERGED, info->id, e);
     d->ops[at].value = staged;
     chain(d, at, e);
@@ -349,7 +348,8 @@ static tes__noinline int set_plain_slow(tes_world_t *w, tes_entity_t e,
     void *staged = tes__arena_alloc(&d->arena, &w->alloc, info->size, info->align);
     if (!staged)
         return tes__fail(w, TES_ERR_NOMEM);
-    return queue_plain(d, e, info, staged, value);
+    tes__copy_bytes(staged, value, info->size);
+    return queue_plain(d, e, info, staged);
 }
 
 int tes__defer_set_plain(tes_world_t *w, tes_entity_t e, const tes__component_t *info,
@@ -359,13 +359,17 @@ int tes__defer_set_plain(tes_world_t *w, tes_entity_t e, const tes__component_t 
     tes__defer_t *d = &w->defer;
     /* The room tes__defer_reserve checks, and room in the arena's current
      * block; anything short goes the slow way (which changes nothing
-     * before it reserves). */
+     * before it reserves). So do values past TES__SMALL_BYTES: the copy
+     * here is inline moves, no call, and this stays a leaf that saves no
+     * registers. */
     void *staged;
     if (!tes__entity_slot(&w->entities, e) || d->count >= d->room ||
         tes__defer_ent_need(d, 1) > d->ent_cap || w->entities.cap > d->ent_at_cap ||
+        info->size > TES__SMALL_BYTES ||
         !(staged = tes__arena_alloc_here(&d->arena, info->size, info->align)))
         return set_plain_slow(w, e, info, value);
-    return queue_plain(d, e, info, staged, value);
+    tes__copy_small(staged, value, info->size);
+    return queue_plain(d, e, info, staged);
 }
 
 void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *status)

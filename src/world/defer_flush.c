@@ -399,7 +399,7 @@ static bool plan_group(tes_world_t *w, group_plan_t *plan, const tes__table_t *s
 
 /* Moves e's row from src (at slot) into dst, which has room, by the plan's
  * lists; values[j] is the value group command j staged. */
-static inline void move_by_plan(tes_world_t *w, const group_plan_t *plan, tes__slot_t *slot,
+static tes__always_inline void move_by_plan(tes_world_t *w, const group_plan_t *plan, tes__slot_t *slot,
                                 tes_entity_t e, tes__table_t *src, tes__table_t *dst,
                                 const void *const *values)
 {
@@ -492,21 +492,74 @@ static inline bool apply_group(tes_world_t *w, uint32_t at, uint32_t end, group_
     return true;
 }
 
+/* Applies the run of groups right after a plain group that moved its
+ * entity and whose k commands were consecutive: each next entity whose k
+ * commands come next, with the same components, kinds and staged values,
+ * and no later command before `end`, starting in the same table (the
+ * usual queue of a loop that sets the same components on each entity it
+ * visits). Each is a row move by the same plan, nothing looked up or
+ * walked. Returns the position after the last group applied. */
+static uint32_t apply_group_run(tes_world_t *w, uint32_t at, uint32_t end,
+                                const group_plan_t *plan, const uint8_t *kinds)
+{
+    tes__op_t *ops = w->defer.ops;
+    tes__table_t *src = (tes__table_t *)plan->src, *dst = plan->dst;
+    const uint32_t k = plan->k;
+    const void *values[GROUP_MAX];
+    for (; end - at >= k; at += k) {
+        const tes__op_t *op = &ops[at];
+        tes_entity_t e = op->e;
+        uint32_t j = 0;
+        for (; j < k; j++, op++) {
+            if (op->e != e || op->comp != plan->comps[j] || op->kind != kinds[j] ||
+                op->merge != TES__OP_MERGED)
+                break;
+            /* A command of the same kind on the same component stages a
+             * value exactly when the first group's did. (Commands of one
+             * entity queued one after the other are chained, so k of them
+             * in a row are its whole group when the last one's next is
+             * past end.) */
+            tes__assert(((plan->valued >> j & 1u) != 0) == (op->kind != TES__OP_ADD && op->value));
+            values[j] = op->value;
+        }
+        /* The entity's last command here must end its group: one with
+         * commands later on (before end) is not this run's shape. */
+        if (j < k || ops[at + k - 1].next < end)
+            break;
+        tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+        if (!slot || (slot->table & TES__SLOT_TABLE_MASK) != src->id ||
+            tes__table_reserve(dst, &w->alloc, 1))
+            break;
+        move_by_plan(w, plan, slot, e, src, dst, values);
+        for (j = 0; j < k; j++)
+            ops[at + j].kind = TES__OP_DONE; /* no destructor: that is the release */
+    }
+    return at;
+}
+
 /* Applies plain groups from command `first` on: the group there, then,
- * when it was a single command that moved its entity, the run of single
- * commands right after it with the same shape on entities of the same
- * table (the usual queue of a loop over entities), each a row move by the
- * same plan with nothing looked up. Returns the position after the last
- * command applied, or `first` when the group there is not plain. */
+ * when it moved its entity and its commands were consecutive, the run of
+ * groups of the same shape right after it (apply_group_run; a run of
+ * single commands takes the edge's plain plan instead). Returns the
+ * position after the last command applied, or `first` when the group
+ * there is not plain. */
 static uint32_t apply_groups(tes_world_t *w, uint32_t first, uint32_t end, group_plan_t *plan)
 {
     uint32_t at;
     tes__op_t *ops = w->defer.ops;
-    const uint8_t kind = ops[first].kind;
+    /* The kinds of the group's commands, read before it marks them done
+     * (the group is at most GROUP_MAX commands; only the consecutive case
+     * reads them). */
+    uint8_t kinds[GROUP_MAX];
+    for (uint32_t j = 0; j < GROUP_MAX && first + j < end; j++)
+        kinds[j] = ops[first + j].kind;
+    const uint8_t kind = kinds[0];
     if (!apply_group(w, first, end, plan, &at))
         return first;
-    if (plan->k != 1 || at != first + 1 || ops[first].next < end || plan->dst == plan->src)
+    if (at != first + plan->k || plan->dst == plan->src)
         return at;
+    if (plan->k != 1)
+        return apply_group_run(w, at, end, plan, kinds);
     tes__table_t *src = (tes__table_t *)plan->src, *dst = plan->dst;
     const tes_comp_t comp = plan->comps[0];
     const bool valued = plan->valued != 0;

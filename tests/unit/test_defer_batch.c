@@ -14,6 +14,9 @@
  *   sets on other entities.
  * - Runs: one set per entity over entities of one table (the common
  *   queue), broken by entities of other tables and other shapes.
+ * - Runs of groups of two or three commands per entity, broken by other
+ *   orders, repeated components, tags, other tables and an entity whose
+ *   commands are not consecutive.
  * - A deferred ensure reading a batched set (the lazily written records),
  *   and sets queued after the ensure.
  * - A group asked for by a hook in the middle of the flush has every
@@ -313,6 +316,76 @@ static void test_batch_runs_one_table(void **state)
     tes_world_free(def.w);
 }
 
+/* Runs of groups of several commands (a system that sets a few components
+ * on each entity it visits): after the first group, each next entity with
+ * the same commands in the same order, starting in the same table, is
+ * moved by the same plan; every other shape breaks the run and is applied
+ * by its own plan, with the results of call order. */
+static void test_batch_runs_of_groups(void **state)
+{
+    (void)state;
+    twin_t imm, def;
+    twin_new(&imm, 200);
+    twin_new(&def, 200);
+    twin_t *both[2] = {&imm, &def};
+    for (int w = 0; w < 2; w++) {
+        twin_t *t = both[w];
+        for (uint32_t i = 0; i < 200; i++) {
+            /* All in C's table, but 50 (in C + D). */
+            if (!tes_has(t->w, t->e[i], t->c[2]))
+                set3(t, i, 2, (int32_t)i);
+            if (tes_has(t->w, t->e[i], t->c[3]) && i != 50)
+                assert_int_equal(tes_remove(t->w, t->e[i], t->c[3]), TES_OK);
+        }
+    }
+    for (int w = 0; w < 2; w++) {
+        twin_t *t = both[w];
+        assert_int_equal(tes_defer_begin(def.w), TES_OK);
+        for (uint32_t i = 0; i < 200; i++) {
+            if (i == 100) { /* the same components in another order */
+                set3(t, i, 1, 7);
+                set3(t, i, 0, 8);
+                continue;
+            }
+            set3(t, i, 0, (int32_t)i);
+            if (i == 130) /* A again: a group of three, the last A wins */
+                set3(t, i, 0, -5);
+            if (i == 140) /* T added instead of B */
+                assert_int_equal(tes_add(t->w, t->e[i], t->c[4]), TES_OK);
+            else
+                set3(t, i, 1, (int32_t)i * 2);
+            if (i >= 160 && i < 170) /* and D: a run of groups of three */
+                set3(t, i, 3, (int32_t)i * 5);
+        }
+        /* Entity 80's group is not consecutive: it ends here. */
+        set3(t, 80, 3, 99);
+        assert_int_equal(tes_defer_end(def.w), TES_OK);
+        /* Again, from the tables the first queue left: B set in place by
+         * groups that move nothing, A and B removed then set again. */
+        assert_int_equal(tes_defer_begin(def.w), TES_OK);
+        for (uint32_t i = 0; i < 200; i++) {
+            set3(t, i, 1, (int32_t)i + 1000);
+            set3(t, i, 0, (int32_t)i + 2000);
+        }
+        for (uint32_t i = 0; i < 20; i++)
+            assert_int_equal(tes_remove(t->w, t->e[i], t->c[0]), TES_OK);
+        for (uint32_t i = 0; i < 20; i++) {
+            set3(t, i, 0, (int32_t)i + 3000);
+            set3(t, i, 1, (int32_t)i + 4000);
+        }
+        assert_int_equal(tes_defer_end(def.w), TES_OK);
+    }
+    twin_compare(&imm, &def);
+    assert_int_equal(((const v3_t *)tes_get(def.w, def.e[130], def.c[0]))->x, 2130);
+    assert_int_equal(((const v3_t *)tes_get(def.w, def.e[10], def.c[0]))->x, 3010);
+    assert_int_equal(((const v3_t *)tes_get(def.w, def.e[10], def.c[1]))->y, 4011);
+    assert_int_equal(*(const int32_t *)tes_get(def.w, def.e[80], def.c[3]), 99);
+    assert_int_equal(*(const int32_t *)tes_get(def.w, def.e[165], def.c[3]), 165 * 5);
+    assert_true(tes_has(def.w, def.e[140], def.c[4]));
+    tes_world_free(imm.w);
+    tes_world_free(def.w);
+}
+
 /* A hook that asks for a group on A while the queue is applied: whenever
  * the group is built, every entity that gains A is a member, those moved
  * by the run before the hook and those moved after it by the same plan. */
@@ -408,6 +481,7 @@ int main(void)
         cmocka_unit_test(test_batch_add_remove_interleaved),
         cmocka_unit_test(test_batch_ensure_reads_plain_set),
         cmocka_unit_test(test_batch_runs_one_table),
+        cmocka_unit_test(test_batch_runs_of_groups),
         cmocka_unit_test(test_batch_plan_after_hook_makes_group),
         cmocka_unit_test(test_batch_stale_spawned_destroyed),
     };
