@@ -34,9 +34,10 @@ typedef void (*tes__observer_fn)(tes_world_t *w, tes_entity_t e, void *ptr, void
  * tes_spawn_with. An entity holding none of them cannot concern a group
  * (which has an AND term among its components) or the filter index (its
  * byte is 0 already); without this, one sparse query would send every
- * spawn down the watched path. For each change the world calls reserve (before committing
- * anything; may fail with TES_ERR_NOMEM, and the change is then abandoned),
- * before (the entity is still as it was), and after (the change is done). */
+ * spawn down the watched path. For each change the world calls reserve
+ * (before committing anything; may fail with TES_ERR_NOMEM, and the change
+ * is then abandoned), before (the entity is still as it was), and after
+ * (the change is done). */
 #define TES__WATCH_DESTROY UINT32_C(0xFFFFFFFF)
 #define TES__WATCH_EMPTY UINT32_C(0xFFFFFFFE)
 /* The most components one watcher subscribes to (a query's terms and the
@@ -432,10 +433,7 @@ static inline int tes__world_enter(tes_world_t *w, tes_entity_t e, tes__slot_t *
     return *slot ? TES_OK : tes__fail(w, TES_ERR_STALE);
 }
 
-/* Every structural call runs between begin and end: begin refuses calls
- * made while a user hook runs (any hook: ctor, dtor, copy, move or an
- * observer), and raises the hook depth so that hooks the call itself runs
- * cannot start structural changes of their own. */
+/* The bit of w->unquiet that stands for the fields other than defer.depth. */
 #define TES__UNQUIET_OTHER 0x80000000u
 
 /* The value w->unquiet must hold (the debug check compares). */
@@ -469,6 +467,10 @@ static inline int32_t tes__world_depth_down(tes_world_t *w)
     return depth;
 }
 
+/* Every structural call runs between begin and end: begin refuses calls
+ * made while a user hook runs (any hook: ctor, dtor, copy, move or an
+ * observer), and raises the hook depth so that hooks the call itself runs
+ * cannot start structural changes of their own. */
 static inline int tes__world_begin(tes_world_t *w)
 {
     if (!w)
@@ -603,11 +605,11 @@ static inline void tes__fire(tes_world_t *w, tes__observer_fn fn, const tes__com
     /* Observers run only inside a structural call (or another hook level),
      * so the rules for calls made from hooks hold. */
     tes__assert(w->hook_depth > 0);
+    /* hook_depth stays above 0 throughout, so the quiet word's
+     * TES__UNQUIET_OTHER bit is already set and needs no sync here. */
     w->hook_depth++;
-    tes__world_sync_quiet(w);
     fn(w, e, ptr, info->hooks.ctx);
     w->hook_depth--;
-    tes__world_sync_quiet(w);
 }
 
 typedef void (*tes__visit_fn)(tes_world_t *w, tes__component_t *info, tes_entity_t e, void *ptr);
