@@ -15,7 +15,7 @@
 static uintptr_t block_data(tes__arena_block_t *b) { return (uintptr_t)b + ARENA_HEADER; }
 
 /* Makes b (empty) the block being filled. */
-static void enter_block(tes__arena_t *a, tes__arena_block_t *b)
+static void arena_enter(tes__arena_t *a, tes__arena_block_t *b)
 {
     a->current = b;
     a->cur = block_data(b);
@@ -24,7 +24,7 @@ static void enter_block(tes__arena_t *a, tes__arena_block_t *b)
 
 /* size bytes aligned to align at the start of the current block, which
  * the caller made sure can take them with any padding. */
-static void *place(tes__arena_t *a, size_t size, size_t align)
+static void *arena_place(tes__arena_t *a, size_t size, size_t align)
 {
     uintptr_t at = (a->cur + (align - 1)) & ~(uintptr_t)(align - 1);
     return tes__arena_take(a, at, size);
@@ -41,8 +41,8 @@ void *tes__arena_alloc_slow(tes__arena_t *a, tes__alloc_t *alloc, size_t size, s
         return p;
     tes__arena_block_t *next = a->current ? a->current->next : NULL;
     if (next && size <= next->size && align <= next->size - size) { /* with any padding */
-        enter_block(a, next);
-        return place(a, size, align);
+        arena_enter(a, next);
+        return arena_place(a, size, align);
     }
     /* A new block, placed after the current one (later empty blocks stay
      * in the chain for the next round). */
@@ -65,14 +65,14 @@ void *tes__arena_alloc_slow(tes__arena_t *a, tes__alloc_t *alloc, size_t size, s
         a->first = b;
     }
     a->bytes += ARENA_HEADER + want;
-    enter_block(a, b);
-    return place(a, size, align);
+    arena_enter(a, b);
+    return arena_place(a, size, align);
 }
 
 void tes__arena_reset(tes__arena_t *a)
 {
     if (a->first)
-        enter_block(a, a->first);
+        arena_enter(a, a->first);
 }
 
 void tes__arena_fini(tes__arena_t *a, tes__alloc_t *alloc)

@@ -17,6 +17,11 @@
  *   queue's entity lookup) around every growth point; the world check
  *   verifies plain_room after each step.
  * - A failed set (stale handle, unknown id, NULL value) queues nothing.
+ * - The flush applies a run (one shape of commands on entity after entity
+ *   of one table) back to front after one reserve for all its rows; when
+ *   that reserve fails once, the rows move one reserve at a time and all
+ *   apply; when nothing can grow, the result is that of the same calls
+ *   made one by one in a twin world where nothing can grow either.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -227,12 +232,169 @@ static void test_record_failures_queue_nothing(void **state)
     tes_world_free(w);
 }
 
+/* An allocator that fails on demand: `fail_next` fails the next call only,
+ * `fail_all` every call, until cleared. */
+static bool fail_next, fail_all;
+static int failed_calls;
+static bool refuse(void)
+{
+    if (fail_all || fail_next) {
+        fail_next = false;
+        failed_calls++;
+        return true;
+    }
+    return false;
+}
+static void *f_alloc(size_t size, void *user)
+{
+    (void)user;
+    return refuse() ? NULL : malloc(size);
+}
+static void *f_realloc(void *p, size_t old_size, size_t new_size, void *user)
+{
+    (void)user, (void)old_size;
+    return refuse() ? NULL : realloc(p, new_size);
+}
+static void f_free(void *p, size_t size, void *user)
+{
+    (void)user, (void)size;
+    free(p);
+}
+
+#define RUN_N 500
+
+/* A world whose entities hold A (12 bytes) and one entity holding A, B and
+ * C already: the tables the runs move into exist, with the room their
+ * first row asked for, so the flush's first allocation is a run's
+ * reserve. `groups` queues B and C on each entity (a run of groups of two),
+ * else B only (a run of single commands). */
+static void run_sets(tes_world_t *w, const tes_comp_t c[3], const tes_entity_t *ents, bool groups,
+                     bool expect_ok)
+{
+    for (uint32_t i = 0; i < RUN_N; i++) {
+        uint8_t b[12], d[12];
+        memset(b, (int)(i & 0x7F), sizeof b);
+        memset(d, (int)(0x80 | (i & 0x7F)), sizeof d);
+        int rb = tes_set(w, ents[i], c[1], b);
+        int rd = groups ? tes_set(w, ents[i], c[2], d) : TES_OK;
+        if (expect_ok) {
+            assert_int_equal(rb, TES_OK);
+            assert_int_equal(rd, TES_OK);
+        }
+    }
+}
+
+static tes_world_t *run_world(tes_comp_t c[3], tes_entity_t *ents, bool groups, bool deferred)
+{
+    tes_world_desc_t desc = {0};
+    desc.allocator = (tes_allocator_t){f_alloc, f_realloc, f_free, NULL};
+    tes_world_t *w = tes_world_new(&desc);
+    assert_non_null(w);
+    for (int k = 0; k < 3; k++) {
+        char name[4] = {(char)('A' + k), 0};
+        tes_component_desc_t d = {0};
+        d.name = name;
+        d.size = 12;
+        c[k] = tes_component(w, &d);
+        assert_true(c[k]);
+    }
+    uint8_t v[12] = {0};
+    tes_entity_t x = tes_spawn(w);
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(tes_set(w, x, c[k], v), TES_OK);
+    tes_entity_t y = tes_spawn(w);
+    assert_int_equal(tes_set(w, y, c[0], v), TES_OK);
+    assert_int_equal(tes_set(w, y, c[1], v), TES_OK);
+    assert_int_equal(tes_spawn_n(w, RUN_N, &c[0], 1, ents), TES_OK);
+    if (deferred) {
+        assert_int_equal(tes_defer_begin(w), TES_OK);
+        run_sets(w, c, ents, groups, true);
+    }
+    return w;
+}
+
+/* How many of the run's entities got B (and C, for groups), checking the
+ * values of those they got. */
+static uint32_t run_count(const tes_world_t *w, const tes_comp_t c[3], const tes_entity_t *ents,
+                          bool groups)
+{
+    uint32_t got = 0;
+    for (uint32_t i = 0; i < RUN_N; i++) {
+        const uint8_t *b = tes_get(w, ents[i], c[1]);
+        if (!b)
+            continue;
+        assert_int_equal(b[11], (uint8_t)(i & 0x7F));
+        const uint8_t *d = groups ? tes_get(w, ents[i], c[2]) : NULL;
+        if (d)
+            assert_int_equal(d[0], (uint8_t)(0x80 | (i & 0x7F)));
+        got += !groups || d;
+    }
+    return got;
+}
+
+/* The run's reserve for all its rows fails once: the rows then move one
+ * reserve at a time, and every command still applies. */
+static void test_run_reserve_fails_once(void **state)
+{
+    (void)state;
+    for (int groups = 0; groups < 2; groups++) {
+        tes_comp_t c[3];
+        tes_entity_t ents[RUN_N];
+        tes_world_t *w = run_world(c, ents, groups != 0, true);
+        failed_calls = 0;
+        fail_next = true;
+        assert_int_equal(tes_defer_end(w), TES_OK);
+        assert_int_equal(failed_calls, 1);
+        assert_int_equal(run_count(w, c, ents, groups != 0), RUN_N);
+        check(w);
+        tes_world_free(w);
+    }
+}
+
+/* Nothing can grow during the flush: the result is that of the same
+ * calls made one by one in a twin world where nothing can grow either
+ * (the entities that fit in the room the destinations had get their
+ * components, every other set fails with TES_ERR_NOMEM and changes
+ * nothing), and the flush stays linear (a run that cannot grow is not
+ * scanned again per command). */
+static void test_run_reserve_fails_always(void **state)
+{
+    (void)state;
+    for (int groups = 0; groups < 2; groups++) {
+        tes_comp_t c[3], ci[3];
+        tes_entity_t ents[RUN_N], ei[RUN_N];
+        tes_world_t *w = run_world(c, ents, groups != 0, true);
+        tes_world_t *imm = run_world(ci, ei, groups != 0, false);
+        fail_all = true;
+        assert_int_equal(tes_defer_end(w), TES_ERR_NOMEM);
+        run_sets(imm, ci, ei, groups != 0, false);
+        fail_all = false;
+        uint32_t got = run_count(w, c, ents, groups != 0);
+        assert_true(got > 0 && got < RUN_N);
+        assert_int_equal(got, run_count(imm, ci, ei, groups != 0));
+        for (uint32_t i = 0; i < RUN_N; i++)
+            for (int k = 1; k < 3; k++)
+                assert_int_equal(tes_has(w, ents[i], c[k]), tes_has(imm, ei[i], ci[k]));
+        check(w);
+        /* Memory is back: the same sets apply. */
+        assert_int_equal(tes_defer_begin(w), TES_OK);
+        run_sets(w, c, ents, groups != 0, true);
+        assert_int_equal(tes_defer_end(w), TES_OK);
+        assert_int_equal(run_count(w, c, ents, groups != 0), RUN_N);
+        check(w);
+        tes_world_free(w);
+        tes_world_free(imm);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_record_every_size),
         cmocka_unit_test(test_record_room_between_records),
         cmocka_unit_test(test_record_failures_queue_nothing),
+        cmocka_unit_test(test_run_reserve_fails_once),
+        cmocka_unit_test(test_run_reserve_fails_always),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
