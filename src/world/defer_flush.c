@@ -44,6 +44,8 @@
  */
 #include "world/defer.h"
 
+#include <string.h>
+
 #include "world/world.h"
 
 /* Distinct components one merged move tracks; more end the merge there
@@ -501,12 +503,15 @@ static inline bool apply_group(tes_world_t *w, uint32_t at, uint32_t end, group_
 
 /* A run is applied in two passes: its commands are checked front to
  * back (up to `end`, or the first that does not fit the run), the
- * destination reserved once for all of them, and the rows then moved back
- * to front. A queue made by a loop over a table names its entities in row
- * order, so back to front each row moved is its table's last: no hole to
- * fill, no other entity's slot to touch (front to back, half the moves
- * fill a hole), and the commands read last by the check are read first
- * again. The entities of a run are distinct (each one's command ends its
+ * destination reserved once for all of them, and the rows then moved. A
+ * queue made by a loop over a table names its entities in row order. When
+ * they are the table's last rows in that order (a loop over the whole
+ * table, or its end), the rows move as one block, column by column
+ * (move_block_by_plan). Otherwise they move back to front: each row moved
+ * is then its table's last when the entities are in row order, so there is
+ * no hole to fill and no other entity's slot to touch (front to back, half
+ * the moves fill a hole), and the commands read last by the check are read
+ * first again. The entities of a run are distinct (each one's command ends its
  * group) and nothing in a run runs user code or tells a watcher, so the
  * order shows only in the order of rows, which is unspecified. When the
  * destination cannot grow for the whole run at once, the rows move front
@@ -518,6 +523,54 @@ static inline bool in_table(const tes_world_t *w, tes_entity_t e, const tes__tab
 {
     const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
     return slot && (slot->table & TES__SLOT_TABLE_MASK) == src->id;
+}
+
+/* The row of e (alive in table src, as in_table says). */
+static inline uint32_t row_of(const tes_world_t *w, tes_entity_t e)
+{
+    return w->entities.slots[tes_entity_index(e)].row;
+}
+
+/* The whole of a run whose n groups (k commands each, from `at`) name
+ * src's last n rows in order, the usual queue of a loop over a whole table
+ * (or its end): the rows move to the end of dst, which has room, as one
+ * block by the plan, each moved cell column by column in one copy per
+ * column, the staged values copied one by one, and the entities keep
+ * their order. */
+static void move_block_by_plan(tes_world_t *w, const group_plan_t *plan, tes__op_t *ops,
+                               uint32_t at, uint32_t n)
+{
+    tes__table_t *src = (tes__table_t *)plan->src, *dst = plan->dst;
+    const uint32_t k = plan->k, from = src->count - n, to = dst->count;
+    tes__assert(n <= src->count && !(src->flags & TES__TABLE_VIRTUAL) &&
+                (uint64_t)to + n <= dst->cap);
+    const tes__column_t *dc = dst->columns, *sc = src->columns;
+    for (uint32_t i = 0; i < plan->moves; i++) {
+        const tes__column_t *col = &dc[plan->move_col[i]];
+        memcpy(col->data + (size_t)to * col->size,
+               sc[plan->move_from[i]].data + (size_t)from * col->size, (size_t)n * col->size);
+    }
+    for (uint32_t i = 0; i < plan->zeros; i++) {
+        const tes__column_t *col = &dc[plan->zero_col[i]];
+        memset(col->data + (size_t)to * col->size, 0, (size_t)n * col->size);
+    }
+    for (uint32_t i = 0; i < plan->sets; i++) {
+        const tes__column_t *col = &dc[plan->set_col[i]];
+        uint8_t *cell = col->data + (size_t)to * col->size;
+        const tes__op_t *op = &ops[at + plan->set_from[i]];
+        for (uint32_t g = 0; g < n; g++, cell += col->size, op += k)
+            tes__copy_small(cell, op->value, col->size);
+    }
+    memcpy(dst->entities + to, src->entities + from, (size_t)n * sizeof *dst->entities);
+    for (uint32_t g = 0; g < n; g++) {
+        tes__slot_set_table(&w->entities.slots[tes_entity_index(dst->entities[to + g])], dst->id,
+                            to + g);
+        for (uint32_t j = 0; j < k; j++)
+            ops[at + g * k + j].kind = TES__OP_DONE; /* no destructor: that is the release */
+    }
+    dst->count = to + n;
+    src->count = from;
+    tes__table_debug_move(src, &w->alloc);
 }
 
 /* Moves the entity of a run's group (its k commands from op) by the
@@ -551,6 +604,8 @@ static uint32_t apply_group_run(tes_world_t *w, uint32_t at, uint32_t end,
     if (tes__table_reserve(dst, &w->alloc, 1))
         return at; /* no row at all: no scan (so a run that cannot grow costs O(1) a command) */
     uint32_t n = 0; /* groups in the run */
+    uint32_t base = 0;  /* the row of the first group's entity */
+    bool block = true;  /* so far, the entities of rows base, base + 1, ... */
     for (; end - (at + n * k) >= k; n++) {
         const tes__op_t *op = &ops[at + n * k];
         tes_entity_t e = op->e;
@@ -571,10 +626,16 @@ static uint32_t apply_group_run(tes_world_t *w, uint32_t at, uint32_t end,
          * commands later on (before end) is not this run's shape. */
         if (j < k || ops[at + n * k + k - 1].next < end || !in_table(w, e, src))
             break;
+        uint32_t row = row_of(w, e);
+        base = n ? base : row;
+        block = block && row == base + n;
     }
     if (n && !tes__table_reserve(dst, &w->alloc, n)) {
-        for (uint32_t g = n; g-- > 0;) /* see above: back to front */
-            run_group_move(w, plan, &ops[at + g * k]);
+        if (block && base + n == src->count && !(src->flags & TES__TABLE_VIRTUAL))
+            move_block_by_plan(w, plan, ops, at, n);
+        else
+            for (uint32_t g = n; g-- > 0;) /* see above: back to front */
+                run_group_move(w, plan, &ops[at + g * k]);
         return at + n * k;
     }
     for (uint32_t g = 0; g < n; g++) {
@@ -609,16 +670,23 @@ static uint32_t apply_single_run(tes_world_t *w, uint32_t at, uint32_t end,
     const int32_t col = tes__table_column_index(dst, comp);
     if (tes__table_reserve(dst, &w->alloc, 1))
         return at; /* as in apply_group_run */
-    uint32_t n = 0;
+    uint32_t n = 0, base = 0;
+    bool block = true; /* as in apply_group_run */
     for (; at + n < end; n++) {
         const tes__op_t *op = &ops[at + n];
         if (op->comp != comp || op->kind != kind || op->merge != TES__OP_MERGED ||
             op->next < end || !in_table(w, op->e, src))
             break;
+        uint32_t row = row_of(w, op->e);
+        base = n ? base : row;
+        block = block && row == base + n;
     }
     if (n && !tes__table_reserve(dst, &w->alloc, n)) {
-        for (uint32_t j = n; j-- > 0;) /* see apply_group_run: back to front */
-            single_move(w, &ops[at + j], src, dst, col, valued);
+        if (block && base + n == src->count && !(src->flags & TES__TABLE_VIRTUAL))
+            move_block_by_plan(w, plan, ops, at, n);
+        else
+            for (uint32_t j = n; j-- > 0;) /* see apply_group_run: back to front */
+                single_move(w, &ops[at + j], src, dst, col, valued);
         return at + n;
     }
     for (uint32_t j = 0; j < n; j++) {

@@ -18,7 +18,11 @@
  *   verifies plain_room after each step.
  * - A failed set (stale handle, unknown id, NULL value) queues nothing.
  * - The flush applies a run (one shape of commands on entity after entity
- *   of one table) back to front after one reserve for all its rows; when
+ *   of one table) after one reserve for all its rows: as one block when
+ *   the entities are their table's last rows in order, else back to
+ *   front. Every shape (sets, adds of data and of tags, groups with a
+ *   repeated component, the table's end, its start, reversed, with gaps)
+ *   gives the immediate result, and a query finds each entity once. When
  *   that reserve fails once, the rows move one reserve at a time and all
  *   apply; when nothing can grow, the result is that of the same calls
  *   made one by one in a twin world where nothing can grow either.
@@ -232,6 +236,81 @@ static void test_record_failures_queue_nothing(void **state)
     tes_world_free(w);
 }
 
+/* The run shapes the flush applies as one block (the entities are the
+ * last rows of their table, in row order) or back to front (otherwise),
+ * each against the same calls made immediately. Entities start in the
+ * table of component 7 (12 bytes), in spawn order. */
+enum { SHAPE_SET, SHAPE_ADD, SHAPE_TAG, SHAPE_GROUP, SHAPE_TAIL, SHAPE_HEAD, SHAPE_REVERSED,
+       SHAPE_STRIDED, SHAPES };
+
+static void shape_calls(twin_t *t, int shape)
+{
+    for (uint32_t step = 0; step < NENTS; step++) {
+        uint32_t i = step;
+        if (shape == SHAPE_REVERSED)
+            i = NENTS - 1 - step; /* the last row first: back to front fills holes */
+        if (shape == SHAPE_TAIL && i < NENTS / 2)
+            continue; /* the table's second half: still its last rows */
+        if (shape == SHAPE_HEAD && i >= NENTS / 2)
+            continue; /* the first half: not the last rows */
+        if (shape == SHAPE_STRIDED && i % 3 == 1)
+            continue; /* gaps: not one block */
+        switch (shape) {
+        case SHAPE_ADD: assert_int_equal(tes_add(t->w, t->e[i], t->c[11]), TES_OK); break;
+        case SHAPE_TAG: assert_int_equal(tes_add(t->w, t->e[i], t->c[0]), TES_OK); break;
+        case SHAPE_GROUP:
+            set_value(t, i, 12, i);                                         /* 32 bytes */
+            assert_int_equal(tes_add(t->w, t->e[i], t->c[4]), TES_OK);      /* zeroed */
+            set_value(t, i, 12, i + 5);                                     /* the last wins */
+            set_value(t, i, 2, i);                                          /* 2 bytes */
+            break;
+        default: set_value(t, i, 9, i); break; /* 20 bytes */
+        }
+    }
+}
+
+static void test_run_shapes(void **state)
+{
+    (void)state;
+    for (int shape = 0; shape < SHAPES; shape++) {
+        twin_t imm, def;
+        twin_t *both[2] = {&imm, &def};
+        for (int k = 0; k < 2; k++) {
+            twin_t *t = both[k];
+            twin_new(t);
+            /* The twins' spawned entities move into component 7's table,
+             * in order. */
+            for (uint32_t i = 0; i < NENTS; i++)
+                set_value(t, i, 7, i);
+        }
+        assert_int_equal(tes_defer_begin(def.w), TES_OK);
+        shape_calls(&def, shape);
+        shape_calls(&imm, shape);
+        assert_int_equal(tes_defer_end(def.w), TES_OK);
+        twin_compare(&imm, &def);
+        /* Every entity is found by a query on what it got, once. */
+        tes_comp_t terms[2] = {def.c[7], shape == SHAPE_ADD ? def.c[11]
+                                         : shape == SHAPE_TAG ? def.c[0]
+                                         : shape == SHAPE_GROUP ? def.c[12]
+                                                                : def.c[9]};
+        tes_query_desc_t qd = {0};
+        qd.terms[0].comp = terms[0];
+        qd.terms[1].comp = terms[1];
+        tes_query_t *q = tes_query_new(def.w, &qd);
+        assert_non_null(q);
+        uint32_t found = 0, want = 0;
+        for (uint32_t i = 0; i < NENTS; i++)
+            want += tes_has(def.w, def.e[i], terms[1]);
+        tes_iter_t it = tes_query_iter(q);
+        while (tes_iter_next(&it))
+            found += (uint32_t)it.count;
+        assert_int_equal(found, want);
+        tes_query_free(q);
+        tes_world_free(imm.w);
+        tes_world_free(def.w);
+    }
+}
+
 /* An allocator that fails on demand: `fail_next` fails the next call only,
  * `fail_all` every call, until cleared. */
 static bool fail_next, fail_all;
@@ -393,6 +472,7 @@ int main(void)
         cmocka_unit_test(test_record_every_size),
         cmocka_unit_test(test_record_room_between_records),
         cmocka_unit_test(test_record_failures_queue_nothing),
+        cmocka_unit_test(test_run_shapes),
         cmocka_unit_test(test_run_reserve_fails_once),
         cmocka_unit_test(test_run_reserve_fails_always),
     };
