@@ -19,7 +19,10 @@
  * reserve, the value image and the observer checks; a table move follows
  * the edge's cached plan (tes__edge_plan_t: the destination, where the
  * column lists part, whether the two tables move rows as plain bytes) and
- * a sparse removal finds its entry once.
+ * a sparse removal finds its entry once. The same two loads also send a
+ * tes_set made while the world is only deferred (the word is then the
+ * deferral depth alone) of a plain table component straight to the
+ * queue's plain recorder (tes__defer_set_plain), the usual deferred set.
  *
  * The hottest table case, tuned for: an entity built up one component at
  * a time (spawn, then tes_set after tes_set), each step taking the same
