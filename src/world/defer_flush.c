@@ -554,19 +554,26 @@ static void move_block_by_plan(tes_world_t *w, const group_plan_t *plan, tes__op
         const tes__column_t *col = &dc[plan->zero_col[i]];
         memset(col->data + (size_t)to * col->size, 0, (size_t)n * col->size);
     }
+    memcpy(dst->entities + to, src->entities + from, (size_t)n * sizeof *dst->entities);
+    /* One pass over the run's commands (the largest array here): each
+     * group's staged values, its entity's slot, its commands marked. */
+    uint8_t *cells[GROUP_MAX];
+    uint32_t sizes[GROUP_MAX];
     for (uint32_t i = 0; i < plan->sets; i++) {
         const tes__column_t *col = &dc[plan->set_col[i]];
-        uint8_t *cell = col->data + (size_t)to * col->size;
-        const tes__op_t *op = &ops[at + plan->set_from[i]];
-        for (uint32_t g = 0; g < n; g++, cell += col->size, op += k)
-            tes__copy_small(cell, op->value, col->size);
+        cells[i] = col->data + (size_t)to * col->size;
+        sizes[i] = col->size;
     }
-    memcpy(dst->entities + to, src->entities + from, (size_t)n * sizeof *dst->entities);
-    for (uint32_t g = 0; g < n; g++) {
-        tes__slot_set_table(&w->entities.slots[tes_entity_index(dst->entities[to + g])], dst->id,
-                            to + g);
+    tes__slot_t *slots = w->entities.slots;
+    tes__op_t *op = &ops[at];
+    for (uint32_t g = 0; g < n; g++, op += k) {
+        for (uint32_t i = 0; i < plan->sets; i++) {
+            tes__copy_small(cells[i], op[plan->set_from[i]].value, sizes[i]);
+            cells[i] += sizes[i];
+        }
+        tes__slot_set_table(&slots[tes_entity_index(op->e)], dst->id, to + g);
         for (uint32_t j = 0; j < k; j++)
-            ops[at + g * k + j].kind = TES__OP_DONE; /* no destructor: that is the release */
+            op[j].kind = TES__OP_DONE; /* no destructor: that is the release */
     }
     dst->count = to + n;
     src->count = from;
