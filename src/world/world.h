@@ -266,6 +266,20 @@ static inline bool tes__watch_hears(const tes__watcher_t *wt, tes_comp_t c)
     return false;
 }
 
+/* The event that tells watchers of a new entity holding comps[0..n): 0
+ * (every watcher) when some watcher hears one of comps, else
+ * TES__WATCH_EMPTY, which reaches only the watchers told of every new
+ * entity (often none, and then a creation walks no list at all). A call
+ * reserves and reports with the same event. */
+static inline tes_comp_t tes__creation_event(const tes_world_t *w, const tes_comp_t *comps,
+                                             uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (tes__watched(w, comps[i]))
+            return 0;
+    return TES__WATCH_EMPTY;
+}
+
 /* Asks every watcher of c (0: every watcher) for room for a change of the
  * entity with this index
  * (extra: how many more entities may join, in all, for a batch). The loops

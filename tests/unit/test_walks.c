@@ -189,6 +189,58 @@ static void test_empty_spawns_skip_watchers(void **state)
     tes_world_free(w);
 }
 
+/* tes_spawn_n routes its creations like tes_spawn: a batch of empty
+ * entities, or of components no watcher hears, asks no watcher for room
+ * (the filter index and the group cannot care), at once or deferred; a
+ * batch of a watched component still reaches them, and every query answers
+ * as before. */
+static void test_spawn_n_skips_watchers(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t a = comp(w, "A", 4, TES_STORAGE_SPARSE);
+    tes_comp_t b = comp(w, "B", 4, TES_STORAGE_SPARSE);
+    tes_comp_t c = comp(w, "C", 4, TES_STORAGE_TABLE);
+    tes_query_desc_t d = {.terms = {{a}, {b}}};
+    tes_query_t *q = tes_query_new(w, &d);
+    tes_query_desc_t gd = {.terms = {{a}, {b}}, .flags = TES_QUERY_NONOWNING_GROUP};
+    tes_query_t *g = tes_query_new(w, &gd);
+    assert_non_null(q);
+    assert_non_null(g);
+    assert_int_not_equal(tes_prefab_new(w), TES_NULL); /* the lifecycle layer's watcher */
+    assert_non_null(w->filters);
+    uint32_t cap = w->filters->cap;
+    enum { N = 3000 };
+    static tes_entity_t empty[N], plain[N], later[N];
+    assert_int_equal(tes_spawn_n(w, N, NULL, 0, empty), TES_OK);
+    assert_int_equal(w->filters->cap, cap);
+    assert_int_equal(tes_spawn_n(w, N, &c, 1, plain), TES_OK);
+    assert_int_equal(w->filters->cap, cap);
+    assert_int_equal(tes_defer_begin(w), TES_OK);
+    assert_int_equal(tes_spawn_n(w, N, NULL, 0, later), TES_OK);
+    assert_int_equal(tes_defer_end(w), TES_OK);
+    assert_int_equal(w->filters->cap, cap);
+    /* A batch of a component the filter index hears reaches it. */
+    tes_entity_t hidden[4];
+    tes_comp_t with_disabled[2] = {a, TES_DISABLED};
+    assert_int_equal(tes_spawn_n(w, 4, with_disabled, 2, hidden), TES_OK);
+    for (int i = 0; i < N; i += 3) {
+        assert_int_equal(tes_add(w, empty[i], a) | tes_add(w, empty[i], b), TES_OK);
+        assert_int_equal(tes_add(w, plain[i], a) | tes_add(w, plain[i], b), TES_OK);
+        assert_int_equal(tes_add(w, later[i], a) | tes_add(w, later[i], b), TES_OK);
+    }
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(tes_add(w, hidden[i], b), TES_OK);
+    int32_t chunks;
+    assert_int_equal(walk_count(q, &chunks), 3 * (N / 3)); /* the four disabled are hidden */
+    assert_int_equal(walk_count(g, &chunks), 3 * (N / 3));
+    assert_int_equal(tes_query_count(q), 3 * (N / 3));
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_query_free(g);
+    tes_query_free(q);
+    tes_world_free(w);
+}
+
 /* A sparse-only query made inside a hook, before any filter index exists:
  * the index is not created mid-change; the query checks tables instead and
  * still skips disabled entities. */
@@ -646,6 +698,7 @@ int main(void)
         cmocka_unit_test(test_events_are_routed_per_component),
         cmocka_unit_test(test_filter_index_follows_entities),
         cmocka_unit_test(test_empty_spawns_skip_watchers),
+        cmocka_unit_test(test_spawn_n_skips_watchers),
         cmocka_unit_test(test_sparse_query_made_in_hook_filters_by_table),
         cmocka_unit_test(test_nonowning_flag_on_table_query_walks_tables),
         cmocka_unit_test(test_nonowning_group_runs),
