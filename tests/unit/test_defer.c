@@ -80,8 +80,8 @@ static void dw_init(dw_t *d)
     d->w = tes_world_new(NULL);
     assert_non_null(d->w);
     for (int k = 0; k < K_COUNT; k++)
-        d->id[k] = tracked_component(d->w, &d->ctx[k], &d->n, kinds[k].name, kinds[k].size,
-                                     kinds[k].storage, kinds[k].stable);
+        d->id[k] = register_tracked(d->w, &d->ctx[k], &d->n, kinds[k].name, kinds[k].size,
+                                    kinds[k].storage, kinds[k].stable);
 }
 
 /* Worlds alive in the running test (on the heap, as their hooks write

@@ -181,8 +181,8 @@ static fx_t *fx_new(void)
     fx->w = tes_world_new(NULL);
     assert_non_null(fx->w);
     for (int k = 0; k < K_COUNT; k++)
-        fx->id[k] = tracked_component(fx->w, &fx->ctx[k], &fx->n, kinds[k].name, kinds[k].size,
-                                      kinds[k].storage, kinds[k].stable);
+        fx->id[k] = register_tracked(fx->w, &fx->ctx[k], &fx->n, kinds[k].name, kinds[k].size,
+                                     kinds[k].storage, kinds[k].stable);
     fx_grow(fx, 0);
     return fx;
 }
@@ -1846,7 +1846,7 @@ static void test_group_owning_pages(void **state)
     fx_t *fx = fx_new();
     tes_world_t *w = fx->w;
     comp_ctx_t big_ctx;
-    tes_comp_t big = tracked_component(w, &big_ctx, &fx->n, "Big", 1024, TES_STORAGE_SPARSE, false);
+    tes_comp_t big = register_tracked(w, &big_ctx, &fx->n, "Big", 1024, TES_STORAGE_SPARSE, false);
     tes_query_desc_t d = {.flags = TES_QUERY_OWNING_GROUP};
     desc_add(&d, big, TES_AND);
     desc_add(&d, fx->id[K_SA], TES_AND);

@@ -146,9 +146,9 @@ static inline void h_on_remove(tes_world_t *w, tes_entity_t e, void *ptr, void *
 /* Registers a tracked component whose hooks count into n through c (a tag
  * gets the observers only: it has no value to construct or copy). Returns
  * its id, always above the built-in tags. */
-static inline tes_comp_t tracked_component(tes_world_t *w, comp_ctx_t *c, counters_t *n,
-                                           const char *name, size_t size,
-                                           tes_storage_t storage, bool stable)
+static inline tes_comp_t register_tracked(tes_world_t *w, comp_ctx_t *c, counters_t *n,
+                                          const char *name, size_t size, tes_storage_t storage,
+                                          bool stable)
 {
     c->n = n;
     c->size = size;
