@@ -564,27 +564,38 @@ TES_API void tes_lookup_fini(tes_lookup_t *l);
  * called from several threads at once while nothing changes the world. */
 static inline void *tes_lookup_get(const tes_lookup_t *l, tes_entity_t e)
 {
-    uint32_t index = (uint32_t)e;
-    if (l->sparse) {
-        uint32_t page = index >> TES_LOOKUP_ENTRY_PAGE_BITS;
-        if (page >= l->entry_page_count || !l->entry_pages[page])
+    /* Every field is read up front, on every path: a loop of calls then
+     * reads each one once, before the loop (a read made on one branch
+     * only could not be moved out of it). */
+    const bool sparse = l->sparse;
+    const size_t size = l->size;
+    const tes_lookup_slot_t *const slots = l->slots;
+    const uint32_t slot_count = l->slot_count;
+    uint8_t *const *const columns = l->columns;
+    const uint64_t *const *const entry_pages = l->entry_pages;
+    const uint32_t entry_page_count = l->entry_page_count;
+    const uint32_t shift = l->page_shift;
+    uint8_t *const *const data_pages = l->data_pages;
+    const uint32_t index = (uint32_t)e;
+    if (sparse) {
+        const uint32_t page = index >> TES_LOOKUP_ENTRY_PAGE_BITS;
+        if (page >= entry_page_count || !entry_pages[page])
             return NULL;
-        uint64_t entry = l->entry_pages[page][index & (TES_LOOKUP_ENTRY_PAGE - 1u)];
+        const uint64_t entry = entry_pages[page][index & (TES_LOOKUP_ENTRY_PAGE - 1u)];
         /* Generation and presence in one compare: the high halves must be
          * equal and the position must not be the all-ones null. */
         if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) >= TES_NULL_INDEX)
             return NULL;
-        uint32_t pos = (uint32_t)entry, shift = l->page_shift;
-        return l->data_pages[pos >> shift] +
-               (size_t)(pos & ((UINT32_C(1) << shift) - 1u)) * l->size;
+        const uint32_t pos = (uint32_t)entry;
+        return data_pages[pos >> shift] + (size_t)(pos & ((UINT32_C(1) << shift) - 1u)) * size;
     }
-    if (index >= l->slot_count)
+    if (index >= slot_count)
         return NULL;
-    const tes_lookup_slot_t *slot = &l->slots[index];
+    const tes_lookup_slot_t *const slot = &slots[index];
     if (slot->generation != (uint32_t)(e >> 32) || slot->table == TES_LOOKUP_SLOT_FREE)
         return NULL;
-    uint8_t *column = l->columns[slot->table & ~TES_LOOKUP_SLOT_HINT];
-    return column ? column + (size_t)slot->row * l->size : NULL;
+    uint8_t *const column = columns[slot->table & ~TES_LOOKUP_SLOT_HINT];
+    return column ? column + (size_t)slot->row * size : NULL;
 }
 
 /* ------------------------------------------------------------------------ */
