@@ -550,7 +550,8 @@ typedef struct tes_lookup_t {
  * TES_ERR_NOMEM if the allocator fails. A table component's view allocates
  * one pointer per table; a sparse one nothing. On failure *out is zeroed
  * (tes_lookup_fini is then a no-op) and nothing stays allocated. Recorded
- * in tes_last_error when w is not NULL. */
+ * in tes_last_error when w is not NULL. Not a concurrent reader: build
+ * views on one thread, then read through them from any number. */
 TES_API int tes_lookup_init(tes_lookup_t *out, tes_world_t *w, tes_comp_t c);
 
 /* Frees what tes_lookup_init allocated and zeroes the view. Safe on a
