@@ -489,13 +489,16 @@ TES_API bool tes_enabled(const tes_world_t *w, tes_entity_t e);
  * next structural change: any call that adds or removes a component,
  * creates or destroys an entity (deferred spawns included, as they issue
  * their handle at once), clears, clones, instantiates, loads a snapshot,
- * or applies deferred commands (tes_defer_end, the end of the last
- * iterator, the end of a system). Writing values through the pointers it
- * returns, tes_set of a component an entity already has, and every read
- * keep it valid. After a structural change, call tes_lookup_fini and
- * tes_lookup_init again; a stale view may read freed memory. A debug
- * build with TES_DEBUG catches many such uses of a table component's
- * view under AddressSanitizer (tables move on every change there).
+ * creates a grouped query, or applies deferred commands (tes_defer_end,
+ * the end of the last iterator, the end of a system), whether the call
+ * succeeds or fails (a failed call leaves the world's contents as they
+ * were, not necessarily its arrays where they were). Writing values
+ * through the pointers it returns, tes_set of a component an entity
+ * already has, iterating queries and every read keep it valid. After a
+ * structural change, call tes_lookup_fini and tes_lookup_init again; a
+ * stale view may read freed memory. A debug build with TES_DEBUG catches
+ * many such uses of a table component's view under AddressSanitizer
+ * (tables move on every change there).
  *
  * Every field is public so that tes_lookup_get can be inline; treat them
  * as read-only. The encoding they rely on is part of this contract:
