@@ -10,6 +10,8 @@
  * Baseline: plain arrays: a generation array, an entity-index ->
  * packed-position array and a packed Position array; same handles, same
  * data, same checksum.
+ * A second workload makes the same reads through a lookup view
+ * (tes_lookup_get inlined into the loop) against the same baseline.
  */
 #include "bench.h"
 
@@ -43,6 +45,55 @@ static uint64_t tes_run(void *p)
     if (missing)
         bench_fail("tes_get returned NULL for %llu live entities", (unsigned long long)missing);
     return sum;
+}
+
+/* The same reads through a lookup view (tes_lookup_get, inline): built
+ * once at init, as a program builds it once per frame or per batch. */
+typedef struct {
+    bench_get_state_t *get;
+    tes_lookup_t view;
+} lookup_state_t;
+
+static void *lookup_init(const bench_cfg_t *cfg)
+{
+    lookup_state_t *s = (lookup_state_t *)calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->get = (bench_get_state_t *)tes_init(cfg);
+    if (!s->get) {
+        free(s);
+        return NULL;
+    }
+    if (!bench_failed() && tes_lookup_init(&s->view, s->get->w, s->get->pos) != TES_OK)
+        bench_fail("tes_lookup_init: %s", tes_strerror(tes_last_error(s->get->w)));
+    return s;
+}
+
+static uint64_t lookup_run(void *p)
+{
+    lookup_state_t *s = (lookup_state_t *)p;
+    const tes_lookup_t *view = &s->view;
+    const tes_entity_t *h = s->get->h;
+    uint32_t n = s->get->n;
+    uint64_t sum = 0, missing = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const Position *pos = (const Position *)tes_lookup_get(view, h[i]);
+        if (pos)
+            sum += bits_of(pos->x);
+        else
+            missing++;
+    }
+    if (missing)
+        bench_fail("tes_lookup_get returned NULL for %llu live entities", (unsigned long long)missing);
+    return sum;
+}
+
+static void lookup_fini(void *p)
+{
+    lookup_state_t *s = (lookup_state_t *)p;
+    tes_lookup_fini(&s->view);
+    bench_get_fini(s->get);
+    free(s);
 }
 
 typedef struct {
@@ -111,5 +162,14 @@ const bench_workload_t bench_sparse_get = {
     ops,
     true,
     {tes_init, NULL, tes_run, NULL, bench_get_fini},
+    {base_init, NULL, base_run, NULL, base_fini},
+};
+
+const bench_workload_t bench_sparse_lookup_get = {
+    "sparse: lookup_get random order",
+    "get",
+    ops,
+    true,
+    {lookup_init, NULL, lookup_run, NULL, lookup_fini},
     {base_init, NULL, base_run, NULL, base_fini},
 };

@@ -475,6 +475,134 @@ TES_API bool tes_enabled(const tes_world_t *w, tes_entity_t e);
 
 
 /* ------------------------------------------------------------------------ */
+/* Lookup views: random reads of one component, inlined                     */
+/* ------------------------------------------------------------------------ */
+
+/* A lookup view answers tes_get_mut(w, e, c) for one component c with an
+ * inline function, for loops that read many entities in random order. An
+ * out-of-line tes_get reloads where the world keeps c on every call; with
+ * the view inlined into the loop the compiler keeps those addresses in
+ * registers, so each read costs little beyond its two cache misses and
+ * more reads overlap.
+ *
+ * The view snapshots where c's values live. It is valid until the world's
+ * next structural change: any call that adds or removes a component,
+ * creates or destroys an entity (deferred spawns included, as they issue
+ * their handle at once), clears, clones, instantiates, loads a snapshot,
+ * creates a grouped query, or applies deferred commands (tes_defer_end,
+ * the end of the last iterator, the end of a system), whether the call
+ * succeeds or fails (a failed call leaves the world's contents as they
+ * were, not necessarily its arrays where they were). Writing values
+ * through the pointers it returns, tes_set of a component an entity
+ * already has, iterating queries and every read keep it valid. After a
+ * structural change, call tes_lookup_fini and tes_lookup_init again; a
+ * stale view may read freed memory. A debug build with TES_DEBUG catches
+ * many such uses of a table component's view under AddressSanitizer
+ * (tables move on every change there).
+ *
+ * Every field is public so that tes_lookup_get can be inline; treat them
+ * as read-only. The encoding they rely on is part of this contract:
+ * - Table components (sparse == false): `slots` holds one tes_lookup_slot_t
+ *   per entity index below slot_count. A live entity's slot holds its
+ *   generation, its table id (OR-ed with TES_LOOKUP_SLOT_HINT, a flag the
+ *   world keeps in the same word) and its row; a free or retired slot holds
+ *   TES_LOOKUP_SLOT_FREE in `table`. columns[id] is the first value of c in
+ *   the table with that id, NULL when the table has no such column.
+ * - Sparse components (sparse == true): entry_pages (entry_page_count of
+ *   them, each NULL or TES_LOOKUP_ENTRY_PAGE entries) map an entity index
+ *   to a 64-bit entry: the entity's generation in the high 32 bits, its
+ *   packed position in the low 32 bits, all ones when empty. The value at
+ *   packed position p is in data_pages[p >> page_shift], slot
+ *   p & ((1 << page_shift) - 1).
+ */
+typedef struct tes_lookup_slot_t {
+    uint32_t generation;
+    uint32_t table; /* table id | TES_LOOKUP_SLOT_HINT, or TES_LOOKUP_SLOT_FREE */
+    uint32_t row;
+} tes_lookup_slot_t;
+
+#define TES_LOOKUP_SLOT_FREE UINT32_C(0xFFFFFFFF)
+#define TES_LOOKUP_SLOT_HINT UINT32_C(0x80000000)
+#define TES_LOOKUP_ENTRY_PAGE_BITS 12
+#define TES_LOOKUP_ENTRY_PAGE (UINT32_C(1) << TES_LOOKUP_ENTRY_PAGE_BITS)
+
+typedef struct tes_lookup_t {
+    bool sparse;            /* which of the two groups below is in use */
+    uint32_t size;          /* bytes per value (never 0) */
+    /* Table components. */
+    const tes_lookup_slot_t *slots;
+    uint32_t slot_count;
+    uint32_t table_count;   /* entries of `columns` */
+    uint8_t *const *columns;
+    /* Sparse components. */
+    const uint64_t *const *entry_pages;
+    uint32_t entry_page_count;
+    uint32_t page_shift;
+    uint8_t *const *data_pages;
+    /* Private: what tes_lookup_fini frees. */
+    tes_world_t *priv_world;
+    void *priv_block;
+    size_t priv_bytes;
+} tes_lookup_t;
+
+/* Builds a view of component c in w into *out. TES_OK; TES_ERR_INVALID for
+ * a NULL out or world, an unknown id, or a tag (a component without data);
+ * TES_ERR_BUSY for a table component while systems run on several threads
+ * (the view allocates through the world's allocator, which serves one
+ * thread at a time; sparse views allocate nothing and work anywhere);
+ * TES_ERR_NOMEM if the allocator fails. A table component's view allocates
+ * one pointer per table; a sparse one nothing. On failure *out is zeroed
+ * (tes_lookup_fini is then a no-op) and nothing stays allocated. Recorded
+ * in tes_last_error when w is not NULL. Not a concurrent reader: build
+ * views on one thread, then read through them from any number. */
+TES_API int tes_lookup_init(tes_lookup_t *out, tes_world_t *w, tes_comp_t c);
+
+/* Frees what tes_lookup_init allocated and zeroes the view. Safe on a
+ * zeroed view and twice in a row; must come before tes_world_free. */
+TES_API void tes_lookup_fini(tes_lookup_t *l);
+
+/* The same pointer as tes_get_mut(w, e, c) for the world and component the
+ * view was built for, while the view is valid (see above): NULL when e is
+ * not alive (null, destroyed, stale generation, index never issued) or
+ * lacks c. Any handle value is safe to pass. Changes nothing, so it may be
+ * called from several threads at once while nothing changes the world. */
+static inline void *tes_lookup_get(const tes_lookup_t *l, tes_entity_t e)
+{
+    /* Every field is read up front, on every path: a loop of calls then
+     * reads each one once, before the loop (a read made on one branch
+     * only could not be moved out of it). */
+    const bool sparse = l->sparse;
+    const size_t size = l->size;
+    const tes_lookup_slot_t *const slots = l->slots;
+    const uint32_t slot_count = l->slot_count;
+    uint8_t *const *const columns = l->columns;
+    const uint64_t *const *const entry_pages = l->entry_pages;
+    const uint32_t entry_page_count = l->entry_page_count;
+    const uint32_t shift = l->page_shift;
+    uint8_t *const *const data_pages = l->data_pages;
+    const uint32_t index = (uint32_t)e;
+    if (sparse) {
+        const uint32_t page = index >> TES_LOOKUP_ENTRY_PAGE_BITS;
+        if (page >= entry_page_count || !entry_pages[page])
+            return NULL;
+        const uint64_t entry = entry_pages[page][index & (TES_LOOKUP_ENTRY_PAGE - 1u)];
+        /* Generation and presence in one compare: the high halves must be
+         * equal and the position must not be the all-ones null. */
+        if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) >= TES_NULL_INDEX)
+            return NULL;
+        const uint32_t pos = (uint32_t)entry;
+        return data_pages[pos >> shift] + (size_t)(pos & ((UINT32_C(1) << shift) - 1u)) * size;
+    }
+    if (index >= slot_count)
+        return NULL;
+    const tes_lookup_slot_t *const slot = &slots[index];
+    if (slot->generation != (uint32_t)(e >> 32) || slot->table == TES_LOOKUP_SLOT_FREE)
+        return NULL;
+    uint8_t *const column = columns[slot->table & ~TES_LOOKUP_SLOT_HINT];
+    return column ? column + (size_t)slot->row * size : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Queries                                                                   */
 /* ------------------------------------------------------------------------ */
 

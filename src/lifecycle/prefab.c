@@ -50,7 +50,7 @@ tes_entity_t tes_prefab_new(tes_world_t *w)
 {
     if (!w)
         return TES_NULL;
-    if (w->hook_depth || (w->refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))) {
+    if (w->unquiet.hook_depth || (w->unquiet.refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))) {
         tes__fail(w, TES_ERR_BUSY);
         return TES_NULL;
     }
@@ -97,7 +97,7 @@ tes_entity_t tes_prefab_child(tes_world_t *w, tes_entity_t prefab)
     if (!w)
         return TES_NULL;
     tes__prefab_rec_t *rec;
-    int rc = w->hook_depth || (w->refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))
+    int rc = w->unquiet.hook_depth || (w->unquiet.refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))
                  ? TES_ERR_BUSY : lookup_prefab(w, prefab, &rec);
     if (!rc && rec->count == rec->cap)
         prune_members(w, rec);

@@ -129,15 +129,13 @@ static void empty_table(tes_world_t *w, tes__table_t *t)
         tes__watch_before(w, t->entities[row], TES__WATCH_DESTROY);
     /* Then destructors: one call per column, and the sparse components of
      * the rows that may have some. */
-    w->hook_depth++;
-    tes__world_sync_quiet(w);
+    tes__world_hook_up(w);
     for (uint32_t c = 0; (t->flags & TES__TABLE_HAS_DTOR) && c < t->column_count; c++)
         tes__component_destruct(t->columns[c].info, t->columns[c].data, n);
     for (uint32_t row = 0; sparse && row < n; row++)
         if (ei->slots[tes_entity_index(t->entities[row])].table & TES__SLOT_SPARSE)
             matching_drop_sparse(w, t->entities[row]);
-    w->hook_depth--;
-    tes__world_sync_quiet(w);
+    tes__world_hook_down(w);
     free_slots(ei, t->entities, n);
     t->count = 0;
 }

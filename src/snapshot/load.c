@@ -498,7 +498,7 @@ int tes_snapshot_load(tes_world_t *w, const tes_reader_t *in)
         return TES_ERR_INVALID;
     if (!in || !in->read)
         return tes__fail_detail(w, TES_ERR_INVALID, "tes_snapshot_load: reader %s", in ? "has no read function" : "is NULL");
-    if (w->defer.depth > 0 || w->refuse)
+    if (w->defer.depth > 0 || w->unquiet.refuse)
         return tes__fail(w, TES_ERR_BUSY);
     int rc = tes__world_begin(w);
     if (rc)

@@ -420,7 +420,7 @@ int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out)
         return TES_ERR_INVALID;
     /* Inside a hook, a deferred level or a frame of systems (which may be
      * writing values on other threads): refused. */
-    if (w->hook_depth || w->defer.depth > 0 || w->refuse)
+    if (w->unquiet.hook_depth || w->defer.depth > 0 || w->unquiet.refuse)
         return tes__fail((tes_world_t *)w, TES_ERR_BUSY);
     /* The world is const to the caller; only the allocator's counters move,
      * and they are back where they were when this returns. */
@@ -486,7 +486,7 @@ int tes_snapshot_save_file(const tes_world_t *w, const char *path)
 {
     if (!w || !path)
         return TES_ERR_INVALID;
-    if (w->hook_depth || w->defer.depth > 0 || w->refuse) /* refused before the file is touched */
+    if (w->unquiet.hook_depth || w->defer.depth > 0 || w->unquiet.refuse) /* refused before the file is touched */
         return tes_snapshot_save(w, &(tes_writer_t){file_write, NULL});
     FILE *f = fopen(path, "wb");
     if (!f)

@@ -148,12 +148,11 @@ static void run_unit(const tes__systems_t *ss, const tes__unit_t *u, int32_t thr
 static int run_live(tes_world_t *w, const tes__systems_t *ss, tes_system_t *s)
 {
     tes__defer_open(w);
-    uint8_t refuse = w->refuse;
+    uint8_t refuse = w->unquiet.refuse;
     if (!s->structural)
-        w->refuse |= TES__REFUSE_STRUCTURAL;
+        tes__world_refuse_set(w, refuse | TES__REFUSE_STRUCTURAL);
     else if (s->parallel)
-        w->refuse |= TES__REFUSE_CREATE;
-    tes__world_sync_quiet(w);
+        tes__world_refuse_set(w, refuse | TES__REFUSE_CREATE);
     if (!s->query) {
         run_empty(ss, s, 0);
     } else {
@@ -163,8 +162,7 @@ static int run_live(tes_world_t *w, const tes__systems_t *ss, tes_system_t *s)
         while (tes_iter_next(&it))
             s->run(&it);
     }
-    w->refuse = refuse;
-    tes__world_sync_quiet(w);
+    tes__world_refuse_set(w, refuse);
     return tes__defer_end(w);
 }
 
@@ -319,8 +317,7 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
         return;
     }
     /* Structural calls are refused while these systems run. */
-    w->refuse |= TES__REFUSE_STRUCTURAL;
-    tes__world_sync_quiet(w);
+    tes__world_refuse_set(w, w->unquiet.refuse | TES__REFUSE_STRUCTURAL);
     if (w->pool && ss->unit_count > 1) {
         level_job_t job = {ss, 0};
         atomic_init(&job.next, 0);
@@ -336,8 +333,7 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
         for (uint32_t u = 0; u < ss->unit_count; u++)
             run_unit(ss, &ss->units[u], 0);
     }
-    w->refuse &= (uint8_t)~TES__REFUSE_STRUCTURAL;
-    tes__world_sync_quiet(w);
+    tes__world_refuse_set(w, w->unquiet.refuse & (uint8_t)~TES__REFUSE_STRUCTURAL);
 }
 
 typedef struct split_job {
@@ -386,17 +382,15 @@ static int run_split(tes_world_t *w, tes__systems_t *ss, tes_system_t *s)
         return run_live(w, ss, s);
     split_job_t job = {w, ss, 0};
     atomic_init(&job.next, 0);
-    uint8_t refuse = w->refuse;
-    w->refuse |= TES__REFUSE_CREATE;
-    tes__world_sync_quiet(w);
+    uint8_t refuse = w->unquiet.refuse;
+    tes__world_refuse_set(w, refuse | TES__REFUSE_CREATE);
     for (int32_t t = 0; t < w->threads; t++)
         w->thread_errors[t] = w->last_error;
     tes__defer_lanes_begin(w);
     w->parallel = true;
     tes__pool_run(w->pool, split_worker, &job);
     w->parallel = false;
-    w->refuse = refuse;
-    tes__world_sync_quiet(w);
+    tes__world_refuse_set(w, refuse);
     return tes__defer_lanes_end(w, ss->spans, ss->unit_count);
 }
 

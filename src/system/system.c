@@ -186,11 +186,9 @@ int tes_progress(tes_world_t *w, float delta_time)
     }
     ss->running = true;
     ss->delta_time = delta_time;
-    w->refuse = TES__REFUSE_FRAME;
-    tes__world_sync_quiet(w);
+    tes__world_refuse_set(w, TES__REFUSE_FRAME);
     int rc = tes__schedule_run(w, ss);
-    w->refuse = 0;
-    tes__world_sync_quiet(w);
+    tes__world_refuse_set(w, 0);
     ss->running = false;
     for (uint32_t i = ss->count; i-- > 0;)
         if (ss->items[i]->doomed)

@@ -221,14 +221,7 @@ static tes_entity_t spawn_quiet(tes_world_t *w, const tes_value_t *values, uint3
  * (see creations_by_comps in world.h). */
 static inline bool bundle_heard(const tes_world_t *w, const tes__bundle_cache_t *b)
 {
-    if (!w->watcher_count)
-        return false;
-    if (w->creation_watchers)
-        return true;
-    for (uint32_t i = 0; i < b->n; i++)
-        if (tes__watched(w, b->ids[i]))
-            return true;
-    return false;
+    return tes__watched(w, tes__creation_event(w, b->ids, b->n));
 }
 
 /* The fast path: the bundle tes_spawn_with placed last, again, in a world
@@ -541,6 +534,7 @@ typedef struct bulk_scratch {
     void **images;           /* per component: an image, or NULL */
     tes_entity_t *handles;   /* allocated handle array, or NULL */
     uint32_t n, nc;
+    tes_comp_t event;        /* how watchers hear of the creations */
 } bulk_scratch_t;
 
 static void scratch_free(tes_world_t *w, bulk_scratch_t *s, const tes_bulk_desc_t *d)
@@ -588,10 +582,16 @@ static int bulk_reserve(tes_world_t *w, const tes_bulk_desc_t *d, const comp_lis
         if (tes__sparse_store_reserve(&info->store, a, n, 0, tes__index_walk_next, &walk))
             return TES_ERR_NOMEM;
     }
-    if (w->watcher_count) {
+    /* Only the watchers that can care: none for a batch of empty entities
+     * or of components nobody hears (unless one is told of every
+     * creation), as for tes_spawn. The same event tells them of the
+     * creations; a watcher a hook registers in between reserves room for
+     * the batch (the call's scope) as it joins. */
+    s->event = tes__creation_event(w, d->comps, nc);
+    if (tes__watched(w, s->event)) {
         tes__index_walk_t walk = tes__index_walk_start(&w->entities);
         for (uint32_t i = 0; i < n; i++)
-            if (tes__watch_reserve(w, 0, tes__index_walk_next(&walk), i ? 0 : n))
+            if (tes__watch_reserve(w, s->event, tes__index_walk_next(&walk), i ? 0 : n))
                 return TES_ERR_NOMEM;
     }
     if (!d->out && (table->flags & TES__TABLE_VIRTUAL) &&
@@ -660,7 +660,7 @@ static int spawn_bulk_now(tes_world_t *w, const tes_bulk_desc_t *d, const comp_l
         }
     }
     for (uint32_t i = 0; i < n && w->watcher_count; i++)
-        tes__watch_after(w, handles[i], 0);
+        tes__watch_after(w, handles[i], s.event);
     /* Observers last, once every entity of the batch is complete: on_add
      * component by component (ascending id), entity by entity; then on_set
      * likewise for the components given data. The handles are read from

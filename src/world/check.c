@@ -201,7 +201,7 @@ static int check_sparse(const tes_world_t *w)
  * a stale word would let a call skip hooks or deferral. */
 static int check_quiet(const tes_world_t *w)
 {
-    uint32_t word = atomic_load_explicit(&w->unquiet, memory_order_relaxed);
+    uint32_t word = atomic_load_explicit(&w->unquiet.word, memory_order_relaxed);
     CHECK(word == tes__world_unquiet_expected(w), "quiet word %#x, fields say %#x", word,
           tes__world_unquiet_expected(w));
     return TES_OK;

@@ -422,8 +422,8 @@ int tes__add_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 static inline bool defer_plain_ready(const tes_world_t *w)
 {
     return w->defer.depth > 0 &&
-           !((uint32_t)w->hook_depth | (uint32_t)w->lanes_live | (uint32_t)w->parallel |
-             (w->refuse & TES__REFUSE_STRUCTURAL) | w->settling | w->doomed);
+           !((uint32_t)w->unquiet.hook_depth | (uint32_t)w->lanes_live | (uint32_t)w->parallel |
+             (w->unquiet.refuse & TES__REFUSE_STRUCTURAL) | w->unquiet.settling | w->unquiet.doomed);
 }
 
 /* The guarded generic set (out of line, so the deferred plain set below

@@ -33,7 +33,7 @@ static uint32_t peek_next_index(const tes__entity_index_t *ei)
  * watchers, refusal inside hooks. */
 static tes__noinline tes_entity_t spawn_slow(tes_world_t *w)
 {
-    if (w->hook_depth || (w->refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))) {
+    if (w->unquiet.hook_depth || (w->unquiet.refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))) {
         tes__fail(w, TES_ERR_BUSY);
         return TES_NULL;
     }

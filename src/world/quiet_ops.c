@@ -7,8 +7,8 @@
  * (TES__DISPATCH_TABLE or _SPARSE, fixed at registration for a component
  * with no hook at all, GENERIC while any watcher hears it) and the world's
  * state (tes__world_quiet: no hook or structural call running, nothing
- * deferred, no system running; one word, w->unquiet, kept exact by every
- * writer of the state it sums up). For a small component id one load from
+ * deferred, no system running; one word, w->unquiet.word, kept exact by
+ * the only writers of the state it sums up). For a small component id one load from
  * the registry (quiet_of) gives both the record and whether its dispatch
  * allows a quiet path, and the dispatch byte indexes a table of forms per
  * call: a sparse component's dispatch names its store's shape (a tag or

@@ -264,10 +264,9 @@ void tes__world_undepend(tes_world_t *w, void *ctx)
     for (uint32_t i = 0; i < w->dependent_count; i++) {
         if (w->dependents[i].ctx == ctx) {
             if (w->dependents[i].release)
-                w->doomed--;
+                tes__world_doomed_down(w);
             if (w->dependents[i].settle)
-                w->settling--;
-            tes__world_sync_quiet(w);
+                tes__world_settling_down(w);
             w->dependents[i] = w->dependents[--w->dependent_count];
             return;
         }
@@ -279,8 +278,7 @@ void tes__world_doom(tes_world_t *w, void *ctx, void (*release)(void *ctx))
     for (uint32_t i = 0; i < w->dependent_count; i++) {
         if (w->dependents[i].ctx == ctx && !w->dependents[i].release) {
             w->dependents[i].release = release;
-            w->doomed++;
-            tes__world_sync_quiet(w);
+            tes__world_doomed_up(w);
             return;
         }
     }
@@ -291,16 +289,15 @@ void tes__world_release_doomed(tes_world_t *w)
     /* A release runs no user hook, so the list cannot change under us
      * except by the removal made here. */
     uint32_t i = 0;
-    while (w->doomed && i < w->dependent_count) {
+    while (w->unquiet.doomed && i < w->dependent_count) {
         tes__dependent_t d = w->dependents[i];
         if (!d.release) {
             i++;
             continue;
         }
-        w->doomed--;
+        tes__world_doomed_down(w);
         if (d.settle)
-            w->settling--;
-        tes__world_sync_quiet(w);
+            tes__world_settling_down(w);
         w->dependents[i] = w->dependents[--w->dependent_count];
         d.release(d.ctx);
     }
@@ -312,8 +309,7 @@ void tes__world_settle_later(tes_world_t *w, void *ctx, void (*settle)(void *ctx
         tes__dependent_t *d = &w->dependents[i];
         if (d->ctx == ctx && !d->release && !d->settle) {
             d->settle = settle;
-            w->settling++;
-            tes__world_sync_quiet(w);
+            tes__world_settling_up(w);
             return;
         }
     }
@@ -323,13 +319,12 @@ void tes__world_settle(tes_world_t *w)
 {
     /* By index: a settle may ask again (its entry is then past us, so this
      * walk ends) but adds or removes no dependent. */
-    for (uint32_t i = 0; w->settling && i < w->dependent_count; i++) {
+    for (uint32_t i = 0; w->unquiet.settling && i < w->dependent_count; i++) {
         void (*settle)(void *ctx) = w->dependents[i].settle;
         if (!settle || w->dependents[i].release)
             continue;
         w->dependents[i].settle = NULL;
-        w->settling--;
-        tes__world_sync_quiet(w);
+        tes__world_settling_down(w);
         settle(w->dependents[i].ctx);
     }
 }
@@ -442,8 +437,7 @@ void tes__world_strip(tes_world_t *w, tes_entity_t e, bool destroying)
     tes__watch_before(w, e, destroying ? TES__WATCH_DESTROY : 0);
     /* Then destructors. Every phase runs hooks, so the slot is read by
      * index after each, never through a pointer kept across them. */
-    w->hook_depth++;
-    tes__world_sync_quiet(w);
+    tes__world_hook_up(w);
     uint32_t row = w->entities.slots[index].row;
     tes__assert(tes__slot_table(w, &w->entities.slots[index]) == table);
     tes__table_destruct_row(table, row);
@@ -457,7 +451,6 @@ void tes__world_strip(tes_world_t *w, tes_entity_t e, bool destroying)
     tes__table_debug_move(table, &w->alloc);
     if (sparse)
         each_sparse(w, e, drop_sparse);
-    w->hook_depth--;
-    tes__world_sync_quiet(w);
+    tes__world_hook_down(w);
     w->entities.slots[index].table &= ~TES__SLOT_SPARSE;
 }

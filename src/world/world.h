@@ -115,6 +115,28 @@ typedef struct tes__bundle_cache {
                                       TES__SMALL_BYTES: copied as bytes */
 } tes__bundle_cache_t;
 
+/* Whether the world is quiet (see tes__world_quiet), and the four fields
+ * besides defer.depth that decide it. `word` is nonzero while the world is
+ * not quiet, so that the quiet paths test one word instead of five: its
+ * low bits count defer.depth (moved with it by tes__world_depth_up/down,
+ * atomically: reader threads open and end iterators at once), and
+ * TES__UNQUIET_OTHER is set while any of the four fields below is nonzero.
+ *
+ * Read the fields freely; write them ONLY through the helpers beside
+ * tes__world_quiet (tes__world_hook_up/down, tes__world_refuse_set,
+ * tes__world_doomed_up/down, tes__world_settling_up/down), which keep the
+ * word exact. A direct write would leave it stale, and a stale word sends
+ * calls down a quiet path that skips hooks, deferral or a waiting
+ * dependent. The fields are written by one thread, never while readers
+ * run, so the helpers' relaxed load and store of the word suffice. */
+typedef struct tes__unquiet {
+    _Atomic uint32_t word;
+    int32_t hook_depth; /* > 0 while a user hook runs: structural calls are refused */
+    uint32_t doomed;    /* dependents waiting for their release (see tes__world_doom) */
+    uint32_t settling;  /* dependents waiting to settle (see tes__world_settle_later) */
+    uint8_t refuse;     /* TES__REFUSE_* bits, set by tes_progress */
+} tes__unquiet_t;
+
 struct tes_world {
     tes__alloc_t alloc;
     tes__entity_index_t entities;
@@ -138,31 +160,21 @@ struct tes_world {
     tes__dependent_t *dependents;
     uint32_t dependent_count;
     uint32_t dependent_cap;
-    uint32_t doomed;    /* dependents waiting for their release (see tes__world_doom) */
-    uint32_t settling;  /* dependents waiting to settle (see tes__world_settle_later) */
     int last_error;
     tes__detail_t detail; /* tes_last_error_detail's sentence */
-    int32_t hook_depth; /* > 0 while a user hook runs: structural calls are refused */
     tes__bundle_cache_t bundle;
     bool strict_lifecycle;
     /* Threads (tes_progress). While systems run on several threads at once,
      * `parallel` is set and failures are recorded per thread in
      * thread_errors (index: tes__pool_thread), so that no two threads write
-     * the same word; `refuse` says which calls the running systems may not
-     * make. Both are written only by the calling thread, between jobs. */
+     * the same word; unquiet.refuse says which calls the running systems
+     * may not make. Both are written only by the calling thread, between
+     * jobs. */
     struct tes__pool *pool;       /* NULL with threads <= 1 */
     int32_t threads;              /* 1 + workers */
     int *thread_errors;           /* threads entries */
     bool parallel;
-    uint8_t refuse;               /* TES__REFUSE_* bits, set by tes_progress */
-    /* Nonzero while the world is not quiet (see tes__world_quiet), so that
-     * the quiet paths test one word instead of five. Its low bits count
-     * defer.depth (moved with it, atomically: reader threads open and end
-     * iterators at once); TES__UNQUIET_OTHER is set while hook_depth,
-     * refuse, settling or doomed is nonzero, kept by tes__world_sync_quiet
-     * after every write of those (made by one thread, never while readers
-     * run, so a relaxed load and store suffice). */
-    _Atomic uint32_t unquiet;
+    tes__unquiet_t unquiet;
     /* Per-thread command queues (defer_lanes.c), made on first use; while
      * lanes_live, queuing calls, hook depth and scratch are per thread. */
     tes__lane_t *lanes;           /* threads entries, or NULL */
@@ -252,6 +264,20 @@ static inline bool tes__watch_hears(const tes__watcher_t *wt, tes_comp_t c)
         if (wt->comps[i] == c)
             return true;
     return false;
+}
+
+/* The event that tells watchers of a new entity holding comps[0..n): 0
+ * (every watcher) when some watcher hears one of comps, else
+ * TES__WATCH_EMPTY, which reaches only the watchers told of every new
+ * entity (often none, and then a creation walks no list at all). A call
+ * reserves and reports with the same event. */
+static inline tes_comp_t tes__creation_event(const tes_world_t *w, const tes_comp_t *comps,
+                                             uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (tes__watched(w, comps[i]))
+            return 0;
+    return TES__WATCH_EMPTY;
 }
 
 /* Asks every watcher of c (0: every watcher) for room for a change of the
@@ -433,37 +459,93 @@ static inline int tes__world_enter(tes_world_t *w, tes_entity_t e, tes__slot_t *
     return *slot ? TES_OK : tes__fail(w, TES_ERR_STALE);
 }
 
-/* The bit of w->unquiet that stands for the fields other than defer.depth. */
+/* The bit of w->unquiet.word that stands for the fields other than
+ * defer.depth. */
 #define TES__UNQUIET_OTHER 0x80000000u
 
-/* The value w->unquiet must hold (the debug check compares). */
+/* Nonzero while any of the four fields of w->unquiet is. */
+static inline uint32_t tes__unquiet_fields(const tes__unquiet_t *u)
+{
+    return (uint32_t)u->hook_depth | u->refuse | u->settling | u->doomed;
+}
+
+/* The value w->unquiet.word must hold (the debug check compares). */
 static inline uint32_t tes__world_unquiet_expected(const tes_world_t *w)
 {
-    uint32_t other = (uint32_t)w->hook_depth | w->refuse | w->settling | w->doomed;
-    return (uint32_t)w->defer.depth | (other ? TES__UNQUIET_OTHER : 0u);
+    return (uint32_t)w->defer.depth | (tes__unquiet_fields(&w->unquiet) ? TES__UNQUIET_OTHER : 0u);
 }
 
-/* Recomputes TES__UNQUIET_OTHER: called by every writer of hook_depth,
- * refuse, settling and doomed, right after the write. */
-static inline void tes__world_sync_quiet(tes_world_t *w)
+/* Sets or clears TES__UNQUIET_OTHER (for the writers below, nothing else). */
+static inline void tes__unquiet_other(tes_world_t *w, bool on)
 {
-    uint32_t other = (uint32_t)w->hook_depth | w->refuse | w->settling | w->doomed;
-    uint32_t word = atomic_load_explicit(&w->unquiet, memory_order_relaxed);
-    word = (word & ~TES__UNQUIET_OTHER) | (other ? TES__UNQUIET_OTHER : 0u);
-    atomic_store_explicit(&w->unquiet, word, memory_order_relaxed);
+    uint32_t word = atomic_load_explicit(&w->unquiet.word, memory_order_relaxed);
+    word = (word & ~TES__UNQUIET_OTHER) | (on ? TES__UNQUIET_OTHER : 0u);
+    atomic_store_explicit(&w->unquiet.word, word, memory_order_relaxed);
 }
 
-/* Raises and lowers defer.depth together with its count in w->unquiet. */
+/* The only writers of w->unquiet's fields. A raise sets the bit; a
+ * lowering that brings its field to zero clears it when the other three
+ * are zero too (else the bit, set while they rose, stays). Nothing more is
+ * done on the way: begin and end run on every generic structural call. */
+static inline void tes__unquiet_lowered(tes_world_t *w)
+{
+    if (!tes__unquiet_fields(&w->unquiet))
+        tes__unquiet_other(w, false);
+}
+static inline void tes__world_hook_up(tes_world_t *w)
+{
+    w->unquiet.hook_depth++;
+    tes__unquiet_other(w, true);
+}
+/* Returns the new depth. */
+static inline int32_t tes__world_hook_down(tes_world_t *w)
+{
+    tes__assert(w->unquiet.hook_depth > 0);
+    int32_t depth = --w->unquiet.hook_depth;
+    if (depth == 0)
+        tes__unquiet_lowered(w);
+    return depth;
+}
+static inline void tes__world_refuse_set(tes_world_t *w, uint8_t refuse)
+{
+    w->unquiet.refuse = refuse;
+    tes__unquiet_other(w, tes__unquiet_fields(&w->unquiet) != 0);
+}
+static inline void tes__world_doomed_up(tes_world_t *w)
+{
+    w->unquiet.doomed++;
+    tes__unquiet_other(w, true);
+}
+static inline void tes__world_doomed_down(tes_world_t *w)
+{
+    tes__assert(w->unquiet.doomed > 0);
+    if (--w->unquiet.doomed == 0)
+        tes__unquiet_lowered(w);
+}
+static inline void tes__world_settling_up(tes_world_t *w)
+{
+    w->unquiet.settling++;
+    tes__unquiet_other(w, true);
+}
+static inline void tes__world_settling_down(tes_world_t *w)
+{
+    tes__assert(w->unquiet.settling > 0);
+    if (--w->unquiet.settling == 0)
+        tes__unquiet_lowered(w);
+}
+
+/* Raises and lowers defer.depth together with its count in
+ * w->unquiet.word. */
 static inline void tes__world_depth_up(tes_world_t *w)
 {
     w->defer.depth++;
-    atomic_fetch_add_explicit(&w->unquiet, 1u, memory_order_relaxed);
+    atomic_fetch_add_explicit(&w->unquiet.word, 1u, memory_order_relaxed);
 }
 /* Returns the new depth (the decrement is atomic, as ending threads need). */
 static inline int32_t tes__world_depth_down(tes_world_t *w)
 {
     int32_t depth = --w->defer.depth;
-    atomic_fetch_sub_explicit(&w->unquiet, 1u, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&w->unquiet.word, 1u, memory_order_relaxed);
     return depth;
 }
 
@@ -484,30 +566,30 @@ static inline int tes__world_begin(tes_world_t *w)
         lane->hook_depth++;
         return TES_OK;
     }
-    if (w->hook_depth || (w->refuse & TES__REFUSE_STRUCTURAL))
+    if (w->unquiet.hook_depth || (w->unquiet.refuse & TES__REFUSE_STRUCTURAL))
         return tes__fail(w, TES_ERR_BUSY);
-    w->hook_depth++;
-    tes__world_sync_quiet(w);
+    tes__world_hook_up(w);
     w->watch_scope.count = 0;
     return TES_OK;
 }
 
 /* True while nothing unusual is going on: no hook or structural call is
  * running, nothing is deferred, no system is running (tes_progress sets
- * `refuse` for as long as systems run, parallel ones included). A call
+ * unquiet.refuse for as long as systems run, parallel ones included). A call
  * made then on a component whose dispatch is not GENERIC (no hooks, no
  * watcher hears it) runs no user code and tells no one, so it may take a
  * quiet path that skips the begin/end guard, the watcher reserve and the
  * observer checks. Dependents waiting to settle or to be released (a
  * group asked for inside a hook whose build failed, see
  * tes__world_settle_later) also count as unusual: only the generic path's
- * end settles them. One word (w->unquiet, kept by every writer of those
- * fields) is tested, once per call; debug builds check that it is exact. */
+ * end settles them. One word (w->unquiet.word, kept exact by the only
+ * writers of those fields) is tested, once per call; debug builds check
+ * that it is exact. */
 static inline bool tes__world_quiet(const tes_world_t *w)
 {
-    tes__assert(atomic_load_explicit(&w->unquiet, memory_order_relaxed) ==
+    tes__assert(atomic_load_explicit(&w->unquiet.word, memory_order_relaxed) ==
                 tes__world_unquiet_expected(w));
-    return !atomic_load_explicit(&w->unquiet, memory_order_relaxed);
+    return !atomic_load_explicit(&w->unquiet.word, memory_order_relaxed);
 }
 
 /* The generic paths of tes_add, tes_set, tes_remove and tes_destroy
@@ -528,13 +610,11 @@ static inline void tes__world_end(tes_world_t *w)
         tes__lane(w)->hook_depth--;
         return;
     }
-    --w->hook_depth;
-    tes__world_sync_quiet(w);
-    if (w->hook_depth == 0) {
+    if (tes__world_hook_down(w) == 0) {
         w->watch_scope.count = 0;
-        if (w->doomed)
+        if (w->unquiet.doomed)
             tes__world_release_doomed(w);
-        if (w->settling)
+        if (w->unquiet.settling)
             tes__world_settle(w);
     }
 }
@@ -546,10 +626,8 @@ static inline void tes__hook_enter(tes_world_t *w)
 {
     if (tes__unlikely(w->lanes_live))
         tes__lane(w)->hook_depth++;
-    else {
-        w->hook_depth++;
-        tes__world_sync_quiet(w);
-    }
+    else
+        tes__world_hook_up(w);
 }
 
 /* True while a user hook runs (or a structural call that may run one is in
@@ -558,21 +636,21 @@ static inline bool tes__in_hook(const tes_world_t *w)
 {
     if (tes__unlikely(w->lanes_live))
         return tes__lane(w)->hook_depth > 0;
-    return w->hook_depth > 0;
+    return w->unquiet.hook_depth > 0;
 }
 
 /* True for the calls refused both in hooks and in systems (tes_world_free,
  * tes_defer_begin/end). */
 static inline bool tes__in_hook_or_frame(const tes_world_t *w)
 {
-    return tes__in_hook(w) || (w->refuse & TES__REFUSE_FRAME);
+    return tes__in_hook(w) || (w->unquiet.refuse & TES__REFUSE_FRAME);
 }
 
 /* tes__world_begin for calls that create entities (spawn, clone, prefab and
  * instantiate calls), which a parallel system may not make. */
 static inline int tes__world_begin_create(tes_world_t *w)
 {
-    if (w && tes__unlikely(w->refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE)))
+    if (w && tes__unlikely(w->unquiet.refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE)))
         return tes__fail(w, TES_ERR_BUSY);
     return tes__world_begin(w);
 }
@@ -604,12 +682,10 @@ static inline void tes__fire(tes_world_t *w, tes__observer_fn fn, const tes__com
         return;
     /* Observers run only inside a structural call (or another hook level),
      * so the rules for calls made from hooks hold. */
-    tes__assert(w->hook_depth > 0);
-    /* hook_depth stays above 0 throughout, so the quiet word's
-     * TES__UNQUIET_OTHER bit is already set and needs no sync here. */
-    w->hook_depth++;
+    tes__assert(w->unquiet.hook_depth > 0);
+    tes__world_hook_up(w);
     fn(w, e, ptr, info->hooks.ctx);
-    w->hook_depth--;
+    tes__world_hook_down(w);
 }
 
 typedef void (*tes__visit_fn)(tes_world_t *w, tes__component_t *info, tes_entity_t e, void *ptr);

@@ -38,6 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "support/counting_alloc.h"
 #include "world/check.h"
 
 mis_fixture_t F;
@@ -395,25 +396,6 @@ void mis_teardown(void)
 
 /* ------------------------------------------------------ world, components */
 
-static int g_alloc_calls;
-static void *cnt_alloc(size_t size, void *user)
-{
-    (void)user;
-    g_alloc_calls++;
-    return malloc(size);
-}
-static void *cnt_realloc(void *ptr, size_t old_size, size_t new_size, void *user)
-{
-    (void)user, (void)old_size;
-    g_alloc_calls++;
-    return realloc(ptr, new_size);
-}
-static void cnt_free(void *ptr, size_t size, void *user)
-{
-    (void)user, (void)size;
-    free(ptr);
-}
-
 static bool is_unknown(const char *s) { return s != NULL && strcmp(s, "unknown status") == 0; }
 
 static tes_comp_t comp_try(tes_component_desc_t d) { return tes_component(F.w, &d); }
@@ -431,14 +413,17 @@ void mis_cases_world_component(void)
 
     /* tes_world_new: only some of alloc/realloc/free set. */
     for (int mask = 1; mask < 7; mask++) {
+        ca_state_t ca;
+        ca_init(&ca, 0);
+        tes_allocator_t full = ca_allocator(&ca);
         tes_world_desc_t d;
         memset(&d, 0, sizeof d);
-        if (mask & 1) d.allocator.alloc = cnt_alloc;
-        if (mask & 2) d.allocator.realloc = cnt_realloc;
-        if (mask & 4) d.allocator.free = cnt_free;
-        g_alloc_calls = 0;
+        d.allocator.user = &ca;
+        if (mask & 1) d.allocator.alloc = full.alloc;
+        if (mask & 2) d.allocator.realloc = full.realloc;
+        if (mask & 4) d.allocator.free = full.free;
         tes_world_t *nw = tes_world_new(&d);
-        CASE_NOREC(nw == NULL && g_alloc_calls == 0);
+        CASE_NOREC(nw == NULL && ca.calls == 0);
         tes_world_free(nw);
     }
     /* tes_world_free(NULL), tes_world_stats, tes_last_error, tes_entity_count */

@@ -1,7 +1,8 @@
 /*
  * API misuse of the bundle, bulk and batch calls (see misuse.c for the
  * harness): every bad argument of tes_spawn_with, tes_spawn_bulk,
- * tes_spawn_n, tes_destroy_n, tes_destroy_matching and tes_get_n returns
+ * tes_spawn_n, tes_destroy_n, tes_destroy_matching, tes_get_n and
+ * tes_lookup_init (with tes_lookup_get on every bad handle) returns
  * its documented status and changes nothing, immediately and deferred.
  * The fixture world is strict, so instance members are refused.
  */
@@ -102,17 +103,55 @@ static void bad_reads(tes_world_t *w)
     CASE_NOREC(tes_get_n(w, F.pos, NULL, 0, NULL) == 0);
 }
 
+/* Lookup views: every bad handle misses (as tes_get), every entity of
+ * the fixture reads as tes_get reads it; bad ids and NULLs are refused
+ * with TES_ERR_INVALID and leave a zeroed view. */
+static bool lookup_agrees(tes_world_t *w, tes_comp_t c)
+{
+    tes_lookup_t l;
+    if (tes_lookup_init(&l, w, c) != TES_OK)
+        return false;
+    bool same = true;
+    for (int i = 0; i < MIS_NBAD; i++)
+        same &= tes_lookup_get(&l, F.bad[i]) == NULL && tes_get(w, F.bad[i], c) == NULL;
+    tes_entity_t good[] = {F.a, F.b, F.y, F.dis, F.p, F.pc, F.hand, F.m[0], F.m[1]};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        same &= tes_lookup_get(&l, good[i]) == tes_get(w, good[i], c);
+    same &= tes_lookup_get(&l, F.a) != NULL;
+    tes_lookup_fini(&l);
+    return same;
+}
+
+static void bad_lookups(tes_world_t *w)
+{
+    CASE_NOREC(lookup_agrees(w, F.pos));
+    CASE_NOREC(lookup_agrees(w, F.vel));
+    CASE_NOREC(lookup_agrees(w, F.stab));
+    tes_lookup_t l;
+    const tes_comp_t bad_ids[] = {0, F.unknown, F.tag, TES_DISABLED, TES_PREFAB, UINT32_MAX};
+    for (size_t i = 0; i < sizeof bad_ids / sizeof bad_ids[0]; i++)
+        CASE_REC(tes_lookup_init(&l, w, bad_ids[i]) == inv && l.priv_block == NULL &&
+                     l.size == 0,
+                 inv);
+    CASE_REC(tes_lookup_init(NULL, w, F.pos) == inv, inv);
+    CASE_NOREC(tes_lookup_init(&l, NULL, F.pos) == inv && l.priv_block == NULL);
+    tes_lookup_fini(NULL);
+    tes_lookup_fini(&l);
+}
+
 void mis_cases_bulk(void)
 {
     tes_world_t *w = F.w;
     bad_spawns(w);
     bad_destroys(w);
     bad_reads(w);
+    bad_lookups(w);
     /* The same while deferred: refused at the call, nothing queued. */
     CASE_PLAIN(tes_defer_begin(w) == TES_OK);
     bad_spawns(w);
     bad_destroys(w);
     bad_reads(w);
+    bad_lookups(w);
     CASE_PLAIN(tes_defer_end(w) == TES_OK);
     CASE_PLAIN(tes__world_check(w) == TES_OK);
 }

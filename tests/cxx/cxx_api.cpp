@@ -131,6 +131,16 @@ static int run(tes_world_t *w)
     CHECK(TES_REMOVE(w, es[1], Velocity) == TES_OK);
     CHECK(!TES_HAS(w, es[1], Velocity));
     CHECK(TES_GET(w, es[1], Name)->text == long_name(1)); /* survived the move */
+    {
+        /* The inline lookup view compiles as C++ and reads what tes_get reads. */
+        tes_lookup_t l;
+        CHECK(tes_lookup_init(&l, w, TES_ID(Name)) == TES_OK);
+        for (int i = 0; i < N; i++)
+            CHECK(tes_lookup_get(&l, es[i]) == TES_GET_MUT(w, es[i], Name));
+        CHECK(static_cast<const Name *>(tes_lookup_get(&l, es[5]))->text == long_name(5));
+        CHECK(tes_lookup_get(&l, TES_NULL) == nullptr);
+        tes_lookup_fini(&l);
+    }
 
     /* A query: Position and Name, Velocity optional. */
     tes_query_desc_t qd = {};

@@ -54,6 +54,20 @@ int main(void)
         }
     }
     CHECK(moved == 250);
+    /* The inline lookup views, table and sparse, from the single file. */
+    tes_lookup_t lp, lv;
+    CHECK(tes_lookup_init(&lp, w, TES_ID(Position)) == TES_OK);
+    CHECK(tes_lookup_init(&lv, w, TES_ID(Velocity)) == TES_OK);
+    int32_t found = 0;
+    for (uint32_t i = 0; i < 1000; i++) {
+        tes_entity_t e = tes_entity_make(i, 1);
+        const Position *p = (const Position *)tes_lookup_get(&lp, e);
+        CHECK(p == TES_GET(w, e, Position) && p && p->x >= (float)i);
+        found += tes_lookup_get(&lv, e) != NULL;
+    }
+    CHECK(found == 250);
+    tes_lookup_fini(&lp);
+    tes_lookup_fini(&lv);
     CHECK(tes_query_count(q) == 250);
     /* An error detail comes through too. */
     CHECK(tes_component(w, &(tes_component_desc_t){.name = "Position", .size = 4}) == 0);

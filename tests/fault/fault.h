@@ -36,7 +36,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "fault/counting_alloc.h"
+#include "support/counting_alloc.h"
 #include "tessera.h"
 
 /* The sweep's component set; index 0 is the built-in TES_DISABLED. */

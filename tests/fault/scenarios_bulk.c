@@ -1,13 +1,14 @@
 /*
  * The allocation-failure sweep's scenarios for the bundle, bulk and batch
  * calls: tes_spawn_with, tes_spawn_bulk (and tes_spawn_n with a NULL out),
- * tes_destroy_n, tes_destroy_matching and tes_get_n, immediate and
- * deferred. Each call is one step, so the sweep fails every allocation it
+ * tes_destroy_n, tes_destroy_matching, tes_get_n and lookup views,
+ * immediate and deferred. Each call is one step, so the sweep fails every allocation it
  * makes in turn: the destination table and its growth, the entity index,
  * sparse pages, group room, the images of values that live in the table
  * being grown, the handle array of a root-table batch with no out, staged
  * values of deferred calls, the queue, and destroy_matching's table and
- * handle lists (more than 32 tables, root entities, a sparse term).
+ * handle lists (more than 32 tables, root entities, a sparse term), and a
+ * table component's lookup view (its per-table column array).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,22 @@ static int get_n_all(fs_run_t *r, int k)
     return n == want ? TES_OK : TES_ERR_INVALID;
 }
 
+/* A lookup view of component k: a table one allocates its per-table
+ * column array (the failure must leave nothing allocated), a sparse one
+ * nothing. Once built, every tracked handle reads as tes_get reads it. */
+static int lookup_all(fs_run_t *r, int k)
+{
+    tes_lookup_t l;
+    int rc = tes_lookup_init(&l, r->w, r->ids[k]);
+    if (rc)
+        return l.priv_block ? TES_ERR_INVALID : rc; /* zeroed on failure */
+    for (uint32_t i = 0; i < r->nents; i++)
+        if (tes_lookup_get(&l, r->ents[i]) != tes_get(r->w, r->ents[i], r->ids[k]))
+            rc = TES_ERR_INVALID;
+    tes_lookup_fini(&l);
+    return rc;
+}
+
 void fs_sc_bulk_spawn_with(fs_run_t *r)
 {
     if (!fs_world_new(r, NULL))
@@ -208,9 +225,13 @@ void fs_sc_bulk_destroy_n(fs_run_t *r)
     FS_STEP(r, tes_destroy_n(r->w, list, 20));
     fs_defer_begin(r);
     FS_STEP(r, tes_destroy_n(r->w, list + 20, 20));
+    FS_STEP(r, lookup_all(r, FS_C_T24)); /* queued destroys: still readable */
     fs_defer_end(r);
     FS_STEP(r, get_n_all(r, FS_C_T24));
     FS_STEP(r, get_n_all(r, FS_C_S8));
+    FS_STEP(r, lookup_all(r, FS_C_T24));
+    FS_STEP(r, lookup_all(r, FS_C_T16));
+    FS_STEP(r, lookup_all(r, FS_C_S8));
 }
 
 void fs_sc_bulk_destroy_matching(fs_run_t *r)

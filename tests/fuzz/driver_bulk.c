@@ -371,4 +371,16 @@ void fzd_op_get_n(fz_driver_t *d)
     }
     if (!fzd_failed(d) && found != want)
         fzd_fail(d, "returned %d, model finds %d", (int)found, (int)want);
+    /* A lookup view built here (deferred, inside an iteration or a hook's
+     * op, wherever get_n runs) gives the same answers. Draws nothing, so
+     * the op stream is unchanged. */
+    tes_lookup_t l;
+    int rc = tes_lookup_init(&l, d->w, id);
+    bool data = k >= 0 && fz_comps[k].size;
+    if (!fzd_failed(d))
+        fzd_check_status(d, rc, data ? TES_OK : TES_ERR_INVALID, 1);
+    for (int32_t i = 0; i < n && rc == TES_OK && !fzd_failed(d); i++)
+        if (tes_lookup_get(&l, es[i]) != out[i])
+            fzd_fail(d, "tes_lookup_get(%#llx, %u) differs from tes_get_n", ull(es[i]), id);
+    tes_lookup_fini(&l);
 }

@@ -159,6 +159,68 @@ void fzd_check_step(fz_driver_t *d)
     }
 }
 
+/* A lookup view of component k, built now, against tes_get_mut and the
+ * model: for every slot (retired ones in turns, as the full check does)
+ * its current handle and four stale ones, and handles never issued. A tag
+ * must be refused with TES_ERR_INVALID. */
+static void check_lookup(fz_driver_t *d, int k, uint32_t turn)
+{
+    const fz_model_t *m = &d->m;
+    tes_comp_t id = d->ids[k];
+    tes_lookup_t l;
+    int rc = tes_lookup_init(&l, d->w, id);
+    if (!fz_comps[k].size) {
+        fzd_check_status(d, rc, TES_ERR_INVALID, 1);
+        if (l.priv_block || l.size)
+            fzd_fail(d, "tes_lookup_init(%s), a tag: the view is not zeroed", fz_comps[k].name);
+        return;
+    }
+    if (rc != TES_OK) {
+        fzd_fail(d, "tes_lookup_init(%s) = %d", fz_comps[k].name, rc);
+        return;
+    }
+    for (uint32_t i = 0; i < m->nslots && !fzd_failed(d); i++) {
+        const fz_mslot_t *s = &m->slots[i];
+        if (s->retired && i % 8u != turn)
+            continue;
+        tes_entity_t es[5] = {tes_entity_make(i, s->gen), tes_entity_make(i, s->gen - 1),
+                              tes_entity_make(i, s->gen + 1), tes_entity_make(i, TES_TOMBSTONE),
+                              tes_entity_make(i, 0)};
+        for (int j = 0; j < 5 && !fzd_failed(d); j++) {
+            void *p = tes_lookup_get(&l, es[j]);
+            if (p != tes_get_mut(d->w, es[j], id))
+                fzd_fail(d, "tes_lookup_get(%#llx, %s) = %p, tes_get_mut disagrees", ull(es[j]),
+                         fz_comps[k].name, p);
+            else if (j == 0 && s->alive && fz_model_has(m, i, k))
+                fzd_check_value(d, i, k, p, "tes_lookup_get");
+            else if (p)
+                fzd_fail(d, "tes_lookup_get(%#llx, %s) = %p, model has no value", ull(es[j]),
+                         fz_comps[k].name, p);
+        }
+    }
+    tes_entity_t never[3] = {TES_NULL, tes_entity_make(m->nslots, 1),
+                             tes_entity_make(TES_NULL_INDEX, TES_TOMBSTONE)};
+    for (int j = 0; j < 3 && !fzd_failed(d); j++)
+        if (tes_lookup_get(&l, never[j]))
+            fzd_fail(d, "tes_lookup_get(%#llx, %s) found a value", ull(never[j]), fz_comps[k].name);
+    tes_lookup_fini(&l);
+}
+
+/* Lookup views of every component of the op mix and a few extra ones. */
+static void check_lookups(fz_driver_t *d, uint32_t turn)
+{
+    d->op = "lookup views";
+    static const int extra[] = {FZ_C_HUGE, FZ_C_SHUGE, FZ_C_W0, FZ_NALL - 1};
+    for (int k = 0; k < FZ_NCOMP && !fzd_failed(d); k++)
+        check_lookup(d, k, turn);
+    for (size_t j = 0; j < sizeof extra / sizeof extra[0] && !fzd_failed(d); j++)
+        check_lookup(d, extra[j], turn);
+    tes_lookup_t l;
+    if (!fzd_failed(d))
+        fzd_check_status(d, tes_lookup_init(&l, d->w, d->max_id + 1), TES_ERR_INVALID, 1);
+    d->op = "full check";
+}
+
 /* Every slot, every value, stale handles, stats, every query, and the
  * library's own invariant check. Never runs inside a deferred level. */
 void fzd_check_full(fz_driver_t *d)
@@ -222,6 +284,9 @@ void fzd_check_full(fz_driver_t *d)
         fzd_fail(d, "null or never-issued handle is alive");
         return;
     }
+    check_lookups(d, turn);
+    if (fzd_failed(d))
+        return;
     fzd_check_stats(d);
     if (!fzd_failed(d))
         fzd_check_lifecycle(d);

@@ -18,6 +18,7 @@
 
 #include "snapshot/format.h"
 #include "snapshot/snap_world.h"
+#include "support/counting_alloc.h"
 #include "world/check.h"
 
 static tes_world_t *new_world(sw_ids_t *ids, bool shuffle, bool extra)
@@ -206,36 +207,6 @@ static void test_truncations_and_bit_flips(void **state)
     assert_int_equal(sw_names_live, names0);
 }
 
-/* A counting allocator that remembers the peak of live bytes. */
-typedef struct peak {
-    size_t live, peak;
-} peak_t;
-static void *pk_alloc(size_t size, void *user)
-{
-    peak_t *p = user;
-    p->live += size;
-    if (p->live > p->peak)
-        p->peak = p->live;
-    return malloc(size);
-}
-static void *pk_realloc(void *ptr, size_t old_size, size_t new_size, void *user)
-{
-    peak_t *p = user;
-    void *q = realloc(ptr, new_size);
-    if (q) {
-        p->live = p->live - old_size + new_size;
-        if (p->live > p->peak)
-            p->peak = p->live;
-    }
-    return q;
-}
-static void pk_free(void *ptr, size_t size, void *user)
-{
-    peak_t *p = user;
-    p->live -= size;
-    free(ptr);
-}
-
 /* A hostile input: header + meta part + a correct meta checksum, so the
  * loader gets past the checksum to the counts; then an empty payload and
  * its checksum (a stated payload size the input does not deliver). */
@@ -259,9 +230,10 @@ static size_t hostile(uint8_t *out, const uint32_t *words, size_t nwords, uint64
 static void test_hostile_headers_bounded(void **state)
 {
     (void)state;
-    peak_t pk = {0, 0};
+    ca_state_t pk;
+    ca_init(&pk, 0);
     tes_world_desc_t d = sw_desc();
-    d.allocator = (tes_allocator_t){pk_alloc, pk_realloc, pk_free, &pk};
+    d.allocator = ca_allocator(&pk);
     tes_world_t *w = tes_world_new(&d);
     assert_non_null(w);
     sw_ids_t ids;
@@ -293,15 +265,15 @@ static void test_hostile_headers_bounded(void **state)
         words[cases[k].at] = cases[k].value;
         size_t n = hostile(input, words, 200, cases[k].claimed, 0);
         assert_true(n <= sizeof input + 64);
-        size_t before = pk.live;
-        pk.peak = pk.live;
+        int64_t before = pk.live_bytes;
+        pk.peak_bytes = pk.live_bytes;
         int rc = sw_load(w, input, n);
-        size_t extra = pk.peak - before;
+        size_t extra = (size_t)(pk.peak_bytes - before);
         print_message("%s: status %d, peak extra allocation %zu bytes for a %zu byte input\n",
                       cases[k].what, rc, extra, n);
         assert_int_equal(rc, cases[k].want);
         assert_true(extra <= 4 * n + 1024);
-        assert_int_equal(pk.live, before);
+        assert_int_equal(pk.live_bytes, before);
     }
     tes_world_free(w);
 }
@@ -313,11 +285,11 @@ static void test_hostile_headers_bounded(void **state)
  * that did. */
 #define BIG_SIZE 4096
 #define BIG_ROWS 300
-static tes_world_t *big_world(peak_t *pk, tes_comp_t *big, tes_comp_t *small)
+static tes_world_t *big_world(ca_state_t *pk, tes_comp_t *big, tes_comp_t *small)
 {
     tes_world_desc_t d = sw_desc();
     if (pk)
-        d.allocator = (tes_allocator_t){pk_alloc, pk_realloc, pk_free, pk};
+        d.allocator = ca_allocator(pk);
     tes_world_t *w = tes_world_new(&d);
     assert_non_null(w);
     *small = tes_component(w, &(tes_component_desc_t){.name = "Small", .size = 4});
@@ -343,27 +315,28 @@ static void test_large_components(void **state)
     sw_buf_t snap, again;
     assert_int_equal(sw_save(a, &snap), TES_OK);
     tes_comp_t big_b, small_b;
-    peak_t pk = {0, 0};
+    ca_state_t pk;
+    ca_init(&pk, 0);
     tes_world_t *b = big_world(&pk, &big_b, &small_b);
     /* Truncated anywhere in the payload (and just after the meta part):
      * refused, nothing left behind. */
     size_t meta_end = 32 + (size_t)tes__get_u64(snap.data + 16) + 8;
-    size_t before = pk.live;
-    pk.peak = pk.live;
+    int64_t before = pk.live_bytes;
+    pk.peak_bytes = pk.live_bytes;
     assert_int_equal(sw_load(b, snap.data, meta_end), TES_ERR_IO);
-    size_t extra = pk.peak - before;
+    size_t extra = (size_t)(pk.peak_bytes - before);
     print_message("payload never delivered: peak extra allocation %zu bytes for a %zu byte input "
                   "(the table needs %d)\n", extra, meta_end, BIG_ROWS * (BIG_SIZE + 12));
     assert_true(extra <= 4 * meta_end + 8192);
-    assert_int_equal(pk.live, before);
+    assert_int_equal(pk.live_bytes, before);
     for (size_t len = meta_end; len < snap.size; len += 997) {
         assert_int_equal(sw_load(b, snap.data, len), TES_ERR_IO);
         assert_int_equal(tes_entity_count(b), 0);
-        assert_int_equal(pk.live, before);
+        assert_int_equal(pk.live_bytes, before);
     }
     snap.data[snap.size - 100] ^= 1; /* a flip in the payload */
     assert_int_equal(sw_load(b, snap.data, snap.size), TES_ERR_FORMAT);
-    assert_int_equal(pk.live, before);
+    assert_int_equal(pk.live_bytes, before);
     snap.data[snap.size - 100] ^= 1;
     assert_int_equal(sw_load(b, snap.data, snap.size), TES_OK);
     assert_int_equal(tes__world_check(b), TES_OK);

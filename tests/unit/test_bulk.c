@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
+#include "support/counting_alloc.h"
 #include "tracker.h"
 
 /* ------------------------------------------------------------------ fixture */
@@ -332,44 +333,6 @@ static void test_spawn_with_deferred(void **state)
 
 /* ------------------------------------------------------------------ allocation failures */
 
-/* An allocator that fails the k-th call (alloc or realloc) from now on. */
-typedef struct failing {
-    int64_t countdown; /* < 0: never fail */
-    uint64_t failures;
-    int64_t live;      /* bytes allocated and not freed */
-} failing_t;
-
-static void *f_alloc(size_t size, void *user)
-{
-    failing_t *f = user;
-    if (f->countdown >= 0 && f->countdown-- == 0) {
-        f->failures++;
-        return NULL;
-    }
-    void *p = malloc(size);
-    f->live += p ? (int64_t)size : 0;
-    return p;
-}
-
-static void *f_realloc(void *ptr, size_t old, size_t size, void *user)
-{
-    failing_t *f = user;
-    if (f->countdown >= 0 && f->countdown-- == 0) {
-        f->failures++;
-        return NULL;
-    }
-    void *p = realloc(ptr, size);
-    f->live += p ? (int64_t)size - (int64_t)old : 0;
-    return p;
-}
-
-static void f_free(void *ptr, size_t size, void *user)
-{
-    failing_t *f = user;
-    f->live -= ptr ? (int64_t)size : 0;
-    free(ptr);
-}
-
 typedef int (*bulk_call_fn)(fixture_t *f, bool deferred);
 
 static int call_spawn_with(fixture_t *f, bool deferred)
@@ -451,8 +414,9 @@ static void populate(fixture_t *f)
 static void sweep(bulk_call_fn call, bool deferred)
 {
     for (int64_t k = 0;; k++) {
-        failing_t fa = {-1, 0, 0};
-        tes_world_desc_t desc = {.allocator = {f_alloc, f_realloc, f_free, &fa}};
+        ca_state_t fa;
+        ca_init(&fa, 0);
+        tes_world_desc_t desc = {.allocator = ca_allocator(&fa)};
         fixture_t f;
         fixture_init(&f, &desc);
         populate(&f);
@@ -463,15 +427,16 @@ static void sweep(bulk_call_fn call, bool deferred)
             assert_int_equal(tes_defer_begin(f.w), TES_OK);
         tes_world_stats_t before = stats(f.w);
         int ctor_before = count_events("ctor"), dtor_before = count_events("dtor");
-        fa.countdown = k;
+        ca_fail_in(&fa, (uint64_t)k + 1);
         int rc = call(&f, deferred);
-        fa.countdown = -1;
+        ca_fail_in(&fa, 0);
         if (rc == TES_OK && fa.failures == 0) {
             if (deferred)
                 assert_int_equal(tes_defer_end(f.w), TES_OK);
             tes_query_free(group);
             fixture_fini(&f);
-            assert_int_equal(fa.live, 0);
+            assert_int_equal(fa.live_bytes, 0);
+            assert_int_equal(fa.live_blocks, 0);
             assert_true(k > 0);
             return;
         }
@@ -486,7 +451,8 @@ static void sweep(bulk_call_fn call, bool deferred)
             tes_defer_end(f.w);
         tes_query_free(group);
         fixture_fini(&f);
-        assert_int_equal(fa.live, 0); /* nothing leaked */
+        assert_int_equal(fa.live_bytes, 0); /* nothing leaked */
+        assert_int_equal(fa.live_blocks, 0);
     }
 }
 

@@ -79,23 +79,9 @@ static void dw_init(dw_t *d)
     memset(d, 0, sizeof *d);
     d->w = tes_world_new(NULL);
     assert_non_null(d->w);
-    for (int k = 0; k < K_COUNT; k++) {
-        comp_ctx_t *c = &d->ctx[k];
-        c->n = &d->n;
-        c->size = kinds[k].size;
-        tes_component_desc_t cd = {.name = kinds[k].name,
-                                   .size = kinds[k].size,
-                                   .storage = kinds[k].storage,
-                                   .stable = kinds[k].stable,
-                                   .hooks = {h_ctor, h_dtor, h_copy, h_move, h_on_add, h_on_set,
-                                             h_on_remove, c}};
-        if (!kinds[k].size)
-            cd.hooks = (tes_hooks_t){.on_add = h_on_add, .on_set = h_on_set,
-                                     .on_remove = h_on_remove, .ctx = c};
-        d->id[k] = tes_component(d->w, &cd);
-        assert_true(d->id[k] > TES_PREFAB);
-        c->id = d->id[k];
-    }
+    for (int k = 0; k < K_COUNT; k++)
+        d->id[k] = register_tracked(d->w, &d->ctx[k], &d->n, kinds[k].name, kinds[k].size,
+                                    kinds[k].storage, kinds[k].stable);
 }
 
 /* Worlds alive in the running test (on the heap, as their hooks write

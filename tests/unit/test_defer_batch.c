@@ -95,6 +95,34 @@ static void twin_compare(const twin_t *a, const twin_t *b)
     check(b->w);
 }
 
+/* Two twins of n entities: imm gets its calls at once, def deferred. */
+static void twins_open(twin_t *imm, twin_t *def, uint32_t n)
+{
+    twin_new(imm, n);
+    twin_new(def, n);
+}
+
+/* The twins agree, then both are freed. */
+static void twins_close(twin_t *imm, twin_t *def)
+{
+    twin_compare(imm, def);
+    tes_world_free(imm->w);
+    tes_world_free(def->w);
+}
+
+/* A 4-byte component of t's world with an on_set observer. */
+static tes_comp_t hooked_comp(twin_t *t, const char *name,
+                              void (*on_set)(tes_world_t *, tes_entity_t, void *, void *))
+{
+    tes_component_desc_t d = {0};
+    d.name = name;
+    d.size = 4;
+    d.hooks.on_set = on_set;
+    tes_comp_t c = tes_component(t->w, &d);
+    assert_true(c);
+    return c;
+}
+
 static void set3(twin_t *t, uint32_t i, int k, int32_t x)
 {
     v3_t v = {x, x + 1, x + 2};
@@ -103,12 +131,23 @@ static void set3(twin_t *t, uint32_t i, int k, int32_t x)
                      TES_OK);
 }
 
+/* Moves every entity of t into C's table, but entity keep_d, which stays
+ * in C + D (the runs' tests: one source table, broken by one entity). */
+static void gather_in_c(twin_t *t, uint32_t keep_d)
+{
+    for (uint32_t i = 0; i < t->n; i++) {
+        if (!tes_has(t->w, t->e[i], t->c[2]))
+            set3(t, i, 2, (int32_t)i);
+        if (tes_has(t->w, t->e[i], t->c[3]) && i != keep_d)
+            assert_int_equal(tes_remove(t->w, t->e[i], t->c[3]), TES_OK);
+    }
+}
+
 static void test_batch_mixed_components(void **state)
 {
     (void)state;
     twin_t imm, def;
-    twin_new(&imm, 200);
-    twin_new(&def, 200);
+    twins_open(&imm, &def, 200);
     assert_int_equal(tes_defer_begin(def.w), TES_OK);
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t i = 0; i < 200; i++) {
@@ -133,9 +172,7 @@ static void test_batch_mixed_components(void **state)
     /* Nothing changed before the flush. */
     assert_false(tes_has(def.w, def.e[0], def.c[0]));
     assert_int_equal(tes_defer_end(def.w), TES_OK);
-    twin_compare(&imm, &def);
-    tes_world_free(imm.w);
-    tes_world_free(def.w);
+    twins_close(&imm, &def);
 }
 
 /* A hook on a component with on_set: records which of the entities got A
@@ -157,12 +194,7 @@ static void test_batch_interrupted_by_hook(void **state)
     (void)state;
     twin_t def;
     twin_new(&def, 64);
-    tes_component_desc_t d = {0};
-    d.name = "Hooked";
-    d.size = 4;
-    d.hooks.on_set = h_record;
-    tes_comp_t hooked = tes_component(def.w, &d);
-    assert_true(hooked);
+    tes_comp_t hooked = hooked_comp(&def, "Hooked", h_record);
     hook_twin = &def;
     hook_calls = 0;
     assert_int_equal(tes_defer_begin(def.w), TES_OK);
@@ -188,8 +220,7 @@ static void test_batch_add_remove_interleaved(void **state)
 {
     (void)state;
     twin_t imm, def;
-    twin_new(&imm, 40);
-    twin_new(&def, 40);
+    twins_open(&imm, &def, 40);
     assert_int_equal(tes_defer_begin(def.w), TES_OK);
     twin_t *both[2] = {&imm, &def};
     for (int w = 0; w < 2; w++) {
@@ -216,13 +247,11 @@ static void test_batch_add_remove_interleaved(void **state)
         }
     }
     assert_int_equal(tes_defer_end(def.w), TES_OK);
-    twin_compare(&imm, &def);
     /* Entity 5's A was removed and added again: a zeroed default. */
     const v3_t *a5 = tes_get(def.w, def.e[5], def.c[0]);
     assert_non_null(a5);
     assert_int_equal(a5->x, 0);
-    tes_world_free(imm.w);
-    tes_world_free(def.w);
+    twins_close(&imm, &def);
 }
 
 static void test_batch_ensure_reads_plain_set(void **state)
@@ -277,19 +306,12 @@ static void test_batch_runs_one_table(void **state)
 {
     (void)state;
     twin_t imm, def;
-    twin_new(&imm, 200);
-    twin_new(&def, 200);
+    twins_open(&imm, &def, 200);
     twin_t *both[2] = {&imm, &def};
     for (int w = 0; w < 2; w++) {
-        twin_t *t = both[w];
-        for (uint32_t i = 0; i < 200; i++) {
-            /* All in C's table, but 50 (in C + D) and 120 (with A). */
-            if (!tes_has(t->w, t->e[i], t->c[2]))
-                set3(t, i, 2, (int32_t)i);
-            if (tes_has(t->w, t->e[i], t->c[3]) && i != 50)
-                assert_int_equal(tes_remove(t->w, t->e[i], t->c[3]), TES_OK);
-        }
-        set3(t, 120, 0, -1);
+        /* All in C's table, but 50 (in C + D) and 120 (with A). */
+        gather_in_c(both[w], 50);
+        set3(both[w], 120, 0, -1);
     }
     for (int w = 0; w < 2; w++) {
         twin_t *t = both[w];
@@ -309,11 +331,9 @@ static void test_batch_runs_one_table(void **state)
         }
         assert_int_equal(tes_defer_end(def.w), TES_OK);
     }
-    twin_compare(&imm, &def);
     assert_int_equal(((const v3_t *)tes_get(def.w, def.e[120], def.c[0]))->x, 360);
     assert_int_equal(((const v3_t *)tes_get(def.w, def.e[199], def.c[0]))->z, 199 * 3 + 2);
-    tes_world_free(imm.w);
-    tes_world_free(def.w);
+    twins_close(&imm, &def);
 }
 
 /* Runs of groups of several commands (a system that sets a few components
@@ -325,19 +345,10 @@ static void test_batch_runs_of_groups(void **state)
 {
     (void)state;
     twin_t imm, def;
-    twin_new(&imm, 200);
-    twin_new(&def, 200);
+    twins_open(&imm, &def, 200);
     twin_t *both[2] = {&imm, &def};
-    for (int w = 0; w < 2; w++) {
-        twin_t *t = both[w];
-        for (uint32_t i = 0; i < 200; i++) {
-            /* All in C's table, but 50 (in C + D). */
-            if (!tes_has(t->w, t->e[i], t->c[2]))
-                set3(t, i, 2, (int32_t)i);
-            if (tes_has(t->w, t->e[i], t->c[3]) && i != 50)
-                assert_int_equal(tes_remove(t->w, t->e[i], t->c[3]), TES_OK);
-        }
-    }
+    for (int w = 0; w < 2; w++)
+        gather_in_c(both[w], 50); /* all in C's table, but 50 (in C + D) */
     for (int w = 0; w < 2; w++) {
         twin_t *t = both[w];
         assert_int_equal(tes_defer_begin(def.w), TES_OK);
@@ -375,15 +386,13 @@ static void test_batch_runs_of_groups(void **state)
         }
         assert_int_equal(tes_defer_end(def.w), TES_OK);
     }
-    twin_compare(&imm, &def);
     assert_int_equal(((const v3_t *)tes_get(def.w, def.e[130], def.c[0]))->x, 2130);
     assert_int_equal(((const v3_t *)tes_get(def.w, def.e[10], def.c[0]))->x, 3010);
     assert_int_equal(((const v3_t *)tes_get(def.w, def.e[10], def.c[1]))->y, 4011);
     assert_int_equal(*(const int32_t *)tes_get(def.w, def.e[80], def.c[3]), 99);
     assert_int_equal(*(const int32_t *)tes_get(def.w, def.e[165], def.c[3]), 165 * 5);
     assert_true(tes_has(def.w, def.e[140], def.c[4]));
-    tes_world_free(imm.w);
-    tes_world_free(def.w);
+    twins_close(&imm, &def);
 }
 
 /* A hook that asks for a group on A while the queue is applied: whenever
@@ -408,13 +417,8 @@ static void test_batch_plan_after_hook_makes_group(void **state)
     (void)state;
     twin_t def;
     twin_new(&def, 40);
+    tes_comp_t hooked = hooked_comp(&def, "MakesGroup", h_make_group);
     tes_component_desc_t d = {0};
-    d.name = "MakesGroup";
-    d.size = 4;
-    d.hooks.on_set = h_make_group;
-    tes_comp_t hooked = tes_component(def.w, &d);
-    assert_true(hooked);
-    d = (tes_component_desc_t){0};
     d.name = "S";
     d.storage = TES_STORAGE_SPARSE;
     group_sparse = tes_component(def.w, &d);

@@ -30,6 +30,7 @@
 #include "tessera.h"
 #include "world/check.h"
 
+#include "support/counting_alloc.h"
 #include "unit/tracker.h"
 
 typedef struct {
@@ -310,31 +311,12 @@ static void test_ensure_after_instantiate_at_growth(void **state)
     tes_world_free(w);
 }
 
-/* An allocator that counts calls. */
-static int64_t alloc_calls;
-static void *count_alloc(size_t size, void *user)
-{
-    (void)user;
-    alloc_calls++;
-    return malloc(size);
-}
-static void *count_realloc(void *p, size_t old_size, size_t new_size, void *user)
-{
-    (void)user, (void)old_size;
-    alloc_calls++;
-    return realloc(p, new_size);
-}
-static void count_free(void *p, size_t size, void *user)
-{
-    (void)user, (void)size;
-    free(p);
-}
-
 static void test_staging_arena(void **state)
 {
     (void)state;
-    tes_world_desc_t desc = {0};
-    desc.allocator = (tes_allocator_t){count_alloc, count_realloc, count_free, NULL};
+    ca_state_t ca;
+    ca_init(&ca, 0);
+    tes_world_desc_t desc = {.allocator = ca_allocator(&ca)};
     tes_world_t *w = tes_world_new(&desc);
     assert_non_null(w);
     tes_comp_t pos = plain(w, "Pos", sizeof(i32_t));
@@ -347,7 +329,7 @@ static void test_staging_arena(void **state)
     assert_int_equal(tes_spawn_n(w, N, &pos, 1, ents), TES_OK);
     for (int round = 0; round < 3; round++) {
         assert_int_equal(tes_defer_begin(w), TES_OK);
-        int64_t queue_allocs = alloc_calls;
+        uint64_t queue_allocs = ca.calls;
         for (int i = 0; i < N; i++) {
             staged[i] = tes_ensure(w, ents[i], vel);
             assert_non_null(staged[i]);
@@ -356,7 +338,7 @@ static void test_staging_arena(void **state)
         /* Written only now, after the arena grew many times. */
         for (int i = 0; i < N; i++)
             staged[i]->x = i * 3 + round;
-        queue_allocs = alloc_calls - queue_allocs;
+        queue_allocs = ca.calls - queue_allocs;
         assert_int_equal(tes_defer_end(w), TES_OK);
         for (int i = 0; i < N; i++) {
             assert_int_equal(((const i32_t *)tes_get(w, ents[i], vel))->x, i * 3 + round);
@@ -374,6 +356,8 @@ static void test_staging_arena(void **state)
     free(staged);
     free(ents);
     tes_world_free(w);
+    assert_int_equal(ca.live_blocks, 0);
+    assert_int_equal(ca.bad_sizes + ca.bad_ptrs, 0);
 }
 
 int main(void)

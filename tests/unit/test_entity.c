@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "tessera.h"
+#include "support/counting_alloc.h"
 #include "world/check.h"
 
 static void test_handle_layout(void **state)
@@ -210,70 +211,43 @@ static void test_bulk_spawn(void **state)
     tes_world_free(w);
 }
 
-typedef struct counting {
-    long blocks;
-    long long bytes;
-    long calls;
-} counting_t;
-
-static void *count_alloc(size_t size, void *user)
-{
-    counting_t *c = user;
-    c->blocks++, c->bytes += (long long)size, c->calls++;
-    return malloc(size);
-}
-
-static void *count_realloc(void *p, size_t old_size, size_t new_size, void *user)
-{
-    counting_t *c = user;
-    c->calls++;
-    void *q = realloc(p, new_size);
-    if (q)
-        c->bytes += (long long)new_size - (long long)old_size;
-    return q;
-}
-
-static void count_free(void *p, size_t size, void *user)
-{
-    counting_t *c = user;
-    c->blocks--, c->bytes -= (long long)size;
-    free(p);
-}
-
 static void test_allocator_sees_everything(void **state)
 {
     (void)state;
-    counting_t c = {0};
-    tes_world_desc_t d = {.allocator = {count_alloc, count_realloc, count_free, &c}};
+    ca_state_t c;
+    ca_init(&c, 0);
+    tes_world_desc_t d = {.allocator = ca_allocator(&c)};
     tes_world_t *w = tes_world_new(&d);
     assert_non_null(w);
     for (int i = 0; i < 5000; i++)
         tes_spawn(w);
     tes_world_stats_t s;
     tes_world_stats(w, &s);
-    assert_true(c.bytes > 0);
-    assert_int_equal((long long)s.bytes_allocated, c.bytes);
+    assert_true(c.live_bytes > 0);
+    assert_int_equal((int64_t)s.bytes_allocated, c.live_bytes);
     assert_int_equal(s.entities_alive, 5000);
     assert_int_equal(s.entity_slots, 5000);
     tes_world_free(w);
-    assert_int_equal(c.blocks, 0);
-    assert_int_equal(c.bytes, 0);
+    assert_int_equal(c.live_blocks, 0);
+    assert_int_equal(c.live_bytes, 0);
+    assert_int_equal(c.bad_sizes + c.bad_ptrs, 0);
     /* A partial allocator is a bad descriptor. */
-    tes_world_desc_t bad = {.allocator = {count_alloc, NULL, NULL, &c}};
+    tes_world_desc_t bad = {.allocator = {d.allocator.alloc, NULL, NULL, &c}};
     assert_null(tes_world_new(&bad));
 }
 
 static void test_recycle_does_not_allocate(void **state)
 {
     (void)state;
-    counting_t c = {0};
-    tes_world_desc_t d = {.allocator = {count_alloc, count_realloc, count_free, &c}};
+    ca_state_t c;
+    ca_init(&c, 0);
+    tes_world_desc_t d = {.allocator = ca_allocator(&c)};
     tes_world_t *w = tes_world_new(&d);
     tes_entity_t e[1000];
     tes_spawn_n(w, 1000, NULL, 0, e);
     for (int i = 0; i < 1000; i++)
         tes_destroy(w, e[i]);
-    long calls = c.calls;
+    uint64_t calls = c.calls;
     for (int round = 0; round < 10; round++) {
         for (int i = 0; i < 1000; i++)
             e[i] = tes_spawn(w);

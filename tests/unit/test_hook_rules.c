@@ -18,6 +18,7 @@
 
 #include "tessera.h"
 #include "query/query.h"
+#include "support/counting_alloc.h"
 #include "world/check.h"
 
 typedef struct probe {
@@ -382,56 +383,6 @@ static void test_deferred_clone_hooks_are_hooks(void **state)
     tes_world_free(w);
 }
 
-/* An allocator that fails its `fail_at`-th call (counting from when it is
- * armed) and keeps the balance of live bytes. */
-typedef struct failing {
-    int64_t armed_calls, fail_at, injected;
-    int64_t live;
-} failing_t;
-
-static bool should_fail(failing_t *f)
-{
-    if (f->fail_at <= 0 || ++f->armed_calls != f->fail_at)
-        return false;
-    f->injected++;
-    return true;
-}
-
-static void *f_alloc(size_t size, void *user)
-{
-    failing_t *f = user;
-    if (should_fail(f))
-        return NULL;
-    void *p = malloc(size);
-    f->live += p ? (int64_t)size : 0;
-    return p;
-}
-
-static void *f_realloc(void *ptr, size_t old_size, size_t new_size, void *user)
-{
-    failing_t *f = user;
-    if (should_fail(f))
-        return NULL;
-    void *p = realloc(ptr, new_size);
-    if (p)
-        f->live += (int64_t)new_size - (int64_t)old_size;
-    return p;
-}
-
-static void f_free(void *ptr, size_t size, void *user)
-{
-    failing_t *f = user;
-    if (ptr)
-        f->live -= (int64_t)size;
-    free(ptr);
-}
-
-static void arm(failing_t *f, int64_t k)
-{
-    f->armed_calls = 0;
-    f->fail_at = k;
-}
-
 /* A non-owning group asked for inside a hook is built when the call that
  * ran the hook returns, before anyone iterates: tes_query_iter used to
  * build it, a write to the query (and to the world's watcher list) that two
@@ -480,8 +431,9 @@ static void test_group_from_hook_under_allocation_failures(void **state)
     (void)state;
     int64_t injected = 0, build_failures = 0;
     for (int64_t k = 1;; k++) {
-        failing_t fa = {0};
-        tes_world_desc_t wd = {.allocator = {f_alloc, f_realloc, f_free, &fa}};
+        ca_state_t fa;
+        ca_init(&fa, 0);
+        tes_world_desc_t wd = {.allocator = ca_allocator(&fa)};
         tes_world_t *w = tes_world_new(&wd);
         assert_non_null(w);
         P = (probe_t){0};
@@ -493,7 +445,7 @@ static void test_group_from_hook_under_allocation_failures(void **state)
         tes_entity_t e = tes_spawn(w);
         /* The k-th allocation from here on fails: in the add, in its
          * hook's tes_query_new, or in the group's build as the add returns. */
-        arm(&fa, k);
+        ca_fail_in(&fa, (uint64_t)k);
         int rc = tes_add(w, e, c);
         bool built = P.query && P.query->group;
         if (rc == TES_ERR_NOMEM) {
@@ -511,10 +463,10 @@ static void test_group_from_hook_under_allocation_failures(void **state)
             build_failures += !built;
             if (!built)
                 assert_true(P.query->group_pending);
-            int64_t was = fa.injected;
+            uint64_t was = fa.failures;
             assert_int_equal(tes_query_count(P.query), 300);
-            assert_int_equal(fa.injected, was); /* counting builds nothing */
-            arm(&fa, 0);
+            assert_int_equal(fa.failures, was); /* counting builds nothing */
+            ca_fail_in(&fa, 0);
             int32_t n = 0;
             tes_iter_t it = tes_query_iter(P.query);
             while (tes_iter_next(&it))
@@ -524,12 +476,13 @@ static void test_group_from_hook_under_allocation_failures(void **state)
             assert_non_null(P.query->group); /* built by now */
             assert_int_equal(tes_query_count(P.query), 301);
         }
-        arm(&fa, 0);
+        ca_fail_in(&fa, 0);
         assert_int_equal(tes__world_check(w), TES_OK);
         tes_world_free(w);
-        assert_int_equal(fa.live, 0);
-        injected += fa.injected;
-        if (fa.injected == 0)
+        assert_int_equal(fa.live_bytes, 0);
+        assert_int_equal(fa.live_blocks, 0);
+        injected += (int64_t)fa.failures;
+        if (fa.failures == 0)
             break; /* k passed every allocation both phases make */
     }
     assert_true(injected > 3);

@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "tessera.h"
+#include "support/counting_alloc.h"
 #include "world/check.h"
 
 /* ------------------------------------------------------------------------ */
@@ -2278,43 +2279,6 @@ static void test_entity_limit_full(void **state)
     fx_close(&f);
 }
 
-typedef struct failing {
-    int64_t calls;
-    int64_t fail_at; /* 0 = never */
-    int64_t live;    /* blocks outstanding */
-} failing_t;
-
-static void *fail_alloc(size_t size, void *user)
-{
-    failing_t *fa = user;
-    if (++fa->calls == fa->fail_at)
-        return NULL;
-    void *p = malloc(size);
-    fa->live += p != NULL;
-    return p;
-}
-
-static void *fail_realloc(void *ptr, size_t old_size, size_t new_size, void *user)
-{
-    (void)old_size;
-    failing_t *fa = user;
-    if (++fa->calls == fa->fail_at)
-        return NULL;
-    void *p = realloc(ptr, new_size);
-    if (p && !ptr)
-        fa->live++;
-    return p;
-}
-
-static void fail_free(void *ptr, size_t size, void *user)
-{
-    (void)size;
-    failing_t *fa = user;
-    if (ptr)
-        fa->live--;
-    free(ptr);
-}
-
 enum { OP_INSTANTIATE, OP_INSTANTIATE_N, OP_DEFERRED, OP_ADOPT, OP_DEFERRED_DESTROY, OP_COUNT };
 
 typedef struct snapshot {
@@ -2360,13 +2324,9 @@ static void test_allocation_failures(void **state)
     for (int op = 0; op < OP_COUNT; op++) {
         bool finished = false;
         for (int64_t k = 1; k < 2000 && !finished; k++) {
-            failing_t fa = {0, 0, 0};
-            tes_world_desc_t desc;
-            memset(&desc, 0, sizeof desc);
-            desc.allocator.alloc = fail_alloc;
-            desc.allocator.realloc = fail_realloc;
-            desc.allocator.free = fail_free;
-            desc.allocator.user = &fa;
+            ca_state_t fa;
+            ca_init(&fa, 0);
+            tes_world_desc_t desc = {.allocator = ca_allocator(&fa)};
             fixture_t f;
             fx_open(&f, &desc);
             tes_world_t *w = f.w;
@@ -2387,7 +2347,7 @@ static void test_allocation_failures(void **state)
             tes_instance_t got[40] = {0};
             tes_instance_t inst = 0;
             int rc = TES_OK;
-            fa.fail_at = fa.calls + k;
+            ca_fail_in(&fa, (uint64_t)k);
             switch (op) {
             case OP_INSTANTIATE:
                 inst = tes_instantiate(w, f.prefab, o, FX_MEMBERS);
@@ -2411,7 +2371,7 @@ static void test_allocation_failures(void **state)
                     assert_int_equal(tes__world_check(w), TES_OK);
                     tes_query_free(group);
                     fx_close(&f);
-                    assert_int_equal(fa.live, 0);
+                    assert_int_equal(fa.live_blocks, 0);
                     continue;
                 }
                 break;
@@ -2462,7 +2422,7 @@ static void test_allocation_failures(void **state)
             assert_int_equal(tes__world_check(w), TES_OK);
             tes_query_free(group);
             fx_close(&f);
-            assert_int_equal(fa.live, 0);
+            assert_int_equal(fa.live_blocks, 0);
         }
         assert_true(finished);
     }
@@ -2474,18 +2434,14 @@ static void test_prefab_allocation_failures(void **state)
     (void)state;
     bool finished = false;
     for (int64_t k = 1; k < 500 && !finished; k++) {
-        failing_t fa = {0, 0, 0};
-        tes_world_desc_t desc;
-        memset(&desc, 0, sizeof desc);
-        desc.allocator.alloc = fail_alloc;
-        desc.allocator.realloc = fail_realloc;
-        desc.allocator.free = fail_free;
-        desc.allocator.user = &fa;
+        ca_state_t fa;
+        ca_init(&fa, 0);
+        tes_world_desc_t desc = {.allocator = ca_allocator(&fa)};
         tes_world_t *w = tes_world_new(&desc);
         assert_non_null(w);
         tes_comp_t v = reg(w, "V", sizeof(Val), TES_STORAGE_TABLE, false, NULL, NULL, 0);
         tes_entity_t e = tes_spawn(w);
-        fa.fail_at = fa.calls + k;
+        ca_fail_in(&fa, (uint64_t)k);
         tes_entity_t pf = tes_prefab_new(w);
         tes_entity_t ch = pf ? tes_prefab_child(w, pf) : TES_NULL;
         tes_entity_t ch2 = ch ? tes_prefab_child(w, pf) : TES_NULL;
@@ -2518,7 +2474,7 @@ static void test_prefab_allocation_failures(void **state)
         assert_true(tes_alive(w, e));
         assert_int_equal(tes__world_check(w), TES_OK);
         tes_world_free(w);
-        assert_int_equal(fa.live, 0);
+        assert_int_equal(fa.live_blocks, 0);
     }
     assert_true(finished);
 }

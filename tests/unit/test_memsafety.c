@@ -17,6 +17,7 @@
 
 #include "core/checked.h"
 #include "tessera.h"
+#include "support/counting_alloc.h"
 #include "world/check.h"
 
 static tes_comp_t comp(tes_world_t *w, const char *name, size_t size, tes_storage_t storage)
@@ -29,48 +30,25 @@ static tes_comp_t comp(tes_world_t *w, const char *name, size_t size, tes_storag
 
 /* ------------------------------------------------------------ allocators */
 
-/* Fills freed blocks with garbage first, so a read through a pointer into
- * a block that was reallocated sees nonsense even without a sanitizer. */
-static void *poison_alloc(size_t size, void *user)
+/* The shared test allocator (support/counting_alloc.h), poisoning: every
+ * realloc moves and freed blocks are filled with garbage first, so a read
+ * through a pointer into a block that was reallocated sees nonsense even
+ * without a sanitizer. */
+static ca_state_t poisoning;
+static tes_world_desc_t poison_desc(void)
 {
-    (void)user;
-    return malloc(size);
-}
-static void *poison_realloc(void *p, size_t old_size, size_t size, void *user)
-{
-    (void)user;
-    void *q = malloc(size);
-    if (!q)
-        return NULL;
-    memcpy(q, p, old_size < size ? old_size : size);
-    memset(p, 0xA5, old_size);
-    free(p);
-    return q;
-}
-static void poison_free(void *p, size_t size, void *user)
-{
-    (void)user;
-    if (p)
-        memset(p, 0xA5, size);
-    free(p);
+    ca_init(&poisoning, 0);
+    poisoning.poison = true;
+    return (tes_world_desc_t){.allocator = ca_allocator(&poisoning)};
 }
 
 /* Refuses any single block above 256 MiB. */
-#define BIG_LIMIT ((size_t)256 << 20)
-static void *limited_alloc(size_t size, void *user)
+static ca_state_t limited;
+static tes_world_desc_t limited_desc(void)
 {
-    (void)user;
-    return size > BIG_LIMIT ? NULL : malloc(size);
-}
-static void *limited_realloc(void *p, size_t old_size, size_t size, void *user)
-{
-    (void)old_size, (void)user;
-    return size > BIG_LIMIT ? NULL : realloc(p, size);
-}
-static void limited_free(void *p, size_t size, void *user)
-{
-    (void)size, (void)user;
-    free(p);
+    ca_init(&limited, 0);
+    limited.max_block = (size_t)256 << 20;
+    return (tes_world_desc_t){.allocator = ca_allocator(&limited)};
 }
 
 /* ------------------------------------------------------------ defect 1 */
@@ -127,7 +105,7 @@ static void test_sparse_remove_reserves_group_room(void **state)
 static void test_deferred_ensure_after_queue_growth(void **state)
 {
     (void)state;
-    tes_world_desc_t desc = {.allocator = {poison_alloc, poison_realloc, poison_free, NULL}};
+    tes_world_desc_t desc = poison_desc();
     tes_world_t *w = tes_world_new(&desc);
     tes_comp_t a = comp(w, "A", 4, TES_STORAGE_TABLE);
     tes_comp_t t = comp(w, "T", 0, TES_STORAGE_TABLE);
@@ -158,7 +136,7 @@ static void test_deferred_ensure_after_queue_growth(void **state)
 static void test_column_block_size_overflow(void **state)
 {
     (void)state;
-    tes_world_desc_t desc = {.allocator = {limited_alloc, limited_realloc, limited_free, NULL}};
+    tes_world_desc_t desc = limited_desc();
     tes_world_t *w = tes_world_new(&desc);
     enum { N = 65536 };
     tes_comp_t *comps = malloc(N * sizeof *comps);
@@ -578,7 +556,7 @@ static void move_frees_own_group(void *dst, void *src, int32_t count, void *ctx)
 static void test_hook_frees_own_group_during_swap(void **state)
 {
     (void)state;
-    tes_world_desc_t desc = {.allocator = {poison_alloc, poison_realloc, poison_free, NULL}};
+    tes_world_desc_t desc = poison_desc();
     tes_world_t *w = tes_world_new(&desc);
     tes_component_desc_t da = {.name = "A", .size = 4, .storage = TES_STORAGE_SPARSE,
                                .hooks.move = move_frees_own_group};
@@ -607,35 +585,20 @@ static void test_hook_frees_own_group_during_swap(void **state)
     tes_world_free(w);
 }
 
-/* Fails the allocation numbered fail_at (1-based) after it is armed. */
-static struct {
-    bool armed;
-    int seen, fail_at;
-} fa;
-static void *fa_alloc(size_t size, void *user)
-{
-    (void)user;
-    if (fa.armed && ++fa.seen == fa.fail_at)
-        return NULL;
-    return malloc(size);
-}
-static void *fa_realloc(void *p, size_t old_size, size_t size, void *user)
-{
-    (void)old_size, (void)user;
-    if (fa.armed && ++fa.seen == fa.fail_at)
-        return NULL;
-    return realloc(p, size);
-}
+/* Fails the allocation numbered fa_fail_in (1-based) counted from when the
+ * observer below arms it. */
+static ca_state_t fa;
+static uint64_t fa_fail_in;
 
 static void d6_build_group_armed(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
 {
     (void)e, (void)ptr, (void)ctx;
     if (d6.group)
         return;
-    fa.armed = true;
+    ca_fail_in(&fa, fa_fail_in);
     tes_query_desc_t d = {.terms = {{d6.a}, {d6.c, TES_NOT}}, .flags = TES_QUERY_NONOWNING_GROUP};
     d6.group = tes_query_new(w, &d);
-    fa.armed = false;
+    ca_fail_in(&fa, 0);
     if (!d6.group)
         assert_int_equal(tes_last_error(w), TES_ERR_NOMEM);
 }
@@ -649,9 +612,9 @@ static void test_observer_group_allocation_failures(void **state)
     bool built = false;
     for (int k = 1; !built && k < 100; k++) {
         memset(&d6, 0, sizeof d6);
-        fa.seen = 0;
-        fa.fail_at = k;
-        tes_world_desc_t desc = {.allocator = {fa_alloc, fa_realloc, limited_free, NULL}};
+        ca_init(&fa, 0);
+        fa_fail_in = (uint64_t)k;
+        tes_world_desc_t desc = {.allocator = ca_allocator(&fa)};
         tes_world_t *w = tes_world_new(&desc);
         d6.a = comp(w, "A", 4, TES_STORAGE_TABLE);
         tes_component_desc_t dc = {.name = "C", .size = 4, .hooks.on_remove = d6_build_group_armed};
@@ -677,6 +640,7 @@ static void test_observer_group_allocation_failures(void **state)
             assert_true(after.bytes_allocated - before.bytes_allocated < 1024);
         assert_int_equal(tes__world_check(w), TES_OK);
         tes_world_free(w);
+        assert_int_equal(fa.live_blocks, 0);
     }
     assert_true(built);
 }

@@ -180,23 +180,9 @@ static fx_t *fx_new(void)
     live_fx[slot] = fx;
     fx->w = tes_world_new(NULL);
     assert_non_null(fx->w);
-    for (int k = 0; k < K_COUNT; k++) {
-        comp_ctx_t *c = &fx->ctx[k];
-        c->n = &fx->n;
-        c->size = kinds[k].size;
-        tes_component_desc_t d = {.name = kinds[k].name,
-                                  .size = kinds[k].size,
-                                  .storage = kinds[k].storage,
-                                  .stable = kinds[k].stable,
-                                  .hooks = {h_ctor, h_dtor, h_copy, h_move, h_on_add, h_on_set,
-                                            h_on_remove, c}};
-        if (!kinds[k].size)
-            d.hooks = (tes_hooks_t){.on_add = h_on_add, .on_set = h_on_set,
-                                    .on_remove = h_on_remove, .ctx = c};
-        fx->id[k] = tes_component(fx->w, &d);
-        assert_true(fx->id[k] > TES_PREFAB);
-        c->id = fx->id[k];
-    }
+    for (int k = 0; k < K_COUNT; k++)
+        fx->id[k] = register_tracked(fx->w, &fx->ctx[k], &fx->n, kinds[k].name, kinds[k].size,
+                                     kinds[k].storage, kinds[k].stable);
     fx_grow(fx, 0);
     return fx;
 }
@@ -1859,13 +1845,8 @@ static void test_group_owning_pages(void **state)
     (void)state;
     fx_t *fx = fx_new();
     tes_world_t *w = fx->w;
-    comp_ctx_t big_ctx = {&fx->n, 1024, 0};
-    tes_component_desc_t bd = {.name = "Big", .size = 1024, .storage = TES_STORAGE_SPARSE,
-                               .hooks = {h_ctor, h_dtor, h_copy, h_move, h_on_add, h_on_set,
-                                         h_on_remove, &big_ctx}};
-    tes_comp_t big = tes_component(w, &bd);
-    assert_true(big != 0);
-    big_ctx.id = big;
+    comp_ctx_t big_ctx;
+    tes_comp_t big = register_tracked(w, &big_ctx, &fx->n, "Big", 1024, TES_STORAGE_SPARSE, false);
     tes_query_desc_t d = {.flags = TES_QUERY_OWNING_GROUP};
     desc_add(&d, big, TES_AND);
     desc_add(&d, fx->id[K_SA], TES_AND);

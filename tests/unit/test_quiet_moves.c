@@ -34,9 +34,7 @@
 #include "tessera.h"
 #include "world/check.h"
 
-typedef struct {
-    float x, y, z;
-} vec3_t;
+#include "unit/vec3.h"
 
 static void noop_on_set(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
 {
@@ -59,8 +57,6 @@ static tes_comp_t reg(tes_world_t *w, const char *name, size_t size, bool observ
     return c;
 }
 
-static vec3_t vec(float f) { return (vec3_t){f, f + 1.0f, f + 2.0f}; }
-
 /* Addresses are kept in ordinary builds; a TES_DEBUG build moves every
  * table a row enters or leaves to fresh memory (so that a kept pointer is
  * caught), and there only the values can be compared. */
@@ -70,12 +66,23 @@ static vec3_t vec(float f) { return (vec3_t){f, f + 1.0f, f + 2.0f}; }
 #define assert_same_address(a, b) assert_ptr_equal(a, b)
 #endif
 
-static void assert_vec(const void *p, float f)
+/* Checks the world invariant, then frees the world. */
+static void check_and_free(tes_world_t *w)
 {
-    assert_non_null(p);
-    vec3_t v;
-    memcpy(&v, p, sizeof v);
-    assert_true(v.x == f && v.y == f + 1.0f && v.z == f + 2.0f);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
+/* Spawns n entities with A = B = vec(base + i) into out. */
+static void spawn_ab(tes_world_t *w, tes_comp_t a, tes_comp_t b, int n, float base,
+                     tes_entity_t *out)
+{
+    for (int i = 0; i < n; i++) {
+        out[i] = tes_spawn(w);
+        vec3_t v = vec(base + (float)i);
+        assert_int_equal(tes_set(w, out[i], a, &v), TES_OK);
+        assert_int_equal(tes_set(w, out[i], b, &v), TES_OK);
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -106,57 +113,57 @@ static void test_small_copies_every_size(void **state)
 }
 
 /* A world where {A, B} has room for 32 more rows (tables never shrink) and
- * the edge {A} -> {A, B} is cached; es[0..7] in {A} (A = i), es[7] last. */
-static tes_world_t *setup_rows(tes_comp_t *a, tes_comp_t *b, tes_entity_t es[8])
+ * the edge {A} -> {A, B} is cached; es[0..7] in {A} (A = i), es[7] last;
+ * before[i] is es[i]'s A as the tests start. */
+typedef struct {
+    tes_world_t *w;
+    tes_comp_t a, b;
+    tes_entity_t es[8];
+    const void *before[8];
+} rows_t;
+
+static void rows_open(rows_t *r)
 {
-    tes_world_t *w = tes_world_new(NULL);
-    *a = reg(w, "A", sizeof(vec3_t), false);
-    *b = reg(w, "B", sizeof(vec3_t), false);
+    tes_world_t *w = r->w = tes_world_new(NULL);
+    r->a = reg(w, "A", sizeof(vec3_t), false);
+    r->b = reg(w, "B", sizeof(vec3_t), false);
     tes_entity_t tmp[32];
-    for (int i = 0; i < 32; i++) {
-        tmp[i] = tes_spawn(w);
-        vec3_t v = vec(100.0f + (float)i);
-        assert_int_equal(tes_set(w, tmp[i], *a, &v), TES_OK);
-        assert_int_equal(tes_set(w, tmp[i], *b, &v), TES_OK);
-    }
+    spawn_ab(w, r->a, r->b, 32, 100.0f, tmp);
     for (int i = 0; i < 32; i++)
         assert_int_equal(tes_destroy(w, tmp[i]), TES_OK);
     for (int i = 0; i < 8; i++) {
-        es[i] = tes_spawn(w);
+        r->es[i] = tes_spawn(w);
         vec3_t v = vec((float)i);
-        assert_int_equal(tes_set(w, es[i], *a, &v), TES_OK);
+        assert_int_equal(tes_set(w, r->es[i], r->a, &v), TES_OK);
     }
-    return w;
+    for (int i = 0; i < 8; i++)
+        r->before[i] = tes_get(w, r->es[i], r->a);
 }
 
 /* The last row moves out: every other entity keeps its address. */
 static void test_last_row_move_keeps_other_addresses(void **state)
 {
     (void)state;
-    tes_comp_t a, b;
-    tes_entity_t es[8];
-    tes_world_t *w = setup_rows(&a, &b, es);
-    const void *before[8];
-    for (int i = 0; i < 8; i++)
-        before[i] = tes_get(w, es[i], a);
+    rows_t r;
+    rows_open(&r);
     for (int k = 7; k >= 4; k--) { /* each time the last row of {A} */
         vec3_t v = vec(50.0f + (float)k);
-        assert_int_equal(tes_set(w, es[k], b, &v), TES_OK);
+        assert_int_equal(tes_set(r.w, r.es[k], r.b, &v), TES_OK);
         /* Right after the call, e's own cells are where tes_get says. */
-        assert_vec(tes_get(w, es[k], a), (float)k);
-        assert_vec(tes_get(w, es[k], b), 50.0f + (float)k);
+        assert_vec(tes_get(r.w, r.es[k], r.a), (float)k);
+        assert_vec(tes_get(r.w, r.es[k], r.b), 50.0f + (float)k);
         for (int i = 0; i < k; i++) {
-            assert_same_address(tes_get(w, es[i], a), before[i]);
-            assert_vec(tes_get(w, es[i], a), (float)i);
+            assert_same_address(tes_get(r.w, r.es[i], r.a), r.before[i]);
+            assert_vec(tes_get(r.w, r.es[i], r.a), (float)i);
         }
         /* The ones moved before stay put in {A, B}, which had room. */
         for (int i = k + 1; i < 8; i++) {
-            assert_vec(tes_get(w, es[i], a), (float)i);
-            assert_vec(tes_get(w, es[i], b), 50.0f + (float)i);
+            assert_vec(tes_get(r.w, r.es[i], r.a), (float)i);
+            assert_vec(tes_get(r.w, r.es[i], r.b), 50.0f + (float)i);
         }
-        assert_int_equal(tes__world_check(w), TES_OK);
+        assert_int_equal(tes__world_check(r.w), TES_OK);
     }
-    tes_world_free(w);
+    check_and_free(r.w);
 }
 
 /* A middle row moves out: the last row fills its hole, and only that
@@ -164,28 +171,23 @@ static void test_last_row_move_keeps_other_addresses(void **state)
 static void test_middle_row_move_fills_hole(void **state)
 {
     (void)state;
-    tes_comp_t a, b;
-    tes_entity_t es[8];
-    tes_world_t *w = setup_rows(&a, &b, es);
-    const void *before[8];
-    for (int i = 0; i < 8; i++)
-        before[i] = tes_get(w, es[i], a);
+    rows_t r;
+    rows_open(&r);
     vec3_t v = vec(70.0f);
-    assert_int_equal(tes_set(w, es[2], b, &v), TES_OK);
-    assert_vec(tes_get(w, es[2], a), 2.0f);
-    assert_vec(tes_get(w, es[2], b), 70.0f);
-    assert_same_address(tes_get(w, es[7], a), before[2]); /* the hole's filler */
-    assert_vec(tes_get(w, es[7], a), 7.0f);
+    assert_int_equal(tes_set(r.w, r.es[2], r.b, &v), TES_OK);
+    assert_vec(tes_get(r.w, r.es[2], r.a), 2.0f);
+    assert_vec(tes_get(r.w, r.es[2], r.b), 70.0f);
+    assert_same_address(tes_get(r.w, r.es[7], r.a), r.before[2]); /* the hole's filler */
+    assert_vec(tes_get(r.w, r.es[7], r.a), 7.0f);
     for (int i = 0; i < 7; i++)
         if (i != 2)
-            assert_same_address(tes_get(w, es[i], a), before[i]);
+            assert_same_address(tes_get(r.w, r.es[i], r.a), r.before[i]);
     /* Then the last row again (es[6]), then the first (es[0]). */
-    assert_int_equal(tes_set(w, es[6], b, &v), TES_OK);
-    assert_int_equal(tes_set(w, es[0], b, &v), TES_OK);
+    assert_int_equal(tes_set(r.w, r.es[6], r.b, &v), TES_OK);
+    assert_int_equal(tes_set(r.w, r.es[0], r.b, &v), TES_OK);
     for (int i = 0; i < 8; i++)
-        assert_vec(tes_get(w, es[i], a), (float)i);
-    assert_int_equal(tes__world_check(w), TES_OK);
-    tes_world_free(w);
+        assert_vec(tes_get(r.w, r.es[i], r.a), (float)i);
+    check_and_free(r.w);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -318,12 +320,7 @@ static void test_add_zeroes_recycled_row(void **state)
     tes_comp_t b = reg(w, "B", sizeof(vec3_t), false);
     for (int round = 0; round < 3; round++) {
         tes_entity_t old[4];
-        for (int i = 0; i < 4; i++) {
-            old[i] = tes_spawn(w);
-            vec3_t v = vec(9.0f + (float)i);
-            assert_int_equal(tes_set(w, old[i], a, &v), TES_OK);
-            assert_int_equal(tes_set(w, old[i], b, &v), TES_OK);
-        }
+        spawn_ab(w, a, b, 4, 9.0f, old);
         for (int i = 3; i >= 0; i--)
             assert_int_equal(tes_destroy(w, old[i]), TES_OK);
         for (int i = 0; i < 4; i++) {
@@ -339,7 +336,7 @@ static void test_add_zeroes_recycled_row(void **state)
         }
         assert_int_equal(tes__world_check(w), TES_OK);
     }
-    tes_world_free(w);
+    check_and_free(w);
 }
 
 /* The value is the entity's own cell in the row the move leaves (the last
@@ -348,19 +345,17 @@ static void test_add_zeroes_recycled_row(void **state)
 static void test_value_from_moving_row(void **state)
 {
     (void)state;
-    tes_comp_t a, b;
-    tes_entity_t es[8];
-    tes_world_t *w = setup_rows(&a, &b, es);
-    assert_int_equal(tes_set(w, es[7], b, tes_get(w, es[7], a)), TES_OK);
-    assert_vec(tes_get(w, es[7], b), 7.0f);
-    assert_vec(tes_get(w, es[7], a), 7.0f);
-    assert_int_equal(tes_set(w, es[6], b, tes_get(w, es[7], b)), TES_OK);
-    assert_vec(tes_get(w, es[6], b), 7.0f);
-    assert_vec(tes_get(w, es[6], a), 6.0f);
+    rows_t r;
+    rows_open(&r);
+    assert_int_equal(tes_set(r.w, r.es[7], r.b, tes_get(r.w, r.es[7], r.a)), TES_OK);
+    assert_vec(tes_get(r.w, r.es[7], r.b), 7.0f);
+    assert_vec(tes_get(r.w, r.es[7], r.a), 7.0f);
+    assert_int_equal(tes_set(r.w, r.es[6], r.b, tes_get(r.w, r.es[7], r.b)), TES_OK);
+    assert_vec(tes_get(r.w, r.es[6], r.b), 7.0f);
+    assert_vec(tes_get(r.w, r.es[6], r.a), 6.0f);
     for (int i = 0; i < 6; i++)
-        assert_vec(tes_get(w, es[i], a), (float)i);
-    assert_int_equal(tes__world_check(w), TES_OK);
-    tes_world_free(w);
+        assert_vec(tes_get(r.w, r.es[i], r.a), (float)i);
+    check_and_free(r.w);
 }
 
 /* Tags on the way (the edge's component has no column: every column is
@@ -402,20 +397,18 @@ static void test_tags_and_removals(void **state)
 static void test_stale_handle_quiet(void **state)
 {
     (void)state;
-    tes_comp_t a, b;
-    tes_entity_t es[8];
-    tes_world_t *w = setup_rows(&a, &b, es);
-    assert_int_equal(tes_destroy(w, es[7]), TES_OK);
+    rows_t r;
+    rows_open(&r);
+    assert_int_equal(tes_destroy(r.w, r.es[7]), TES_OK);
     vec3_t v = vec(3.0f);
-    assert_int_equal(tes_set(w, es[7], b, &v), TES_ERR_STALE);
-    assert_int_equal(tes_add(w, es[7], b), TES_ERR_STALE);
-    assert_int_equal(tes_last_error(w), TES_ERR_STALE);
+    assert_int_equal(tes_set(r.w, r.es[7], r.b, &v), TES_ERR_STALE);
+    assert_int_equal(tes_add(r.w, r.es[7], r.b), TES_ERR_STALE);
+    assert_int_equal(tes_last_error(r.w), TES_ERR_STALE);
     for (int i = 0; i < 7; i++) {
-        assert_vec(tes_get(w, es[i], a), (float)i);
-        assert_false(tes_has(w, es[i], b));
+        assert_vec(tes_get(r.w, r.es[i], r.a), (float)i);
+        assert_false(tes_has(r.w, r.es[i], r.b));
     }
-    assert_int_equal(tes__world_check(w), TES_OK);
-    tes_world_free(w);
+    check_and_free(r.w);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -32,9 +32,7 @@
 #include "tessera.h"
 #include "world/check.h"
 
-typedef struct {
-    float x, y, z;
-} vec3_t;
+#include "unit/vec3.h"
 
 static tes_comp_t reg(tes_world_t *w, const char *name, size_t size, tes_storage_t storage,
                       bool stable)
@@ -48,16 +46,6 @@ static tes_comp_t reg(tes_world_t *w, const char *name, size_t size, tes_storage
     tes_comp_t c = tes_component(w, &d);
     assert_true(c != 0);
     return c;
-}
-
-static vec3_t vec(float f) { return (vec3_t){f, f + 1.0f, f + 2.0f}; }
-
-static void assert_vec(const void *p, float f)
-{
-    assert_non_null(p);
-    vec3_t v;
-    memcpy(&v, p, sizeof v);
-    assert_true(v.x == f && v.y == f + 1.0f && v.z == f + 2.0f);
 }
 
 /* tes_set's value lives in the destination table: the table grows for the

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "tessera.h"
+#include "support/counting_alloc.h"
 #include "world/check.h"
 
 static tes_comp_t comp(tes_world_t *w, const char *name, size_t size, tes_storage_t storage,
@@ -198,45 +199,30 @@ static void test_deferred_ensure_on_pending_instance(void **state)
     tes_world_free(w);
 }
 
-static bool fail_all;
-static void *failing_alloc(size_t size, void *user)
-{
-    (void)user;
-    return fail_all ? NULL : malloc(size);
-}
-static void *failing_realloc(void *p, size_t old_size, size_t size, void *user)
-{
-    (void)old_size, (void)user;
-    return fail_all ? NULL : realloc(p, size);
-}
-static void plain_free(void *p, size_t size, void *user)
-{
-    (void)size, (void)user;
-    free(p);
-}
-
 /* A deferred clone that ran out of memory at the flush was reported by
  * tes_defer_end but not recorded in tes_last_error. */
 static void test_failed_flush_clone_is_recorded(void **state)
 {
     (void)state;
-    tes_world_desc_t desc = {.allocator = {failing_alloc, failing_realloc, plain_free, NULL}};
+    ca_state_t ca;
+    ca_init(&ca, 0);
+    tes_world_desc_t desc = {.allocator = ca_allocator(&ca)};
     tes_world_t *w = tes_world_new(&desc);
     tes_comp_t v = comp(w, "V", 4, TES_STORAGE_TABLE, false);
     tes_entity_t es[16];
-    fail_all = false;
     assert_int_equal(tes_spawn_n(w, 16, &v, 1, es), TES_OK); /* the table is full */
     tes_defer_begin(w);
     tes_entity_t c = tes_clone(w, es[0]);
     assert_true(c != TES_NULL);
-    fail_all = true;
+    ca.fail_all = true;
     int rc = tes_defer_end(w);
-    fail_all = false;
+    ca.fail_all = false;
     assert_int_equal(rc, TES_ERR_NOMEM);
     assert_int_equal(tes_last_error(w), TES_ERR_NOMEM);
     assert_false(tes_has(w, c, v));
     assert_int_equal(tes__world_check(w), TES_OK);
     tes_world_free(w);
+    assert_int_equal(ca.live_blocks, 0);
 }
 
 int main(void)

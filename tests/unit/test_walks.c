@@ -122,6 +122,40 @@ static void test_filter_index_follows_entities(void **state)
     tes_world_free(w);
 }
 
+/* A world with every kind of watcher that cannot care about a new empty
+ * entity: a sparse query (the filter index), a non-owning group on the
+ * same two sparse components, and a prefab (the lifecycle layer). */
+typedef struct {
+    tes_world_t *w;
+    tes_comp_t a, b;
+    tes_query_t *q, *g;
+} watched_t;
+
+static void watched_open(watched_t *f)
+{
+    tes_world_t *w = f->w = tes_world_new(NULL);
+    f->a = comp(w, "A", 4, TES_STORAGE_SPARSE);
+    f->b = comp(w, "B", 4, TES_STORAGE_SPARSE);
+    tes_query_desc_t d = {.terms = {{f->a}, {f->b}}};
+    f->q = tes_query_new(w, &d);
+    tes_query_desc_t gd = {.terms = {{f->a}, {f->b}}, .flags = TES_QUERY_NONOWNING_GROUP};
+    f->g = tes_query_new(w, &gd);
+    assert_non_null(f->q);
+    assert_non_null(f->g);
+    assert_int_not_equal(tes_prefab_new(w), TES_NULL);
+    assert_non_null(w->filters);
+    assert_int_equal(w->creation_watchers, 0);
+}
+
+/* Checks the world, then frees the queries and the world. */
+static void watched_close(watched_t *f)
+{
+    assert_int_equal(tes__world_check(f->w), TES_OK);
+    tes_query_free(f->g);
+    tes_query_free(f->q);
+    tes_world_free(f->w);
+}
+
 /* New entities are told only to the watchers that hear one of their
  * components: an empty spawn to none of the filter index (an empty
  * entity's byte is 0 already) and groups (each has an AND term).
@@ -132,19 +166,11 @@ static void test_filter_index_follows_entities(void **state)
 static void test_empty_spawns_skip_watchers(void **state)
 {
     (void)state;
-    tes_world_t *w = tes_world_new(NULL);
-    tes_comp_t a = comp(w, "A", 4, TES_STORAGE_SPARSE);
-    tes_comp_t b = comp(w, "B", 4, TES_STORAGE_SPARSE);
-    tes_query_desc_t d = {.terms = {{a}, {b}}};
-    tes_query_t *q = tes_query_new(w, &d);
-    tes_query_desc_t gd = {.terms = {{a}, {b}}, .flags = TES_QUERY_NONOWNING_GROUP};
-    tes_query_t *g = tes_query_new(w, &gd);
-    assert_non_null(q);
-    assert_non_null(g);
-    tes_entity_t prefab = tes_prefab_new(w); /* the lifecycle layer's watcher */
-    assert_int_not_equal(prefab, TES_NULL);
-    assert_non_null(w->filters);
-    assert_int_equal(w->creation_watchers, 0);
+    watched_t f;
+    watched_open(&f);
+    tes_world_t *w = f.w;
+    tes_comp_t a = f.a, b = f.b;
+    tes_query_t *q = f.q, *g = f.g;
     uint32_t cap = w->filters->cap;
     enum { N = 3000 };
     static tes_entity_t es[N];
@@ -183,10 +209,49 @@ static void test_empty_spawns_skip_watchers(void **state)
         assert_int_equal(tes_add(w, made[i], a) | tes_add(w, made[i], b), TES_OK);
     assert_int_equal(walk_count(q, &chunks), N / 3 + 2); /* the two disabled are hidden */
     assert_int_equal(walk_count(g, &chunks), N / 3 + 2);
-    assert_int_equal(tes__world_check(w), TES_OK);
-    tes_query_free(g);
-    tes_query_free(q);
-    tes_world_free(w);
+    watched_close(&f);
+}
+
+/* tes_spawn_n routes its creations like tes_spawn: a batch of empty
+ * entities, or of components no watcher hears, asks no watcher for room
+ * (the filter index and the group cannot care), at once or deferred; a
+ * batch of a watched component still reaches them, and every query answers
+ * as before. */
+static void test_spawn_n_skips_watchers(void **state)
+{
+    (void)state;
+    watched_t f;
+    watched_open(&f);
+    tes_world_t *w = f.w;
+    tes_comp_t a = f.a, b = f.b;
+    tes_comp_t c = comp(w, "C", 4, TES_STORAGE_TABLE);
+    uint32_t cap = w->filters->cap;
+    enum { N = 3000 };
+    static tes_entity_t empty[N], plain[N], later[N];
+    assert_int_equal(tes_spawn_n(w, N, NULL, 0, empty), TES_OK);
+    assert_int_equal(w->filters->cap, cap);
+    assert_int_equal(tes_spawn_n(w, N, &c, 1, plain), TES_OK);
+    assert_int_equal(w->filters->cap, cap);
+    assert_int_equal(tes_defer_begin(w), TES_OK);
+    assert_int_equal(tes_spawn_n(w, N, NULL, 0, later), TES_OK);
+    assert_int_equal(tes_defer_end(w), TES_OK);
+    assert_int_equal(w->filters->cap, cap);
+    /* A batch of a component the filter index hears reaches it. */
+    tes_entity_t hidden[4];
+    tes_comp_t with_disabled[2] = {a, TES_DISABLED};
+    assert_int_equal(tes_spawn_n(w, 4, with_disabled, 2, hidden), TES_OK);
+    for (int i = 0; i < N; i += 3) {
+        assert_int_equal(tes_add(w, empty[i], a) | tes_add(w, empty[i], b), TES_OK);
+        assert_int_equal(tes_add(w, plain[i], a) | tes_add(w, plain[i], b), TES_OK);
+        assert_int_equal(tes_add(w, later[i], a) | tes_add(w, later[i], b), TES_OK);
+    }
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(tes_add(w, hidden[i], b), TES_OK);
+    int32_t chunks;
+    assert_int_equal(walk_count(f.q, &chunks), 3 * (N / 3)); /* the four disabled are hidden */
+    assert_int_equal(walk_count(f.g, &chunks), 3 * (N / 3));
+    assert_int_equal(tes_query_count(f.q), 3 * (N / 3));
+    watched_close(&f);
 }
 
 /* A sparse-only query made inside a hook, before any filter index exists:
@@ -646,6 +711,7 @@ int main(void)
         cmocka_unit_test(test_events_are_routed_per_component),
         cmocka_unit_test(test_filter_index_follows_entities),
         cmocka_unit_test(test_empty_spawns_skip_watchers),
+        cmocka_unit_test(test_spawn_n_skips_watchers),
         cmocka_unit_test(test_sparse_query_made_in_hook_filters_by_table),
         cmocka_unit_test(test_nonowning_flag_on_table_query_walks_tables),
         cmocka_unit_test(test_nonowning_group_runs),

@@ -143,4 +143,27 @@ static inline void h_on_remove(tes_world_t *w, tes_entity_t e, void *ptr, void *
     observe(w, e, ptr, c);
 }
 
+/* Registers a tracked component whose hooks count into n through c (a tag
+ * gets the observers only: it has no value to construct or copy). Returns
+ * its id, always above the built-in tags. */
+static inline tes_comp_t register_tracked(tes_world_t *w, comp_ctx_t *c, counters_t *n,
+                                          const char *name, size_t size, tes_storage_t storage,
+                                          bool stable)
+{
+    c->n = n;
+    c->size = size;
+    tes_component_desc_t d = {.name = name,
+                              .size = size,
+                              .storage = storage,
+                              .stable = stable,
+                              .hooks = {h_ctor, h_dtor, h_copy, h_move, h_on_add, h_on_set,
+                                        h_on_remove, c}};
+    if (!size)
+        d.hooks = (tes_hooks_t){.on_add = h_on_add, .on_set = h_on_set,
+                                .on_remove = h_on_remove, .ctx = c};
+    c->id = tes_component(w, &d);
+    assert_true(c->id > TES_PREFAB);
+    return c->id;
+}
+
 #endif

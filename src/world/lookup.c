@@ -1,0 +1,120 @@
+/*
+ * Lookup views (tes_lookup_t): a snapshot of where one component's values
+ * live, read by the inline tes_lookup_get of the public header. Tuned for
+ * loops of random reads over many entities, where an out-of-line tes_get
+ * spends about ten loads per read finding the component's storage again;
+ * inlined, those loads become loop invariants and only the two cache
+ * misses of each read remain (the entity's slot or sparse entry, then the
+ * value).
+ *
+ * The header's inline reads the world's own arrays (entity slots, sparse
+ * pages, data pages) through public mirror types. This file is the one
+ * place that knows both sides: the static asserts below tie the public
+ * encoding to the internal one, so a change of the slot or sparse layout
+ * fails to compile here instead of making the inline read garbage. A
+ * table component's view adds one array, built here: the first value of
+ * the component in each table (O(tables)), so that a read goes from the
+ * slot to the value's column without the table's descriptor.
+ */
+#include "core/checked.h"
+#include "world/world.h"
+
+#include <stddef.h>
+#include <string.h>
+
+_Static_assert(sizeof(tes_lookup_slot_t) == sizeof(tes__slot_t), "slot mirror size");
+_Static_assert(offsetof(tes_lookup_slot_t, generation) == offsetof(tes__slot_t, generation),
+               "slot mirror generation");
+_Static_assert(offsetof(tes_lookup_slot_t, table) == offsetof(tes__slot_t, table),
+               "slot mirror table");
+_Static_assert(offsetof(tes_lookup_slot_t, row) == offsetof(tes__slot_t, row), "slot mirror row");
+_Static_assert(TES_LOOKUP_SLOT_FREE == TES__SLOT_FREE, "free slot marker");
+_Static_assert(TES_LOOKUP_SLOT_HINT == TES__SLOT_SPARSE, "sparse hint bit");
+_Static_assert((TES_LOOKUP_SLOT_HINT | TES__SLOT_TABLE_MASK) == UINT32_MAX, "table id mask");
+_Static_assert(TES_LOOKUP_ENTRY_PAGE_BITS == TES__SPARSE_PAGE_BITS, "sparse entry page");
+_Static_assert(TES__SPARSE_EMPTY == UINT64_MAX, "empty sparse entry");
+
+/* Fills the sparse half of a view: no allocation. The data page mask is
+ * derived from the shift, as the store's own reads do. */
+static void view_sparse(tes_lookup_t *out, const tes__sparse_store_t *st)
+{
+    tes__assert(st->page_mask == (UINT32_C(1) << st->page_shift) - 1u);
+    out->sparse = true;
+    out->entry_pages = (const uint64_t *const *)st->set.pages;
+    out->entry_page_count = st->set.page_count;
+    out->data_pages = st->pages;
+    out->page_shift = st->page_shift;
+}
+
+/* Fills the table half of a view: the first value of c in each table.
+ * TES_OK or TES_ERR_NOMEM (nothing allocated). */
+static int view_table(tes_lookup_t *out, tes_world_t *w, tes_comp_t c)
+{
+    const tes__table_graph_t *g = &w->tables;
+    size_t bytes;
+    if (!tes__size_mul(&bytes, g->count, sizeof(uint8_t *)))
+        return TES_ERR_NOMEM;
+    uint8_t **columns = tes__malloc(&w->alloc, bytes);
+    if (!columns)
+        return TES_ERR_NOMEM; /* the root table always exists: bytes > 0 */
+    for (uint32_t i = 0; i < g->count; i++) {
+        const tes__table_t *t = g->tables[i];
+        int32_t col = tes__table_column_index(t, c);
+        /* A table without rows may have no block yet: its entry is never
+         * read, as no slot names it. */
+        columns[i] = col >= 0 && t->block ? t->columns[col].data : NULL;
+    }
+    out->slots = (const tes_lookup_slot_t *)w->entities.slots;
+    out->slot_count = w->entities.count;
+    out->columns = columns;
+    out->table_count = g->count;
+    out->priv_world = w;
+    out->priv_block = columns;
+    out->priv_bytes = bytes;
+    return TES_OK;
+}
+
+int tes_lookup_init(tes_lookup_t *out, tes_world_t *w, tes_comp_t c)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!w)
+        return TES_ERR_INVALID;
+    if (!out)
+        return tes__fail_detail(w, TES_ERR_INVALID, "tes_lookup_init: out is NULL");
+    const tes__component_t *info = tes__registry_get(&w->components, c);
+    if (!info)
+        return tes__fail_detail(w, TES_ERR_INVALID,
+                                "tes_lookup_init: component id %u is not registered in this world",
+                                (unsigned)c);
+    if (!info->size)
+        return tes__fail_detail(w, TES_ERR_INVALID,
+                                "tes_lookup_init: component '%.64s' is a tag (size 0) and has no data",
+                                info->name);
+    out->size = info->size;
+    if (info->storage == TES_STORAGE_SPARSE) {
+        view_sparse(out, &info->store);
+        return TES_OK;
+    }
+    if (w->parallel) {
+        memset(out, 0, sizeof *out);
+        return tes__fail_detail(w, TES_ERR_BUSY,
+                                "tes_lookup_init: a table component's view allocates, which "
+                                "systems running on several threads may not do");
+    }
+    int rc = view_table(out, w, c);
+    if (rc) {
+        memset(out, 0, sizeof *out);
+        return tes__fail(w, rc);
+    }
+    return TES_OK;
+}
+
+void tes_lookup_fini(tes_lookup_t *l)
+{
+    if (!l)
+        return;
+    if (l->priv_block)
+        tes__free(&l->priv_world->alloc, l->priv_block, l->priv_bytes);
+    memset(l, 0, sizeof *l);
+}
