@@ -379,8 +379,8 @@ static tes__noinline int set_plain_slow(tes_world_t *w, tes_entity_t e,
 int tes__defer_set_plain(tes_world_t *w, tes_entity_t e, const tes__component_t *info,
                          const void *value)
 {
-    tes__assert(!w->lanes_live && !w->parallel && !w->hook_depth && w->defer.depth > 0 &&
-                info->dispatch == TES__DISPATCH_TABLE && value);
+    tes__assert(!w->lanes_live && !w->parallel && !w->unquiet.hook_depth &&
+                w->defer.depth > 0 && info->dispatch == TES__DISPATCH_TABLE && value);
     tes__defer_t *d = &w->defer;
     /* Three compares cover the room (plain_room), the entity lookup's
      * (an entity made since the last reserve may lie past it) and the

@@ -506,7 +506,7 @@ int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
 {
     if (tes__likely(w && c < TES__REGISTRY_SMALL_IDS)) {
         tes__component_t *info = w->components.quiet_of[c];
-        uint32_t word = atomic_load_explicit(&w->unquiet, memory_order_relaxed);
+        uint32_t word = atomic_load_explicit(&w->unquiet.word, memory_order_relaxed);
         tes__assert(word == tes__world_unquiet_expected(w));
         if (info && !word && (value || !info->size))
             return quiet_set_of[quiet_form(info)](w, e, info, value);
