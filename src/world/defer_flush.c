@@ -566,14 +566,22 @@ static void move_block_by_plan(tes_world_t *w, const group_plan_t *plan, tes__op
     }
     tes__slot_t *slots = w->entities.slots;
     tes__op_t *op = &ops[at];
-    for (uint32_t g = 0; g < n; g++, op += k) {
-        for (uint32_t i = 0; i < plan->sets; i++) {
-            tes__copy_small(cells[i], op[plan->set_from[i]].value, sizes[i]);
-            cells[i] += sizes[i];
+    if (k == 1 && plan->sets == 1) { /* one set per entity: the usual run */
+        for (uint32_t g = 0; g < n; g++, op++, cells[0] += sizes[0]) {
+            tes__copy_small(cells[0], op->value, sizes[0]);
+            tes__slot_set_table(&slots[tes_entity_index(op->e)], dst->id, to + g);
+            op->kind = TES__OP_DONE;
         }
-        tes__slot_set_table(&slots[tes_entity_index(op->e)], dst->id, to + g);
-        for (uint32_t j = 0; j < k; j++)
-            op[j].kind = TES__OP_DONE; /* no destructor: that is the release */
+    } else {
+        for (uint32_t g = 0; g < n; g++, op += k) {
+            for (uint32_t i = 0; i < plan->sets; i++) {
+                tes__copy_small(cells[i], op[plan->set_from[i]].value, sizes[i]);
+                cells[i] += sizes[i];
+            }
+            tes__slot_set_table(&slots[tes_entity_index(op->e)], dst->id, to + g);
+            for (uint32_t j = 0; j < k; j++)
+                op[j].kind = TES__OP_DONE; /* no destructor: that is the release */
+        }
     }
     dst->count = to + n;
     src->count = from;
