@@ -12,18 +12,22 @@
 
 #define ARENA_HEADER TES__ARENA_HEADER
 
-static unsigned char *block_data(tes__arena_block_t *b) { return (unsigned char *)b + ARENA_HEADER; }
+static uintptr_t block_data(tes__arena_block_t *b) { return (uintptr_t)b + ARENA_HEADER; }
 
-/* Where a value of size bytes aligned to align starts in b, or NULL. */
-static void *block_fit(tes__arena_block_t *b, size_t size, size_t align)
+/* Makes b (empty) the block being filled. */
+static void arena_enter(tes__arena_t *a, tes__arena_block_t *b)
 {
-    uintptr_t base = (uintptr_t)block_data(b);
-    uintptr_t at = (base + b->used + (align - 1)) & ~(uintptr_t)(align - 1);
-    size_t offset = (size_t)(at - base);
-    if (offset > b->size || b->size - offset < size)
-        return NULL;
-    b->used = offset + size;
-    return (void *)at;
+    a->current = b;
+    a->cur = block_data(b);
+    a->end = a->cur + b->size;
+}
+
+/* size bytes aligned to align at the start of the current block, which
+ * the caller made sure can take them with any padding. */
+static void *arena_place(tes__arena_t *a, size_t size, size_t align)
+{
+    uintptr_t at = (a->cur + (align - 1)) & ~(uintptr_t)(align - 1);
+    return tes__arena_take(a, at, size);
 }
 
 void *tes__arena_alloc_slow(tes__arena_t *a, tes__alloc_t *alloc, size_t size, size_t align)
@@ -32,15 +36,13 @@ void *tes__arena_alloc_slow(tes__arena_t *a, tes__alloc_t *alloc, size_t size, s
         return NULL;
     if (!align)
         align = 1;
-    if (a->current) {
-        void *p = block_fit(a->current, size, align);
-        if (p)
-            return p;
-        tes__arena_block_t *next = a->current->next;
-        if (next && (p = block_fit(next, size, align)) != NULL) {
-            a->current = next;
-            return p;
-        }
+    void *p = tes__arena_alloc_here(a, size, align);
+    if (p)
+        return p;
+    tes__arena_block_t *next = a->current ? a->current->next : NULL;
+    if (next && size <= next->size && align <= next->size - size) { /* with any padding */
+        arena_enter(a, next);
+        return arena_place(a, size, align);
     }
     /* A new block, placed after the current one (later empty blocks stay
      * in the chain for the next round). */
@@ -55,7 +57,6 @@ void *tes__arena_alloc_slow(tes__arena_t *a, tes__alloc_t *alloc, size_t size, s
     if (!b)
         return NULL;
     b->size = want;
-    b->used = 0;
     if (a->current) {
         b->next = a->current->next;
         a->current->next = b;
@@ -63,16 +64,15 @@ void *tes__arena_alloc_slow(tes__arena_t *a, tes__alloc_t *alloc, size_t size, s
         b->next = a->first;
         a->first = b;
     }
-    a->current = b;
     a->bytes += ARENA_HEADER + want;
-    return block_fit(b, size, align);
+    arena_enter(a, b);
+    return arena_place(a, size, align);
 }
 
 void tes__arena_reset(tes__arena_t *a)
 {
-    for (tes__arena_block_t *b = a->first; b; b = b->next)
-        b->used = 0;
-    a->current = a->first;
+    if (a->first)
+        arena_enter(a, a->first);
 }
 
 void tes__arena_fini(tes__arena_t *a, tes__alloc_t *alloc)
@@ -82,5 +82,6 @@ void tes__arena_fini(tes__arena_t *a, tes__alloc_t *alloc)
         tes__free(alloc, b, ARENA_HEADER + b->size);
     }
     a->first = a->current = NULL;
+    a->cur = a->end = 0;
     a->bytes = 0;
 }

@@ -207,6 +207,24 @@ static int check_quiet(const tes_world_t *w)
     return TES_OK;
 }
 
+/* The plain recorder's room (see plain_room in defer.h): a plain set
+ * queued at plain_room - 1 must still fit the queue's arrays and leave
+ * room for its entity record. */
+static int check_plain_room(const tes_world_t *w)
+{
+    const tes__defer_t *d = &w->defer;
+    CHECK(d->paired <= d->count && d->count <= d->cap && d->ent_count <= d->ent_cap,
+          "queue counts: paired %u, count %u of %u, entity records %u of %u", d->paired,
+          d->count, d->cap, d->ent_count, d->ent_cap);
+    if (d->plain_room <= d->count)
+        return TES_OK;
+    uint64_t records = (uint64_t)d->ent_count + (d->plain_room - 1u - d->paired) + 1u;
+    CHECK(d->plain_room <= d->room && records <= d->ent_cap,
+          "plain room %u: room %u, %llu entity records of %u", d->plain_room, d->room,
+          (unsigned long long)records, d->ent_cap);
+    return TES_OK;
+}
+
 /* The watcher counts that let calls skip the watched paths: the count of
  * watchers told of every new entity (the spawn fast paths test it) and
  * each component's route count must match the live watchers. */
@@ -230,6 +248,8 @@ int tes__world_check(const tes_world_t *w)
     if (!w)
         return TES_ERR_INVALID;
     int rc = check_quiet(w);
+    if (!rc)
+        rc = check_plain_room(w);
     if (!rc)
         rc = check_watchers(w);
     if (!rc)

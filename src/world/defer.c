@@ -247,6 +247,8 @@ void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn f
     d->paired = d->count;
     d->ops[at].call = d->call_count;
     d->calls[d->call_count++] = (tes__defer_call_t){fn, fill, arg};
+    if (fill && nfilled > 1)
+        d->plain_room = 0; /* more records than commands: see plain_room */
     for (uint32_t i = 0; fill && i < nfilled; i++) {
         /* The call acts on each entity it fills like a clone whose source
          * only the call knows. */
@@ -322,54 +324,80 @@ int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *val
     return TES_OK;
 }
 
-/* Queues the plain set of info's component on e with its staged value,
- * already copied (room reserved). */
-static inline int queue_plain(tes__defer_t *d, tes_entity_t e, const tes__component_t *info,
-                              void *staged)
+/* How far plain sets may be queued with no other room check (see
+ * `plain_room`): below room, and while each new command's entity record
+ * (written when the records catch up) still fits in ents, that is while
+ * ent_count + (count - paired) + 1 <= ent_cap. Right after a reserve of
+ * one command, so at least count + 1. */
+static uint32_t plain_room_of(const tes__defer_t *d)
 {
-    uint32_t at = append(d, TES__OP_SET, TES__OP_MERGED, info->id, e);
-    d->ops[at].value = staged;
+    uint64_t records = (uint64_t)d->ent_cap + d->paired - d->ent_count;
+    return records < d->room ? (uint32_t)records : d->room;
+}
+
+/* Writes the plain set of component comp on e, its value staged already,
+ * as command `at` (the next one, below plain_room) and chains it. */
+static tes__always_inline int queue_plain(tes__defer_t *d, uint32_t at, tes_entity_t e,
+                                          tes_comp_t comp, void *staged)
+{
+    tes__assert(at == d->count && at < d->room);
+    d->count = at + 1;
+    tes__op_t *op = &d->ops[at];
+    op->kind = TES__OP_SET;
+    op->merge = TES__OP_MERGED;
+    op->comp = comp;
+    op->next = TES__OP_END;
+    op->e = e;
+    op->value = staged;
     chain(d, at, e);
     return TES_OK;
 }
 
-/* tes__defer_set_plain when the queue or its arena needs room first, or
- * the entity is stale. Out of line: the common case stays a leaf. */
+/* tes__defer_set_plain when the queue, its entity lookup or its arena
+ * needs room first, the value is large, the entity is stale, or the
+ * component is a tag. Out of line: the common case stays a leaf. */
 static tes__noinline int set_plain_slow(tes_world_t *w, tes_entity_t e,
                                         const tes__component_t *info, const void *value)
 {
     if (!tes__entity_slot(&w->entities, e))
         return tes__fail(w, TES_ERR_STALE);
+    if (!info->size) /* a tag stages nothing: the generic set queues it */
+        return tes__set_generic(w, e, info->id, value);
     tes__defer_t *d = &w->defer;
     if (tes__defer_reserve(w, 1))
         return tes__fail(w, TES_ERR_NOMEM);
+    d->plain_room = plain_room_of(d);
     /* No hook: the staged value is a bitwise copy, and nothing runs between
      * the reserve and the push. */
     void *staged = tes__arena_alloc(&d->arena, &w->alloc, info->size, info->align);
     if (!staged)
         return tes__fail(w, TES_ERR_NOMEM);
     tes__copy_bytes(staged, value, info->size);
-    return queue_plain(d, e, info, staged);
+    return queue_plain(d, d->count, e, info->id, staged);
 }
 
 int tes__defer_set_plain(tes_world_t *w, tes_entity_t e, const tes__component_t *info,
                          const void *value)
 {
-    tes__assert(!w->lanes_live && info->dispatch == TES__DISPATCH_TABLE && info->size);
+    tes__assert(!w->lanes_live && !w->parallel && !w->unquiet.hook_depth &&
+                w->defer.depth > 0 && info->dispatch == TES__DISPATCH_TABLE && value);
     tes__defer_t *d = &w->defer;
-    /* The room tes__defer_reserve checks, and room in the arena's current
-     * block; anything short goes the slow way (which changes nothing
-     * before it reserves). So do values past TES__SMALL_BYTES: the copy
-     * here is inline moves, no call, and this stays a leaf that saves no
-     * registers. */
-    void *staged;
-    if (!tes__entity_slot(&w->entities, e) || d->count >= d->room ||
-        tes__defer_ent_need(d, 1) > d->ent_cap || w->entities.cap > d->ent_at_cap ||
-        info->size > TES__SMALL_BYTES ||
-        !(staged = tes__arena_alloc_here(&d->arena, info->size, info->align)))
+    /* Three compares cover the room (plain_room), the entity lookup's
+     * (an entity made since the last reserve may lie past it) and the
+     * staged value's (a bump in the arena's current block); anything short
+     * goes the slow way, which changes nothing before it reserves. So do
+     * tags and values past TES__SMALL_BYTES (size - 1 wraps for 0): the
+     * copy here is inline moves, no call, and this stays a leaf that
+     * saves no registers. */
+    uint32_t at = d->count, size = info->size;
+    uintptr_t fit;
+    if (!tes__entity_slot(&w->entities, e) || at >= d->plain_room ||
+        tes_entity_index(e) >= d->ent_at_cap || size - 1u >= TES__SMALL_BYTES ||
+        !(fit = tes__arena_fit(&d->arena, size, info->align)))
         return set_plain_slow(w, e, info, value);
-    tes__copy_small(staged, value, info->size);
-    return queue_plain(d, e, info, staged);
+    void *staged = tes__arena_take(&d->arena, fit, size);
+    tes__copy_small(staged, value, size);
+    return queue_plain(d, at, e, info->id, staged);
 }
 
 void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *status)
@@ -417,6 +445,7 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
 void tes__defer_queue_reset(tes__defer_t *d)
 {
     d->count = d->ent_count = d->pair_count = d->barrier_count = d->call_count = d->paired = 0;
+    d->plain_room = 0;
     tes__arena_reset(&d->arena);
 }
 

@@ -146,6 +146,15 @@ typedef struct tes__defer {
     uint32_t barrier_count;
     uint32_t barrier_cap;
     uint32_t room;             /* min(cap, pair_cap, barrier_cap) */
+    /* Plain sets may be queued while count < plain_room with no other room
+     * check: room, and room for their entity records when they catch up
+     * (tes__defer_ent_need <= ent_cap), both hold below it. Worked out by
+     * the plain recorder's slow path. Queuing other commands keeps it
+     * true (each command brings at most one entity record while `paired`
+     * moves past it, so ent_count - paired never grows); a call filling
+     * several entities and a reset can lower it, and set it to 0 (ask
+     * again). tes__world_check verifies it. */
+    uint32_t plain_room;
     /* One per entity whose pair records or reset the queue keeps; room
      * for the records the pending plain sets will need (see paired). */
     tes__defer_entity_t *ents;
@@ -229,12 +238,14 @@ int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *val
 
 struct tes__component;
 
-/* Queues a set of c on live e, where c is a plain component (stored in
- * tables, no hook of any kind, heard by no watcher, data size > 0), while
- * the world's own queue records (no lanes): the value is copied into the
- * arena as bytes and the command chained to its entity, with no pair
- * record yet (see `paired`). TES_OK, TES_ERR_STALE (e is not alive) or
- * TES_ERR_NOMEM (nothing queued), failures recorded in w. */
+/* Queues a set of c on e, where c is a plain component (stored in
+ * tables, no hook of any kind, heard by no watcher: TES__DISPATCH_TABLE),
+ * value is not NULL, and the world's own queue records with no hook or
+ * system running (no lanes): the value is copied into the arena as bytes
+ * and the command chained to its entity, with no pair record yet (see
+ * `paired`). A tag (size 0) is handed to the generic set. TES_OK,
+ * TES_ERR_STALE (e is not alive) or TES_ERR_NOMEM (nothing queued),
+ * failures recorded in w. */
 int tes__defer_set_plain(tes_world_t *w, tes_entity_t e, const struct tes__component *info,
                          const void *value);
 

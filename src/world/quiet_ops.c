@@ -19,7 +19,10 @@
  * reserve, the value image and the observer checks; a table move follows
  * the edge's cached plan (tes__edge_plan_t: the destination, where the
  * column lists part, whether the two tables move rows as plain bytes) and
- * a sparse removal finds its entry once.
+ * a sparse removal finds its entry once. The same two loads also send a
+ * tes_set made while the world is only deferred (the word is then the
+ * deferral depth alone) of a plain table component straight to the
+ * queue's plain recorder (tes__defer_set_plain), the usual deferred set.
  *
  * The hottest table case, tuned for: an entity built up one component at
  * a time (spawn, then tes_set after tes_set), each step taking the same
@@ -476,12 +479,42 @@ int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     return quiet_add_of[quiet_form(info)](w, e, info);
 }
 
-int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
+/* True when the quiet word says: deferred, and nothing else unusual (no
+ * hook or structural call running, no system running, no dependent
+ * waiting). The word is then defer.depth alone, with TES__UNQUIET_OTHER
+ * clear. Lanes and parallel runs happen only while systems run, which
+ * sets `refuse` and so the other bit. */
+static inline bool only_deferred(uint32_t word) { return word - 1u < TES__UNQUIET_OTHER - 1u; }
+
+/* tes_set for a large id (or no world): its quiet path, else the generic
+ * set. */
+static tes__noinline int set_other(tes_world_t *w, tes_entity_t e, tes_comp_t c,
+                                   const void *value)
 {
     tes__component_t *info = quiet_component(w, c);
-    if (!info || (!value && info->size))
+    if (info && (value || !info->size))
+        return quiet_set_of[quiet_form(info)](w, e, info, value);
+    return tes__set_generic(w, e, c, value);
+}
+
+/* One load of the quiet word and one of quiet_of choose among three paths:
+ * the quiet form (a quiet world), the plain recorder (a world that is only
+ * deferred, with a value: the usual deferred set, a system's loop inside
+ * tes_defer_begin/end or an iteration; tags and large values are handed
+ * on from there), or the generic set. */
+int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
+{
+    if (tes__likely(w && c < TES__REGISTRY_SMALL_IDS)) {
+        tes__component_t *info = w->components.quiet_of[c];
+        uint32_t word = atomic_load_explicit(&w->unquiet.word, memory_order_relaxed);
+        tes__assert(word == tes__world_unquiet_expected(w));
+        if (info && !word && (value || !info->size))
+            return quiet_set_of[quiet_form(info)](w, e, info, value);
+        if (info && only_deferred(word) && value && info->dispatch == TES__DISPATCH_TABLE)
+            return tes__defer_set_plain(w, e, info, value);
         return tes__set_generic(w, e, c, value);
-    return quiet_set_of[quiet_form(info)](w, e, info, value);
+    }
+    return set_other(w, e, c, value);
 }
 
 int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
