@@ -6,7 +6,7 @@
  * without data) does the same for a batch and copies the values in column
  * by column, one memcpy per column for components without ctor and copy
  * hooks; tes_destroy_n checks a whole list of handles before destroying
- * any; tes_get_n resolves many handles with their memory loads overlapped.
+ * any. (tes_get_n, the batch read, lives in batch_get.c.)
  *
  * Every call follows the discipline of world.h: validate, reserve every
  * allocation, commit with code that cannot fail, then fire observers. While
@@ -17,17 +17,11 @@
  * deferred single calls it stands for.
  *
  * Tuned for spawning thousands to millions of entities with their data (a
- * level load, a particle burst) and for random reads of many entities.
+ * level load, a particle burst) and destroying them again.
  */
 #include "world/world.h"
 
 #include <string.h>
-
-#if defined(__GNUC__) || defined(__clang__)
-#define prefetch(p) __builtin_prefetch(p)
-#else
-#define prefetch(p) ((void)(p))
-#endif
 
 /* ------------------------------------------------------------------ components */
 
@@ -753,175 +747,3 @@ int tes_destroy_n(tes_world_t *w, const tes_entity_t *es, int32_t n)
     TES__STRUCTURAL(int, w, tes__status, destroy_n_impl(w, es, n));
 }
 
-/* ------------------------------------------------------------------ get_n */
-
-/* tes_get_n runs a two-step software pipeline over the handles. Step one,
- * AHEAD entities in front of step two, finds where the entity's first
- * lookup lives (its slot, or its sparse entry), starts that line's load
- * with a prefetch and parks the address in out[] (the caller's array is
- * the pipeline's only buffer). Step two takes that address back from
- * out[], which is in L1 by then, checks the handle, computes the cell,
- * starts the cell's load for the caller and writes the result over the
- * parked address. Each entity's own work then waits on no miss: up to
- * AHEAD first lookups and the cells of the entities already resolved are
- * in flight at once, and step two repeats none of step one's index
- * arithmetic. Random reads are bound by how many loads the processor
- * keeps in flight, so both steps are kept to few instructions and loads:
- * everything invariant sits in locals. AHEAD covers a memory latency with
- * the work of the entities between, and is small enough that the parked
- * lines are still in L1 when step two reaches them. */
-#define AHEAD 24
-
-/* Step one for a table component: the slot of es[j] (NULL for an index
- * never issued), prefetched. A 12-byte slot may straddle two lines: the
- * prefetch of its last byte fetches the second. */
-static inline const tes__slot_t *slot_ahead(const tes__slot_t *slots, uint32_t count,
-                                            tes_entity_t e)
-{
-    uint32_t index = tes_entity_index(e);
-    if (index >= count)
-        return NULL;
-    const tes__slot_t *s = &slots[index];
-    prefetch(s);
-    prefetch((const char *)s + sizeof *s - 1);
-    return s;
-}
-
-/* The column start of c in t: the table's data_of entry for a small id
- * (NULL when absent), else the column found by id. */
-static inline const uint8_t *column_start(const tes__table_t *t, tes_comp_t c, bool small)
-{
-    if (small)
-        return t->data_of[c];
-    int32_t col = tes__table_column_index(t, c);
-    return col >= 0 ? t->columns[col].data : NULL;
-}
-
-/* Step two for a table component: e's cell from its slot s (NULL: none),
- * prefetched for the caller; NULL when e is stale or its table has no
- * column for c. A free or retired slot fails the table check before its
- * table id is used. */
-static inline const void *cell_of(tes__table_t *const *tables, const tes__slot_t *s,
-                                  tes_entity_t e, tes_comp_t c, uint32_t size, bool small)
-{
-    if (!s || s->generation != tes_entity_generation(e) || s->table == TES__SLOT_FREE)
-        return NULL;
-    const uint8_t *column = column_start(tables[s->table & TES__SLOT_TABLE_MASK], c, small);
-    if (!column)
-        return NULL;
-    const void *ptr = column + (size_t)s->row * size;
-    prefetch(ptr);
-    return ptr;
-}
-
-/* The pipeline for a table component. Inline, and called with a constant
- * `small`, so the loop of a small id has no branch on it. */
-static inline int32_t get_n_table_loop(const tes_world_t *w, tes_comp_t c, uint32_t size,
-                                       bool small, const tes_entity_t *es, int32_t n,
-                                       const void **out)
-{
-    const tes__slot_t *slots = w->entities.slots;
-    uint32_t count = w->entities.count;
-    tes__table_t *const *tables = w->tables.tables;
-    int32_t found = 0, lead = n < AHEAD ? n : AHEAD, i = 0;
-    for (int32_t j = 0; j < lead; j++)
-        out[j] = slot_ahead(slots, count, es[j]);
-    for (; i + AHEAD < n; i++) {
-        out[i + AHEAD] = slot_ahead(slots, count, es[i + AHEAD]);
-        const void *ptr = cell_of(tables, (const tes__slot_t *)out[i], es[i], c, size, small);
-        found += ptr != NULL;
-        out[i] = ptr;
-    }
-    for (; i < n; i++) {
-        const void *ptr = cell_of(tables, (const tes__slot_t *)out[i], es[i], c, size, small);
-        found += ptr != NULL;
-        out[i] = ptr;
-    }
-    return found;
-}
-
-static int32_t get_n_table(const tes_world_t *w, tes_comp_t c, uint32_t size,
-                           const tes_entity_t *es, int32_t n, const void **out)
-{
-    return c < TES__TABLE_DIRECT_IDS ? get_n_table_loop(w, c, size, true, es, n, out)
-                                     : get_n_table_loop(w, c, size, false, es, n, out);
-}
-
-/* The parts of a sparse store the pipeline reads, copied into locals once
- * per call (stores into out[] could otherwise make the compiler load them
- * again for every entity). */
-typedef struct sparse_view {
-    uint64_t *const *entry_pages;
-    uint32_t entry_page_count;
-    uint8_t *const *data_pages;
-    uint32_t size, shift, mask;
-} sparse_view_t;
-
-/* Step one for a sparse component: the sparse entry of es[j] (NULL when
- * its page is absent), prefetched. */
-static inline const uint64_t *entry_ahead(const sparse_view_t *v, tes_entity_t e)
-{
-    uint32_t index = tes_entity_index(e), page = index >> TES__SPARSE_PAGE_BITS;
-    if (page >= v->entry_page_count || !v->entry_pages[page])
-        return NULL;
-    const uint64_t *entry = &v->entry_pages[page][index & TES__SPARSE_PAGE_MASK];
-    prefetch(entry);
-    return entry;
-}
-
-/* Step two for a sparse component: e's value from its entry (NULL: none),
- * prefetched for the caller; NULL when the entry is empty or holds
- * another generation (seed 001's compare, as in tes_get). */
-static inline const void *value_of(const sparse_view_t *v, const uint64_t *entry, tes_entity_t e)
-{
-    if (!entry)
-        return NULL;
-    uint64_t bits = *entry;
-    if (((e & ~(uint64_t)TES_NULL_INDEX) ^ bits) >= TES_NULL_INDEX)
-        return NULL;
-    uint32_t pos = (uint32_t)bits;
-    const void *ptr = v->data_pages[pos >> v->shift] + (size_t)(pos & v->mask) * v->size;
-    prefetch(ptr);
-    return ptr;
-}
-
-static int32_t get_n_sparse(const tes__sparse_store_t *st, const tes_entity_t *es, int32_t n,
-                            const void **out)
-{
-    const sparse_view_t v = {(uint64_t *const *)st->set.pages, st->set.page_count,
-                             (uint8_t *const *)st->pages, st->size, st->page_shift,
-                             st->page_mask};
-    int32_t found = 0, lead = n < AHEAD ? n : AHEAD, i = 0;
-    for (int32_t j = 0; j < lead; j++)
-        out[j] = entry_ahead(&v, es[j]);
-    for (; i + AHEAD < n; i++) {
-        out[i + AHEAD] = entry_ahead(&v, es[i + AHEAD]);
-        const void *ptr = value_of(&v, (const uint64_t *)out[i], es[i]);
-        found += ptr != NULL;
-        out[i] = ptr;
-    }
-    for (; i < n; i++) {
-        const void *ptr = value_of(&v, (const uint64_t *)out[i], es[i]);
-        found += ptr != NULL;
-        out[i] = ptr;
-    }
-    return found;
-}
-
-int32_t tes_get_n(const tes_world_t *w, tes_comp_t c, const tes_entity_t *es, int32_t n,
-                  const void **out)
-{
-    if (!w || n < 0 || (n > 0 && (!es || !out)))
-        return -1;
-    const tes__component_t *info = tes__registry_get(&w->components, c);
-    if (!info || !info->size) {
-        for (int32_t i = 0; i < n; i++)
-            out[i] = NULL;
-        return 0;
-    }
-    /* A sparse entry carries the generation and is erased before its
-     * entity dies, so it answers for liveness by itself (as in tes_get). */
-    if (info->storage == TES_STORAGE_SPARSE)
-        return get_n_sparse(&info->store, es, n, out);
-    return get_n_table(w, c, info->size, es, n, out);
-}
