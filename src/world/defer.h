@@ -4,7 +4,8 @@
  * once and then append a command to this queue instead of changing tables
  * and stores that an iterator may be walking. The queue is applied when the
  * outermost level ends, with the observable results of applying it in call
- * order (defer_flush.c says how commands of one entity are merged).
+ * order (defer_flush.c says how commands of one entity are merged, and
+ * defer_runs.c how runs of entities given the same commands move at once).
  *
  * Spawned and cloned entities get their handle at once: the slot is issued
  * immediately, in the virtual root table (which owns no rows, so no table an

@@ -41,11 +41,14 @@
  * and a row move per entity, tuned for hundreds of thousands of commands.
  * A plain group that cannot be applied that way (the destination cannot
  * grow) changes nothing and takes the merged move, which reports.
+ *
+ * A plain group that starts a run (the next entities' groups have its
+ * shape) hands the run to defer_runs.c, which moves many rows by one plan;
+ * the plan's type and the row move by it are shared through defer_runs.h.
  */
 #include "world/defer.h"
 
-#include <string.h>
-
+#include "world/defer_runs.h"
 #include "world/world.h"
 
 /* Distinct components one merged move tracks; more end the merge there
@@ -322,30 +325,8 @@ static int apply_merged(tes_world_t *w, uint32_t first, uint32_t end, step_memo_
  * out once and kept while the next entities' groups have the same shape
  * and start in the same table, which is the whole queue in the common case:
  * then each entity costs one row move as bytes, with the staged values
- * copied straight into their cells and no graph step, lookup or call. */
-
-/* Commands one group may hold, and columns one plan may map; larger groups
- * and wider tables take the merged move. */
-#define GROUP_MAX 8
-#define PLAN_COLUMNS 32
-
-typedef struct group_plan {
-    const tes__table_t *src; /* NULL: no plan yet */
-    uint32_t k;              /* commands in the group */
-    uint32_t valued;         /* bit j: command j stages a value */
-    tes_comp_t comps[GROUP_MAX];
-    tes__table_t *dst;
-    bool plain; /* false: this shape takes the merged move */
-    /* How each cell of the entity's new row is filled, as three lists of
-     * dst columns: moved from a src column (move_from), assigned the staged
-     * value of group command set_from (the last one staged for it), or
-     * zeroed (a component added without a value). When dst is src, only
-     * the assigned cells are written. */
-    uint8_t moves, sets, zeros;
-    uint8_t move_col[PLAN_COLUMNS], move_from[PLAN_COLUMNS];
-    uint8_t set_col[GROUP_MAX], set_from[GROUP_MAX];
-    uint8_t zero_col[GROUP_MAX];
-} group_plan_t;
+ * copied straight into their cells and no graph step, lookup or call.
+ * The plan's type is in defer_runs.h, shared with the runs. */
 
 static bool adds_value(const tes__op_t *op)
 {
@@ -356,7 +337,7 @@ static bool adds_value(const tes__op_t *op)
 /* Works out the plan for a group of shape (comps, valued) starting in src.
  * False when the graph could not grow (the merged move then fails or
  * falls back on its own). */
-static bool plan_group(tes_world_t *w, group_plan_t *plan, const tes__table_t *src, uint32_t k,
+static bool plan_group(tes_world_t *w, tes__group_plan_t *plan, const tes__table_t *src, uint32_t k,
                        uint32_t valued, const tes_comp_t *comps)
 {
     plan->src = NULL;
@@ -369,7 +350,7 @@ static bool plan_group(tes_world_t *w, group_plan_t *plan, const tes__table_t *s
     }
     if (!dst)
         return false;
-    plain = plain && dst->column_count <= PLAN_COLUMNS &&
+    plain = plain && dst->column_count <= TES__PLAN_COLUMNS &&
             !((src->flags | dst->flags) & TES__TABLE_NOT_PLAIN);
     plan->moves = plan->sets = plan->zeros = 0;
     for (uint32_t c = 0; plain && c < dst->column_count; c++) {
@@ -399,36 +380,6 @@ static bool plan_group(tes_world_t *w, group_plan_t *plan, const tes__table_t *s
     return true;
 }
 
-/* Moves e's row from src (at slot) into dst, which has room, by the plan's
- * lists; values[j] is the value group command j staged. */
-static tes__always_inline void move_by_plan(tes_world_t *w, const group_plan_t *plan, tes__slot_t *slot,
-                                tes_entity_t e, tes__table_t *src, tes__table_t *dst,
-                                const void *const *values)
-{
-    uint32_t src_row = slot->row;
-    uint32_t row = tes__table_push(dst, e);
-    const tes__column_t *dc = dst->columns, *sc = src->columns;
-    for (uint32_t i = 0; i < plan->moves; i++) {
-        const tes__column_t *col = &dc[plan->move_col[i]];
-        tes__copy_small(col->data + (size_t)row * col->size,
-                        sc[plan->move_from[i]].data + (size_t)src_row * col->size, col->size);
-    }
-    for (uint32_t i = 0; i < plan->sets; i++) {
-        const tes__column_t *col = &dc[plan->set_col[i]];
-        tes__copy_small(col->data + (size_t)row * col->size, values[plan->set_from[i]],
-                        col->size);
-    }
-    for (uint32_t i = 0; i < plan->zeros; i++) {
-        const tes__column_t *col = &dc[plan->zero_col[i]];
-        tes__zero_small(col->data + (size_t)row * col->size, col->size);
-    }
-    tes_entity_t moved = tes__table_remove_row_plain(src, src_row);
-    if (moved != TES_NULL)
-        w->entities.slots[tes_entity_index(moved)].row = src_row;
-    tes__slot_set_table(slot, dst->id, row);
-    tes__table_debug_move(src, &w->alloc);
-}
-
 /* Applies the group of command `at` (its entity's commands before `end`)
  * by its plan when the group and its tables are plain, and marks its
  * commands done; *after receives the position after the group when its
@@ -438,16 +389,16 @@ static tes__always_inline void move_by_plan(tes_world_t *w, const group_plan_t *
  * and the group could start a run (its commands consecutive, its entity
  * moving), the group is only planned: *run is set and nothing changes,
  * for the run to apply it with the groups after it. */
-static inline bool apply_group(tes_world_t *w, uint32_t at, uint32_t end, group_plan_t *plan,
+static inline bool apply_group(tes_world_t *w, uint32_t at, uint32_t end, tes__group_plan_t *plan,
                                uint32_t *after, bool *run)
 {
     tes__op_t *ops = w->defer.ops;
-    const void *values[GROUP_MAX];
+    const void *values[TES__GROUP_MAX];
     uint32_t k = 0, valued = 0, last = at;
     bool same = true, consecutive = true;
     for (uint32_t j = at; j < end; j = ops[j].next) {
         const tes__op_t *op = &ops[j];
-        if (k == GROUP_MAX || !adds_value(op))
+        if (k == TES__GROUP_MAX || !adds_value(op))
             return false;
         bool has_value = op->kind != TES__OP_ADD && op->value;
         same = same && plan->comps[k] == op->comp;
@@ -462,7 +413,7 @@ static inline bool apply_group(tes_world_t *w, uint32_t at, uint32_t end, group_
         return false; /* dropped: the merged move says so */
     tes__table_t *src = tes__slot_table(w, slot);
     if (!(same && plan->src == src && plan->k == k && plan->valued == valued)) {
-        tes_comp_t comps[GROUP_MAX];
+        tes_comp_t comps[TES__GROUP_MAX];
         uint32_t n = 0;
         for (uint32_t j = at; j < end; j = ops[j].next)
             comps[n++] = ops[j].comp;
@@ -486,7 +437,7 @@ static inline bool apply_group(tes_world_t *w, uint32_t at, uint32_t end, group_
     } else {
         if (tes__table_reserve(dst, &w->alloc, 1))
             return false;
-        move_by_plan(w, plan, slot, e, src, dst, values);
+        tes__move_by_plan(w, plan, slot, e, src, dst, values);
     }
     /* The staged values have no destructor: marking is all the release. */
     if (consecutive) {
@@ -501,232 +452,22 @@ static inline bool apply_group(tes_world_t *w, uint32_t at, uint32_t end, group_
     return true;
 }
 
-/* A run is applied in two passes: its commands are checked front to
- * back (up to `end`, or the first that does not fit the run), the
- * destination reserved once for all of them, and the rows then moved. A
- * queue made by a loop over a table names its entities in row order. When
- * they are the table's last rows in that order (a loop over the whole
- * table, or its end), the rows move as one block, column by column
- * (move_block_by_plan). Otherwise they move back to front: each row moved
- * is then its table's last when the entities are in row order, so there is
- * no hole to fill and no other entity's slot to touch (front to back, half
- * the moves fill a hole), and the commands read last by the check are read
- * first again. The entities of a run are distinct (each one's command ends its
- * group) and nothing in a run runs user code or tells a watcher, so the
- * order shows only in the order of rows, which is unspecified. When the
- * destination cannot grow for the whole run at once, the rows move front
- * to back, one reserve each, as far as it grows; the rest is left to the
- * merged moves, which report. */
-
-/* Whether e is alive in table src (an entity a run may move). */
-static inline bool in_table(const tes_world_t *w, tes_entity_t e, const tes__table_t *src)
-{
-    const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
-    return slot && (slot->table & TES__SLOT_TABLE_MASK) == src->id;
-}
-
-/* The row of e (alive in table src, as in_table says). */
-static inline uint32_t row_of(const tes_world_t *w, tes_entity_t e)
-{
-    return w->entities.slots[tes_entity_index(e)].row;
-}
-
-/* The whole of a run whose n groups (k commands each, from `at`) name
- * src's last n rows in order, the usual queue of a loop over a whole table
- * (or its end): the rows move to the end of dst, which has room, as one
- * block by the plan, each moved cell column by column in one copy per
- * column, the staged values copied one by one, and the entities keep
- * their order. */
-static void move_block_by_plan(tes_world_t *w, const group_plan_t *plan, tes__op_t *ops,
-                               uint32_t at, uint32_t n)
-{
-    tes__table_t *src = (tes__table_t *)plan->src, *dst = plan->dst;
-    const uint32_t k = plan->k, from = src->count - n, to = dst->count;
-    tes__assert(n <= src->count && !(src->flags & TES__TABLE_VIRTUAL) &&
-                (uint64_t)to + n <= dst->cap);
-    const tes__column_t *dc = dst->columns, *sc = src->columns;
-    for (uint32_t i = 0; i < plan->moves; i++) {
-        const tes__column_t *col = &dc[plan->move_col[i]];
-        memcpy(col->data + (size_t)to * col->size,
-               sc[plan->move_from[i]].data + (size_t)from * col->size, (size_t)n * col->size);
-    }
-    for (uint32_t i = 0; i < plan->zeros; i++) {
-        const tes__column_t *col = &dc[plan->zero_col[i]];
-        memset(col->data + (size_t)to * col->size, 0, (size_t)n * col->size);
-    }
-    memcpy(dst->entities + to, src->entities + from, (size_t)n * sizeof *dst->entities);
-    /* One pass over the run's commands (the largest array here): each
-     * group's staged values, its entity's slot, its commands marked. */
-    uint8_t *cells[GROUP_MAX];
-    uint32_t sizes[GROUP_MAX];
-    for (uint32_t i = 0; i < plan->sets; i++) {
-        const tes__column_t *col = &dc[plan->set_col[i]];
-        cells[i] = col->data + (size_t)to * col->size;
-        sizes[i] = col->size;
-    }
-    tes__slot_t *slots = w->entities.slots;
-    tes__op_t *op = &ops[at];
-    if (k == 1 && plan->sets == 1) { /* one set per entity: the usual run */
-        for (uint32_t g = 0; g < n; g++, op++, cells[0] += sizes[0]) {
-            tes__copy_small(cells[0], op->value, sizes[0]);
-            tes__slot_set_table(&slots[tes_entity_index(op->e)], dst->id, to + g);
-            op->kind = TES__OP_DONE;
-        }
-    } else {
-        for (uint32_t g = 0; g < n; g++, op += k) {
-            for (uint32_t i = 0; i < plan->sets; i++) {
-                tes__copy_small(cells[i], op[plan->set_from[i]].value, sizes[i]);
-                cells[i] += sizes[i];
-            }
-            tes__slot_set_table(&slots[tes_entity_index(op->e)], dst->id, to + g);
-            for (uint32_t j = 0; j < k; j++)
-                op[j].kind = TES__OP_DONE; /* no destructor: that is the release */
-        }
-    }
-    dst->count = to + n;
-    src->count = from;
-    tes__table_debug_move(src, &w->alloc);
-}
-
-/* Moves the entity of a run's group (its k commands from op) by the
- * plan, into room reserved, and marks the commands done. */
-static tes__always_inline void run_group_move(tes_world_t *w, const group_plan_t *plan,
-                                              tes__op_t *op)
-{
-    const void *values[GROUP_MAX];
-    for (uint32_t j = 0; j < plan->k; j++) {
-        values[j] = op[j].value;
-        op[j].kind = TES__OP_DONE; /* no destructor: that is the release */
-    }
-    tes__slot_t *slot = &w->entities.slots[tes_entity_index(op->e)];
-    move_by_plan(w, plan, slot, op->e, (tes__table_t *)plan->src, plan->dst, values);
-}
-
-/* Applies the run of groups right after a plain group that moved its
- * entity and whose k commands were consecutive: each next entity whose k
- * commands come next, with the same components, kinds and staged values,
- * and no later command before `end`, starting in the same table (the
- * usual queue of a loop that sets the same components on each entity it
- * visits). Each is a row move by the same plan, nothing looked up or
- * walked, back to front (see above). Returns the position after the last
- * group applied. */
-static uint32_t apply_group_run(tes_world_t *w, uint32_t at, uint32_t end,
-                                const group_plan_t *plan, const uint8_t *kinds)
-{
-    tes__op_t *ops = w->defer.ops;
-    tes__table_t *src = (tes__table_t *)plan->src, *dst = plan->dst;
-    const uint32_t k = plan->k;
-    if (tes__table_reserve(dst, &w->alloc, 1))
-        return at; /* no row at all: no scan (so a run that cannot grow costs O(1) a command) */
-    uint32_t n = 0; /* groups in the run */
-    uint32_t base = 0;  /* the row of the first group's entity */
-    bool block = true;  /* so far, the entities of rows base, base + 1, ... */
-    for (; end - (at + n * k) >= k; n++) {
-        const tes__op_t *op = &ops[at + n * k];
-        tes_entity_t e = op->e;
-        uint32_t j = 0;
-        for (; j < k; j++, op++) {
-            if (op->e != e || op->comp != plan->comps[j] || op->kind != kinds[j] ||
-                op->merge != TES__OP_MERGED)
-                break;
-            /* A command of the same kind on the same component stages a
-             * value exactly when the first group's did. (Commands of one
-             * entity queued one after the other are chained, so k of them
-             * in a row are its whole group when the last one's next is
-             * past end.) */
-            tes__assert(((plan->valued >> j & 1u) != 0) ==
-                        (op->kind != TES__OP_ADD && op->value));
-        }
-        /* The entity's last command here must end its group: one with
-         * commands later on (before end) is not this run's shape. */
-        if (j < k || ops[at + n * k + k - 1].next < end || !in_table(w, e, src))
-            break;
-        uint32_t row = row_of(w, e);
-        base = n ? base : row;
-        block = block && row == base + n;
-    }
-    if (n && !tes__table_reserve(dst, &w->alloc, n)) {
-        if (block && base + n == src->count && !(src->flags & TES__TABLE_VIRTUAL))
-            move_block_by_plan(w, plan, ops, at, n);
-        else
-            for (uint32_t g = n; g-- > 0;) /* see above: back to front */
-                run_group_move(w, plan, &ops[at + g * k]);
-        return at + n * k;
-    }
-    for (uint32_t g = 0; g < n; g++) {
-        if (tes__table_reserve(dst, &w->alloc, 1))
-            return at + g * k;
-        run_group_move(w, plan, &ops[at + g * k]);
-    }
-    return at + n * k;
-}
-
-/* Moves the entity of a run's single command along the plain edge from
- * src to dst (room reserved) and marks the command done. */
-static tes__always_inline void single_move(tes_world_t *w, tes__op_t *op, tes__table_t *src,
-                                           tes__table_t *dst, int32_t col, bool valued)
-{
-    op->kind = TES__OP_DONE;
-    tes__slot_t *slot = &w->entities.slots[tes_entity_index(op->e)];
-    tes__world_move_plain(w, op->e, slot, src, dst, col, true, valued ? op->value : NULL);
-}
-
-/* apply_group_run for groups of one command: dst is src plus the
- * command's component, and each row moves as the edge's plain plan says.
- * A command of the same kind on the same component stages a value exactly
- * when the first did (a tag's sets stage none). */
-static uint32_t apply_single_run(tes_world_t *w, uint32_t at, uint32_t end,
-                                 const group_plan_t *plan, uint8_t kind)
-{
-    tes__op_t *ops = w->defer.ops;
-    tes__table_t *src = (tes__table_t *)plan->src, *dst = plan->dst;
-    const tes_comp_t comp = plan->comps[0];
-    const bool valued = plan->valued != 0;
-    const int32_t col = tes__table_column_index(dst, comp);
-    if (tes__table_reserve(dst, &w->alloc, 1))
-        return at; /* as in apply_group_run */
-    uint32_t n = 0, base = 0;
-    bool block = true; /* as in apply_group_run */
-    for (; at + n < end; n++) {
-        const tes__op_t *op = &ops[at + n];
-        if (op->comp != comp || op->kind != kind || op->merge != TES__OP_MERGED ||
-            op->next < end || !in_table(w, op->e, src))
-            break;
-        uint32_t row = row_of(w, op->e);
-        base = n ? base : row;
-        block = block && row == base + n;
-    }
-    if (n && !tes__table_reserve(dst, &w->alloc, n)) {
-        if (block && base + n == src->count && !(src->flags & TES__TABLE_VIRTUAL))
-            move_block_by_plan(w, plan, ops, at, n);
-        else
-            for (uint32_t j = n; j-- > 0;) /* see apply_group_run: back to front */
-                single_move(w, &ops[at + j], src, dst, col, valued);
-        return at + n;
-    }
-    for (uint32_t j = 0; j < n; j++) {
-        if (tes__table_reserve(dst, &w->alloc, 1))
-            return at + j;
-        single_move(w, &ops[at + j], src, dst, col, valued);
-    }
-    return at + n;
-}
-
 /* Applies plain groups from command `first` on: the group there, and
  * when it moves its entity and its commands are consecutive, with it the
- * run of groups of the same shape right after it (apply_group_run, or
- * apply_single_run for groups of one command). Returns the position after
- * the last command applied, or `first` when the group there is not
- * plain. */
-static uint32_t apply_groups(tes_world_t *w, uint32_t first, uint32_t end, group_plan_t *plan)
+ * run of groups of the same shape right after it (tes__defer_group_run,
+ * or tes__defer_single_run for groups of one command). Returns the
+ * position after the last command applied, or `first` when the group
+ * there is not plain. */
+static uint32_t apply_groups(tes_world_t *w, uint32_t first, uint32_t end,
+                             tes__group_plan_t *plan)
 {
     uint32_t at;
     tes__op_t *ops = w->defer.ops;
     /* The kinds of the group's commands, read before it marks them done
-     * (the group is at most GROUP_MAX commands; only the consecutive case
-     * reads them). */
-    uint8_t kinds[GROUP_MAX] = {0};
-    for (uint32_t j = 0; j < GROUP_MAX && first + j < end; j++)
+     * (the group is at most TES__GROUP_MAX commands; only the consecutive
+     * case reads them). */
+    uint8_t kinds[TES__GROUP_MAX] = {0};
+    for (uint32_t j = 0; j < TES__GROUP_MAX && first + j < end; j++)
         kinds[j] = ops[first + j].kind;
     const uint8_t kind = kinds[0];
     bool run = false;
@@ -736,8 +477,8 @@ static uint32_t apply_groups(tes_world_t *w, uint32_t first, uint32_t end, group
         return at;
     /* The group starts a run, applied with it; alone (to fail or not) when
      * the destination cannot take even its row. */
-    at = plan->k != 1 ? apply_group_run(w, first, end, plan, kinds)
-                      : apply_single_run(w, first, end, plan, kind);
+    at = plan->k != 1 ? tes__defer_group_run(w, first, end, plan, kinds)
+                      : tes__defer_single_run(w, first, end, plan, kind);
     if (at == first && !apply_group(w, first, end, plan, &at, NULL))
         return first;
     return at;
@@ -773,7 +514,7 @@ int tes__defer_end(tes_world_t *w)
     int first_error = TES_OK;
     uint32_t next_barrier = 0; /* position in d->barriers */
     step_memo_t memo = {NULL, 0, NULL, -1};
-    group_plan_t plan = {.src = NULL};
+    tes__group_plan_t plan = {.src = NULL};
     tes__detail_t detail_before; /* a dropped command must not wipe it either */
     for (uint32_t i = 0; i < d->count; i++) {
         const tes__op_t *at = &d->ops[i]; /* the array does not move while flushing */
