@@ -9,7 +9,8 @@
  * into a plain array of Position structs indexed by entity index, with a
  * parallel generations array. Same handles, same data: checksums match.
  * A second workload makes the same reads through a lookup view
- * (tes_lookup_get inlined into the loop) against the same baseline.
+ * (tes_lookup_get_table, the form for a loop that knows its storage,
+ * inlined into the loop) against the same baseline.
  */
 #include "bench.h"
 
@@ -45,7 +46,7 @@ static uint64_t tes_run(void *p)
     return sum;
 }
 
-/* The same reads through a lookup view (tes_lookup_get, inline): built
+/* The same reads through a lookup view (tes_lookup_get_table, inline): built
  * once at init, as a program builds it once per frame or per batch. */
 typedef struct {
     bench_get_state_t *get;
@@ -75,14 +76,14 @@ static uint64_t lookup_run(void *p)
     uint32_t n = s->get->n;
     uint64_t sum = 0, missing = 0;
     for (uint32_t i = 0; i < n; i++) {
-        const Position *pos = (const Position *)tes_lookup_get(view, h[i]);
+        const Position *pos = (const Position *)tes_lookup_get_table(view, h[i]);
         if (pos)
             sum += bits_of(pos->x);
         else
             missing++;
     }
     if (missing)
-        bench_fail("tes_lookup_get returned NULL for %llu live entities", (unsigned long long)missing);
+        bench_fail("tes_lookup_get_table returned NULL for %llu live entities", (unsigned long long)missing);
     return sum;
 }
 

@@ -561,6 +561,38 @@ TES_API int tes_lookup_init(tes_lookup_t *out, tes_world_t *w, tes_comp_t c);
  * zeroed view and twice in a row; must come before tes_world_free. */
 TES_API void tes_lookup_fini(tes_lookup_t *l);
 
+/* The two reads behind tes_lookup_get, on a view's fields passed by value
+ * (so a loop of calls keeps them in registers). Any handle value is safe:
+ * every index is checked against its array's length. */
+static inline void *tes__lookup_sparse_at(const uint64_t *const *entry_pages,
+                                          uint32_t entry_page_count, uint8_t *const *data_pages,
+                                          uint32_t shift, size_t size, tes_entity_t e)
+{
+    const uint32_t index = (uint32_t)e;
+    const uint32_t page = index >> TES_LOOKUP_ENTRY_PAGE_BITS;
+    if (page >= entry_page_count || !entry_pages[page])
+        return NULL;
+    const uint64_t entry = entry_pages[page][index & (TES_LOOKUP_ENTRY_PAGE - 1u)];
+    /* Generation and presence in one compare: the high halves must be
+     * equal and the position must not be the all-ones null. */
+    if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) >= TES_NULL_INDEX)
+        return NULL;
+    const uint32_t pos = (uint32_t)entry;
+    return data_pages[pos >> shift] + (size_t)(pos & ((UINT32_C(1) << shift) - 1u)) * size;
+}
+static inline void *tes__lookup_table_at(const tes_lookup_slot_t *slots, uint32_t slot_count,
+                                         uint8_t *const *columns, size_t size, tes_entity_t e)
+{
+    const uint32_t index = (uint32_t)e;
+    if (index >= slot_count)
+        return NULL;
+    const tes_lookup_slot_t *const slot = &slots[index];
+    if (slot->generation != (uint32_t)(e >> 32) || slot->table == TES_LOOKUP_SLOT_FREE)
+        return NULL;
+    uint8_t *const column = columns[slot->table & ~TES_LOOKUP_SLOT_HINT];
+    return column ? column + (size_t)slot->row * size : NULL;
+}
+
 /* The same pointer as tes_get_mut(w, e, c) for the world and component the
  * view was built for, while the view is valid (see above): NULL when e is
  * not alive (null, destroyed, stale generation, index never issued) or
@@ -580,26 +612,24 @@ static inline void *tes_lookup_get(const tes_lookup_t *l, tes_entity_t e)
     const uint32_t entry_page_count = l->entry_page_count;
     const uint32_t shift = l->page_shift;
     uint8_t *const *const data_pages = l->data_pages;
-    const uint32_t index = (uint32_t)e;
-    if (sparse) {
-        const uint32_t page = index >> TES_LOOKUP_ENTRY_PAGE_BITS;
-        if (page >= entry_page_count || !entry_pages[page])
-            return NULL;
-        const uint64_t entry = entry_pages[page][index & (TES_LOOKUP_ENTRY_PAGE - 1u)];
-        /* Generation and presence in one compare: the high halves must be
-         * equal and the position must not be the all-ones null. */
-        if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) >= TES_NULL_INDEX)
-            return NULL;
-        const uint32_t pos = (uint32_t)entry;
-        return data_pages[pos >> shift] + (size_t)(pos & ((UINT32_C(1) << shift) - 1u)) * size;
-    }
-    if (index >= slot_count)
-        return NULL;
-    const tes_lookup_slot_t *const slot = &slots[index];
-    if (slot->generation != (uint32_t)(e >> 32) || slot->table == TES_LOOKUP_SLOT_FREE)
-        return NULL;
-    uint8_t *const column = columns[slot->table & ~TES_LOOKUP_SLOT_HINT];
-    return column ? column + (size_t)slot->row * size : NULL;
+    return sparse ? tes__lookup_sparse_at(entry_pages, entry_page_count, data_pages, shift, size, e)
+                  : tes__lookup_table_at(slots, slot_count, columns, size, e);
+}
+
+/* tes_lookup_get for a loop that knows its component's storage (the
+ * storage it was registered with): the view's kind is not tested on each
+ * read, which leaves the loop fewer instructions and registers (about 15%
+ * faster on random table reads in the project's benchmark). The same
+ * answers as tes_lookup_get on a view of that kind; on a view of the other
+ * kind they return NULL for every handle (its arrays have length 0). */
+static inline void *tes_lookup_get_table(const tes_lookup_t *l, tes_entity_t e)
+{
+    return tes__lookup_table_at(l->slots, l->slot_count, l->columns, l->size, e);
+}
+static inline void *tes_lookup_get_sparse(const tes_lookup_t *l, tes_entity_t e)
+{
+    return tes__lookup_sparse_at(l->entry_pages, l->entry_page_count, l->data_pages,
+                                 l->page_shift, l->size, e);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -43,7 +43,7 @@ grep -E '^[A-Za-z_]' "$tmp/code.h" | grep -v '^#' |
 {
     sed -n -E 's/^#define[[:space:]]+(TES_[A-Z0-9][A-Z0-9_]*).*/\1/p' "$tmp/code.h"
     sed -n -E 's/^[[:space:]]+(TES_[A-Z0-9][A-Z0-9_]*)[[:space:]]*(=|,|$).*/\1/p' "$tmp/code.h"
-    grep -o -E 'tes_[a-z0-9_]+_t' "$tmp/code.h"
+    grep -o -w -E 'tes_[a-z0-9_]+_t' "$tmp/code.h" | grep -v '^tes__'
 } | grep -v '^TES__' | sort -u > "$tmp/names"
 
 if [ ! -s "$tmp/functions" ]; then

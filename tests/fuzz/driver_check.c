@@ -159,6 +159,15 @@ void fzd_check_step(fz_driver_t *d)
     }
 }
 
+/* The typed read form of l's kind answers p (what tes_lookup_get answered);
+ * the other form answers NULL. */
+static bool typed_forms_agree(const tes_lookup_t *l, tes_entity_t e, const void *p)
+{
+    const void *same = l->sparse ? tes_lookup_get_sparse(l, e) : tes_lookup_get_table(l, e);
+    const void *other = l->sparse ? tes_lookup_get_table(l, e) : tes_lookup_get_sparse(l, e);
+    return same == p && other == NULL;
+}
+
 /* A lookup view of component k, built now, against tes_get_mut and the
  * model: for every slot (retired ones in turns, as the full check does)
  * its current handle and four stale ones, and handles never issued. A tag
@@ -188,7 +197,10 @@ static void check_lookup(fz_driver_t *d, int k, uint32_t turn)
                               tes_entity_make(i, 0)};
         for (int j = 0; j < 5 && !fzd_failed(d); j++) {
             void *p = tes_lookup_get(&l, es[j]);
-            if (p != tes_get_mut(d->w, es[j], id))
+            if (!typed_forms_agree(&l, es[j], p))
+                fzd_fail(d, "tes_lookup_get_table/_sparse(%#llx, %s) disagree with tes_lookup_get",
+                         ull(es[j]), fz_comps[k].name);
+            else if (p != tes_get_mut(d->w, es[j], id))
                 fzd_fail(d, "tes_lookup_get(%#llx, %s) = %p, tes_get_mut disagrees", ull(es[j]),
                          fz_comps[k].name, p);
             else if (j == 0 && s->alive && fz_model_has(m, i, k))
@@ -201,7 +213,7 @@ static void check_lookup(fz_driver_t *d, int k, uint32_t turn)
     tes_entity_t never[3] = {TES_NULL, tes_entity_make(m->nslots, 1),
                              tes_entity_make(TES_NULL_INDEX, TES_TOMBSTONE)};
     for (int j = 0; j < 3 && !fzd_failed(d); j++)
-        if (tes_lookup_get(&l, never[j]))
+        if (tes_lookup_get(&l, never[j]) || !typed_forms_agree(&l, never[j], NULL))
             fzd_fail(d, "tes_lookup_get(%#llx, %s) found a value", ull(never[j]), fz_comps[k].name);
     tes_lookup_fini(&l);
 }

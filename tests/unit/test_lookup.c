@@ -62,13 +62,25 @@ static uint64_t bytes_of(const tes_world_t *w)
     return st.bytes_allocated;
 }
 
-/* Builds a view of c and compares it with tes_get_mut for each handle. */
+/* The typed form of l's kind answers as tes_lookup_get; the other form
+ * answers NULL (a view's other arrays have length 0). */
+static void assert_typed_forms(const tes_lookup_t *l, tes_entity_t e)
+{
+    void *p = tes_lookup_get(l, e);
+    assert_ptr_equal(l->sparse ? tes_lookup_get_sparse(l, e) : tes_lookup_get_table(l, e), p);
+    assert_null(l->sparse ? tes_lookup_get_table(l, e) : tes_lookup_get_sparse(l, e));
+}
+
+/* Builds a view of c and compares it (all three read forms) with
+ * tes_get_mut for each handle. */
 static void assert_view_matches(tes_world_t *w, tes_comp_t c, const tes_entity_t *es, int n)
 {
     tes_lookup_t l;
     assert_int_equal(tes_lookup_init(&l, w, c), TES_OK);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         assert_ptr_equal(tes_lookup_get(&l, es[i]), tes_get_mut(w, es[i], c));
+        assert_typed_forms(&l, es[i]);
+    }
     tes_lookup_fini(&l);
 }
 
@@ -254,6 +266,8 @@ static void test_lookup_empty_world(void **state)
     for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
         assert_null(tes_lookup_get(&lt, probes[i]));
         assert_null(tes_lookup_get(&ls, probes[i]));
+        assert_typed_forms(&lt, probes[i]);
+        assert_typed_forms(&ls, probes[i]);
     }
     tes_lookup_fini(&lt);
     tes_lookup_fini(&ls);
