@@ -383,6 +383,14 @@ typedef struct bench_get_state {
  * seeded with cfg->seed ^ seed_mix. */
 void *bench_get_init(const bench_cfg_t *cfg, tes_storage_t storage, uint64_t seed_mix);
 void bench_get_fini(void *st);
+/* The same world read through a lookup view of Position (tes_lookup_t),
+ * built once at init, as a program builds one per frame or per batch. */
+typedef struct bench_lookup_state {
+    bench_get_state_t *get;
+    tes_lookup_t view;
+} bench_lookup_state_t;
+void *bench_lookup_init(const bench_cfg_t *cfg, tes_storage_t storage, uint64_t seed_mix);
+void bench_lookup_fini(void *st);
 /* The baseline's side of the same: gen[i] = 1 and h = the same handles in
  * the same shuffled order. False after bench_fail (arrays left to free). */
 bool bench_get_handles(const bench_cfg_t *cfg, uint64_t seed_mix, uint32_t **gen,

@@ -273,6 +273,29 @@ void bench_base_fini(void *p)
     free(s);
 }
 
+void *bench_lookup_init(const bench_cfg_t *cfg, tes_storage_t storage, uint64_t seed_mix)
+{
+    bench_lookup_state_t *s = (bench_lookup_state_t *)calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->get = (bench_get_state_t *)bench_get_init(cfg, storage, seed_mix);
+    if (!s->get) {
+        free(s);
+        return NULL;
+    }
+    if (!bench_failed() && tes_lookup_init(&s->view, s->get->w, s->get->pos) != TES_OK)
+        bench_fail("tes_lookup_init: %s", tes_strerror(tes_last_error(s->get->w)));
+    return s;
+}
+
+void bench_lookup_fini(void *p)
+{
+    bench_lookup_state_t *s = (bench_lookup_state_t *)p;
+    tes_lookup_fini(&s->view);
+    bench_get_fini(s->get);
+    free(s);
+}
+
 bool bench_get_handles(const bench_cfg_t *cfg, uint64_t seed_mix, uint32_t **gen,
                        tes_entity_t **h)
 {

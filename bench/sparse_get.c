@@ -48,31 +48,16 @@ static uint64_t tes_run(void *p)
     return sum;
 }
 
-/* The same reads through a lookup view (tes_lookup_get_sparse, inline): built
- * once at init, as a program builds it once per frame or per batch. */
-typedef struct {
-    bench_get_state_t *get;
-    tes_lookup_t view;
-} lookup_state_t;
-
+/* The same reads through a lookup view (bench_lookup_state_t), same
+ * world and handles. */
 static void *lookup_init(const bench_cfg_t *cfg)
 {
-    lookup_state_t *s = (lookup_state_t *)calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
-    s->get = (bench_get_state_t *)tes_init(cfg);
-    if (!s->get) {
-        free(s);
-        return NULL;
-    }
-    if (!bench_failed() && tes_lookup_init(&s->view, s->get->w, s->get->pos) != TES_OK)
-        bench_fail("tes_lookup_init: %s", tes_strerror(tes_last_error(s->get->w)));
-    return s;
+    return bench_lookup_init(cfg, TES_STORAGE_SPARSE, UINT64_C(0x59A));
 }
 
 static uint64_t lookup_run(void *p)
 {
-    lookup_state_t *s = (lookup_state_t *)p;
+    bench_lookup_state_t *s = (bench_lookup_state_t *)p;
     const tes_lookup_t *view = &s->view;
     const tes_entity_t *h = s->get->h;
     uint32_t n = s->get->n;
@@ -87,14 +72,6 @@ static uint64_t lookup_run(void *p)
     if (missing)
         bench_fail("tes_lookup_get_sparse returned NULL for %llu live entities", (unsigned long long)missing);
     return sum;
-}
-
-static void lookup_fini(void *p)
-{
-    lookup_state_t *s = (lookup_state_t *)p;
-    tes_lookup_fini(&s->view);
-    bench_get_fini(s->get);
-    free(s);
 }
 
 typedef struct {
@@ -171,6 +148,6 @@ const bench_workload_t bench_sparse_lookup_get = {
     "get",
     ops,
     true,
-    {lookup_init, NULL, lookup_run, NULL, lookup_fini},
+    {lookup_init, NULL, lookup_run, NULL, bench_lookup_fini},
     {base_init, NULL, base_run, NULL, base_fini},
 };

@@ -511,27 +511,24 @@ static inline void tes__world_refuse_set(tes_world_t *w, uint8_t refuse)
     w->unquiet.refuse = refuse;
     tes__unquiet_other(w, tes__unquiet_fields(&w->unquiet) != 0);
 }
-static inline void tes__world_doomed_up(tes_world_t *w)
+/* doomed and settling are counts raised and lowered the same way. */
+static inline void unquiet_count_up(tes_world_t *w, uint32_t *count)
 {
-    w->unquiet.doomed++;
+    (*count)++;
     tes__unquiet_other(w, true);
 }
-static inline void tes__world_doomed_down(tes_world_t *w)
+static inline void unquiet_count_down(tes_world_t *w, uint32_t *count)
 {
-    tes__assert(w->unquiet.doomed > 0);
-    if (--w->unquiet.doomed == 0)
+    tes__assert(*count > 0);
+    if (--*count == 0)
         tes__unquiet_lowered(w);
 }
-static inline void tes__world_settling_up(tes_world_t *w)
-{
-    w->unquiet.settling++;
-    tes__unquiet_other(w, true);
-}
+static inline void tes__world_doomed_up(tes_world_t *w) { unquiet_count_up(w, &w->unquiet.doomed); }
+static inline void tes__world_doomed_down(tes_world_t *w) { unquiet_count_down(w, &w->unquiet.doomed); }
+static inline void tes__world_settling_up(tes_world_t *w) { unquiet_count_up(w, &w->unquiet.settling); }
 static inline void tes__world_settling_down(tes_world_t *w)
 {
-    tes__assert(w->unquiet.settling > 0);
-    if (--w->unquiet.settling == 0)
-        tes__unquiet_lowered(w);
+    unquiet_count_down(w, &w->unquiet.settling);
 }
 
 /* Raises and lowers defer.depth together with its count in

@@ -22,10 +22,7 @@
 
 #include "tessera.h"
 #include "world/check.h"
-
-typedef struct {
-    float x, y, z;
-} vec3_t;
+#include "unit/vec3.h"
 
 static tes_comp_t reg(tes_world_t *w, const char *name, size_t size, tes_storage_t storage,
                       bool stable)
@@ -41,19 +38,10 @@ static tes_comp_t reg(tes_world_t *w, const char *name, size_t size, tes_storage
     return c;
 }
 
-static vec3_t value_of(int i, int k)
-{
-    float f = (float)(i * 100 + k);
-    return (vec3_t){f, f + 1.0f, f + 2.0f};
-}
+/* The value entity i holds in component k: vec() of a number naming both. */
+static vec3_t value_of(int i, int k) { return vec((float)(i * 100 + k)); }
 
-static void assert_value(const void *p, int i, int k)
-{
-    assert_non_null(p);
-    vec3_t v, want = value_of(i, k);
-    memcpy(&v, p, sizeof v);
-    assert_true(v.x == want.x && v.y == want.y && v.z == want.z);
-}
+static void assert_value(const void *p, int i, int k) { assert_vec(p, (float)(i * 100 + k)); }
 
 static uint64_t bytes_of(const tes_world_t *w)
 {
