@@ -302,7 +302,11 @@ static inline void *sparse_ptr(const tes__sparse_store_t *st, tes_entity_t e, ui
 {
     /* Both steps read biased bases (sparse_set.h, sparse_store.h): no NULL
      * page to test (an absent page reads as empty entries) and no mask. */
-    uint64_t entry = tes__sparse_entry(&st->set, tes_entity_index(e));
+    uint32_t index = tes_entity_index(e);
+    if ((index >> TES__SPARSE_PAGE_BITS) >= st->set.page_count)
+        return NULL;
+    uint64_t entry = *(const uint64_t *)(st->set.bases[index >> TES__SPARSE_PAGE_BITS] +
+                                         (uintptr_t)index * sizeof(uint64_t));
     if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) >= TES_NULL_INDEX)
         return NULL;
     uint32_t pos = (uint32_t)entry;
