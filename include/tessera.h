@@ -519,6 +519,16 @@ TES_API bool tes_enabled(const tes_world_t *w, tes_entity_t e);
  *   packed position in the low 32 bits, all ones when empty. The value at
  *   packed position p is in data_pages[p >> page_shift], slot
  *   p & ((1 << page_shift) - 1).
+ *   The same cells through biased bases (what the inline reads, as they
+ *   save a NULL test and two masks per read): entry_bases has
+ *   entry_page_count addresses, and the entry of index i (i below
+ *   entry_page_count * TES_LOOKUP_ENTRY_PAGE) is the uint64_t at address
+ *   entry_bases[i >> TES_LOOKUP_ENTRY_PAGE_BITS] + i * 8; a page that
+ *   entry_pages has as NULL reads as a shared read-only page of empty
+ *   entries. The value at packed position p is at address
+ *   data_bases[p >> page_shift] + p * size. Each base is its page's address
+ *   minus the offset of the page's first cell, in wrapping uintptr_t
+ *   arithmetic, so it is not itself an address to read.
  */
 typedef struct tes_lookup_slot_t {
     uint32_t generation;
@@ -545,6 +555,8 @@ typedef struct tes_lookup_t {
     uint32_t entry_page_count;
     uint32_t page_shift;
     uint8_t *const *data_pages;
+    const uintptr_t *entry_bases; /* entry_page_count biased entry pages */
+    const uintptr_t *data_bases;  /* biased data pages, as data_pages */
     /* Private: what tes_lookup_fini frees. */
     tes_world_t *priv_world;
     void *priv_block;
@@ -572,21 +584,28 @@ TES_API void tes_lookup_fini(tes_lookup_t *l);
 /* The two reads behind tes_lookup_get, on a view's fields passed by value
  * (so a loop of calls keeps them in registers). Any handle value is safe:
  * every index is checked against its array's length or masked into it. */
-static inline void *tes__lookup_sparse_at(const uint64_t *const *entry_pages,
-                                          uint32_t entry_page_count, uint8_t *const *data_pages,
-                                          uint32_t shift, size_t size, tes_entity_t e)
+static inline void *tes__lookup_sparse_at(const uintptr_t *entry_bases, uint32_t entry_page_count,
+                                          const uintptr_t *data_bases, uint32_t shift, size_t size,
+                                          tes_entity_t e)
 {
     const uint32_t index = (uint32_t)e;
-    const uint32_t page = index >> TES_LOOKUP_ENTRY_PAGE_BITS;
-    if (page >= entry_page_count || !entry_pages[page])
+    if ((index >> TES_LOOKUP_ENTRY_PAGE_BITS) >= entry_page_count)
         return NULL;
-    const uint64_t entry = entry_pages[page][index & (TES_LOOKUP_ENTRY_PAGE - 1u)];
+    const uint64_t entry = *(const uint64_t *)(entry_bases[index >> TES_LOOKUP_ENTRY_PAGE_BITS] +
+                                               (uintptr_t)index * sizeof(uint64_t));
     /* Generation and presence in one compare: the high halves must be
      * equal and the position must not be the all-ones null. */
     if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) >= TES_NULL_INDEX)
         return NULL;
     const uint32_t pos = (uint32_t)entry;
-    return data_pages[pos >> shift] + (size_t)(pos & ((UINT32_C(1) << shift) - 1u)) * size;
+    void *const value = (void *)(data_bases[pos >> shift] + (uintptr_t)pos * size);
+#if defined(__GNUC__)
+    /* A present entry's value is in an allocated page: telling the
+     * compiler spares the caller's NULL test on this path. */
+    if (!value)
+        __builtin_unreachable();
+#endif
+    return value;
 }
 static inline void *tes__lookup_table_at(const tes_lookup_slot_t *slots, uint32_t slot_count,
                                          uint8_t *const *columns, uint32_t table_mask,
@@ -635,11 +654,11 @@ static inline void *tes_lookup_get(const tes_lookup_t *l, tes_entity_t e)
     const uint32_t slot_count = l->slot_count;
     uint8_t *const *const columns = l->columns;
     const uint32_t table_mask = l->table_count - 1u;
-    const uint64_t *const *const entry_pages = l->entry_pages;
+    const uintptr_t *const entry_bases = l->entry_bases;
     const uint32_t entry_page_count = l->entry_page_count;
     const uint32_t shift = l->page_shift;
-    uint8_t *const *const data_pages = l->data_pages;
-    return sparse ? tes__lookup_sparse_at(entry_pages, entry_page_count, data_pages, shift, size, e)
+    const uintptr_t *const data_bases = l->data_bases;
+    return sparse ? tes__lookup_sparse_at(entry_bases, entry_page_count, data_bases, shift, size, e)
                   : tes__lookup_table_at(slots, slot_count, columns, table_mask, size, e);
 }
 
@@ -656,7 +675,7 @@ static inline void *tes_lookup_get_table(const tes_lookup_t *l, tes_entity_t e)
 }
 static inline void *tes_lookup_get_sparse(const tes_lookup_t *l, tes_entity_t e)
 {
-    return tes__lookup_sparse_at(l->entry_pages, l->entry_page_count, l->data_pages,
+    return tes__lookup_sparse_at(l->entry_bases, l->entry_page_count, l->data_bases,
                                  l->page_shift, l->size, e);
 }
 

@@ -7,8 +7,10 @@
  * misses of each read remain (the entity's slot or sparse entry, then the
  * value).
  *
- * The header's inline reads the world's own arrays (entity slots, sparse
- * pages, data pages) through public mirror types. This file is the one
+ * The header's inline reads the world's own arrays (entity slots; the
+ * biased bases of sparse entry pages and data pages, which the stores keep
+ * beside their page pointers for their own reads) through public mirror
+ * types. This file is the one
  * place that knows both sides: the static asserts below tie the public
  * encoding to the internal one, so a change of the slot or sparse layout
  * fails to compile here instead of making the inline read garbage. A
@@ -42,6 +44,10 @@ _Static_assert((TES_LOOKUP_SLOT_HINT | TES__SLOT_TABLE_MASK) == UINT32_MAX, "tab
 _Static_assert(TES_LOOKUP_SLOT_FREE == UINT32_MAX, "free marker is all ones");
 _Static_assert(TES_LOOKUP_ENTRY_PAGE_BITS == TES__SPARSE_PAGE_BITS, "sparse entry page");
 _Static_assert(TES__SPARSE_EMPTY == UINT64_MAX, "empty sparse entry");
+_Static_assert(sizeof(((tes__sparse_set_t *)0)->bases[0]) == sizeof(uintptr_t),
+               "entry bases are uintptr_t");
+_Static_assert(sizeof(((tes__sparse_store_t *)0)->bases[0]) == sizeof(uintptr_t),
+               "data bases are uintptr_t");
 
 /* Fills the sparse half of a view: no allocation. The data page mask is
  * derived from the shift, as the store's own reads do. */
@@ -53,6 +59,8 @@ static void view_sparse(tes_lookup_t *out, const tes__sparse_store_t *st)
     out->entry_page_count = st->set.page_count;
     out->data_pages = st->pages;
     out->page_shift = st->page_shift;
+    out->entry_bases = st->set.bases;
+    out->data_bases = st->bases;
 }
 
 /* The length of a view's column array for `tables` tables: the smallest
