@@ -322,8 +322,8 @@ static tes__always_inline void copy_cell(uint8_t *d, const uint8_t *s, uint32_t 
  * straight code that keeps every value in the registers a call may use;
  * the others read them from dst and the edge. */
 static tes__always_inline int add_cells(tes__table_t *dst, uint32_t dst_row,
-                                        const tes__table_t *src, uint32_t src_row,
-                                        const void *value, uint32_t n, uint32_t split, int cls)
+                                        const tes__table_t *src, const void *value,
+                                        uint32_t src_row, uint32_t n, uint32_t split, int cls)
 {
     /* Read once: the byte copies could alias any field of the tables. */
     const tes__column_t *dc = dst->columns, *sc = src->columns;
@@ -343,10 +343,10 @@ static tes__always_inline int add_cells(tes__table_t *dst, uint32_t dst_row,
 /* The forms for any table: n from dst, split from the source's add edge. */
 #define LOOP_FORM(cls_name, cls)                                                               \
     static int add_cells_##cls_name(tes__table_t *dst, uint32_t dst_row,                       \
-                                    const tes__table_t *src, uint32_t src_row,                 \
-                                    const void *value)                                         \
+                                    const tes__table_t *src, const void *value,                \
+                                    uint32_t src_row)                                          \
     {                                                                                          \
-        return add_cells(dst, dst_row, src, src_row, value, dst->column_count,                 \
+        return add_cells(dst, dst_row, src, value, src_row, dst->column_count,                 \
                          src->last_edge[1].split, cls);                                        \
     }
 LOOP_FORM(mid, CELLS_MID)
@@ -359,10 +359,10 @@ LOOP_FORM(any, CELLS_ANY)
  * common case of an entity being built up one component at a time. */
 #define STRAIGHT_FORM(n, split)                                                                \
     static int add_cells_##n##_##split(tes__table_t *dst, uint32_t dst_row,                    \
-                                       const tes__table_t *src, uint32_t src_row,              \
-                                       const void *value)                                      \
+                                       const tes__table_t *src, const void *value,             \
+                                       uint32_t src_row)                                       \
     {                                                                                          \
-        return add_cells(dst, dst_row, src, src_row, value, n, split, CELLS_MID);              \
+        return add_cells(dst, dst_row, src, value, src_row, n, split, CELLS_MID);              \
     }
 STRAIGHT_FORM(1, 0)
 STRAIGHT_FORM(1, 1)
@@ -382,7 +382,7 @@ STRAIGHT_FORM(4, 4)
 
 /* A tag added to a table with no column: nothing to copy. */
 static int add_cells_none(tes__table_t *dst, uint32_t dst_row, const tes__table_t *src,
-                          uint32_t src_row, const void *value)
+                          const void *value, uint32_t src_row)
 {
     (void)dst, (void)dst_row, (void)src, (void)src_row, (void)value;
     return TES_OK;
