@@ -15,7 +15,9 @@
  *   plan holds no address inside a block): the same plan, the same cells;
  * - tes_add's zeroed cell next to tes_set's copied one;
  * - an entity with a sparse component keeps the slot's sparse hint
- *   through quiet table adds (the slot's table turns by one addition).
+ *   through quiet table adds (the slot's table turns by one addition);
+ * - tes_spawn_with's cached bundle of 8 to 16-byte values, whose copy is
+ *   chosen when it is cached too.
  * Each test checks the full world invariant.
  */
 #include <setjmp.h>
@@ -247,6 +249,46 @@ static void test_sparse_hint_kept(void **state)
     tes_world_free(w);
 }
 
+/* tes_spawn_with of a bundle of 8 to 16-byte data values (cached with
+ * b->mid: its values are copied by the loop made for that size class),
+ * again and again through table growth: a NULL value is zeroed over the
+ * stale bytes of a recycled row, every other value copied exactly. */
+static void test_spawn_with_mid_bundle(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    assert_non_null(w);
+    static const uint32_t sizes[3] = {12, 8, 16};
+    tes_comp_t comps[3] = {reg(w, "A", 12), reg(w, "B", 8), reg(w, "D", 16)};
+    uint8_t values[3][16];
+    tes_entity_t junk[20];
+    for (uint32_t i = 0; i < 20; i++) {
+        for (uint32_t k = 0; k < 3; k++)
+            memset(values[k], 0xEE, sizeof values[k]);
+        tes_value_t vals[3] = {{comps[0], values[0]}, {comps[1], values[1]}, {comps[2], values[2]}};
+        junk[i] = tes_spawn_with(w, vals, 3);
+        assert_true(junk[i] != TES_NULL);
+    }
+    assert_true(w->bundle.quiet && w->bundle.mid);
+    for (uint32_t i = 0; i < 20; i++)
+        assert_int_equal(tes_destroy(w, junk[i]), TES_OK);
+    tes_entity_t es[ENTITIES];
+    for (uint32_t i = 0; i < ENTITIES; i++) {
+        for (uint32_t k = 0; k < 3; k++)
+            pattern(values[k], sizes[k], i, k);
+        tes_value_t vals[3] = {{comps[0], values[0]},
+                               {comps[1], i % 5 == 0 ? NULL : values[1]},
+                               {comps[2], values[2]}};
+        es[i] = tes_spawn_with(w, vals, 3);
+        assert_true(es[i] != TES_NULL);
+    }
+    for (uint32_t i = 0; i < ENTITIES; i++)
+        for (uint32_t k = 0; k < 3; k++)
+            assert_cell(w, es[i], comps[k], sizes[k], i, k, k == 1 && i % 5 == 0);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_loop_forms),
         cmocka_unit_test(test_tag_forms),
         cmocka_unit_test(test_sparse_hint_kept),
+        cmocka_unit_test(test_spawn_with_mid_bundle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
