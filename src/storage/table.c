@@ -321,30 +321,30 @@ static tes__always_inline void copy_cell(uint8_t *d, const uint8_t *s, uint32_t 
  * small table pass n and split as constants, so the loops unroll into
  * straight code that keeps every value in the registers a call may use;
  * the others read them from dst and the edge. */
-static tes__always_inline int add_cells(tes__table_t *dst, uint32_t dst_row,
+static tes__always_inline int add_cells(tes__table_t *dst, size_t dst_row,
                                         const tes__table_t *src, const void *value,
-                                        uint32_t src_row, uint32_t n, uint32_t split, int cls)
+                                        size_t src_row, uint32_t n, uint32_t split, int cls)
 {
     /* Read once: the byte copies could alias any field of the tables. */
     const tes__column_t *dc = dst->columns, *sc = src->columns;
     bool cell = split < n;
     tes__assert(n == dst->column_count && n == src->column_count + cell);
     if (cell)
-        copy_cell(dc[split].data + (size_t)dst_row * dc[split].size, value, dc[split].size, cls);
+        copy_cell(dc[split].data + dst_row * dc[split].size, value, dc[split].size, cls);
     for (uint32_t i = 0; i < split; i++)
-        copy_cell(dc[i].data + (size_t)dst_row * dc[i].size,
-                  sc[i].data + (size_t)src_row * dc[i].size, dc[i].size, cls);
+        copy_cell(dc[i].data + dst_row * dc[i].size, sc[i].data + src_row * dc[i].size,
+                  dc[i].size, cls);
     for (uint32_t i = split + 1; i < n; i++)
-        copy_cell(dc[i].data + (size_t)dst_row * dc[i].size,
-                  sc[i - 1].data + (size_t)src_row * dc[i].size, dc[i].size, cls);
+        copy_cell(dc[i].data + dst_row * dc[i].size, sc[i - 1].data + src_row * dc[i].size,
+                  dc[i].size, cls);
     return TES_OK;
 }
 
 /* The forms for any table: n from dst, split from the source's add edge. */
 #define LOOP_FORM(cls_name, cls)                                                               \
-    static int add_cells_##cls_name(tes__table_t *dst, uint32_t dst_row,                       \
+    static int add_cells_##cls_name(tes__table_t *dst, size_t dst_row,                         \
                                     const tes__table_t *src, const void *value,                \
-                                    uint32_t src_row)                                          \
+                                    size_t src_row)                                            \
     {                                                                                          \
         return add_cells(dst, dst_row, src, value, src_row, dst->column_count,                 \
                          src->last_edge[1].split, cls);                                        \
@@ -358,9 +358,9 @@ LOOP_FORM(any, CELLS_ANY)
  * (three 4-byte floats, two doubles, a pointer and a count...), the
  * common case of an entity being built up one component at a time. */
 #define STRAIGHT_FORM(n, split)                                                                \
-    static int add_cells_##n##_##split(tes__table_t *dst, uint32_t dst_row,                    \
+    static int add_cells_##n##_##split(tes__table_t *dst, size_t dst_row,                      \
                                        const tes__table_t *src, const void *value,             \
-                                       uint32_t src_row)                                       \
+                                       size_t src_row)                                         \
     {                                                                                          \
         return add_cells(dst, dst_row, src, value, src_row, n, split, CELLS_MID);              \
     }
@@ -381,8 +381,8 @@ STRAIGHT_FORM(4, 4)
 #undef STRAIGHT_FORM
 
 /* A tag added to a table with no column: nothing to copy. */
-static int add_cells_none(tes__table_t *dst, uint32_t dst_row, const tes__table_t *src,
-                          const void *value, uint32_t src_row)
+static int add_cells_none(tes__table_t *dst, size_t dst_row, const tes__table_t *src,
+                          const void *value, size_t src_row)
 {
     (void)dst, (void)dst_row, (void)src, (void)src_row, (void)value;
     return TES_OK;

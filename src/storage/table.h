@@ -65,10 +65,11 @@ struct tes__table;
  * must be this edge. Returns TES_OK, so that a quiet add returns its
  * result in tail position. One form per edge, chosen when the edge is
  * cached (tes__table_add_cells_for). value comes fourth, where tes_set
- * receives it, so that the tail call leaves it in its register. */
-typedef int (*tes__add_cells_fn)(struct tes__table *dst, uint32_t dst_row,
+ * receives it, so that the tail call leaves it in its register; rows are
+ * size_t, which the callee need not widen. */
+typedef int (*tes__add_cells_fn)(struct tes__table *dst, size_t dst_row,
                                  const struct tes__table *src, const void *value,
-                                 uint32_t src_row);
+                                 size_t src_row);
 
 /* The last graph edge a table took in one direction, with its move plan,
  * computed when the edge is cached (tables and edges are never deleted, so

@@ -191,7 +191,7 @@ static tes__always_inline int quiet_table_add(tes_world_t *w, tes_entity_t e, te
     slot->table += edge->id_step; /* (sparse bit | src's id) + step: sparse bit | dst's id */
     src->count = src_keeps;
     slot->row = (uint32_t)dst_row;
-    return edge->add_cells(dst, (uint32_t)dst_row, src, cells, src_keeps);
+    return edge->add_cells(dst, dst_row, src, cells, src_keeps);
 }
 
 static tes__noinline int quiet_table_remove(tes_world_t *w, tes_entity_t e,
