@@ -2,7 +2,10 @@
  * Table rows and columns: construction, relocation between tables, and
  * growth of the single column block. Relocation walks both tables' columns
  * as two sorted lists (a merge), so moving an entity costs one pass over
- * the columns with no lookups.
+ * the columns with no lookups. The quiet add along a cached plain edge
+ * copies its row with one of the add_cells forms at the end of this file,
+ * picked per edge when the edge is cached: an entity built up one
+ * component at a time takes a form whose copies are straight code.
  */
 #include "storage/table.h"
 

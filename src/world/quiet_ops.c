@@ -8,28 +8,37 @@
  * with no hook at all, GENERIC while any watcher hears it) and the world's
  * state (tes__world_quiet: no hook or structural call running, nothing
  * deferred, no system running; one word, w->unquiet.word, kept exact by
- * the only writers of the state it sums up). For a small component id one load from
- * the registry (quiet_of) gives both the record and whether its dispatch
- * allows a quiet path, and the dispatch byte indexes a table of forms per
- * call: a sparse component's dispatch names its store's shape (a tag or
+ * the only writers of the state it sums up). For a small component id one
+ * load from the registry (quiet_of) gives both the record and whether its
+ * dispatch allows a quiet path, and the dispatch byte indexes a table of
+ * forms per call: a sparse component's dispatch names its store's shape (a tag or
  * 4, 8, 12 or 16-byte values in a store that is not stable), whose forms
  * are compiled for that size, so a 4-byte add tests no size, no
  * tombstone list and no value pointer. Then no user code can run and no
  * one needs telling, so the call skips the begin/end guard, the watcher
  * reserve, the value image and the observer checks; a table move follows
  * the edge's cached plan (tes__edge_plan_t: the destination, where the
- * column lists part, whether the two tables move rows as plain bytes) and
- * a sparse removal finds its entry once. The same two loads also send a
- * tes_set made while the world is only deferred (the word is then the
- * deferral depth alone) of a plain table component straight to the
- * queue's plain recorder (tes__defer_set_plain), the usual deferred set.
+ * column lists part, whether the two tables move rows as plain bytes, the
+ * cell copy made for its columns) and a sparse removal finds its entry
+ * once. The same two loads also send a tes_set made while the world is
+ * only deferred (the word is then the deferral depth alone) of a plain
+ * table component straight to the queue's plain recorder
+ * (tes__defer_set_plain), the usual deferred set. A table component with
+ * a small id needs less still: its bit in quiet_tables and the quiet word
+ * send tes_set and tes_add down the table path inlined into them, with no
+ * record loaded and no indirect call.
  *
  * The hottest table case, tuned for: an entity built up one component at
  * a time (spawn, then tes_set after tes_set), each step taking the same
  * cached add edge as the entity before it. The plan is found with one
  * compare; the entity is its table's last row, so the source just counts
  * one row less (no hole to fill, no other entity's slot to touch); the
- * cells are copied column by column with no call and no test per column.
+ * slot turns to the destination by one addition; the cells are copied by
+ * the edge's add_cells, chosen when the edge was cached (straight code for
+ * up to four columns of 8 to 16 bytes, a loop per size class otherwise),
+ * in a tail call that tests nothing per column. Callgrind counts 354
+ * instructions per entity for a spawn and three such sets in the bench
+ * (474 with a loop over the columns and a dispatch per call).
  *
  * Guarantees are the generic path's: handles are checked, statuses are the
  * same, and a failed call changes nothing. A step the quiet path does not
