@@ -180,6 +180,7 @@ static void test_lookup_matches_get(void **state)
         }
         for (int b = 0; b < BAD; b++) {
             assert_null(tes_lookup_get(&l, f.bad[b]));
+            assert_typed_forms(&l, f.bad[b]);
             assert_null(tes_get(f.w, f.bad[b], f.c[k]));
         }
         /* Writes through the view's pointers keep it valid. */
@@ -235,6 +236,77 @@ static void test_lookup_many_tables(void **state)
         assert_ptr_equal(p, tes_get_mut(w, es[i], c));
     }
     tes_lookup_fini(&l);
+    tes_world_free(w);
+}
+
+/* A table view's column array: a power of two longer than the world's
+ * table count (so the free marker, masked, lands past every table), NULL
+ * past the last table, checked as the table count passes powers of two.
+ * At each size a forged handle carrying the generation a free slot will
+ * issue next, and one naming a retired slot, must miss through the masked
+ * marker. */
+static void test_lookup_column_array_shape(void **state)
+{
+    (void)state;
+    tes_world_desc_t wd;
+    memset(&wd, 0, sizeof wd);
+    wd.generation_limit = 2;
+    tes_world_t *w = tes_world_new(&wd);
+    tes_comp_t c = reg(w, "Pos", sizeof(vec3_t), TES_STORAGE_TABLE, false);
+    enum { EXTRA = 10 };
+    tes_comp_t extra[EXTRA];
+    char name[16];
+    for (int k = 0; k < EXTRA; k++) {
+        snprintf(name, sizeof name, "Extra%d", k);
+        extra[k] = reg(w, name, k % 2 ? 0 : 4, TES_STORAGE_TABLE, false);
+    }
+    tes_entity_t live[EXTRA + 1];
+    for (int k = 0; k <= EXTRA; k++)
+        live[k] = tes_spawn(w);
+    /* A retired slot (its second entity passes the limit 2), then a freed
+     * one (next generation 2); no spawn follows, so it stays free. */
+    tes_entity_t gone = TES_NULL;
+    for (int round = 0; round < 2; round++) {
+        gone = tes_spawn(w);
+        assert_int_equal(tes_set(w, gone, c, &(vec3_t){1, 2, 3}), TES_OK);
+        assert_int_equal(tes_destroy(w, gone), TES_OK);
+    }
+    tes_entity_t forged_retired = tes_entity_make(tes_entity_index(gone), TES_TOMBSTONE);
+    tes_entity_t freed = tes_spawn(w);
+    assert_int_equal(tes_set(w, freed, c, &(vec3_t){1, 2, 3}), TES_OK);
+    assert_int_equal(tes_destroy(w, freed), TES_OK);
+    tes_entity_t forged_free = tes_entity_make(tes_entity_index(freed), 2);
+    tes_world_stats_t st0;
+    assert_int_equal(tes_world_stats(w, &st0), TES_OK);
+    assert_int_equal(st0.entities_retired, 1);
+    uint32_t seen_power = 0;
+    for (int k = 0; k <= EXTRA; k++) {
+        assert_int_equal(tes_set(w, live[k], c, &(vec3_t){(float)k, 0, 0}), TES_OK);
+        if (k < EXTRA)
+            assert_int_equal(tes_add(w, live[k], extra[k]), TES_OK);
+        tes_world_stats_t st;
+        assert_int_equal(tes_world_stats(w, &st), TES_OK);
+        if ((st.tables & (st.tables - 1u)) == 0)
+            seen_power++;
+        tes_lookup_t l;
+        assert_int_equal(tes_lookup_init(&l, w, c), TES_OK);
+        assert_true(l.table_count > st.tables);
+        assert_int_equal(l.table_count & (l.table_count - 1u), 0);
+        assert_true(l.table_count / 2u <= st.tables); /* the smallest such */
+        for (uint32_t t = st.tables; t < l.table_count; t++)
+            assert_null(l.columns[t]);
+        assert_null(l.columns[TES_LOOKUP_SLOT_FREE & (l.table_count - 1u)]);
+        for (int j = 0; j <= EXTRA; j++) {
+            assert_ptr_equal(tes_lookup_get(&l, live[j]), tes_get_mut(w, live[j], c));
+            assert_typed_forms(&l, live[j]);
+        }
+        assert_null(tes_lookup_get(&l, forged_free));
+        assert_null(tes_lookup_get(&l, forged_retired));
+        assert_typed_forms(&l, forged_free);
+        assert_typed_forms(&l, forged_retired);
+        tes_lookup_fini(&l);
+    }
+    assert_true(seen_power >= 2); /* the walk crossed powers of two */
     tes_world_free(w);
 }
 
@@ -507,6 +579,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lookup_matches_get),
         cmocka_unit_test(test_lookup_many_tables),
+        cmocka_unit_test(test_lookup_column_array_shape),
         cmocka_unit_test(test_lookup_empty_world),
         cmocka_unit_test(test_lookup_bad_arguments),
         cmocka_unit_test(test_lookup_rebuilt_after_changes),
