@@ -100,6 +100,11 @@ typedef struct tes__registry {
      * in one load. Kept by tes__registry_set_dispatch, the only writer of
      * a record's dispatch. */
     tes__component_t *quiet_of[TES__REGISTRY_SMALL_IDS];
+    /* Bit c set for a small id c whose dispatch is TABLE: tes_set's and
+     * tes_add's inlined table path needs nothing else of the record, so
+     * it tests one bit of a word it has at hand instead of loading the
+     * record and its dispatch. Kept with quiet_of. */
+    uint64_t quiet_tables;
     tes__component_t **items; /* items[id]; items[0] is NULL */
     uint32_t count;           /* ids issued + 1 */
     uint32_t cap;
@@ -123,13 +128,16 @@ static inline tes__component_t *tes__registry_get(const tes__registry_t *r, tes_
 tes_comp_t tes__registry_lookup(const tes__registry_t *r, const char *name);
 
 /* Sets the dispatch calls use for c (TES__DISPATCH_*) and keeps
- * quiet_of in step with it. */
+ * quiet_of and quiet_tables in step with it. */
 static inline void tes__registry_set_dispatch(tes__registry_t *r, tes__component_t *c,
                                               uint8_t dispatch)
 {
     c->dispatch = dispatch;
-    if (c->id < TES__REGISTRY_SMALL_IDS)
+    if (c->id < TES__REGISTRY_SMALL_IDS) {
+        uint64_t bit = UINT64_C(1) << c->id;
         r->quiet_of[c->id] = dispatch != TES__DISPATCH_GENERIC ? c : NULL;
+        r->quiet_tables = (r->quiet_tables & ~bit) | (dispatch == TES__DISPATCH_TABLE ? bit : 0);
+    }
 }
 
 /* Validates desc and registers it (or returns the id already registered

@@ -73,20 +73,23 @@ tes__table_t *tes__graph_ensure(tes__table_graph_t *g, tes__alloc_t *a, const te
 }
 
 /* Caches the edge t -> next (adding or removing c) as t's last edge in that
- * direction, with its move plan. */
+ * direction, with its move plan. A plain add edge also gets the cell copy
+ * made for its columns, chosen here once. */
 static void remember_edge(tes__table_t *t, tes__table_t *next, tes_comp_t c, bool add)
 {
     int32_t col = tes__table_column_index(add ? next : t, c);
     bool plain = !((t->flags | next->flags) & TES__TABLE_NOT_PLAIN);
+    uint32_t split = col >= 0 ? (uint32_t)col : t->column_count;
     t->last_edge[add] = (tes__edge_plan_t){
-        .comp = c,
         .plain_comp = plain ? c : 0,
-        .col = col,
-        .split = col >= 0 ? (uint32_t)col : t->column_count,
-        .dst_id = next->id,
-        .dst = next,
-        .plain = plain,
+        .split = split,
+        .id_step = next->id - t->id,
         .pop = (t->flags & TES__TABLE_VIRTUAL) ? 0u : 1u,
+        .dst = next,
+        .add_cells = plain && add ? tes__table_add_cells_for(next, split) : NULL,
+        .comp = c,
+        .col = col,
+        .plain = plain,
     };
 }
 

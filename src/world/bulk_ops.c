@@ -169,6 +169,7 @@ static void remember_bundle(tes_world_t *w, const tes_value_t *values, const com
     if (l->sparse_count || !l->n || l->n > TES__BUNDLE_MAX)
         return;
     b->plain = true;
+    b->mid = true;
     for (uint32_t i = 0; i < l->n; i++) {
         int32_t col = tes__table_column_index(table, values[i].comp);
         if (col >= (int32_t)UINT16_MAX) {
@@ -177,6 +178,7 @@ static void remember_bundle(tes_world_t *w, const tes_value_t *values, const com
         }
         const tes__component_t *info = tes__registry_get(&w->components, values[i].comp);
         b->plain &= !info->hooks.ctor && !info->hooks.copy;
+        b->mid &= info->size >= 8 && info->size <= 16;
         b->ids[i] = values[i].comp;
         b->col[i] = col < 0 ? UINT16_MAX : (uint16_t)col;
     }
@@ -184,14 +186,18 @@ static void remember_bundle(tes_world_t *w, const tes_value_t *values, const com
     b->table = table->id;
     b->hooked = l->hooked;
     b->quiet = b->plain && !b->hooked && !(table->flags & TES__TABLE_LARGE);
+    b->mid &= b->quiet;
 }
 
 /* The quiet form of spawn_with_cached (see there): no ctor, copy or
  * observer to run, no watcher to tell, every value at most
  * TES__SMALL_BYTES: the entity is placed and its cells copied as bytes
- * (a NULL value copies zeroes), with no call. */
-static tes_entity_t spawn_quiet(tes_world_t *w, const tes_value_t *values, uint32_t n,
-                                tes__table_t *t)
+ * (a NULL value copies zeroes), with no call. A bundle of data values of
+ * 8 to 16 bytes each (b->mid, known when it was cached) is copied by a
+ * loop that tests neither for a tag nor the size. Inlined into
+ * tes_spawn_with. */
+static tes__always_inline tes_entity_t spawn_quiet(tes_world_t *w, const tes_value_t *values,
+                                                   uint32_t n, tes__table_t *t)
 {
     const tes__bundle_cache_t *b = &w->bundle;
     tes_entity_t e = tes__entity_create(&w->entities);
@@ -200,6 +206,19 @@ static tes_entity_t spawn_quiet(tes_world_t *w, const tes_value_t *values, uint3
     slot->table = t->id;
     slot->row = row;
     const tes__column_t *columns = t->columns;
+    if (tes__likely(b->mid)) {
+        for (uint32_t i = 0; i < n; i++) {
+            const tes__column_t *col = &columns[b->col[i]];
+            const uint8_t *from = values[i].ptr ? values[i].ptr : tes__zero_cell;
+            uint8_t *cell = col->data + (size_t)row * col->size;
+            uint64_t lo, hi;
+            memcpy(&lo, from, 8);
+            memcpy(&hi, from + col->size - 8, 8);
+            memcpy(cell, &lo, 8);
+            memcpy(cell + col->size - 8, &hi, 8);
+        }
+        return e;
+    }
     for (uint32_t i = 0; i < n; i++) {
         if (b->col[i] == UINT16_MAX)
             continue; /* a tag */

@@ -136,6 +136,8 @@ static int check_sparse(const tes_world_t *w)
         const tes__component_t *quiet =
             info && info->dispatch != TES__DISPATCH_GENERIC ? info : NULL;
         CHECK(reg->quiet_of[c] == quiet, "component %u: quiet record out of step", c);
+        bool quiet_table = info && info->dispatch == TES__DISPATCH_TABLE;
+        CHECK(((reg->quiet_tables >> c) & 1) == quiet_table, "component %u: quiet table bit out of step", c);
     }
     for (uint32_t k = 0; k < reg->sparse_count; k++) {
         const tes__component_t *info = reg->items[reg->sparse[k]];

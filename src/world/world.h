@@ -113,6 +113,8 @@ typedef struct tes__bundle_cache {
     bool plain;                    /* no value has a ctor or copy hook */
     bool quiet;                    /* plain, not hooked, every value at most
                                       TES__SMALL_BYTES: copied as bytes */
+    bool mid;                      /* quiet, no tag, every value 8 to 16
+                                      bytes: two 8-byte moves per value */
 } tes__bundle_cache_t;
 
 /* Whether the world is quiet (see tes__world_quiet), and the four fields

@@ -1,0 +1,302 @@
+/*
+ * The move plans of cached add edges (tes__edge_plan_t): when an edge is
+ * cached, the copy its rows take on the quiet path (add_cells) is chosen
+ * once, by whether a cell is added (a tag adds none), by the size class all
+ * of the destination's columns fall in (8 to 16 bytes, 4 to 8, or any
+ * small size) and, for up to four columns of 8 to 16 bytes, by the column
+ * count and the added column's position themselves. These tests build
+ * entities up one component at a time (the quiet path's hot case: each one
+ * is its table's last row) through edges of every such form and check
+ * every byte of every cell afterwards:
+ * - every straight form (one to four columns, the added column at each
+ *   position), the loop forms of each size class, and tags added to
+ *   tables of zero to six columns;
+ * - a plan built for an edge and reused after its destination grew (the
+ *   plan holds no address inside a block): the same plan, the same cells;
+ * - tes_add's zeroed cell next to tes_set's copied one;
+ * - an entity with a sparse component keeps the slot's sparse hint
+ *   through quiet table adds (the slot's table turns by one addition);
+ * - tes_spawn_with's cached bundle of 8 to 16-byte values, whose copy is
+ *   chosen when it is cached too.
+ * Each test checks the full world invariant.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tessera.h"
+#include "world/check.h"
+#include "world/world.h"
+
+#define MAX_COMPS 8
+#define ENTITIES 80 /* past three doublings of a table (16, 32, 64) */
+
+/* Registers a hook-free table component of `size` bytes (a tag for 0). */
+static tes_comp_t reg(tes_world_t *w, const char *name, uint32_t size)
+{
+    tes_component_desc_t d;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.size = size;
+    d.align = size == 0 ? 0 : size % 4 == 0 ? 4 : size % 2 == 0 ? 2 : 1;
+    tes_comp_t c = tes_component(w, &d);
+    assert_true(c != 0);
+    return c;
+}
+
+/* The bytes entity number `who` holds in component number `k`: no two
+ * cells alike, so a cell copied from the wrong column or row shows. */
+static void pattern(uint8_t *out, uint32_t size, uint32_t who, uint32_t k)
+{
+    for (uint32_t j = 0; j < size; j++)
+        out[j] = (uint8_t)(who * 13u + k * 71u + j * 5u + 1u);
+}
+
+static void assert_cell(tes_world_t *w, tes_entity_t e, tes_comp_t c, uint32_t size,
+                        uint32_t who, uint32_t k, bool zero)
+{
+    uint8_t want[TES__SMALL_BYTES];
+    if (zero)
+        memset(want, 0, size);
+    else
+        pattern(want, size, who, k);
+    const void *got = tes_get(w, e, c);
+    assert_non_null(got);
+    assert_memory_equal(got, want, size);
+}
+
+/* The plan of the last add edge taken from e's table. */
+static const tes__edge_plan_t *add_plan(tes_world_t *w, tes_entity_t e)
+{
+    const tes__slot_t *slot = &w->entities.slots[tes_entity_index(e)];
+    return &w->tables.tables[slot->table & TES__SLOT_TABLE_MASK]->last_edge[1];
+}
+
+/* A world with components of sizes[0..n) (0: a tag) registered in that
+ * order. ENTITIES entities are built up one component at a time: every
+ * component but number `last` in registration order, then `last`, with
+ * tes_set (a distinct pattern per entity and component), or, for every
+ * third entity, tes_add for `last` (a zeroed cell). The first entity
+ * creates and caches the edges; the others take them again, as their
+ * tables' last rows, while the destination grows three times. Then every
+ * cell of every entity is checked, and the plan of the last edge is the
+ * one chosen for its destination and position. */
+static void build_and_check(const uint32_t *sizes, uint32_t n, uint32_t last)
+{
+    tes_world_t *w = tes_world_new(NULL);
+    assert_non_null(w);
+    tes_comp_t comps[MAX_COMPS];
+    for (uint32_t k = 0; k < n; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "C%u", (unsigned)k);
+        comps[k] = reg(w, name, sizes[k]);
+    }
+    tes_entity_t es[ENTITIES];
+    const tes__edge_plan_t *plan = NULL;
+    tes__edge_plan_t cached;
+    memset(&cached, 0, sizeof cached);
+    for (uint32_t i = 0; i < ENTITIES; i++) {
+        es[i] = tes_spawn(w);
+        uint8_t value[TES__SMALL_BYTES];
+        for (uint32_t k = 0; k < n; k++) {
+            if (k == last)
+                continue;
+            pattern(value, sizes[k], i, k);
+            assert_int_equal(tes_set(w, es[i], comps[k], sizes[k] ? value : NULL), TES_OK);
+        }
+        if (i == 1) {
+            /* The edge is cached: its plan, before the destination grows. */
+            plan = add_plan(w, es[i]);
+            assert_int_equal(plan->comp, comps[last]);
+            assert_true(plan->plain && plan->add_cells != NULL);
+            cached = *plan;
+        }
+        pattern(value, sizes[last], i, last);
+        if (i % 3 == 2)
+            assert_int_equal(tes_add(w, es[i], comps[last]), TES_OK);
+        else
+            assert_int_equal(tes_set(w, es[i], comps[last], sizes[last] ? value : NULL),
+                             TES_OK);
+    }
+    /* Tables are never deleted and plans hold no addresses: the plan of the
+     * edge is the one cached for the first entities, though its destination
+     * grew (from room for 16 rows to room for ENTITIES). */
+    assert_true(plan->comp == cached.comp && plan->plain_comp == cached.plain_comp &&
+                plan->col == cached.col && plan->split == cached.split &&
+                plan->id_step == cached.id_step && plan->pop == cached.pop &&
+                plan->dst == cached.dst && plan->add_cells == cached.add_cells &&
+                plan->plain == cached.plain);
+    tes__table_t *dst = plan->dst;
+    assert_true(dst->count == ENTITIES && dst->cap >= ENTITIES);
+    assert_true(plan->add_cells == tes__table_add_cells_for(dst, plan->split));
+    for (uint32_t i = 0; i < ENTITIES; i++)
+        for (uint32_t k = 0; k < n; k++)
+            if (sizes[k])
+                assert_cell(w, es[i], comps[k], sizes[k], i, k, k == last && i % 3 == 2);
+            else
+                assert_true(tes_has(w, es[i], comps[k]));
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
+/* Every component of the list added last, in turn. */
+static void build_each_last(const uint32_t *sizes, uint32_t n)
+{
+    for (uint32_t last = 0; last < n; last++)
+        build_and_check(sizes, n, last);
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* The straight forms: one to four columns of 8 to 16 bytes, the added
+ * column at every position. */
+static void test_straight_forms(void **state)
+{
+    (void)state;
+    static const uint32_t sizes[] = {12, 8, 16, 12};
+    for (uint32_t n = 1; n <= 4; n++)
+        build_each_last(sizes, n);
+}
+
+/* The loop forms: more than four columns of 8 to 16 bytes; columns of 4 to
+ * 8 bytes; and any small size, the largest (TES__SMALL_BYTES) included. */
+static void test_loop_forms(void **state)
+{
+    (void)state;
+    static const uint32_t mid[] = {8, 12, 16, 12, 8, 16, 12};
+    build_each_last(mid, 7);
+    static const uint32_t small[] = {4, 8, 6, 4, 8};
+    build_each_last(small, 5);
+    static const uint32_t any[] = {1, 12, 3, 64, 2, 24};
+    build_each_last(any, 6);
+    static const uint32_t one_any[] = {64};
+    build_each_last(one_any, 1);
+}
+
+/* A tag added to tables of zero to six data columns: no cell is added and
+ * every column keeps its position; the tag's id may sort before, between
+ * or after the columns' ids. */
+static void test_tag_forms(void **state)
+{
+    (void)state;
+    static const uint32_t mid[] = {12, 8, 16, 12, 8, 16, 0};
+    static const uint32_t small[] = {4, 8, 0, 4};
+    static const uint32_t any[] = {0, 2, 40};
+    uint32_t sizes[MAX_COMPS];
+    for (uint32_t n = 0; n <= 6; n++) {
+        /* The tag registered first, then n columns. */
+        sizes[0] = 0;
+        memcpy(sizes + 1, mid, n * sizeof *sizes);
+        build_and_check(sizes, n + 1, 0);
+        /* n columns, then the tag. */
+        memcpy(sizes, mid, n * sizeof *sizes);
+        sizes[n] = 0;
+        build_and_check(sizes, n + 1, n);
+    }
+    build_and_check(small, 4, 2);
+    build_and_check(any, 3, 0);
+}
+
+/* The sparse hint of the entity's slot survives quiet table adds (the slot's
+ * table id turns by the edge's id_step, which leaves the hint's bit), and
+ * a destroy then finds the sparse component. */
+static void test_sparse_hint_kept(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    assert_non_null(w);
+    tes_component_desc_t d;
+    memset(&d, 0, sizeof d);
+    d.name = "S";
+    d.size = 8;
+    d.align = 4;
+    d.storage = TES_STORAGE_SPARSE;
+    tes_comp_t s = tes_component(w, &d);
+    assert_true(s != 0);
+    tes_comp_t a = reg(w, "A", 12), b = reg(w, "B", 12);
+    tes_entity_t es[ENTITIES];
+    for (uint32_t i = 0; i < ENTITIES; i++) {
+        es[i] = tes_spawn(w);
+        uint8_t value[16];
+        if (i % 2 == 0) {
+            pattern(value, 8, i, 0);
+            assert_int_equal(tes_set(w, es[i], s, value), TES_OK);
+        }
+        pattern(value, 12, i, 1);
+        assert_int_equal(tes_set(w, es[i], a, value), TES_OK);
+        pattern(value, 12, i, 2);
+        assert_int_equal(tes_set(w, es[i], b, value), TES_OK);
+        bool hint = (w->entities.slots[tes_entity_index(es[i])].table & TES__SLOT_SPARSE) != 0;
+        assert_int_equal(hint, i % 2 == 0);
+    }
+    assert_int_equal(tes__world_check(w), TES_OK);
+    for (uint32_t i = 0; i < ENTITIES; i++) {
+        if (i % 2 == 0)
+            assert_cell(w, es[i], s, 8, i, 0, false);
+        assert_cell(w, es[i], a, 12, i, 1, false);
+        assert_cell(w, es[i], b, 12, i, 2, false);
+    }
+    for (uint32_t i = 0; i < ENTITIES; i += 2)
+        assert_int_equal(tes_destroy(w, es[i]), TES_OK);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    for (uint32_t i = 1; i < ENTITIES; i += 2)
+        assert_cell(w, es[i], b, 12, i, 2, false);
+    tes_world_free(w);
+}
+
+/* tes_spawn_with of a bundle of 8 to 16-byte data values (cached with
+ * b->mid: its values are copied by the loop made for that size class),
+ * again and again through table growth: a NULL value is zeroed over the
+ * stale bytes of a recycled row, every other value copied exactly. */
+static void test_spawn_with_mid_bundle(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    assert_non_null(w);
+    static const uint32_t sizes[3] = {12, 8, 16};
+    tes_comp_t comps[3] = {reg(w, "A", 12), reg(w, "B", 8), reg(w, "D", 16)};
+    uint8_t values[3][16];
+    tes_entity_t junk[20];
+    for (uint32_t i = 0; i < 20; i++) {
+        for (uint32_t k = 0; k < 3; k++)
+            memset(values[k], 0xEE, sizeof values[k]);
+        tes_value_t vals[3] = {{comps[0], values[0]}, {comps[1], values[1]}, {comps[2], values[2]}};
+        junk[i] = tes_spawn_with(w, vals, 3);
+        assert_true(junk[i] != TES_NULL);
+    }
+    assert_true(w->bundle.quiet && w->bundle.mid);
+    for (uint32_t i = 0; i < 20; i++)
+        assert_int_equal(tes_destroy(w, junk[i]), TES_OK);
+    tes_entity_t es[ENTITIES];
+    for (uint32_t i = 0; i < ENTITIES; i++) {
+        for (uint32_t k = 0; k < 3; k++)
+            pattern(values[k], sizes[k], i, k);
+        tes_value_t vals[3] = {{comps[0], values[0]},
+                               {comps[1], i % 5 == 0 ? NULL : values[1]},
+                               {comps[2], values[2]}};
+        es[i] = tes_spawn_with(w, vals, 3);
+        assert_true(es[i] != TES_NULL);
+    }
+    for (uint32_t i = 0; i < ENTITIES; i++)
+        for (uint32_t k = 0; k < 3; k++)
+            assert_cell(w, es[i], comps[k], sizes[k], i, k, k == 1 && i % 5 == 0);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_straight_forms),
+        cmocka_unit_test(test_loop_forms),
+        cmocka_unit_test(test_tag_forms),
+        cmocka_unit_test(test_sparse_hint_kept),
+        cmocka_unit_test(test_spawn_with_mid_bundle),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
