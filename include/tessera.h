@@ -710,7 +710,8 @@ typedef struct tes_iter_t {
     tes_entity_t priv_scratch[TES_ITER_SCRATCH]; /* handles of root chunks */
     uint32_t priv_gather_count;    /* entities of a gathered chunk */
     uint32_t priv_gather_mask;     /* its terms whose values go back */
-    uint32_t priv_hidden_count;    /* positions in priv_hidden, UINT32_MAX: test each entity */
+    uint32_t priv_hidden_count;    /* positions in priv_hidden (or markers: test each
+                                      entity, not listed yet) */
     uint32_t priv_hidden_next;     /* the first of them the walk has not passed */
     uint32_t priv_hidden[TES_ITER_HIDDEN]; /* ascending */
     uint64_t priv_gather[TES_ITER_GATHER_BYTES / 8]; /* gathered values */

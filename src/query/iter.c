@@ -105,8 +105,17 @@ static bool next_root_chunk(tes_iter_t *it)
     it->entities = it->priv_scratch;
     return true;
 }
+/* priv_hidden_count of a driven walk whose hidden positions are not listed
+ * yet. They are listed by its first step rather than when it starts: the
+ * iterator is then already where the caller keeps it, and iter_start's
+ * copy never has its address taken, which would make returning it by value
+ * a copy of the whole iterator. The pools cannot change in between, nor
+ * while the iteration lives (structural changes wait), so the positions
+ * stay where they were found. */
+#define HIDDEN_UNLISTED (TES__FILTERS_TEST - 1)
+
 /* The first position at or after p that the walk steps over (the hidden
- * positions listed when the iteration started), UINT32_MAX for none. */
+ * positions listed by the walk's first step), UINT32_MAX for none. */
 static uint32_t next_hidden(tes_iter_t *it, uint32_t p)
 {
     uint32_t n = it->priv_hidden_count == TES__FILTERS_TEST ? 0 : it->priv_hidden_count;
@@ -128,6 +137,9 @@ static bool next_driven_chunk(tes_iter_t *it)
     int32_t d = it->priv_driver;
     const tes__sparse_set_t *set = &q->terms[d].info->store.set;
     const struct tes__filters *f = q->filters;
+    if (it->priv_hidden_count == HIDDEN_UNLISTED)
+        it->priv_hidden_count = tes__filters_positions(f, q->filter_mask, set, it->priv_hidden,
+                                                       TES_ITER_HIDDEN);
     uint8_t hide = it->priv_hidden_count == TES__FILTERS_TEST ? q->filter_mask : 0;
     const tes__slot_t *first = NULL;
     uint32_t pos[TES_MAX_TERMS];
@@ -231,12 +243,8 @@ static tes_iter_t iter_start(tes_query_t *q)
     else if (q->mode == TES__QUERY_DRIVEN) {
         it.priv_phase = PHASE_DRIVEN;
         it.priv_driver = tes__query_driver(q);
-        /* The pools cannot change while the iteration lives (structural
-         * changes wait), so the hidden positions stay where they are. */
         if (q->filters)
-            it.priv_hidden_count = tes__filters_positions(q->filters, q->filter_mask,
-                                                          &q->terms[it.priv_driver].info->store.set,
-                                                          it.priv_hidden, TES_ITER_HIDDEN);
+            it.priv_hidden_count = HIDDEN_UNLISTED; /* listed by the first step */
     } else
         it.priv_phase = PHASE_TABLES;
     return it;
