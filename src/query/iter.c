@@ -105,6 +105,7 @@ static bool next_root_chunk(tes_iter_t *it)
     it->entities = it->priv_scratch;
     return true;
 }
+
 /* priv_hidden_count of a driven walk whose hidden positions are not listed
  * yet. They are listed by its first step rather than when it starts: the
  * iterator is then already where the caller keeps it, and iter_start's
