@@ -49,8 +49,9 @@ static void overflow(struct tes__filters *f)
     f->overflowed = true;
 }
 
-/* Lists every tagged index again (an O(cap) scan, after at least a quarter
- * of the list's length of untagging since the overflow). */
+/* Lists every tagged index again: an O(cap) scan, paid for by the more
+ * than TES__FILTER_LIST_MAX / 4 entities that lost their tag since the
+ * overflow (it happens with more than half of the list's length tagged). */
 static void relist(struct tes__filters *f)
 {
     tes__assert(f->tagged <= TES__FILTER_LIST_MAX);
@@ -78,15 +79,26 @@ static bool list_room(struct tes__filters *f)
     return false;
 }
 
+/* How a count of the entities carrying one of `bits` changes when an
+ * entity's tags go from `was` to `now`: +1, 0, or -1 (wrapping, as the
+ * counts are unsigned). */
+static uint32_t delta(uint8_t was, uint8_t now, uint8_t bits)
+{
+    return (uint32_t)((now & bits) != 0) - (uint32_t)((was & bits) != 0);
+}
+
+/* Records the tags of the entity with this index: its byte, the counts,
+ * and the list (a newly tagged index joins it; an untagged one stays until
+ * the next compaction). */
 static void put(struct tes__filters *f, uint32_t index, uint8_t tags)
 {
     tes__assert(index < f->cap || !tags);
     if (index >= f->cap)
         return;
     uint8_t old = f->tags[index];
-    f->tagged += (uint32_t)(tags != 0) - (uint32_t)((old & TES__FILTER_TAGS) != 0);
-    f->disabled += (uint32_t)((tags & TES__FILTER_DISABLED) != 0) - (uint32_t)((old & TES__FILTER_DISABLED) != 0);
-    f->prefabs += (uint32_t)((tags & TES__FILTER_PREFAB) != 0) - (uint32_t)((old & TES__FILTER_PREFAB) != 0);
+    f->tagged += delta(old, tags, TES__FILTER_TAGS);
+    f->disabled += delta(old, tags, TES__FILTER_DISABLED);
+    f->prefabs += delta(old, tags, TES__FILTER_PREFAB);
     uint8_t byte = (uint8_t)(tags | (old & TES__FILTER_LISTED));
     if (tags && !(byte & TES__FILTER_LISTED) && !f->overflowed && list_room(f)) {
         f->list[f->listed_count++] = index;

@@ -40,9 +40,10 @@ enum {
 };
 
 /* A listed entity costs a walk that starts about 20 instructions (its
- * byte, a sparse page and an entry, likely cache misses), an entry the walk
- * tests about 9 (a sequential read): the list is looked up only while the
- * walked pool has this many entries per listed index (scan_ratio). */
+ * byte, a sparse page and an entry: random reads, likely cache misses), an
+ * entry the walk tests about 9 (sequential reads): the list is looked up
+ * only while the walked pool has this many entries per listed index
+ * (scan_ratio), so the lookups stay well below what the tests would cost. */
 #define TES__FILTER_SCAN_RATIO 8u
 
 /* The longest list (4 KiB of indices). Past it the index stops listing
@@ -70,7 +71,8 @@ int tes__filters_use(tes_world_t *w, struct tes__filters **out);
 /* True when some live entity carries a tag in mask. */
 static inline bool tes__filters_any(const struct tes__filters *f, uint8_t mask)
 {
-    return ((mask & TES__FILTER_DISABLED) && f->disabled) || ((mask & TES__FILTER_PREFAB) && f->prefabs);
+    return ((mask & TES__FILTER_DISABLED) && f->disabled) ||
+           ((mask & TES__FILTER_PREFAB) && f->prefabs);
 }
 
 /* True when live entity e carries a tag in mask. */
