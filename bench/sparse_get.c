@@ -5,8 +5,10 @@
  * Built once, untimed (the data is only read): N entities spawned with
  * tes_spawn_n carrying SparsePosition, values written with tes_get_mut,
  * handles shuffled with a fixed seed. A run looks up every handle and sums
- * the bits of x. Tessera's path: entity slot (alive check), then the paged
- * sparse array (position + generation in one entry), then the data page.
+ * the bits of x. Tessera's path: the paged sparse array (position +
+ * generation in one entry, which answers for liveness by itself), then the
+ * data page, each page reached through its biased base (no NULL test, no
+ * mask).
  * Baseline: plain arrays: a generation array, an entity-index ->
  * packed-position array and a packed Position array; same handles, same
  * data, same checksum.

@@ -508,12 +508,27 @@ TES_API bool tes_enabled(const tes_world_t *w, tes_entity_t e);
  *   world keeps in the same word) and its row; a free or retired slot holds
  *   TES_LOOKUP_SLOT_FREE in `table`. columns[id] is the first value of c in
  *   the table with that id, NULL when the table has no such column.
+ *   table_count (the length of `columns`) is a power of two larger than
+ *   every table id, and every entry past the world's tables is NULL, so
+ *   `table & (table_count - 1)` is a table id for a live slot and the index
+ *   of a NULL entry for a free or retired one: a read checks the slot's
+ *   state with the column's NULL test it makes anyway.
  * - Sparse components (sparse == true): entry_pages (entry_page_count of
  *   them, each NULL or TES_LOOKUP_ENTRY_PAGE entries) map an entity index
  *   to a 64-bit entry: the entity's generation in the high 32 bits, its
  *   packed position in the low 32 bits, all ones when empty. The value at
  *   packed position p is in data_pages[p >> page_shift], slot
  *   p & ((1 << page_shift) - 1).
+ *   The same cells through biased bases (what the inline reads, as they
+ *   save a NULL test and two masks per read): entry_bases has
+ *   entry_page_count addresses, and the entry of index i (i below
+ *   entry_page_count * TES_LOOKUP_ENTRY_PAGE) is the uint64_t at address
+ *   entry_bases[i >> TES_LOOKUP_ENTRY_PAGE_BITS] + i * 8; a page that
+ *   entry_pages has as NULL reads as a shared read-only page of empty
+ *   entries. The value at packed position p is at address
+ *   data_bases[p >> page_shift] + p * size. Each base is its page's address
+ *   minus the offset of the page's first cell, in wrapping uintptr_t
+ *   arithmetic, so it is not itself an address to read.
  */
 typedef struct tes_lookup_slot_t {
     uint32_t generation;
@@ -532,13 +547,16 @@ typedef struct tes_lookup_t {
     /* Table components. */
     const tes_lookup_slot_t *slots;
     uint32_t slot_count;
-    uint32_t table_count;   /* entries of `columns` */
+    uint32_t table_count;   /* entries of `columns`: a power of two (0 in a
+                               sparse or zeroed view) */
     uint8_t *const *columns;
     /* Sparse components. */
     const uint64_t *const *entry_pages;
     uint32_t entry_page_count;
     uint32_t page_shift;
     uint8_t *const *data_pages;
+    const uintptr_t *entry_bases; /* entry_page_count biased entry pages */
+    const uintptr_t *data_bases;  /* biased data pages, as data_pages */
     /* Private: what tes_lookup_fini frees. */
     tes_world_t *priv_world;
     void *priv_block;
@@ -551,10 +569,12 @@ typedef struct tes_lookup_t {
  * (the view allocates through the world's allocator, which serves one
  * thread at a time; sparse views allocate nothing and work anywhere);
  * TES_ERR_NOMEM if the allocator fails. A table component's view allocates
- * one pointer per table; a sparse one nothing. On failure *out is zeroed
- * (tes_lookup_fini is then a no-op) and nothing stays allocated. Recorded
- * in tes_last_error when w is not NULL. Not a concurrent reader: build
- * views on one thread, then read through them from any number. */
+ * a pointer per table, their count rounded up to the smallest power of
+ * two above it (see table_count above); a sparse one nothing. On failure
+ * *out is zeroed (tes_lookup_fini is then a no-op) and nothing stays
+ * allocated. Recorded in tes_last_error when w is not NULL. Not a
+ * concurrent reader: build views on one thread, then read through them
+ * from any number. */
 TES_API int tes_lookup_init(tes_lookup_t *out, tes_world_t *w, tes_comp_t c);
 
 /* Frees what tes_lookup_init allocated and zeroes the view. Safe on a
@@ -563,34 +583,59 @@ TES_API void tes_lookup_fini(tes_lookup_t *l);
 
 /* The two reads behind tes_lookup_get, on a view's fields passed by value
  * (so a loop of calls keeps them in registers). Any handle value is safe:
- * every index is checked against its array's length. */
-static inline void *tes__lookup_sparse_at(const uint64_t *const *entry_pages,
-                                          uint32_t entry_page_count, uint8_t *const *data_pages,
-                                          uint32_t shift, size_t size, tes_entity_t e)
+ * every index is checked against its array's length or masked into it. */
+static inline void *tes__lookup_sparse_at(const uintptr_t *entry_bases, uint32_t entry_page_count,
+                                          const uintptr_t *data_bases, uint32_t shift, size_t size,
+                                          tes_entity_t e)
 {
     const uint32_t index = (uint32_t)e;
-    const uint32_t page = index >> TES_LOOKUP_ENTRY_PAGE_BITS;
-    if (page >= entry_page_count || !entry_pages[page])
+    if ((index >> TES_LOOKUP_ENTRY_PAGE_BITS) >= entry_page_count)
         return NULL;
-    const uint64_t entry = entry_pages[page][index & (TES_LOOKUP_ENTRY_PAGE - 1u)];
+    const uint64_t entry = *(const uint64_t *)(entry_bases[index >> TES_LOOKUP_ENTRY_PAGE_BITS] +
+                                               (uintptr_t)index * sizeof(uint64_t));
     /* Generation and presence in one compare: the high halves must be
      * equal and the position must not be the all-ones null. */
     if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) >= TES_NULL_INDEX)
         return NULL;
     const uint32_t pos = (uint32_t)entry;
-    return data_pages[pos >> shift] + (size_t)(pos & ((UINT32_C(1) << shift) - 1u)) * size;
+    void *const value = (void *)(data_bases[pos >> shift] + (uintptr_t)pos * size);
+#if defined(__GNUC__)
+    /* A present entry's value is in an allocated page: telling the
+     * compiler spares the caller's NULL test on this path. */
+    if (!value)
+        __builtin_unreachable();
+#endif
+    return value;
 }
 static inline void *tes__lookup_table_at(const tes_lookup_slot_t *slots, uint32_t slot_count,
-                                         uint8_t *const *columns, size_t size, tes_entity_t e)
+                                         uint8_t *const *columns, uint32_t table_mask,
+                                         size_t size, tes_entity_t e)
 {
     const uint32_t index = (uint32_t)e;
     if (index >= slot_count)
         return NULL;
     const tes_lookup_slot_t *const slot = &slots[index];
-    if (slot->generation != (uint32_t)(e >> 32) || slot->table == TES_LOOKUP_SLOT_FREE)
+    if (slot->generation != (uint32_t)(e >> 32))
         return NULL;
-    uint8_t *const column = columns[slot->table & ~TES_LOOKUP_SLOT_HINT];
-    return column ? column + (size_t)slot->row * size : NULL;
+    /* A loop of reads keeps as many of them in flight as the processor's
+     * load queue holds, so `table` and `row` are read with one 8-byte load
+     * where the compiler and byte order allow it. */
+    uint32_t table, row;
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t place;
+    __builtin_memcpy(&place, &slot->table, sizeof place);
+    table = (uint32_t)place;
+    row = (uint32_t)(place >> 32);
+#else
+    table = slot->table;
+    row = slot->row;
+#endif
+    /* The mask drops the hint bit and sends a free or retired slot's
+     * marker to a NULL entry (see above): no separate test of the marker,
+     * so each read is a compare and a branch shorter. */
+    uint8_t *const column = columns[table & table_mask];
+    return column ? column + (size_t)row * size : NULL;
 }
 
 /* The same pointer as tes_get_mut(w, e, c) for the world and component the
@@ -608,12 +653,13 @@ static inline void *tes_lookup_get(const tes_lookup_t *l, tes_entity_t e)
     const tes_lookup_slot_t *const slots = l->slots;
     const uint32_t slot_count = l->slot_count;
     uint8_t *const *const columns = l->columns;
-    const uint64_t *const *const entry_pages = l->entry_pages;
+    const uint32_t table_mask = l->table_count - 1u;
+    const uintptr_t *const entry_bases = l->entry_bases;
     const uint32_t entry_page_count = l->entry_page_count;
     const uint32_t shift = l->page_shift;
-    uint8_t *const *const data_pages = l->data_pages;
-    return sparse ? tes__lookup_sparse_at(entry_pages, entry_page_count, data_pages, shift, size, e)
-                  : tes__lookup_table_at(slots, slot_count, columns, size, e);
+    const uintptr_t *const data_bases = l->data_bases;
+    return sparse ? tes__lookup_sparse_at(entry_bases, entry_page_count, data_bases, shift, size, e)
+                  : tes__lookup_table_at(slots, slot_count, columns, table_mask, size, e);
 }
 
 /* tes_lookup_get for a loop that knows its component's storage (the
@@ -624,11 +670,12 @@ static inline void *tes_lookup_get(const tes_lookup_t *l, tes_entity_t e)
  * kind they return NULL for every handle (its arrays have length 0). */
 static inline void *tes_lookup_get_table(const tes_lookup_t *l, tes_entity_t e)
 {
-    return tes__lookup_table_at(l->slots, l->slot_count, l->columns, l->size, e);
+    return tes__lookup_table_at(l->slots, l->slot_count, l->columns, l->table_count - 1u,
+                                l->size, e);
 }
 static inline void *tes_lookup_get_sparse(const tes_lookup_t *l, tes_entity_t e)
 {
-    return tes__lookup_sparse_at(l->entry_pages, l->entry_page_count, l->data_pages,
+    return tes__lookup_sparse_at(l->entry_bases, l->entry_page_count, l->data_bases,
                                  l->page_shift, l->size, e);
 }
 

@@ -7,6 +7,32 @@
 
 #include <string.h>
 
+/* 4096 all-ones entries, spelled out by doubling. */
+#define EMPTY1 UINT64_MAX
+#define EMPTY2 EMPTY1, EMPTY1
+#define EMPTY4 EMPTY2, EMPTY2
+#define EMPTY8 EMPTY4, EMPTY4
+#define EMPTY16 EMPTY8, EMPTY8
+#define EMPTY32 EMPTY16, EMPTY16
+#define EMPTY64 EMPTY32, EMPTY32
+#define EMPTY128 EMPTY64, EMPTY64
+#define EMPTY256 EMPTY128, EMPTY128
+#define EMPTY512 EMPTY256, EMPTY256
+#define EMPTY1024 EMPTY512, EMPTY512
+#define EMPTY2048 EMPTY1024, EMPTY1024
+#define EMPTY4096 EMPTY2048, EMPTY2048
+_Static_assert(TES__SPARSE_PAGE_SIZE == 4096, "the empty page initialiser spells 4096 entries");
+_Static_assert(TES__SPARSE_EMPTY == UINT64_MAX, "the empty page holds empty entries");
+static const uint64_t empty_page[TES__SPARSE_PAGE_SIZE] = {EMPTY4096};
+
+const uint64_t *tes__sparse_empty_page(void) { return empty_page; }
+
+/* Bytes of the block holding `pages` and `bases` for count pages. */
+static size_t entry_table_bytes(uint32_t count)
+{
+    return (size_t)count * (sizeof(uint64_t *) + sizeof(uintptr_t));
+}
+
 void tes__sparse_set_init(tes__sparse_set_t *s)
 {
     memset(s, 0, sizeof *s);
@@ -17,7 +43,7 @@ void tes__sparse_set_fini(tes__sparse_set_t *s, tes__alloc_t *a)
 {
     for (uint32_t i = 0; i < s->page_count; i++)
         tes__free(a, s->pages[i], TES__SPARSE_PAGE_SIZE * sizeof(uint64_t));
-    tes__free(a, s->pages, (size_t)s->page_count * sizeof *s->pages);
+    tes__free(a, s->pages, entry_table_bytes(s->page_count));
     tes__free(a, s->packed, (size_t)s->cap * sizeof *s->packed);
     tes__sparse_set_init(s);
 }
@@ -29,15 +55,24 @@ int tes__sparse_set_reserve_index(tes__sparse_set_t *s, tes__alloc_t *a, uint32_
     if (page < s->page_count && s->pages[page])
         return TES_OK;
     if (page >= s->page_count) {
+        /* page < 2^20, so count and the block's size cannot overflow. The
+         * two tables share one block, replaced whole: on failure the old
+         * one stays as it was. */
         uint32_t count = page + 1;
         if (count < s->page_count * 2)
             count = s->page_count * 2;
-        uint64_t **pages = tes__realloc(a, s->pages, (size_t)s->page_count * sizeof *pages,
-                                        (size_t)count * sizeof *pages);
+        uint64_t **pages = tes__malloc(a, entry_table_bytes(count));
         if (!pages)
             return TES_ERR_NOMEM;
-        memset(pages + s->page_count, 0, (size_t)(count - s->page_count) * sizeof *pages);
+        uintptr_t *bases = (uintptr_t *)(void *)(pages + count);
+        for (uint32_t p = 0; p < count; p++) {
+            pages[p] = p < s->page_count ? s->pages[p] : NULL;
+            bases[p] = p < s->page_count ? s->bases[p]
+                                         : tes__sparse_base_of(empty_page, p);
+        }
+        tes__free(a, s->pages, entry_table_bytes(s->page_count));
         s->pages = pages;
+        s->bases = bases;
         s->page_count = count;
     }
     uint64_t *entries = tes__malloc(a, TES__SPARSE_PAGE_SIZE * sizeof *entries);
@@ -45,6 +80,7 @@ int tes__sparse_set_reserve_index(tes__sparse_set_t *s, tes__alloc_t *a, uint32_
         return TES_ERR_NOMEM;
     memset(entries, 0xFF, TES__SPARSE_PAGE_SIZE * sizeof *entries); /* all empty */
     s->pages[page] = entries;
+    s->bases[page] = tes__sparse_base_of(entries, page);
     return TES_OK;
 }
 

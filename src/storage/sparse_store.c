@@ -22,11 +22,49 @@ static size_t page_bytes(const tes__sparse_store_t *st)
     return ((size_t)1 << st->page_shift) * st->size;
 }
 
+/* Bytes of the block holding `pages` and `bases` for cap pages. */
+static size_t data_table_bytes(uint32_t cap)
+{
+    return (size_t)cap * (sizeof(uint8_t *) + sizeof(uintptr_t));
+}
+
+/* Makes room for `need` page pointers and bases (doubling). The two
+ * tables share one block, replaced whole: on failure the old one stays.
+ * TES_OK, or TES_ERR_NOMEM when the allocator fails or the block's size
+ * would not fit a size_t. */
+static int grow_tables(tes__sparse_store_t *st, tes__alloc_t *a, uint64_t need)
+{
+    if (need <= st->page_cap)
+        return TES_OK;
+    if (need > UINT32_MAX)
+        return TES_ERR_NOMEM;
+    uint64_t cap = st->page_cap ? (uint64_t)st->page_cap * 2 : 8;
+    if (cap < need)
+        cap = need;
+    if (cap > UINT32_MAX)
+        cap = UINT32_MAX;
+    if (cap > SIZE_MAX / (sizeof(uint8_t *) + sizeof(uintptr_t)))
+        return TES_ERR_NOMEM;
+    uint8_t **pages = tes__malloc(a, data_table_bytes((uint32_t)cap));
+    if (!pages)
+        return TES_ERR_NOMEM;
+    uintptr_t *bases = (uintptr_t *)(void *)(pages + cap);
+    if (st->page_count) {
+        memcpy(pages, st->pages, (size_t)st->page_count * sizeof *pages);
+        memcpy(bases, st->bases, (size_t)st->page_count * sizeof *bases);
+    }
+    tes__free(a, st->pages, data_table_bytes(st->page_cap));
+    st->pages = pages;
+    st->bases = bases;
+    st->page_cap = (uint32_t)cap;
+    return TES_OK;
+}
+
 void tes__sparse_store_fini(tes__sparse_store_t *st, tes__alloc_t *a)
 {
     for (uint32_t i = 0; i < st->page_count; i++)
         tes__free(a, st->pages[i], page_bytes(st));
-    tes__free(a, st->pages, (size_t)st->page_cap * sizeof *st->pages);
+    tes__free(a, st->pages, data_table_bytes(st->page_cap));
     tes__sparse_set_fini(&st->set, a);
     uint32_t size = st->size;
     bool stable = st->stable;
@@ -41,13 +79,15 @@ static int reserve_data(tes__sparse_store_t *st, tes__alloc_t *a, uint64_t count
     uint64_t need = ((count - 1) >> st->page_shift) + 1;
     if (need <= st->page_count)
         return TES_OK;
-    int rc = tes__grow(a, (void **)&st->pages, &st->page_cap, need, sizeof *st->pages, 8);
+    int rc = grow_tables(st, a, need);
     if (rc)
         return rc;
     while (st->page_count < need) {
         uint8_t *page = tes__malloc(a, page_bytes(st));
         if (!page)
             return TES_ERR_NOMEM; /* pages already added stay: they are free room */
+        st->bases[st->page_count] =
+            tes__sparse_store_base_of(page, st->page_count, st->page_shift, st->size);
         st->pages[st->page_count++] = page;
     }
     return TES_OK;

@@ -10,7 +10,10 @@
  * Tags (size 0) store no data at all: the store is then just the set.
  *
  * Tuned for cheap add/remove and O(1) random access by entity: a lookup is
- * the set's branch-free contains plus one page index.
+ * the set's branch-free contains plus one page index. As in the set, reads
+ * use biased bases (bases[k] = address of page k minus its first
+ * position's offset, k << page_shift values), so the value at position p
+ * is at bases[p >> page_shift] + p * size: no mask on the way to the value.
  */
 #ifndef TES_STORAGE_SPARSE_STORE_H
 #define TES_STORAGE_SPARSE_STORE_H
@@ -26,8 +29,9 @@
 typedef struct tes__sparse_store {
     tes__sparse_set_t set;
     uint8_t **pages;     /* data pages, allocated as positions reach them */
+    uintptr_t *bases;    /* biased page addresses for reads, in the block of `pages` */
     uint32_t page_count;
-    uint32_t page_cap;
+    uint32_t page_cap;   /* room in `pages` and in `bases` */
     uint32_t size;       /* bytes per component, 0 for tags */
     uint32_t page_shift; /* log2 of components per page */
     uint32_t page_mask;  /* components per page - 1 (a position's slot in its page) */
@@ -49,10 +53,18 @@ void tes__sparse_store_init(tes__sparse_store_t *st, uint32_t size, bool stable)
 /* Releases memory; runs no destructors (the caller does that first). */
 void tes__sparse_store_fini(tes__sparse_store_t *st, tes__alloc_t *a);
 
+/* The read base of data page k starting at `page`, for values of `size`
+ * bytes and pages of 1 << shift values (wrapping unsigned arithmetic). */
+static inline uintptr_t tes__sparse_store_base_of(const uint8_t *page, uint32_t k, uint32_t shift,
+                                                  uint32_t size)
+{
+    return (uintptr_t)page - ((uintptr_t)k << shift) * size;
+}
+
 /* Data of the component at packed position pos. */
 static inline void *tes__sparse_store_at(const tes__sparse_store_t *st, uint32_t pos)
 {
-    return st->pages[pos >> st->page_shift] + (size_t)(pos & st->page_mask) * st->size;
+    return (void *)(st->bases[pos >> st->page_shift] + (uintptr_t)pos * st->size);
 }
 
 /* e's component data, NULL if e has none (or the component is a tag). */

@@ -10,12 +10,24 @@
  * Tuned for batches of hundreds to thousands of handles in random order
  * over worlds larger than the cache (a damage pass over hit targets, a
  * network sync of dirty entities). A sparse entry carries its entity's
- * generation, so a sparse read never touches the entity's slot.
+ * generation, so a sparse read never touches the entity's slot. With its
+ * prefetches aimed at the second-level cache (below), a batch of random
+ * table reads runs at about the speed of a plain loop over a generation
+ * array and a value array indexed by entity (0.8-0.95 times its time in
+ * the project's benchmark), sparse reads at about half their baseline's.
  */
 #include "world/world.h"
 
+/* The pipeline's prefetches ask for the second-level cache (locality 2:
+ * prefetcht1 on x86), not the first. A first-level fill holds one of the
+ * few miss buffers of the first-level cache until its line arrives, and
+ * with two misses per entity in flight those buffers were what capped the
+ * overlap: asking for the second level alone let table reads run about
+ * 1.7 times faster and sparse reads about 1.9 times in the project's
+ * benchmark (same instructions; the step that later reads the line takes
+ * a second-level hit, a few cycles, instead). */
 #if defined(__GNUC__) || defined(__clang__)
-#define prefetch(p) __builtin_prefetch(p)
+#define prefetch(p) __builtin_prefetch((p), 0, 2)
 #else
 #define prefetch(p) ((void)(p))
 #endif
@@ -34,7 +46,11 @@
  * keeps in flight, so both steps are kept to few instructions and loads:
  * everything invariant sits in locals. AHEAD covers a memory latency with
  * the work of the entities between, and is small enough that the parked
- * lines are still in L1 when step two reaches them. */
+ * lines are still in the second-level cache when step two reaches them
+ * (16 to 48 measured alike, 8 slower). Step two's way from the slot to
+ * the column (the table pointer, then its data_of entry) costs two loads
+ * that hit the first-level cache; a per-call array of column starts
+ * indexed by table id measured no faster, so there is none. */
 #define AHEAD 24
 
 /* Step one for a table component: the slot of es[j] (NULL for an index

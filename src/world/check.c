@@ -178,6 +178,18 @@ static int check_sparse(const tes_world_t *w)
         CHECK(holes + live == s->count, "store %u: %u holes + %u live != %u", info->id, holes,
               live, s->count);
         CHECK(info->stable || !holes, "store %u: swap-pop store has tombstones", info->id);
+        /* The read bases (sparse_set.h, sparse_store.h) name the pages the
+         * writers use; an absent entry page reads as empty entries. */
+        for (uint32_t p = 0; p < s->page_count; p++) {
+            const uint64_t *page = s->pages[p] ? s->pages[p] : tes__sparse_empty_page();
+            CHECK(s->bases[p] == tes__sparse_base_of(page, p),
+                  "store %u: entry page %u's base is stale", info->id, p);
+        }
+        for (uint32_t dp = 0; dp < info->store.page_count; dp++)
+            CHECK(info->store.bases[dp] == tes__sparse_store_base_of(info->store.pages[dp], dp,
+                                                                    info->store.page_shift,
+                                                                    info->store.size),
+                  "store %u: data page %u's base is stale", info->id, dp);
         /* Every sparse entry points back at a packed slot holding it. */
         for (uint32_t p = 0; p < s->page_count; p++) {
             if (!s->pages[p])

@@ -300,16 +300,17 @@ bool tes_has(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
  * reused. */
 static inline void *sparse_ptr(const tes__sparse_store_t *st, tes_entity_t e, uint32_t size)
 {
+    /* Both steps read biased bases (sparse_set.h, sparse_store.h): no NULL
+     * page to test (an absent page reads as empty entries) and no mask. */
     uint32_t index = tes_entity_index(e);
-    const uint64_t *page = tes__sparse_set_page(&st->set, index);
-    if (!page)
+    if ((index >> TES__SPARSE_PAGE_BITS) >= st->set.page_count)
         return NULL;
-    uint64_t entry = page[index & TES__SPARSE_PAGE_MASK];
+    uint64_t entry = *(const uint64_t *)(st->set.bases[index >> TES__SPARSE_PAGE_BITS] +
+                                         (uintptr_t)index * sizeof(uint64_t));
     if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) >= TES_NULL_INDEX)
         return NULL;
-    uint32_t pos = (uint32_t)entry, shift = st->page_shift;
-    /* The mask is derived from the shift: one load fewer. */
-    return st->pages[pos >> shift] + (size_t)(pos & ((UINT32_C(1) << shift) - 1u)) * size;
+    uint32_t pos = (uint32_t)entry;
+    return (void *)(st->bases[pos >> st->page_shift] + (uintptr_t)pos * size);
 }
 
 /* The address of e's c; shared by tes_get and tes_get_mut. Reading the
@@ -320,14 +321,15 @@ static inline void *sparse_ptr(const tes__sparse_store_t *st, tes_entity_t e, ui
  * says sparse or table and gives the size; a table component then costs
  * the entity's slot (a miss), its table and the table's data_of entry
  * (both hot) and the cell (a miss); a sparse one the sparse entry (a miss),
- * the data page pointer and the value (a miss). Other ids take the general
+ * the data page's base and the value (a miss). Other ids take the general
  * path, which finds the same cells through the record and the columns.
  * What remains between this and a plain-array loop is that the call is out
  * of line (about ten loads per read besides the misses, each holding a
  * load-queue entry until it retires, so fewer reads overlap) and, for a
  * table component, that the cell's address waits on the slot's row. A
  * small id's sparse store comes from the registry's sparse_of[] (one load
- * that waits on nothing), and the page mask is derived from the shift. */
+ * that waits on nothing), and both sparse steps go through biased bases
+ * (no NULL page test, no masks). */
 static inline void *component_ptr(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
     if (!w)

@@ -7,14 +7,19 @@
  * misses of each read remain (the entity's slot or sparse entry, then the
  * value).
  *
- * The header's inline reads the world's own arrays (entity slots, sparse
- * pages, data pages) through public mirror types. This file is the one
+ * The header's inline reads the world's own arrays (entity slots; the
+ * biased bases of sparse entry pages and data pages, which the stores keep
+ * beside their page pointers for their own reads) through public mirror
+ * types. This file is the one
  * place that knows both sides: the static asserts below tie the public
  * encoding to the internal one, so a change of the slot or sparse layout
  * fails to compile here instead of making the inline read garbage. A
  * table component's view adds one array, built here: the first value of
  * the component in each table (O(tables)), so that a read goes from the
- * slot to the value's column without the table's descriptor.
+ * slot to the value's column without the table's descriptor. Its length
+ * is a power of two with NULL entries past the last table, so a read masks
+ * the slot's table field into it and one NULL test answers both "this
+ * slot is free or retired" and "this table has no such column".
  */
 #include "core/checked.h"
 #include "world/world.h"
@@ -28,11 +33,21 @@ _Static_assert(offsetof(tes_lookup_slot_t, generation) == offsetof(tes__slot_t, 
 _Static_assert(offsetof(tes_lookup_slot_t, table) == offsetof(tes__slot_t, table),
                "slot mirror table");
 _Static_assert(offsetof(tes_lookup_slot_t, row) == offsetof(tes__slot_t, row), "slot mirror row");
+/* The inline read loads `table` and `row` together as 8 bytes. */
+_Static_assert(offsetof(tes_lookup_slot_t, row) == offsetof(tes_lookup_slot_t, table) + 4,
+               "row follows table");
 _Static_assert(TES_LOOKUP_SLOT_FREE == TES__SLOT_FREE, "free slot marker");
 _Static_assert(TES_LOOKUP_SLOT_HINT == TES__SLOT_SPARSE, "sparse hint bit");
 _Static_assert((TES_LOOKUP_SLOT_HINT | TES__SLOT_TABLE_MASK) == UINT32_MAX, "table id mask");
+/* The free marker is all ones, so any mask of the table field turns it
+ * into the mask itself: the last entry of a view's column array. */
+_Static_assert(TES_LOOKUP_SLOT_FREE == UINT32_MAX, "free marker is all ones");
 _Static_assert(TES_LOOKUP_ENTRY_PAGE_BITS == TES__SPARSE_PAGE_BITS, "sparse entry page");
 _Static_assert(TES__SPARSE_EMPTY == UINT64_MAX, "empty sparse entry");
+_Static_assert(sizeof(((tes__sparse_set_t *)0)->bases[0]) == sizeof(uintptr_t),
+               "entry bases are uintptr_t");
+_Static_assert(sizeof(((tes__sparse_store_t *)0)->bases[0]) == sizeof(uintptr_t),
+               "data bases are uintptr_t");
 
 /* Fills the sparse half of a view: no allocation. The data page mask is
  * derived from the shift, as the store's own reads do. */
@@ -44,22 +59,41 @@ static void view_sparse(tes_lookup_t *out, const tes__sparse_store_t *st)
     out->entry_page_count = st->set.page_count;
     out->data_pages = st->pages;
     out->page_shift = st->page_shift;
+    out->entry_bases = st->set.bases;
+    out->data_bases = st->bases;
 }
 
-/* Fills the table half of a view: the first value of c in each table.
- * TES_OK or TES_ERR_NOMEM (nothing allocated). */
+/* The length of a view's column array for `tables` tables: the smallest
+ * power of two above every table id, so that masking a slot's table field
+ * with length - 1 keeps a live slot's id, drops the hint bit and turns the
+ * free marker into the last index, which no table has. 0 when no such
+ * length fits the table field (more tables than ids). */
+static uint32_t column_array_length(uint32_t tables)
+{
+    uint32_t length = 1;
+    while (length <= tables) {
+        if (length > TES__SLOT_TABLE_MASK / 2u)
+            return 0;
+        length *= 2u;
+    }
+    return length;
+}
+
+/* Fills the table half of a view: the first value of c in each table,
+ * NULL past the last table. TES_OK or TES_ERR_NOMEM (nothing allocated). */
 static int view_table(tes_lookup_t *out, tes_world_t *w, tes_comp_t c)
 {
     const tes__table_graph_t *g = &w->tables;
+    uint32_t length = column_array_length(g->count);
     size_t bytes;
-    if (!tes__size_mul(&bytes, g->count, sizeof(uint8_t *)))
+    if (!length || !tes__size_mul(&bytes, length, sizeof(uint8_t *)))
         return TES_ERR_NOMEM;
     uint8_t **columns = tes__malloc(&w->alloc, bytes);
     if (!columns)
-        return TES_ERR_NOMEM; /* the root table always exists: bytes > 0 */
-    for (uint32_t i = 0; i < g->count; i++) {
-        const tes__table_t *t = g->tables[i];
-        int32_t col = tes__table_column_index(t, c);
+        return TES_ERR_NOMEM;
+    for (uint32_t i = 0; i < length; i++) {
+        const tes__table_t *t = i < g->count ? g->tables[i] : NULL;
+        int32_t col = t ? tes__table_column_index(t, c) : -1;
         /* A table without rows may have no block yet: its entry is never
          * read, as no slot names it. */
         columns[i] = col >= 0 && t->block ? t->columns[col].data : NULL;
@@ -67,7 +101,7 @@ static int view_table(tes_lookup_t *out, tes_world_t *w, tes_comp_t c)
     out->slots = (const tes_lookup_slot_t *)w->entities.slots;
     out->slot_count = w->entities.count;
     out->columns = columns;
-    out->table_count = g->count;
+    out->table_count = length;
     out->priv_world = w;
     out->priv_block = columns;
     out->priv_bytes = bytes;

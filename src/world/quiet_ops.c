@@ -324,7 +324,7 @@ static tes__always_inline void *fixed_cell(const tes__sparse_store_t *st, uint32
                                            uint32_t size)
 {
     uint32_t shift = tes__sparse_store_shift_for(size);
-    return st->pages[pos >> shift] + (size_t)(pos & ((UINT32_C(1) << shift) - 1)) * size;
+    return (void *)(st->bases[pos >> shift] + (uintptr_t)pos * size);
 }
 
 /* quiet_sparse_add for a fixed shape: tes_add's form (is_set false, value

@@ -170,6 +170,22 @@ static bool typed_forms_agree(const tes_lookup_t *l, tes_entity_t e, const void 
     return same == p && other == NULL;
 }
 
+/* What a sparse view's page pointers (entry_pages, data_pages: the first
+ * form of the documented encoding) say of e, to hold against the inline
+ * read through the biased bases. */
+static void *sparse_by_pages(const tes_lookup_t *l, tes_entity_t e)
+{
+    uint32_t index = tes_entity_index(e), page = index >> TES_LOOKUP_ENTRY_PAGE_BITS;
+    if (page >= l->entry_page_count || !l->entry_pages[page])
+        return NULL;
+    uint64_t entry = l->entry_pages[page][index & (TES_LOOKUP_ENTRY_PAGE - 1u)];
+    if (entry == UINT64_MAX || (uint32_t)(entry >> 32) != tes_entity_generation(e))
+        return NULL;
+    uint32_t pos = (uint32_t)entry;
+    return l->data_pages[pos >> l->page_shift] +
+           (size_t)(pos & ((UINT32_C(1) << l->page_shift) - 1u)) * l->size;
+}
+
 /* A lookup view of component k, built now, against tes_get_mut and the
  * model: for every slot (retired ones in turns, as the full check does)
  * its current handle and four stale ones, and handles never issued. A tag
@@ -202,6 +218,9 @@ static void check_lookup(fz_driver_t *d, int k, uint32_t turn)
             if (!typed_forms_agree(&l, es[j], p))
                 fzd_fail(d, "tes_lookup_get_table/_sparse(%#llx, %s) disagree with tes_lookup_get",
                          ull(es[j]), fz_comps[k].name);
+            else if (l.sparse && p != sparse_by_pages(&l, es[j]))
+                fzd_fail(d, "tes_lookup_get(%#llx, %s) = %p, the view's page pointers say %p",
+                         ull(es[j]), fz_comps[k].name, p, sparse_by_pages(&l, es[j]));
             else if (p != tes_get_mut(d->w, es[j], id))
                 fzd_fail(d, "tes_lookup_get(%#llx, %s) = %p, tes_get_mut disagrees", ull(es[j]),
                          fz_comps[k].name, p);

@@ -9,7 +9,9 @@
  * that: entities spread over many tables, an empty world, the statuses of
  * bad arguments, rebuilding after structural changes, deferral, disabled
  * and prefab entities, the bytes a view holds, and the refusal while
- * systems run on several threads.
+ * systems run on several threads. Sparse views are also read through the
+ * documented encoding by hand (biased bases against page pointers), and
+ * on a store whose first entry pages were never allocated.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -70,6 +72,28 @@ static void assert_view_matches(tes_world_t *w, tes_comp_t c, const tes_entity_t
         assert_typed_forms(&l, es[i]);
     }
     tes_lookup_fini(&l);
+}
+
+/* The documented encoding read by hand: entry_bases and data_bases name
+ * the same cells as entry_pages and data_pages. */
+static void assert_bases_match_pages(const tes_lookup_t *l)
+{
+    for (uint32_t p = 0; p < l->entry_page_count; p++) {
+        for (uint32_t j = 0; j < TES_LOOKUP_ENTRY_PAGE; j += 97) {
+            uint32_t i = p * TES_LOOKUP_ENTRY_PAGE + j;
+            uint64_t via_base =
+                *(const uint64_t *)(l->entry_bases[p] + (uintptr_t)i * sizeof(uint64_t));
+            uint64_t via_page = l->entry_pages[p] ? l->entry_pages[p][j] : UINT64_MAX;
+            assert_true(via_base == via_page);
+            if (via_page == UINT64_MAX)
+                continue;
+            uint32_t pos = (uint32_t)via_page;
+            uint8_t *want = l->data_pages[pos >> l->page_shift] +
+                            (size_t)(pos & ((UINT32_C(1) << l->page_shift) - 1u)) * l->size;
+            assert_true(l->data_bases[pos >> l->page_shift] + (uintptr_t)pos * l->size ==
+                        (uintptr_t)want);
+        }
+    }
 }
 
 enum { N = 300, KINDS = 4, BAD = 8 };
@@ -170,6 +194,8 @@ static void test_lookup_matches_get(void **state)
         assert_int_equal(tes_lookup_init(&l, f.w, f.c[k]), TES_OK);
         assert_int_equal(l.sparse, k % 2 == 1);
         assert_int_equal(l.size, sizeof(vec3_t));
+        if (l.sparse)
+            assert_bases_match_pages(&l);
         for (int i = 0; i < N; i++) {
             void *p = tes_lookup_get(&l, f.es[i]);
             if (f.alive[i] && f.has[i][k])
@@ -180,6 +206,7 @@ static void test_lookup_matches_get(void **state)
         }
         for (int b = 0; b < BAD; b++) {
             assert_null(tes_lookup_get(&l, f.bad[b]));
+            assert_typed_forms(&l, f.bad[b]);
             assert_null(tes_get(f.w, f.bad[b], f.c[k]));
         }
         /* Writes through the view's pointers keep it valid. */
@@ -238,6 +265,77 @@ static void test_lookup_many_tables(void **state)
     tes_world_free(w);
 }
 
+/* A table view's column array: a power of two longer than the world's
+ * table count (so the free marker, masked, lands past every table), NULL
+ * past the last table, checked as the table count passes powers of two.
+ * At each size a forged handle carrying the generation a free slot will
+ * issue next, and one naming a retired slot, must miss through the masked
+ * marker. */
+static void test_lookup_column_array_shape(void **state)
+{
+    (void)state;
+    tes_world_desc_t wd;
+    memset(&wd, 0, sizeof wd);
+    wd.generation_limit = 2;
+    tes_world_t *w = tes_world_new(&wd);
+    tes_comp_t c = reg(w, "Pos", sizeof(vec3_t), TES_STORAGE_TABLE, false);
+    enum { EXTRA = 10 };
+    tes_comp_t extra[EXTRA];
+    char name[16];
+    for (int k = 0; k < EXTRA; k++) {
+        snprintf(name, sizeof name, "Extra%d", k);
+        extra[k] = reg(w, name, k % 2 ? 0 : 4, TES_STORAGE_TABLE, false);
+    }
+    tes_entity_t live[EXTRA + 1];
+    for (int k = 0; k <= EXTRA; k++)
+        live[k] = tes_spawn(w);
+    /* A retired slot (its second entity passes the limit 2), then a freed
+     * one (next generation 2); no spawn follows, so it stays free. */
+    tes_entity_t gone = TES_NULL;
+    for (int round = 0; round < 2; round++) {
+        gone = tes_spawn(w);
+        assert_int_equal(tes_set(w, gone, c, &(vec3_t){1, 2, 3}), TES_OK);
+        assert_int_equal(tes_destroy(w, gone), TES_OK);
+    }
+    tes_entity_t forged_retired = tes_entity_make(tes_entity_index(gone), TES_TOMBSTONE);
+    tes_entity_t freed = tes_spawn(w);
+    assert_int_equal(tes_set(w, freed, c, &(vec3_t){1, 2, 3}), TES_OK);
+    assert_int_equal(tes_destroy(w, freed), TES_OK);
+    tes_entity_t forged_free = tes_entity_make(tes_entity_index(freed), 2);
+    tes_world_stats_t st0;
+    assert_int_equal(tes_world_stats(w, &st0), TES_OK);
+    assert_int_equal(st0.entities_retired, 1);
+    uint32_t seen_power = 0;
+    for (int k = 0; k <= EXTRA; k++) {
+        assert_int_equal(tes_set(w, live[k], c, &(vec3_t){(float)k, 0, 0}), TES_OK);
+        if (k < EXTRA)
+            assert_int_equal(tes_add(w, live[k], extra[k]), TES_OK);
+        tes_world_stats_t st;
+        assert_int_equal(tes_world_stats(w, &st), TES_OK);
+        if ((st.tables & (st.tables - 1u)) == 0)
+            seen_power++;
+        tes_lookup_t l;
+        assert_int_equal(tes_lookup_init(&l, w, c), TES_OK);
+        assert_true(l.table_count > st.tables);
+        assert_int_equal(l.table_count & (l.table_count - 1u), 0);
+        assert_true(l.table_count / 2u <= st.tables); /* the smallest such */
+        for (uint32_t t = st.tables; t < l.table_count; t++)
+            assert_null(l.columns[t]);
+        assert_null(l.columns[TES_LOOKUP_SLOT_FREE & (l.table_count - 1u)]);
+        for (int j = 0; j <= EXTRA; j++) {
+            assert_ptr_equal(tes_lookup_get(&l, live[j]), tes_get_mut(w, live[j], c));
+            assert_typed_forms(&l, live[j]);
+        }
+        assert_null(tes_lookup_get(&l, forged_free));
+        assert_null(tes_lookup_get(&l, forged_retired));
+        assert_typed_forms(&l, forged_free);
+        assert_typed_forms(&l, forged_retired);
+        tes_lookup_fini(&l);
+    }
+    assert_true(seen_power >= 2); /* the walk crossed powers of two */
+    tes_world_free(w);
+}
+
 static void test_lookup_empty_world(void **state)
 {
     (void)state;
@@ -264,6 +362,65 @@ static void test_lookup_empty_world(void **state)
     assert_view_matches(w, t, &e, 1);
     assert_view_matches(w, s, &e, 1);
     assert_null(tes_get(w, e, t));
+    tes_world_free(w);
+}
+
+/* A sparse store whose first entry pages were never allocated (its only
+ * members have indices past them): every index of an absent page, with
+ * every generation (the tombstone one included), reads as absent through
+ * the view and tes_get, and members and non-members past them answer as
+ * tes_get_mut does. */
+static void test_lookup_absent_pages(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t s = reg(w, "S", sizeof(vec3_t), TES_STORAGE_SPARSE, false);
+    enum { PAGES = 3, COUNT = PAGES * TES_LOOKUP_ENTRY_PAGE + 40 };
+    static tes_entity_t es[COUNT];
+    assert_int_equal(tes_spawn_n(w, COUNT, NULL, 0, es), TES_OK);
+    for (int i = PAGES * (int)TES_LOOKUP_ENTRY_PAGE; i < COUNT; i += 2) {
+        vec3_t v = value_of(i, 0);
+        assert_int_equal(tes_set(w, es[i], s, &v), TES_OK);
+    }
+    tes_lookup_t l;
+    assert_int_equal(tes_lookup_init(&l, w, s), TES_OK);
+    assert_true(l.entry_page_count > PAGES);
+    for (uint32_t p = 0; p < PAGES; p++)
+        assert_null(l.entry_pages[p]);
+    assert_non_null(l.entry_pages[PAGES]);
+    assert_bases_match_pages(&l);
+    const uint32_t gens[] = {0, 1, 2, TES_TOMBSTONE - 1, TES_TOMBSTONE};
+    for (int i = 0; i < PAGES * (int)TES_LOOKUP_ENTRY_PAGE; i++) {
+        assert_null(tes_lookup_get_sparse(&l, es[i]));
+        for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++) {
+            tes_entity_t e = tes_entity_make((uint32_t)i, gens[g]);
+            assert_null(tes_lookup_get(&l, e));
+            assert_null(tes_lookup_get_sparse(&l, e));
+            assert_null(tes_get(w, e, s));
+        }
+    }
+    for (int i = PAGES * (int)TES_LOOKUP_ENTRY_PAGE; i < COUNT; i++) {
+        void *p = tes_lookup_get_sparse(&l, es[i]);
+        assert_ptr_equal(p, tes_get_mut(w, es[i], s));
+        if (i % 2 == 0)
+            assert_value(p, i, 0);
+        else
+            assert_null(p);
+        assert_null(tes_lookup_get_sparse(&l, tes_entity_make((uint32_t)i, TES_TOMBSTONE)));
+        assert_typed_forms(&l, es[i]);
+    }
+    assert_null(tes_lookup_get_sparse(&l, UINT64_MAX));
+    assert_null(tes_lookup_get_sparse(&l, tes_entity_make(l.entry_page_count * TES_LOOKUP_ENTRY_PAGE, 1)));
+    tes_lookup_fini(&l);
+    /* A view of a store every member left: pages stay, all empty. */
+    for (int i = PAGES * (int)TES_LOOKUP_ENTRY_PAGE; i < COUNT; i += 2)
+        assert_int_equal(tes_remove(w, es[i], s), TES_OK);
+    assert_int_equal(tes_lookup_init(&l, w, s), TES_OK);
+    assert_bases_match_pages(&l);
+    for (int i = 0; i < COUNT; i++)
+        assert_null(tes_lookup_get_sparse(&l, es[i]));
+    tes_lookup_fini(&l);
+    assert_int_equal(tes__world_check(w), TES_OK);
     tes_world_free(w);
 }
 
@@ -507,7 +664,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lookup_matches_get),
         cmocka_unit_test(test_lookup_many_tables),
+        cmocka_unit_test(test_lookup_column_array_shape),
         cmocka_unit_test(test_lookup_empty_world),
+        cmocka_unit_test(test_lookup_absent_pages),
         cmocka_unit_test(test_lookup_bad_arguments),
         cmocka_unit_test(test_lookup_rebuilt_after_changes),
         cmocka_unit_test(test_lookup_deferred_disabled_prefab),

@@ -1,8 +1,9 @@
 /*
  * Sparse set and sparse store tests (internal API): the generation-aware
  * contains of seed 001, both deletion policies, tombstone reuse through the
- * implicit free list, compaction, paging of the sparse array, and pointer
- * stability of a stable store.
+ * implicit free list, compaction, paging of the sparse array (absent pages
+ * read through the shared empty page), the biased read bases of entry and
+ * data pages, and pointer stability of a stable store.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -81,6 +82,96 @@ static void test_pages_on_first_touch(void **state)
     assert_false(tes__sparse_set_contains(&s, tes_entity_make(17, 1)));
     tes__sparse_set_fini(&s, &alloc);
     assert_int_equal(alloc.bytes, 0);
+}
+
+/* The shared empty page answers "absent" for every index and every
+ * generation, the tombstone generation and the all-ones handle included
+ * (the generation compare must fail on the null position by itself). */
+static void test_empty_page_answers_absent(void **state)
+{
+    (void)state;
+    for (uint32_t i = 0; i < TES__SPARSE_PAGE_SIZE; i++)
+        assert_true(tes__sparse_empty_page()[i] == TES__SPARSE_EMPTY);
+    tes__sparse_set_t s;
+    tes__sparse_set_init(&s);
+    /* Pages 0..2 absent below page_count: their bases name the empty page. */
+    tes_entity_t far = tes_entity_make(3u * TES__SPARSE_PAGE_SIZE + 5, 2);
+    insert(&s, far, false);
+    assert_int_equal(s.page_count, 4);
+    const uint32_t gens[] = {0, 1, 2, 3, TES_TOMBSTONE - 1, TES_TOMBSTONE};
+    for (uint32_t i = 0; i < 3u * TES__SPARSE_PAGE_SIZE; i++) {
+        assert_true(tes__sparse_entry(&s, i) == TES__SPARSE_EMPTY);
+        for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++) {
+            assert_false(tes__sparse_set_contains(&s, tes_entity_make(i, gens[g])));
+            assert_int_equal(tes__sparse_set_find(&s, tes_entity_make(i, gens[g])), TES_NULL_INDEX);
+        }
+    }
+    for (uint32_t p = 0; p < 3; p++) {
+        assert_null(s.pages[p]);
+        assert_true(s.bases[p] == tes__sparse_base_of(tes__sparse_empty_page(), p));
+    }
+    assert_true(s.bases[3] == tes__sparse_base_of(s.pages[3], 3));
+    /* Past page_count and the all-ones handle. */
+    assert_false(tes__sparse_set_contains(&s, UINT64_MAX));
+    assert_false(tes__sparse_set_contains(&s, tes_entity_make(4u * TES__SPARSE_PAGE_SIZE, 2)));
+    assert_true(tes__sparse_set_contains(&s, far));
+    /* Touching an absent page gives it its own storage (the shared page
+     * stays empty: it is never written). */
+    tes_entity_t near = tes_entity_make(7, 1);
+    insert(&s, near, false);
+    assert_non_null(s.pages[0]);
+    assert_true(s.bases[0] == tes__sparse_base_of(s.pages[0], 0));
+    assert_true(tes__sparse_set_contains(&s, near));
+    assert_true(tes__sparse_empty_page()[7] == TES__SPARSE_EMPTY);
+    assert_true(tes__sparse_set_contains(&s, far));
+    tes__sparse_set_fini(&s, &alloc);
+    assert_int_equal(alloc.bytes, 0);
+}
+
+/* The page table of a set grows by replacing one block holding pointers
+ * and bases: growth keeps every earlier page and its base. */
+static void test_page_table_growth_keeps_bases(void **state)
+{
+    (void)state;
+    tes__sparse_set_t s;
+    tes__sparse_set_init(&s);
+    for (uint32_t p = 0; p < 40; p += 3)
+        insert(&s, tes_entity_make(p * TES__SPARSE_PAGE_SIZE + p, 1), false);
+    for (uint32_t p = 0; p < s.page_count; p++) {
+        uintptr_t want = s.pages[p] ? tes__sparse_base_of(s.pages[p], p)
+                                    : tes__sparse_base_of(tes__sparse_empty_page(), p);
+        assert_true(s.bases[p] == want);
+        assert_int_equal(s.pages[p] != NULL, p % 3 == 0 && p < 40);
+    }
+    for (uint32_t p = 0; p < 40; p += 3)
+        assert_int_equal(tes__sparse_set_find(&s, tes_entity_make(p * TES__SPARSE_PAGE_SIZE + p, 1)),
+                         p / 3);
+    tes__sparse_set_fini(&s, &alloc);
+    assert_int_equal(alloc.bytes, 0);
+}
+
+/* A store's value address through its biased bases is the page-and-slot
+ * address, across many data pages (with the largest page shift a value
+ * size allows and a size that is not a power of two). */
+static void test_store_bases_match_pages(void **state)
+{
+    (void)state;
+    const uint32_t sizes[] = {1, 12, 24, 100, 70000};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        tes__sparse_store_t st;
+        tes__sparse_store_init(&st, sizes[k], false);
+        uint32_t count = (2u << st.page_shift) + 3; /* three data pages */
+        if (count > 20000)
+            count = 20000;
+        assert_int_equal(tes__sparse_store_reserve_positions(&st, &alloc, count), TES_OK);
+        assert_true(st.page_count >= 1);
+        for (uint32_t pos = 0; pos < count; pos++) {
+            uint8_t *want = st.pages[pos >> st.page_shift] + (size_t)(pos & st.page_mask) * st.size;
+            assert_ptr_equal(tes__sparse_store_at(&st, pos), want);
+        }
+        tes__sparse_store_fini(&st, &alloc);
+        assert_int_equal(alloc.bytes, 0);
+    }
 }
 
 static void test_swap_remove(void **state)
@@ -255,6 +346,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_contains_checks_generation),
         cmocka_unit_test(test_pages_on_first_touch),
+        cmocka_unit_test(test_empty_page_answers_absent),
+        cmocka_unit_test(test_page_table_growth_keeps_bases),
+        cmocka_unit_test(test_store_bases_match_pages),
         cmocka_unit_test(test_swap_remove),
         cmocka_unit_test(test_tombstones_and_reuse),
         cmocka_unit_test(test_compaction),
