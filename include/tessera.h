@@ -733,6 +733,11 @@ typedef struct tes_query tes_query_t;
 /* Room for the values a sparse walk gathers from scattered stores (see
  * tes_field). */
 #define TES_ITER_GATHER_BYTES 4096
+/* Room for the packed positions a sparse-driven walk steps over: those of
+ * the entities the default filters hide (disabled ones, prefabs) in the
+ * pool it walks, found when the iteration starts. With more of them there,
+ * the walk tests each entity instead. */
+#define TES_ITER_HIDDEN 64
 
 typedef struct tes_iter_t {
     int32_t count;                 /* entities in this chunk */
@@ -752,6 +757,10 @@ typedef struct tes_iter_t {
     tes_entity_t priv_scratch[TES_ITER_SCRATCH]; /* handles of root chunks */
     uint32_t priv_gather_count;    /* entities of a gathered chunk */
     uint32_t priv_gather_mask;     /* its terms whose values go back */
+    uint32_t priv_hidden_count;    /* positions in priv_hidden (or markers: test each
+                                      entity, not listed yet) */
+    uint32_t priv_hidden_next;     /* the first of them the walk has not passed */
+    uint32_t priv_hidden[TES_ITER_HIDDEN]; /* ascending */
     uint64_t priv_gather[TES_ITER_GATHER_BYTES / 8]; /* gathered values */
 } tes_iter_t;
 

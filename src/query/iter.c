@@ -6,7 +6,12 @@
  *   empty ones skipped; when sparse terms are present, runs of rows whose
  *   sparse fields happen to be contiguous too;
  * - driven walk (DRIVEN mode): runs of the driving pool's packed array
- *   (the smallest AND pool);
+ *   (the smallest AND pool). A sparse-only query's default filters cost
+ *   it nothing per entity while few entities are disabled or prefabs: the
+ *   iteration lists their positions in the pool when it starts (filter.h,
+ *   at most TES_ITER_HIDDEN, kept in the iterator, so nothing is allocated
+ *   and no shared state is written) and the runs end before them; with
+ *   more of them it tests each entity's byte in the filter index;
  * - root walk (ALL mode): runs of root entities read from the entity index,
  *   copied to the iterator's scratch array (the virtual root owns no rows);
  * - group walks: see group.c (a non-owning group whose members are exactly
@@ -100,11 +105,32 @@ static bool next_root_chunk(tes_iter_t *it)
     it->entities = it->priv_scratch;
     return true;
 }
+
+/* priv_hidden_count of a driven walk whose hidden positions are not listed
+ * yet. They are listed by its first step rather than when it starts: the
+ * iterator is then already where the caller keeps it, and iter_start's
+ * copy never has its address taken, which would make returning it by value
+ * a copy of the whole iterator. The pools cannot change in between, nor
+ * while the iteration lives (structural changes wait), so the positions
+ * stay where they were found. */
+#define HIDDEN_UNLISTED (TES__FILTERS_TEST - 1)
+
+/* The first position at or after p that the walk steps over (the hidden
+ * positions listed by the walk's first step), UINT32_MAX for none. */
+static uint32_t next_hidden(tes_iter_t *it, uint32_t p)
+{
+    uint32_t n = it->priv_hidden_count == TES__FILTERS_TEST ? 0 : it->priv_hidden_count;
+    while (it->priv_hidden_next < n && it->priv_hidden[it->priv_hidden_next] < p)
+        it->priv_hidden_next++;
+    return it->priv_hidden_next < n ? it->priv_hidden[it->priv_hidden_next] : UINT32_MAX;
+}
+
 /* Runs of the driving pool's packed array whose entities match (DRIVEN
  * mode). A sparse-only query never reads an entity's table (skip_tables):
- * its default filters come from the filter index (one byte per entity,
- * skipped while no entity carries a filtered tag); other queries check the
- * table's table-level terms. */
+ * its default filters come from the filter index, as the positions of the
+ * hidden entities, listed when the iteration started, that end runs (no
+ * test per entity), or when there were too many of them as one byte
+ * tested per entity. Other queries check the table's table-level terms. */
 static bool next_driven_chunk(tes_iter_t *it)
 {
     const tes_query_t *q = it->priv_query;
@@ -112,12 +138,20 @@ static bool next_driven_chunk(tes_iter_t *it)
     int32_t d = it->priv_driver;
     const tes__sparse_set_t *set = &q->terms[d].info->store.set;
     const struct tes__filters *f = q->filters;
-    uint8_t hide = f && f->tagged ? q->filter_mask : 0;
+    if (it->priv_hidden_count == HIDDEN_UNLISTED)
+        it->priv_hidden_count = tes__filters_positions(f, q->filter_mask, set, it->priv_hidden,
+                                                       TES_ITER_HIDDEN);
+    uint8_t hide = it->priv_hidden_count == TES__FILTERS_TEST ? q->filter_mask : 0;
     const tes__slot_t *first = NULL;
     uint32_t pos[TES_MAX_TERMS];
     uint32_t p = it->priv_cursor;
+    uint32_t hidden = next_hidden(it, p);
     for (; p < set->count; p++) {
         tes_entity_t e = set->packed[p];
+        if (p == hidden) {
+            hidden = next_hidden(it, p + 1);
+            continue;
+        }
         if (tes__sparse_is_tombstone(e))
             continue;
         if (q->skip_tables ? hide && tes__filters_hide(f, hide, e)
@@ -131,13 +165,20 @@ static bool next_driven_chunk(tes_iter_t *it)
         it->priv_cursor = p;
         return false;
     }
+    /* The run ends before the next hidden entity (hidden > p here). */
+    uint32_t last = tes__chunk_end(p, set->count); /* it.count is an int32_t */
+    if (hidden < last)
+        last = hidden;
     uint32_t k = 1;
     if (q->skip_tables && q->and_only) {
-        k = tes__query_packed_run(q, q->sparse_terms, q->sparse_count, pos, set->packed + p,
-                                  tes__chunk_end(p, set->count) - p, hide ? f->tags : NULL,
-                                  hide ? f->cap : 0, hide);
+        /* Two copies of the run loop: the common one tests no byte. */
+        if (hide)
+            k = tes__query_packed_run(q, q->sparse_terms, q->sparse_count, pos, set->packed + p,
+                                      last - p, f->tags, f->cap, hide);
+        else
+            k = tes__query_packed_run(q, q->sparse_terms, q->sparse_count, pos, set->packed + p,
+                                      last - p, NULL, 0, 0);
     } else {
-        uint32_t last = tes__chunk_end(p, set->count); /* it.count is an int32_t */
         for (; p + k < last; k++) {
             tes_entity_t e = set->packed[p + k];
             if (tes__sparse_is_tombstone(e))
@@ -157,7 +198,7 @@ static bool next_driven_chunk(tes_iter_t *it)
     }
     /* A short run: gather a longer chunk if the query can (gather.h). */
     if (k < TES__GATHER_MIN && q->gather_k && q->skip_tables && it->priv_gather_count != TES__GATHER_OFF &&
-        tes__gather_chunk(it, set->packed + p, set->count - p, p, pos, k, hide, false)) {
+        tes__gather_chunk(it, set->packed + p, last - p, p, pos, k, hide, false)) {
         it->priv_cursor = p + (uint32_t)it->count;
         return true;
     }
@@ -192,6 +233,8 @@ static tes_iter_t iter_start(tes_query_t *q)
     it.priv_phase = PHASE_TABLES;
     it.priv_gather_count = 0;
     it.priv_gather_mask = 0;
+    it.priv_hidden_count = 0;
+    it.priv_hidden_next = 0;
     if (!q)
         return it;
     if (q->group) {
@@ -201,6 +244,8 @@ static tes_iter_t iter_start(tes_query_t *q)
     else if (q->mode == TES__QUERY_DRIVEN) {
         it.priv_phase = PHASE_DRIVEN;
         it.priv_driver = tes__query_driver(q);
+        if (q->filters)
+            it.priv_hidden_count = HIDDEN_UNLISTED; /* listed by the first step */
     } else
         it.priv_phase = PHASE_TABLES;
     return it;

@@ -12,7 +12,9 @@
  * - DRIVEN: every AND term is sparse. The smallest AND pool drives (seed 002
  *   a): its packed array is walked and the other terms are checked with the
  *   sparse set's branch-free contains; table filters are a per-table byte,
- *   or for sparse-only queries one byte per entity in the filter index.
+ *   or for sparse-only queries the filter index (filter.h): the positions
+ *   of the few hidden entities, listed when an iteration starts, or one
+ *   byte per entity when there are many.
  * - ALL: no AND term at all. Every table that passes the filters, plus the
  *   entities of the virtual root (read from the entity index).
  * A group (TES_QUERY_NONOWNING_GROUP / TES_QUERY_OWNING_GROUP) replaces the
@@ -153,7 +155,8 @@ bool tes__query_run_continues(const tes_query_t *q, const uint32_t *start, uint3
  * sit at consecutive positions in the store of every term listed in
  * terms[0..n), stopping at the end of a store or of a data page, before a
  * tombstone, and before an entity the filter index hides (hide = the
- * query's mask, 0 to skip the test). The terms must be sparse AND terms:
+ * query's mask, 0 to skip the test: pass a literal 0 so the inlined loop
+ * has no test at all). The terms must be sparse AND terms:
  * for a driven walk of a sparse-only AND-only query all of them
  * (sparse_terms), for a group's members, known to match, the data terms
  * (member_terms). */

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "fault/fault.h"
+#include "query/filter.h"
 #include "world/check.h"
 #include "world/world.h" /* the deferred queue's length: a failed call queues nothing */
 
@@ -425,6 +426,8 @@ bool fs_after(fs_run_t *r, int rc, const char *what)
         fs_problem(r, "%s: tes_last_error is %d, want TES_ERR_NOMEM", what, tes_last_error(r->w));
     if (tes__world_check(r->w) != TES_OK)
         fs_problem(r, "%s: tes__world_check failed after the failure", what);
+    if (tes__filters_check(r->w) != TES_OK)
+        fs_problem(r, "%s: the query filter index disagrees after the failure", what);
     if (!r->have_snap) {
         fs_problem(r, "%s: the failure came at a step the reference run did not predict", what);
     } else {
@@ -696,6 +699,8 @@ static void run_finish(fs_run_t *r)
     if (r->w) {
         if (tes__world_check(r->w) != TES_OK)
             fs_problem(r, "tes__world_check failed at the end");
+        if (tes__filters_check(r->w) != TES_OK)
+            fs_problem(r, "the query filter index disagrees at the end");
         fs_check_live(r, "end of scenario");
         fs_check_twins(r, "end of scenario");
         tes_world_stats_t st;

@@ -3,13 +3,15 @@
  * dtor against the model's live and staged values, hook failures,
  * tes_last_error, live instances) and every check_every ops (every slot,
  * value and stale handle, stats, every instance id, prefab and held entity
- * reference, every query, and tes__world_check).
+ * reference, every query, tes__world_check and the query filter index's
+ * own check).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz/driver_internal.h"
+#include "query/filter.h"
 #include "world/check.h"
 
 static int cmp_comp(const void *a, const void *b)
@@ -326,5 +328,7 @@ void fzd_check_full(fz_driver_t *d)
     d->op = "full check";
     if (!fzd_failed(d) && tes__world_check(d->w) != TES_OK)
         fzd_fail(d, "tes__world_check failed (see stderr)");
+    if (!fzd_failed(d) && tes__filters_check(d->w) != TES_OK)
+        fzd_fail(d, "tes__filters_check failed (see stderr)");
 }
 

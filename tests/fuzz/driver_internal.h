@@ -30,7 +30,7 @@
 #define FZ_MAX_PREFABS 6
 #define FZ_MAX_MEMBERS 7
 #define FZ_MAX_INST_N 6
-#define FZ_MAX_QUERIES 28
+#define FZ_MAX_QUERIES 32
 /* Nesting limits for ops started from inside other ops (a defer block runs
  * ops, a query loop runs ops, and either may contain the other). */
 #define FZ_MAX_NEST 3

@@ -2,7 +2,8 @@
  * Queries in the differential fuzzer. Every run starts with a fixed set
  * that covers each way the library walks a query (table cache with and
  * without sparse terms, a driven walk over sparse pools with a stable
- * store's tombstones, the root walk of NOT-only and OPTIONAL-only queries,
+ * store's tombstones, sparse-only walks with and without the default
+ * filters, the root walk of NOT-only and OPTIONAL-only queries,
  * tags, TES_DISABLED named in a term, the include flags, a non-owning and
  * an owning group, groups with NOT and OPTIONAL terms on sparse stores),
  * plus the descriptions tes_query_new must refuse; op QUERY_NEW then frees
@@ -480,6 +481,14 @@ static const fixed_query_t fixed[] = {
      TES_QUERY_INCLUDE_DISABLED | TES_QUERY_INCLUDE_PREFAB},
     {{T(S16, AND), T(STAG, NOT), T(SST, OPTIONAL)}, 3,
      TES_QUERY_INCLUDE_DISABLED | TES_QUERY_INCLUDE_PREFAB},
+    /* sparse terms only, with the default filters (the filter index):
+     * AND-only (packed runs; S8 and S12 have no hooks, so scattered
+     * values are gathered), with a NOT and an OPTIONAL term over a stable
+     * store's tombstones, and with one filter of the two */
+    {{T(S4, AND), T(S16, AND)}, 2, 0},
+    {{T(S8, AND), T(S12, AND)}, 2, 0},
+    {{T(SST8, AND), T(S4, NOT), T(S12, OPTIONAL)}, 3, TES_QUERY_INCLUDE_PREFAB},
+    {{T(SPTAG, AND), T(S8, AND)}, 2, TES_QUERY_INCLUDE_DISABLED},
     /* NOT only: every table but some, plus the root entities */
     {{T(T4, NOT), T(S4, NOT)}, 2, 0},
     /* OPTIONAL only: everything visible */
