@@ -624,7 +624,10 @@ static inline void *tes__lookup_table_at(const tes_lookup_slot_t *slots, uint32_
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     uint64_t place;
-    __builtin_memcpy(&place, &slot->table, sizeof place);
+    /* Read from the slot's bytes (not through &slot->table, a 4-byte
+     * object): row follows table, which src/world/lookup.c asserts. */
+    __builtin_memcpy(&place, (const unsigned char *)slot + offsetof(tes_lookup_slot_t, table),
+                     sizeof place);
     table = (uint32_t)place;
     row = (uint32_t)(place >> 32);
 #else

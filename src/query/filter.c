@@ -8,6 +8,8 @@
  */
 #include "query/filter.h"
 
+#include "world/check.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,14 +229,7 @@ uint32_t tes__filters_positions(const struct tes__filters *f, uint8_t mask,
     return n;
 }
 
-#define FILTERS_CHECK(cond, ...)                                                      \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "tes__filters_check: " __VA_ARGS__);                      \
-            fputc('\n', stderr);                                                      \
-            return TES_ERR_INVALID;                                                   \
-        }                                                                             \
-    } while (0)
+#define FILTERS_CHECK(...) TES__CHECK("tes__filters_check", __VA_ARGS__)
 
 static int compare_u32(const void *a, const void *b)
 {

@@ -10,14 +10,7 @@
 
 #include "world/world.h"
 
-#define CHECK(cond, ...)                                                                  \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            fprintf(stderr, "tes__world_check: " __VA_ARGS__);                            \
-            fputc('\n', stderr);                                                          \
-            return TES_ERR_INVALID;                                                       \
-        }                                                                                 \
-    } while (0)
+#define CHECK(...) TES__CHECK("tes__world_check", __VA_ARGS__)
 
 static int check_entities(const tes_world_t *w)
 {
