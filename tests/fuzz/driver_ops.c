@@ -93,6 +93,7 @@ static const int cells_orders[][CELLS_STEPS] = {
     {FZ_C_CTAG, FZ_C_C16B, FZ_C_C16, FZ_C_C12, FZ_C_C8, -1},
     {FZ_C_C8, FZ_C_CTAG, FZ_C_C16B, FZ_C_C12, FZ_C_C16, -1},
     {FZ_C_C12, FZ_C_C8, FZ_C_CTAG, FZ_C_C16, FZ_C_C16B, -1},
+    {FZ_C_C16, FZ_C_C8, FZ_C_C16B, FZ_C_C12, FZ_C_CTAG, -1},
     {FZ_C_C16, FZ_C_C8, FZ_C_C12, FZ_C_CTAG, FZ_C_C16B, FZ_C_C8B, FZ_C_C12B, -1},
     {FZ_C_C8, FZ_C_C12, FZ_C_C16, FZ_C_C16B, FZ_C_C8B, FZ_C_C12B, FZ_C_CTAG, -1},
     {FZ_C_C4, FZ_C_C8, FZ_C_C6, FZ_C_C4B, FZ_C_C8B, FZ_C_CTAG, -1},
