@@ -30,7 +30,10 @@
  * Observers act while they run (driver_hooks.c): they make and free
  * queries and groups and try what they may not do (TES_ERR_BUSY). Rarely,
  * ops pick the extra components: wide ones (OP_WIDEN gives an entity more
- * than 64 components) and huge ones (64 KiB values).
+ * than 64 components) and huge ones (64 KiB values). In the cells variant
+ * (fz_config_t.cells) they also pick the cells components, hook-free
+ * table ones of 4 to 16 bytes and a tag, which no query names: entities
+ * built of them take every form of the quiet add's cell copy.
  */
 #include <stdarg.h>
 #include <stdio.h>

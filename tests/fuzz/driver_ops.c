@@ -76,13 +76,6 @@ static void pick_joiner(fz_driver_t *d, const fz_mquery_t *g, int k, tes_entity_
 
 /* ------------------------------------------------------------------ ops */
 
-/* A fresh entity built up at once, one component per tes_set or tes_add,
- * in one of a few fixed orders of hook-free table components, so that the
- * tables' cached edges are taken again and again: outside a deferred block
- * the entity is the last row of every table it passes through (the quiet
- * add's hot case, where the row moves with no hole to fill). Now and then
- * a step's value is the entity's own previous component (same size), read
- * from the row that the step moves out of. */
 /* The cells variant's orders (-1 ends one): tables of up to four 8 to 16
  * byte columns entered at every position, a tag added to each of them
  * (and to the root), five and more 8 to 16 byte columns, columns of 4 to
@@ -126,6 +119,14 @@ static int cells_order(fz_driver_t *d, int order[CELLS_STEPS])
     return n;
 }
 
+/* A fresh entity built up at once, one component per tes_set or tes_add,
+ * in one of a few fixed orders of hook-free table components, so that the
+ * tables' cached edges are taken again and again: outside a deferred block
+ * the entity is the last row of every table it passes through (the quiet
+ * add's hot case, where the row moves with no hole to fill). Now and then
+ * a step's value is the entity's own previous component (same size), read
+ * from the row that the step moves out of. The cells variant mostly
+ * takes a cells order instead (up to eight steps). */
 static void build_up(fz_driver_t *d, tes_entity_t e)
 {
     static const int orders[4][3] = {{FZ_C_T4, FZ_C_T12, FZ_C_T16A},
