@@ -101,6 +101,7 @@ extern const bench_workload_t bench_w8_table;
 extern const bench_workload_t bench_w8_view;
 extern const bench_workload_t bench_w8_group;
 extern const bench_workload_t bench_w8_floor;
+extern const bench_workload_t bench_w8_floor_in_place;
 extern const bench_workload_t bench_w9_heavy;
 extern const bench_workload_t bench_query_create;
 extern const bench_workload_t bench_query_iter_empty;

@@ -68,6 +68,7 @@ static const bench_workload_t *const workloads[] = {
     &bench_w8_view,
     &bench_w8_group,
     &bench_w8_floor,
+    &bench_w8_floor_in_place,
     &bench_w9_heavy,
     &bench_query_create,
     &bench_query_iter_empty,

@@ -210,14 +210,22 @@ static inline int tes__table_reserve(tes__table_t *t, tes__alloc_t *a, uint32_t 
     return tes__table_reserve_slow(t, a, extra);
 }
 
+/* Appends e into reserved room of a table that owns its rows (any but
+ * the virtual root: a caller that knows the table holds a component skips
+ * the flag test of tes__table_push); returns the row. Cells are raw. */
+static inline uint32_t tes__table_push_owned(tes__table_t *t, tes_entity_t e)
+{
+    tes__assert(!(t->flags & TES__TABLE_VIRTUAL) && t->count < t->cap);
+    t->entities[t->count] = e;
+    return t->count++;
+}
+
 /* Appends e into reserved room; returns the row. Column cells are raw. */
 static inline uint32_t tes__table_push(tes__table_t *t, tes_entity_t e)
 {
     if (t->flags & TES__TABLE_VIRTUAL)
         return 0;
-    tes__assert(t->count < t->cap);
-    t->entities[t->count] = e;
-    return t->count++;
+    return tes__table_push_owned(t, e);
 }
 
 /* Debug builds: a row left t, so t moves to fresh memory too (only when

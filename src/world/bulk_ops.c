@@ -201,7 +201,9 @@ static tes__always_inline tes_entity_t spawn_quiet(tes_world_t *w, const tes_val
 {
     const tes__bundle_cache_t *b = &w->bundle;
     tes_entity_t e = tes__entity_create(&w->entities);
-    uint32_t row = tes__table_push(t, e);
+    /* A cached bundle holds at least one table component, so its table is
+     * never the virtual root. */
+    uint32_t row = tes__table_push_owned(t, e);
     tes__slot_t *slot = &w->entities.slots[tes_entity_index(e)];
     slot->table = t->id;
     slot->row = row;
@@ -210,12 +212,15 @@ static tes__always_inline tes_entity_t spawn_quiet(tes_world_t *w, const tes_val
         for (uint32_t i = 0; i < n; i++) {
             const tes__column_t *col = &columns[b->col[i]];
             const uint8_t *from = values[i].ptr ? values[i].ptr : tes__zero_cell;
-            uint8_t *cell = col->data + (size_t)row * col->size;
+            /* The size read once: the stores below could alias the column
+             * as far as the compiler knows, which would reload it. */
+            size_t size = col->size;
+            uint8_t *cell = col->data + (size_t)row * size;
             uint64_t lo, hi;
             memcpy(&lo, from, 8);
-            memcpy(&hi, from + col->size - 8, 8);
+            memcpy(&hi, from + size - 8, 8);
             memcpy(cell, &lo, 8);
-            memcpy(cell + col->size - 8, &hi, 8);
+            memcpy(cell + size - 8, &hi, 8);
         }
         return e;
     }
