@@ -188,6 +188,7 @@ fuzz: deps
 # disjoint seed ranges. Each process logs to $(FUZZ_LONG)/fuzz-long.N.log;
 # a divergence prints the fuzz_runner --seed line that replays it (add it to
 # tests/fuzz/regress_seeds.txt). Fails on any divergence or crash.
+# FUZZ_LONG_FIRST=4611686018427387905 (bit 62 set) runs the cells variant.
 FUZZ_LONG_OPS ?= 100000000
 FUZZ_LONG_SEEDS ?= 1000
 FUZZ_LONG_FIRST ?= 1001

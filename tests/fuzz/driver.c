@@ -30,7 +30,10 @@
  * Observers act while they run (driver_hooks.c): they make and free
  * queries and groups and try what they may not do (TES_ERR_BUSY). Rarely,
  * ops pick the extra components: wide ones (OP_WIDEN gives an entity more
- * than 64 components) and huge ones (64 KiB values).
+ * than 64 components) and huge ones (64 KiB values). In the cells variant
+ * (fz_config_t.cells) they also pick the cells components, hook-free
+ * table ones of 4 to 16 bytes and a tag, which no query names: entities
+ * built of them take every form of the quiet add's cell copy.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -129,6 +132,20 @@ void fz_config_variant(uint32_t variant, fz_config_t *cfg)
     }
 }
 
+void fz_config_seed(uint64_t seed, fz_config_t *cfg)
+{
+    static const char *const cells_names[FZ_VARIANTS] = {
+        "cells-default", "cells-gen3", "cells-cap64", "cells-gen4cap2000",
+        "cells-gen1cap16k", "cells-default-strict", "cells-gen3-strict",
+        "cells-cap64-strict", "cells-gen4cap2000-strict", "cells-gen1cap16k-strict"};
+    uint32_t variant = (uint32_t)(seed % FZ_VARIANTS);
+    fz_config_variant(variant, cfg);
+    if (seed & FZ_CELLS_SEED_BIT) {
+        cfg->cells = true;
+        cfg->name = cells_names[variant];
+    }
+}
+
 /* ------------------------------------------------------------------ helpers */
 
 void fzd_fail(fz_driver_t *d, const char *fmt, ...)
@@ -191,10 +208,17 @@ tes_entity_t fzd_pick_entity(fz_driver_t *d)
  * (Few wide ones: each set an entity can have is a table queries walk.) */
 int fzd_pick_comp(fz_driver_t *d, tes_comp_t *id)
 {
+    /* The cells variant draws once more, first: a cells component a third
+     * of the time (the other variants' streams are untouched). */
+    if (d->cfg->cells && fzd_draw(d, 3) == 0) {
+        int k = FZ_C_CELLS0 + (int)fzd_draw(d, FZ_NCELLS);
+        *id = d->ids[k];
+        return k;
+    }
     uint32_t r = fzd_draw(d, 1000);
     if (r < 960) {
         int k = r < 935 ? (int)fzd_draw(d, FZ_NCOMP)
-                : r < 955 ? (fzd_draw(d, 2) ? FZ_C_W0 : FZ_NALL - 1)
+                : r < 955 ? (fzd_draw(d, 2) ? FZ_C_W0 : FZ_C_WLAST)
                           : FZ_C_HUGE + (int)fzd_draw(d, 2);
         *id = d->ids[k];
         return k;

@@ -45,12 +45,25 @@ typedef struct fz_config {
     /* Observers call tes_defer_begin/_end and create owning groups, and
      * expect TES_ERR_BUSY (fz_config_variant turns it on). */
     bool hook_busy;
+    /* The cells variant: the op mix also picks the cells components
+     * (hook-free table components of 4 to 16 bytes and a tag, see
+     * model.h), builds entities of five and more of them with tes_set /
+     * tes_add, and spawns them in bundles with tes_spawn_with, so that
+     * the quiet add takes every form of its cell copy and tes_spawn_with
+     * its bundle path for 8 to 16 byte values. */
+    bool cells;
 } fz_config_t;
 
 /* The fixed configurations; a seed or the first input byte picks one:
  * variant % 5 the limits, variant / 5 a strict_lifecycle world. */
 #define FZ_VARIANTS 10
 void fz_config_variant(uint32_t variant, fz_config_t *cfg);
+
+/* A seed's configuration: fz_config_variant(seed % FZ_VARIANTS), in the
+ * cells variant when the seed has FZ_CELLS_SEED_BIT set (a bit no fixed
+ * seed and no commit-range seed has, so their op streams are unchanged). */
+#define FZ_CELLS_SEED_BIT (UINT64_C(1) << 62)
+void fz_config_seed(uint64_t seed, fz_config_t *cfg);
 
 typedef struct fz_result {
     uint64_t ops;      /* ops performed */

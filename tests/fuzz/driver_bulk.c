@@ -51,6 +51,8 @@ static void model_give(fz_driver_t *d, tes_entity_t e, int k, bool given, const 
     d->m.expect[k].on_set++;
 }
 
+#define FZ_CELLS_BUNDLE 5
+
 void fzd_op_spawn_with(fz_driver_t *d)
 {
     d->op = "tes_spawn_with";
@@ -66,10 +68,34 @@ void fzd_op_spawn_with(fz_driver_t *d)
     static const int fixed[3][3] = {{FZ_C_T24, FZ_C_T4, FZ_C_TTAG2},
                                     {FZ_C_T12, FZ_C_TREF, FZ_C_T16A},
                                     {FZ_C_T16A, FZ_C_TTAG, FZ_C_T12}};
-    uint32_t bundle = fzd_draw(d, 100) < 35 ? 1 + fzd_draw(d, 3) : 0;
-    uint32_t want_n = bundle ? 3 : fzd_draw(d, 6);
+    /* The cells variant: half the time one of its bundles, mostly of 8 to
+     * 16 byte values (tes_spawn_with's loop for those), one with a tag and
+     * one of mixed sizes (its byte copies by size); values of the caller's
+     * or NULL (zeroes), as below. */
+    static const int cells_fixed[5][FZ_CELLS_BUNDLE] = {
+        {FZ_C_C8, FZ_C_C12, FZ_C_C16, -1},
+        {FZ_C_C16B, FZ_C_C8B, FZ_C_C12B, FZ_C_C16, FZ_C_C8},
+        {FZ_C_C12, FZ_C_C16B, -1},
+        {FZ_C_C16, FZ_C_CTAG, FZ_C_C8, -1},
+        {FZ_C_C4, FZ_C_C12, FZ_C_C6, FZ_C_C16B, -1}};
+    const int *cells = d->cfg->cells && fzd_draw(d, 2) ? cells_fixed[fzd_draw(d, 5)] : NULL;
+    uint32_t bundle = cells ? 0 : fzd_draw(d, 100) < 35 ? 1 + fzd_draw(d, 3) : 0;
+    uint32_t want_n = cells ? FZ_CELLS_BUNDLE : bundle ? 3 : fzd_draw(d, 6);
     for (uint32_t i = 0; i < want_n; i++) {
-        int k = bundle ? fixed[bundle - 1][i] : (int)fzd_draw(d, FZ_NCOMP);
+        if (cells && cells[i] < 0)
+            break;
+        int k = cells ? cells[i] : bundle ? fixed[bundle - 1][i] : (int)fzd_draw(d, FZ_NCOMP);
+        if (cells) {
+            ks[n] = k;
+            vals[n].comp = d->ids[k];
+            vals[n].ptr = NULL;
+            if (fzd_draw(d, 8)) {
+                fzd_make_value(d, k, bytes[n]);
+                vals[n].ptr = bytes[n];
+            }
+            n++;
+            continue;
+        }
         if ((used >> k & 1u) && fzd_draw(d, 8)) /* now and then a repeat */
             continue;
         invalid |= (used >> k & 1u) != 0;

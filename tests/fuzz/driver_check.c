@@ -243,11 +243,13 @@ static void check_lookup(fz_driver_t *d, int k, uint32_t turn)
 static void check_lookups(fz_driver_t *d, uint32_t turn)
 {
     d->op = "lookup views";
-    static const int extra[] = {FZ_C_HUGE, FZ_C_SHUGE, FZ_C_W0, FZ_NALL - 1};
+    static const int extra[] = {FZ_C_HUGE, FZ_C_SHUGE, FZ_C_W0, FZ_C_WLAST};
     for (int k = 0; k < FZ_NCOMP && !fzd_failed(d); k++)
         check_lookup(d, k, turn);
     for (size_t j = 0; j < sizeof extra / sizeof extra[0] && !fzd_failed(d); j++)
         check_lookup(d, extra[j], turn);
+    for (int k = FZ_C_CELLS0; d->cfg->cells && k < FZ_NALL && !fzd_failed(d); k++)
+        check_lookup(d, k, turn);
     tes_lookup_t l;
     if (!fzd_failed(d))
         fzd_check_status(d, tes_lookup_init(&l, d->w, d->max_id + 1), TES_ERR_INVALID, 1);
@@ -303,8 +305,21 @@ void fzd_check_full(fz_driver_t *d)
          * (tes_components_of below checks which ones the entity has). */
         if (s->mask.w[0] >> FZ_C_HUGE || s->mask.w[1]) {
             for (int k = FZ_NCOMP; k < FZ_NALL && !fzd_failed(d); k++)
-                if (fz_model_has(m, i, k))
+                if (fz_model_has(m, i, k) && fz_comps[k].size)
                     fzd_check_value(d, i, k, tes_get(d->w, e, d->ids[k]), "tes_get");
+        }
+        /* The cells variant's: each one byte for byte, or absent. */
+        for (int k = FZ_C_CELLS0; d->cfg->cells && k < FZ_NALL && !fzd_failed(d); k++) {
+            bool has = fz_model_has(m, i, k);
+            const void *p = tes_get(d->w, e, d->ids[k]);
+            if (tes_has(d->w, e, d->ids[k]) != has)
+                fzd_fail(d, "tes_has(%#llx, %s) = %d, model %d", ull(e), fz_comps[k].name, !has,
+                         has);
+            else if (has && fz_comps[k].size)
+                fzd_check_value(d, i, k, p, "tes_get");
+            else if (p)
+                fzd_fail(d, "tes_get(%#llx, %s) = %p, model has no value", ull(e),
+                         fz_comps[k].name, p);
         }
         fzd_check_components_of(d, e, FZ_NALL + 2, false);
         if (tes_enabled(d->w, e) != !fz_model_has(m, i, FZ_C_DISABLED))

@@ -76,22 +76,74 @@ static void pick_joiner(fz_driver_t *d, const fz_mquery_t *g, int k, tes_entity_
 
 /* ------------------------------------------------------------------ ops */
 
+/* The cells variant's orders (-1 ends one): tables of up to four 8 to 16
+ * byte columns entered at every position, a tag added to each of them
+ * (and to the root), five and more 8 to 16 byte columns, columns of 4 to
+ * 8 bytes, and mixed sizes. */
+#define CELLS_STEPS 8
+static const int cells_orders[][CELLS_STEPS] = {
+    {FZ_C_C8, FZ_C_C12, FZ_C_C16, FZ_C_C16B, FZ_C_CTAG, -1},
+    {FZ_C_CTAG, FZ_C_C16B, FZ_C_C16, FZ_C_C12, FZ_C_C8, -1},
+    {FZ_C_C8, FZ_C_CTAG, FZ_C_C16B, FZ_C_C12, FZ_C_C16, -1},
+    {FZ_C_C12, FZ_C_C8, FZ_C_CTAG, FZ_C_C16, FZ_C_C16B, -1},
+    {FZ_C_C16, FZ_C_C8, FZ_C_C16B, FZ_C_C12, FZ_C_CTAG, -1},
+    {FZ_C_C16, FZ_C_C8, FZ_C_C12, FZ_C_CTAG, FZ_C_C16B, FZ_C_C8B, FZ_C_C12B, -1},
+    {FZ_C_C8, FZ_C_C12, FZ_C_C16, FZ_C_C16B, FZ_C_C8B, FZ_C_C12B, FZ_C_CTAG, -1},
+    {FZ_C_C4, FZ_C_C8, FZ_C_C6, FZ_C_C4B, FZ_C_C8B, FZ_C_CTAG, -1},
+    {FZ_C_C12, FZ_C_C4, FZ_C_C16, FZ_C_C6, FZ_C_C8, FZ_C_CTAG, -1},
+};
+#define CELLS_ORDERS ((uint32_t)(sizeof cells_orders / sizeof cells_orders[0]))
+
+/* One of the cells orders, or (one time in four) a random order of a
+ * random number of cells components, to *order; returns its length. */
+static int cells_order(fz_driver_t *d, int order[CELLS_STEPS])
+{
+    uint32_t r = fzd_draw(d, CELLS_ORDERS + CELLS_ORDERS / 3);
+    int n = 0;
+    if (r < CELLS_ORDERS) {
+        while (n < CELLS_STEPS && cells_orders[r][n] >= 0) {
+            order[n] = cells_orders[r][n];
+            n++;
+        }
+        return n;
+    }
+    int pool[FZ_NCELLS];
+    for (int i = 0; i < FZ_NCELLS; i++)
+        pool[i] = FZ_C_CELLS0 + i;
+    int want = 1 + (int)fzd_draw(d, CELLS_STEPS);
+    for (; n < want; n++) {
+        int j = n + (int)fzd_draw(d, (uint32_t)(FZ_NCELLS - n));
+        order[n] = pool[j];
+        pool[j] = pool[n];
+    }
+    return n;
+}
+
 /* A fresh entity built up at once, one component per tes_set or tes_add,
  * in one of a few fixed orders of hook-free table components, so that the
  * tables' cached edges are taken again and again: outside a deferred block
  * the entity is the last row of every table it passes through (the quiet
  * add's hot case, where the row moves with no hole to fill). Now and then
  * a step's value is the entity's own previous component (same size), read
- * from the row that the step moves out of. */
+ * from the row that the step moves out of. The cells variant mostly
+ * takes a cells order instead (up to eight steps). */
 static void build_up(fz_driver_t *d, tes_entity_t e)
 {
     static const int orders[4][3] = {{FZ_C_T4, FZ_C_T12, FZ_C_T16A},
                                      {FZ_C_T16A, FZ_C_TTAG, FZ_C_T12},
                                      {FZ_C_T4, FZ_C_W0, FZ_C_W0 + 1},
                                      {FZ_C_T12, FZ_C_T4, FZ_C_TTAG}};
-    const int *order = orders[fzd_draw(d, 4)];
+    int cells[CELLS_STEPS];
+    const int *order;
+    int steps = 3;
+    if (d->cfg->cells && fzd_draw(d, 4) != 0) {
+        steps = cells_order(d, cells);
+        order = cells;
+    } else {
+        order = orders[fzd_draw(d, 4)];
+    }
     d->op = "tes_set / tes_add (build up)";
-    for (int i = 0; i < 3 && !fzd_failed(d); i++) {
+    for (int i = 0; i < steps && !fzd_failed(d); i++) {
         int k = order[i];
         bool set = fzd_draw(d, 3) != 0;
         uint8_t value[FZ_MAXSIZE];
@@ -142,7 +194,10 @@ void fzd_op_spawn(fz_driver_t *d)
     }
     fzd_model_spawn(d);
     fzd_hist_add(d, e);
-    if (fzd_draw(d, 3) == 0)
+    bool build = fzd_draw(d, 3) == 0;
+    if (!build && d->cfg->cells)
+        build = fzd_draw(d, 2) == 0; /* the cells variant builds more */
+    if (build)
         build_up(d, e);
 }
 

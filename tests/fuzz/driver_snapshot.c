@@ -49,8 +49,10 @@ void fzd_snapshot_hooks(int k, tes_hooks_t *hooks)
     }
 }
 
-/* A world like the driver's, its components registered in reverse order;
- * the new ids go to ids[]. NULL on failure. */
+/* A world like the driver's, its components registered in reverse order
+ * (the cells variant's last, in order, so that the others' ids are what
+ * they were before those joined); the new ids go to ids[]. NULL on
+ * failure. */
 static tes_world_t *fresh_world(fz_driver_t *d, tes_comp_t ids[FZ_NALL])
 {
     tes_world_desc_t desc;
@@ -64,7 +66,8 @@ static tes_world_t *fresh_world(fz_driver_t *d, tes_comp_t ids[FZ_NALL])
         return NULL;
     ids[FZ_C_DISABLED] = TES_DISABLED;
     ids[FZ_C_PREFAB] = TES_PREFAB;
-    for (int k = FZ_NALL - 1; k >= 1; k--) {
+    for (int j = 0; j < FZ_NALL - 1; j++) {
+        int k = j < FZ_C_WLAST ? FZ_C_WLAST - j : j + 1;
         const fz_comp_info_t *c = &fz_comps[k];
         if (k == FZ_C_PREFAB)
             continue;

@@ -4,7 +4,9 @@
  * one of the world configurations (seed % FZ_VARIANTS), so every run covers
  * default limits, generation retirement (after 3 generations, and after one
  * use, which walks entity indices through many sparse-set pages), a tiny id
- * space and one used up mid-run, in plain and strict_lifecycle worlds.
+ * space and one used up mid-run, in plain and strict_lifecycle worlds. A
+ * seed with bit 62 set (FZ_CELLS_SEED_BIT, 4611686018427387904) runs the
+ * same configuration as the cells variant (see fz_config_t.cells).
  * Fixed seeds keep ctest fuzz_differential reproducible; fuzz_commit_range
  * and libFuzzer (fuzz_libfuzzer.c) search further.
  *
@@ -155,7 +157,7 @@ static int replay(const char *list, int verbose, bool hook_busy)
                 bad++;
                 continue;
             }
-            fz_config_variant((uint32_t)(seed % FZ_VARIANTS), &cfg);
+            fz_config_seed(seed, &cfg);
             if (ce)
                 cfg.check_every = (uint32_t)ce;
             cfg.hook_busy = hook_busy;
@@ -252,7 +254,7 @@ int main(int argc, char **argv)
         /* Split N evenly; the first seeds take the remainder. */
         uint64_t n = ops / nseeds + (i < ops % nseeds ? 1 : 0);
         fz_config_t cfg;
-        fz_config_variant((uint32_t)(this_seed % FZ_VARIANTS), &cfg);
+        fz_config_seed(this_seed, &cfg);
         if (check_every)
             cfg.check_every = (uint32_t)check_every;
         cfg.trace_from = trace_from;

@@ -33,6 +33,16 @@ fz_comp_info_t fz_comps[FZ_NALL] = {
                    true},
     [FZ_C_SHUGE] = {"fz_shuge", FZ_HUGE_SIZE, 8, TES_STORAGE_SPARSE, false, false, false, 0,
                     {0, 0}, true},
+    [FZ_C_C8] = {"fz_c8", 8, 8, TES_STORAGE_TABLE, false, false, false, 0, {0, 0}},
+    [FZ_C_C8B] = {"fz_c8b", 8, 4, TES_STORAGE_TABLE, false, false, false, 0, {0, 0}},
+    [FZ_C_C12] = {"fz_c12", 12, 4, TES_STORAGE_TABLE, false, false, false, 0, {0, 0}},
+    [FZ_C_C12B] = {"fz_c12b", 12, 4, TES_STORAGE_TABLE, false, false, false, 0, {0, 0}},
+    [FZ_C_C16] = {"fz_c16", 16, 8, TES_STORAGE_TABLE, false, false, false, 0, {0, 0}},
+    [FZ_C_C16B] = {"fz_c16b", 16, 16, TES_STORAGE_TABLE, false, false, false, 0, {0, 0}},
+    [FZ_C_C4] = {"fz_c4", 4, 4, TES_STORAGE_TABLE, false, false, false, 0, {0, 0}},
+    [FZ_C_C4B] = {"fz_c4b", 4, 4, TES_STORAGE_TABLE, false, false, false, 0, {0, 0}},
+    [FZ_C_C6] = {"fz_c6", 6, 2, TES_STORAGE_TABLE, false, false, false, 0, {0, 0}},
+    [FZ_C_CTAG] = {"fz_ctag", 0, 0, TES_STORAGE_TABLE, false, false, false, 0, {0, 0}},
 };
 
 static char wide_names[FZ_NWIDE][8];

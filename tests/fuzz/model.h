@@ -7,8 +7,9 @@
  * fast or clever on purpose.
  *
  * The model also knows the fuzzer's fixed component set (fz_comps: the
- * core set, then the extra ones: 72 wide table components and two huge
- * ones, whose 64 KiB values the model keeps as the seed of their bytes) and keeps
+ * core set, then the extra ones: 72 wide table components, two huge
+ * ones, whose 64 KiB values the model keeps as the seed of their bytes,
+ * and the cells variant's ten) and keeps
  * the hook-call counts the library must produce (on_add, on_set, on_remove,
  * copy) and the number of live values per component (which ctor - dtor must
  * equal, counting the values staged by queued sets).
@@ -64,9 +65,29 @@ enum {
     FZ_C_HUGE = FZ_NCOMP, /* table, 64 KiB, align 16 */
     FZ_C_SHUGE,           /* sparse, 64 KiB, align 8 */
     FZ_C_W0,              /* table, 4 bytes: FZ_C_W0 + i, i < FZ_NWIDE */
-    FZ_NALL = FZ_C_W0 + 72
+    FZ_C_WLAST = FZ_C_W0 + 71,
+    /* The cells components: hook-free table components that only the
+     * cells variant (fz_config_t.cells) picks, registered after all the
+     * others so that every other variant's ids and op streams stay as they
+     * were. Entities built of them alone take every form of the quiet
+     * add's cell copy: 8 to 16 bytes (up to four columns straight, more in
+     * a loop), 4 to 8 bytes, mixed sizes, and a tag. No query names them,
+     * so they keep their quiet dispatch. */
+    FZ_C_C8,   /* 8 bytes, align 8 */
+    FZ_C_C8B,  /* 8 bytes, align 4 */
+    FZ_C_C12,  /* 12 bytes, align 4 */
+    FZ_C_C12B, /* 12 bytes, align 4 */
+    FZ_C_C16,  /* 16 bytes, align 8 */
+    FZ_C_C16B, /* 16 bytes, align 16 */
+    FZ_C_C4,   /* 4 bytes */
+    FZ_C_C4B,  /* 4 bytes */
+    FZ_C_C6,   /* 6 bytes, align 2 */
+    FZ_C_CTAG, /* a table tag */
+    FZ_NALL
 };
-#define FZ_NWIDE (FZ_NALL - FZ_C_W0)
+#define FZ_NWIDE 72
+#define FZ_C_CELLS0 FZ_C_C8
+#define FZ_NCELLS (FZ_NALL - FZ_C_CELLS0)
 #define FZ_HUGE_SIZE 65536u
 
 /* Largest component size the model stores: a huge component's value is
