@@ -35,6 +35,7 @@
  */
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "core/thread_pool.h"
@@ -166,15 +167,35 @@ static int run_live(tes_world_t *w, const tes__systems_t *ss, tes_system_t *s)
     return tes__defer_end(w);
 }
 
-/* Captures s's chunks. TES_OK or TES_ERR_NOMEM (s->chunk_count is then 0). */
+/* True when p lies inside the iterator object it: storage the walk reuses
+ * for its next chunk and that is gone with the iterator. */
+static bool in_iterator(const tes_iter_t *it, const void *p)
+{
+    uintptr_t a = (uintptr_t)p, lo = (uintptr_t)it;
+    return a >= lo && a - lo < sizeof *it;
+}
+
+/* Captures s's chunks. The walk is over before any of them is used, so no
+ * address a chunk keeps may lie in the iterator: its fields never do (it
+ * gathers no values into its own buffer, tes__iter_keep_fields), and the
+ * handles of runs the walk holds in the iterator itself (root entities)
+ * are copied into s->handles. Those chunks get their address once the
+ * walk is over (s->handles may move while it grows), in order: their
+ * copies lie one after another. TES_OK or TES_ERR_NOMEM (s->chunk_count
+ * is then 0). */
 static int capture(tes_world_t *w, tes_system_t *s)
 {
     s->chunk_count = 0;
+    s->handle_count = 0;
     tes_iter_t it = tes_query_iter(s->query);
     tes__iter_keep_fields(&it); /* the fields are used after the walk */
     while (tes_iter_next(&it)) {
+        bool copy = in_iterator(&it, it.entities);
         if (tes__grow(&w->alloc, (void **)&s->chunks, &s->chunk_cap,
-                      (uint64_t)s->chunk_count + 1, sizeof *s->chunks, 4)) {
+                      (uint64_t)s->chunk_count + 1, sizeof *s->chunks, 4) ||
+            (copy && tes__grow(&w->alloc, (void **)&s->handles, &s->handle_cap,
+                               (uint64_t)s->handle_count + (uint32_t)it.count,
+                               sizeof *s->handles, 64))) {
             tes_iter_fini(&it);
             s->chunk_count = 0;
             return TES_ERR_NOMEM;
@@ -182,8 +203,22 @@ static int capture(tes_world_t *w, tes_system_t *s)
         tes__chunk_t *c = &s->chunks[s->chunk_count++];
         c->count = it.count;
         c->entities = it.entities;
-        for (int32_t i = 0; i < s->term_count; i++)
+        if (copy) {
+            memcpy(s->handles + s->handle_count, it.entities, (size_t)it.count * sizeof *it.entities);
+            s->handle_count += (uint32_t)it.count;
+            c->entities = NULL; /* set below */
+        }
+        for (int32_t i = 0; i < s->term_count; i++) {
             c->fields[i] = tes_field(&it, i);
+            tes__assert(!c->fields[i] || !in_iterator(&it, c->fields[i]));
+        }
+    }
+    uint32_t at = 0;
+    for (uint32_t i = 0; i < s->chunk_count; i++) {
+        if (!s->chunks[i].entities) {
+            s->chunks[i].entities = s->handles + at;
+            at += (uint32_t)s->chunks[i].count;
+        }
     }
     return TES_OK;
 }

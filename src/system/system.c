@@ -14,6 +14,7 @@
 static void free_struct(tes_world_t *w, tes_system_t *s)
 {
     tes__free(&w->alloc, s->chunks, (size_t)s->chunk_cap * sizeof *s->chunks);
+    tes__free(&w->alloc, s->handles, (size_t)s->handle_cap * sizeof *s->handles);
     tes__free(&w->alloc, s->name, s->name_size);
     tes__free(&w->alloc, s, sizeof *s);
 }

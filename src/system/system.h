@@ -18,7 +18,10 @@
 
 #include "query/query.h"
 
-/* One chunk of a system's query, captured before its level runs. */
+/* One chunk of a system's query, captured before its level runs. Every
+ * address it holds is the world's (a table, a store, a pool's packed
+ * array) or the system's own (`handles`), never the walking iterator's:
+ * the iterator is gone when the level runs (see capture in schedule.c). */
 typedef struct tes__chunk {
     int32_t count;
     const tes_entity_t *entities;
@@ -47,6 +50,12 @@ struct tes_system {
     tes__chunk_t *chunks;     /* this frame's chunks, while its level runs */
     uint32_t chunk_count;
     uint32_t chunk_cap;
+    /* Copies of the handles of chunks whose handles the walk kept in the
+     * iterator itself (root entities, which no array of the world holds in
+     * a row): the chunks point here. */
+    tes_entity_t *handles;
+    uint32_t handle_count;
+    uint32_t handle_cap;
     int64_t rows;             /* rows of this frame's chunks */
     /* What a row costs, measured on earlier frames (0: not yet), and the
      * time its units took in the running level (threads add to it). Only
