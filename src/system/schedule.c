@@ -371,15 +371,34 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
     tes__world_refuse_set(w, w->unquiet.refuse & (uint8_t)~TES__REFUSE_STRUCTURAL);
 }
 
+/* The rows one call of a structural, parallel system's run gets at most:
+ * each chunk is cut into blocks of SPLIT_ROWS rows from its start, the
+ * same blocks on every thread count, and each block is one call. */
+#define SPLIT_ROWS 1024
+
+/* Runs rows [begin, end) of chunk c of a split system as one call. Its
+ * thread's queue first forgets what earlier calls queued, so a deferred
+ * read in run (tes_ensure) sees only what this call queues: the blocks do
+ * not depend on the thread count, and neither does what each call sees.
+ * The commands themselves stay queued, in order. */
+static void run_block(const tes__systems_t *ss, tes_system_t *s, const tes__chunk_t *c,
+                      int32_t begin, int32_t end, int32_t thread)
+{
+    tes_iter_t it;
+    tes__defer_forget(s->w);
+    detached_iter(ss, s, c, begin, end, thread, &it);
+    s->run(&it);
+}
+
 typedef struct split_job {
     tes_world_t *w;
     tes__systems_t *ss;
     atomic_uint next;
 } split_job_t;
 
-/* Runs units of a split structural system, noting where in the thread's
- * lane each unit's commands lie. Each unit's span is written by the one
- * thread that took the unit, and read after the pool has joined. */
+/* Runs blocks of a split structural system, noting where in the thread's
+ * lane each block's commands lie. Each block's span is written by the one
+ * thread that took the block, and read after the pool has joined. */
 static void split_worker(void *ctx, int32_t thread)
 {
     split_job_t *job = ctx;
@@ -390,31 +409,71 @@ static void split_worker(void *ctx, int32_t thread)
         unsigned u = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
         if (u >= ss->unit_count)
             return;
+        const tes__unit_t *unit = &ss->units[u];
         tes__defer_span_t *span = &ss->spans[u];
         span->lane = lane;
         span->first = tes__defer_lane_count(job->w, lane);
-        run_unit(ss, &ss->units[u], thread);
+        run_block(ss, unit->system, &unit->system->chunks[unit->chunk], unit->begin, unit->end,
+                  thread);
         span->end = tes__defer_lane_count(job->w, lane);
     }
 }
 
-/* A structural, parallel system over the threads (see the top of the
- * file). When its plan, its spans or the lanes cannot be had, or it is
- * one unit of work, it runs live on the calling thread instead: same
- * result. Returns the first error its changes met. */
+/* A split system on the calling thread: the same blocks in order, over a
+ * live walk (nothing captured), its changes queued into the world's queue
+ * and applied when it ends. The walk gathers nothing, so its chunks are
+ * the ones capture() sees. Returns the first error its changes met. */
+static int run_blocks_inline(tes_world_t *w, const tes__systems_t *ss, tes_system_t *s)
+{
+    if (!s->query)
+        return run_live(w, ss, s);
+    tes__defer_open(w);
+    uint8_t refuse = w->unquiet.refuse;
+    tes__world_refuse_set(w, refuse | TES__REFUSE_CREATE);
+    tes_iter_t it = tes_query_iter(s->query);
+    tes__iter_keep_fields(&it);
+    while (tes_iter_next(&it)) {
+        tes__chunk_t c = {it.count, it.entities, {0}};
+        for (int32_t i = 0; i < s->term_count; i++)
+            c.fields[i] = tes_field(&it, i);
+        for (int32_t b = 0; b < c.count; b += SPLIT_ROWS)
+            run_block(ss, s, &c, b, c.count - b > SPLIT_ROWS ? b + SPLIT_ROWS : c.count, 0);
+    }
+    tes__world_refuse_set(w, refuse);
+    return tes__defer_end(w);
+}
+
+/* The blocks of a prepared split system, in row order (the spans are
+ * applied in unit order). TES_OK or TES_ERR_NOMEM. */
+static int plan_blocks(tes_world_t *w, tes__systems_t *ss, tes_system_t *s)
+{
+    for (uint32_t i = 0; i < s->chunk_count; i++) {
+        for (int32_t b = 0; b < s->chunks[i].count; b += SPLIT_ROWS) {
+            int32_t e = s->chunks[i].count - b > SPLIT_ROWS ? b + SPLIT_ROWS : s->chunks[i].count;
+            int rc = push_unit(w, ss, (tes__unit_t){s, i, b, e, 0, 0});
+            if (rc)
+                return rc;
+        }
+    }
+    return TES_OK;
+}
+
+/* A structural, parallel system (see the top of the file): its blocks over
+ * the threads. Without workers, when its plan, its spans or the lanes
+ * cannot be had, or it is one block, the same blocks run on the calling
+ * thread instead: same result. Returns the first error its changes met. */
 static int run_split(tes_world_t *w, tes__systems_t *ss, tes_system_t *s)
 {
     ss->unit_count = 0;
-    /* Its units stay in row order: the spans are applied in unit order. */
-    if (!s->query || tes__defer_lanes_reserve(w) || prepare_system(w, s) ||
-        plan_system(w, ss, s, (double)s->rows * row_cost(s) / ((double)w->threads * 8)))
-        return run_live(w, ss, s);
+    if (!w->pool || !s->query || tes__defer_lanes_reserve(w) || prepare_system(w, s) ||
+        plan_blocks(w, ss, s))
+        return run_blocks_inline(w, ss, s);
     if (ss->unit_count == 0)
         return TES_OK; /* its query matches nothing: not called */
     if (ss->unit_count == 1 ||
         tes__grow(&w->alloc, (void **)&ss->spans, &ss->span_cap, ss->unit_count,
                   sizeof *ss->spans, 16))
-        return run_live(w, ss, s);
+        return run_blocks_inline(w, ss, s);
     split_job_t job = {w, ss, 0};
     atomic_init(&job.next, 0);
     uint8_t refuse = w->unquiet.refuse;
@@ -441,7 +500,7 @@ int tes__schedule_run(tes_world_t *w, tes__systems_t *ss)
         tes_system_t *s = ss->items[ss->order[i]];
         if (s->structural) {
             if (!s->doomed) {
-                int rc = s->parallel && w->pool ? run_split(w, ss, s) : run_live(w, ss, s);
+                int rc = s->parallel ? run_split(w, ss, s) : run_live(w, ss, s);
                 if (rc && first_error == TES_OK)
                     first_error = rc;
             }

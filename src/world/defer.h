@@ -282,6 +282,12 @@ void tes__defer_lanes_begin(tes_world_t *w);
 uint32_t tes__defer_lane_index(const tes_world_t *w);
 uint32_t tes__defer_lane_count(const tes_world_t *w, uint32_t lane);
 int tes__defer_lanes_end(tes_world_t *w, const tes__defer_span_t *spans, uint32_t n);
+/* Makes the calling thread's queue (its lane's while lanes are live)
+ * forget its records, not its commands: from here on a deferred
+ * tes_ensure sees only commands queued after the call (the scheduler
+ * calls it before each block of a split structural system). The flush
+ * never reads the records, so what is applied does not change. */
+void tes__defer_forget(tes_world_t *w);
 /* Releases the lanes (world teardown; queues are empty then). */
 void tes__defer_lanes_fini(tes_world_t *w);
 

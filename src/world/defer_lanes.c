@@ -120,6 +120,20 @@ int tes__defer_lanes_end(tes_world_t *w, const tes__defer_span_t *spans, uint32_
     return rc;
 }
 
+void tes__defer_forget(tes_world_t *w)
+{
+    tes__defer_t *d = tes__defer_queue(w);
+    /* The per-index lookup (ent_at) may still name old records: each use
+     * checks the position against ent_count and the record's entity, so
+     * it finds nothing until a new record is made. The plain sets not yet
+     * recorded are forgotten with the rest (paired), and plain_room is
+     * worked out again on the next plain set. */
+    d->ent_count = 0;
+    d->pair_count = 0;
+    d->paired = d->count;
+    d->plain_room = 0;
+}
+
 void tes__defer_lanes_fini(tes_world_t *w)
 {
     if (!w->lanes)
