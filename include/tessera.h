@@ -565,16 +565,14 @@ typedef struct tes_lookup_t {
 
 /* Builds a view of component c in w into *out. TES_OK; TES_ERR_INVALID for
  * a NULL out or world, an unknown id, or a tag (a component without data);
- * TES_ERR_BUSY for a table component while systems run on several threads
- * (the view allocates through the world's allocator, which serves one
- * thread at a time; sparse views allocate nothing and work anywhere);
  * TES_ERR_NOMEM if the allocator fails. A table component's view allocates
  * a pointer per table, their count rounded up to the smallest power of
  * two above it (see table_count above); a sparse one nothing. On failure
  * *out is zeroed (tes_lookup_fini is then a no-op) and nothing stays
  * allocated. Recorded in tes_last_error when w is not NULL. Not a
  * concurrent reader: build views on one thread, then read through them
- * from any number. */
+ * from any number (inside systems, any system may build its own, on any
+ * thread count: the scheduler serialises their allocations). */
 TES_API int tes_lookup_init(tes_lookup_t *out, tes_world_t *w, tes_comp_t c);
 
 /* Frees what tes_lookup_init allocated and zeroes the view. Safe on a

@@ -162,12 +162,27 @@ static void settle_group(void *ctx);
  * are going away too, so only the query's own memory needs releasing. */
 static void query_fini(void *ctx) { query_release(ctx); }
 
+/* True while a system's run may be executing (inside tes_progress, but not
+ * in the flush that applies a structural system's changes, which runs on
+ * the calling thread alone): creating or freeing a query there would
+ * change the world's query lists while other systems walk them, on some
+ * thread counts and not others, so both are refused on every one. */
+static bool in_system_run(const tes_world_t *w)
+{
+    return (w->unquiet.refuse & TES__REFUSE_FRAME) && !w->defer.flushing;
+}
+
 tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
 {
     if (!w)
         return NULL;
     if (!desc) {
         tes__fail_detail(w, TES_ERR_INVALID, "tes_query_new: desc is NULL");
+        return NULL;
+    }
+    if (in_system_run(w)) {
+        tes__fail_detail(w, TES_ERR_BUSY, "tes_query_new: called from a system's run (inside "
+                                          "tes_progress); create queries before tes_progress");
         return NULL;
     }
     tes__alloc_t *a = &w->alloc;
@@ -275,6 +290,11 @@ void tes_query_free(tes_query_t *q)
 {
     if (!q)
         return;
+    if (in_system_run(q->w)) {
+        tes__fail_detail(q->w, TES_ERR_BUSY, "tes_query_free: called from a system's run (inside "
+                                             "tes_progress); free queries after tes_progress");
+        return;
+    }
     /* Inside a hook the query may be in use by the call running the hook
      * (its group's watcher may be the one reordering a store): it keeps
      * working until that call ends, and is freed then. */

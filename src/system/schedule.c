@@ -359,9 +359,13 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
         for (int32_t t = 0; t < w->threads; t++)
             w->thread_errors[t] = w->last_error;
         qsort(ss->units, ss->unit_count, sizeof *ss->units, by_cost);
+        /* What run may allocate (a table component's lookup view) goes to
+         * the world's allocator one thread at a time, as on one thread. */
+        w->alloc.lock = tes__pool_mutex(w->pool);
         w->parallel = true;
         tes__pool_run(w->pool, level_worker, &job);
         w->parallel = false;
+        w->alloc.lock = NULL;
         for (uint32_t i = first; i < last; i++)
             learn_cost(ss->items[ss->order[i]]);
     } else {

@@ -80,7 +80,9 @@ static void derive_access(tes_world_t *w, tes_system_t *s, const tes_query_desc_
 static tes_system_t *system_new(tes_world_t *w, const tes_system_desc_t *d)
 {
     if (tes__in_hook(w) || (w->systems && w->systems->running)) {
-        tes__fail(w, TES_ERR_BUSY);
+        tes__fail_detail(w, TES_ERR_BUSY, "tes_system_new: called from %s; create systems "
+                                          "outside hooks and tes_progress",
+                         tes__in_hook(w) ? "a hook" : "inside tes_progress");
         return NULL;
     }
     if (!d || !d->name || !d->run) {
@@ -177,7 +179,10 @@ int tes_progress(tes_world_t *w, float delta_time)
         return TES_ERR_INVALID;
     tes__systems_t *ss = w->systems;
     if (tes__in_hook(w) || tes_is_deferred(w) || (ss && ss->running))
-        return tes__fail(w, TES_ERR_BUSY);
+        return tes__fail_detail(w, TES_ERR_BUSY, "tes_progress: called from %s",
+                                ss && ss->running ? "inside tes_progress (a system or a hook)"
+                                : tes__in_hook(w) ? "a hook"
+                                                  : "a deferred world (tes_defer_begin or a live iterator)");
     if (!ss || !ss->count)
         return TES_OK;
     if (ss->dirty) {

@@ -130,12 +130,9 @@ int tes_lookup_init(tes_lookup_t *out, tes_world_t *w, tes_comp_t c)
         view_sparse(out, &info->store);
         return TES_OK;
     }
-    if (w->parallel) {
-        memset(out, 0, sizeof *out);
-        return tes__fail_detail(w, TES_ERR_BUSY,
-                                "tes_lookup_init: a table component's view allocates, which "
-                                "systems running on several threads may not do");
-    }
+    /* In systems running on several threads the world's allocator is
+     * called under the scheduler's lock, so a view can be built there as
+     * on one thread (no structural change happens while they run). */
     int rc = view_table(out, w, c);
     if (rc) {
         memset(out, 0, sizeof *out);

@@ -103,7 +103,8 @@ void tes_world_free(tes_world_t *w)
     /* From inside one of its own hooks the world is in the middle of a call
      * that will go on using it: refused. */
     if (tes__in_hook_or_frame(w)) {
-        tes__fail(w, TES_ERR_BUSY);
+        tes__fail_detail(w, TES_ERR_BUSY, "tes_world_free: called from a hook or from inside "
+                                          "tes_progress; free the world after the call returns");
         return;
     }
     /* Destructors first, while the queries are still alive: a destructor may

@@ -279,12 +279,183 @@ static void test_split_structural_identical_on_any_thread_count(void **state)
     }
 }
 
+/* ---- what run may call -------------------------------------------------- */
+
+typedef struct calls_ctx {
+    tes_comp_t v;
+    tes_query_t *outside; /* made before tes_progress */
+    tes_system_t *self;
+    atomic_int unexpected;
+    atomic_int io;     /* writer or reader calls: there must be none */
+    atomic_int looked; /* rows read through a lookup view */
+    atomic_int calls;
+} calls_ctx_t;
+
+static int count_write(const void *data, size_t size, void *user)
+{
+    (void)data;
+    (void)size;
+    atomic_fetch_add((atomic_int *)user, 1);
+    return TES_OK;
+}
+
+static int count_read(void *data, size_t size, void *user)
+{
+    memset(data, 0, size);
+    atomic_fetch_add((atomic_int *)user, 1);
+    return TES_OK;
+}
+
+#define EXPECT(cond)                                                                          \
+    do {                                                                                      \
+        if (!(cond)) {                                                                        \
+            fprintf(stderr, "unexpected in run: %s (line %d)\n", #cond, __LINE__);            \
+            atomic_fetch_add(&x->unexpected, 1);                                              \
+        }                                                                                     \
+    } while (0)
+
+/* Every call the reference lists for systems, from every call of run: the
+ * refused ones fail with TES_ERR_BUSY and change nothing, the others work,
+ * whatever the thread count or the level's size. */
+static void calls_run(tes_iter_t *it)
+{
+    calls_ctx_t *x = it->ctx;
+    tes_world_t *w = it->world;
+    atomic_fetch_add(&x->calls, 1);
+    tes_world_free(w);
+    EXPECT(tes_last_error(w) == TES_ERR_BUSY);
+    tes_writer_t out = {count_write, &x->io};
+    EXPECT(tes_snapshot_save(w, &out) == TES_ERR_BUSY);
+    tes_reader_t in = {count_read, &x->io};
+    EXPECT(tes_snapshot_load(w, &in) == TES_ERR_BUSY);
+    EXPECT(tes_query_new(w, &(tes_query_desc_t){.terms = {{x->v}}}) == NULL);
+    EXPECT(tes_last_error(w) == TES_ERR_BUSY);
+    tes_query_free(x->outside);
+    EXPECT(tes_last_error(w) == TES_ERR_BUSY);
+    EXPECT(tes_query_count(x->outside) > 0); /* still there */
+    EXPECT(tes_progress(w, 0) == TES_ERR_BUSY);
+    EXPECT(tes_system_new(w, &(tes_system_desc_t){.name = "late", .run = calls_run}) == NULL);
+    EXPECT(tes_last_error(w) == TES_ERR_BUSY);
+    EXPECT(tes_defer_begin(w) == TES_ERR_BUSY);
+    /* A lookup view of a table component works on every thread count. */
+    tes_lookup_t view;
+    EXPECT(tes_lookup_init(&view, w, x->v) == TES_OK);
+    const int32_t *v = tes_field(it, 0);
+    for (int32_t i = 0; i < it->count; i++) {
+        const int32_t *p = tes_lookup_get(&view, it->entities[i]);
+        EXPECT(p && *p == v[i]);
+    }
+    atomic_fetch_add(&x->looked, it->count);
+    tes_lookup_fini(&view);
+    /* Freeing the system itself, twice in one call (several threads may do
+     * the same at once): it is freed once, when the frame ends. */
+    tes_system_free(x->self);
+    tes_system_free(x->self);
+}
+
+static void calls_case(int32_t threads, int32_t rows, bool parallel, bool structural)
+{
+    tes_world_t *w = tes_world_new(&(tes_world_desc_t){.threads = threads});
+    assert_non_null(w);
+    calls_ctx_t *x = calloc(1, sizeof *x);
+    assert_non_null(x);
+    x->v = comp(w, "V", 4, TES_STORAGE_TABLE);
+    tes_comp_t other = comp(w, "O", 4, TES_STORAGE_TABLE);
+    for (int32_t i = 0; i < rows; i++) {
+        tes_entity_t e = tes_spawn(w);
+        assert_int_equal(tes_set(w, e, x->v, &i), TES_OK);
+        if (i % 2)
+            assert_int_equal(tes_add(w, e, other), TES_OK); /* two tables */
+    }
+    x->outside = tes_query_new(w, &(tes_query_desc_t){.terms = {{x->v}}});
+    assert_non_null(x->outside);
+    tes_system_desc_t d = {.name = "calls", .query = {.terms = {{x->v, TES_AND, TES_IN}}},
+                           .run = calls_run, .ctx = x, .parallel = parallel,
+                           .structural = structural};
+    x->self = tes_system_new(w, &d);
+    assert_non_null(x->self);
+    assert_int_equal(tes_progress(w, 0), TES_OK);
+    assert_int_equal(atomic_load(&x->unexpected), 0);
+    assert_int_equal(atomic_load(&x->io), 0);
+    assert_int_equal(atomic_load(&x->looked), rows);
+    int calls = atomic_load(&x->calls);
+    assert_true(calls >= 2);
+    /* The system is gone: its name is free, and the next frame runs nothing. */
+    assert_int_equal(tes_progress(w, 0), TES_OK);
+    assert_int_equal(atomic_load(&x->calls), calls);
+    assert_int_equal(tes_query_count(x->outside), rows);
+    tes_system_t *again = tes_system_new(w, &d);
+    assert_non_null(again);
+    tes_system_free(again);
+    tes_query_free(x->outside);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+    free(x);
+}
+
+static void test_calls_from_run_same_on_any_thread_count(void **state)
+{
+    (void)state;
+    static const int32_t rows[] = {10, 6000}; /* a level run inline; one split over threads */
+    for (size_t k = 0; k < NCOUNTS; k++)
+        for (size_t r = 0; r < 2; r++)
+            for (int kind = 0; kind < 4; kind++)
+                calls_case(thread_counts[k], rows[r], kind & 1, kind & 2);
+}
+
+/* Hooks the flush at a structural system's end runs are not inside run:
+ * they may create and free queries, on every thread count. */
+static tes_comp_t hook_comp;
+static atomic_int hook_made;
+
+static void on_add_make_query(tes_world_t *w, tes_entity_t e, void *value, void *ctx)
+{
+    (void)e;
+    (void)value;
+    (void)ctx;
+    tes_query_t *q = tes_query_new(w, &(tes_query_desc_t){.terms = {{hook_comp}}});
+    if (q) {
+        atomic_fetch_add(&hook_made, 1);
+        tes_query_free(q);
+    }
+}
+
+static void add_hooked(tes_iter_t *it)
+{
+    for (int32_t i = 0; i < it->count; i++)
+        assert_int_equal(tes_add(it->world, it->entities[i], hook_comp), TES_OK);
+}
+
+static void test_flush_hooks_may_make_queries(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        tes_world_t *w = tes_world_new(&(tes_world_desc_t){.threads = thread_counts[k]});
+        tes_comp_t v = comp(w, "V", 4, TES_STORAGE_TABLE);
+        tes_component_desc_t hd = {.name = "H", .size = 4};
+        hd.hooks.on_add = on_add_make_query;
+        hook_comp = tes_component(w, &hd);
+        assert_int_not_equal(hook_comp, 0);
+        for (int32_t i = 0; i < 3000; i++)
+            assert_int_equal(tes_set(w, tes_spawn(w), v, &i), TES_OK);
+        atomic_store(&hook_made, 0);
+        assert_non_null(tes_system_new(
+            w, &(tes_system_desc_t){.name = "adds", .query = {.terms = {{v, TES_AND, TES_IN}}},
+                                    .run = add_hooked, .parallel = true, .structural = true}));
+        assert_int_equal(tes_progress(w, 0), TES_OK);
+        assert_int_equal(atomic_load(&hook_made), 3000);
+        tes_world_free(w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_root_walking_system_sees_live_handles),
         cmocka_unit_test(test_root_chunks_do_not_alias),
         cmocka_unit_test(test_split_structural_identical_on_any_thread_count),
+        cmocka_unit_test(test_calls_from_run_same_on_any_thread_count),
+        cmocka_unit_test(test_flush_hooks_may_make_queries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
