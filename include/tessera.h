@@ -774,10 +774,12 @@ typedef struct tes_iter_t {
  * iterator or the running call may be using); TES_ERR_NOMEM if the
  * allocator fails. A non-owning group asked for inside a hook is built
  * when the call that ran the hook returns (short of memory then: when a
- * later structural call returns; same results until then). */
+ * later structural call returns; same results until then). TES_ERR_BUSY
+ * too from a system's run (other systems may be walking the query lists). */
 TES_API tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc);
 /* Frees a query (NULL: no-op). Inside a hook it is released when the call
- * running the hook returns (it may be in use by that call). */
+ * running the hook returns (it may be in use by that call). Refused
+ * (TES_ERR_BUSY recorded, nothing freed) from a system's run. */
 TES_API void tes_query_free(tes_query_t *q);
 
 /* The number of entities the query matches now (INT32_MAX for more). */
@@ -978,7 +980,10 @@ typedef struct tes_system_desc_t {
      * structural calls from run fail with TES_ERR_BUSY. With `parallel` too,
      * its rows are split over the threads, each queuing into a command queue
      * of its own; the queues are applied in row order (as one thread would
-     * have queued them). tes_ensure there: only on entities of its own rows. */
+     * have queued them). Each call of run then gets a block of up to 1024
+     * rows of one chunk (the same blocks on every thread count), and a
+     * deferred tes_ensure sees only what the same call queued. tes_ensure
+     * there: only on entities of its own rows. */
     bool structural;
 } tes_system_desc_t;
 
@@ -992,6 +997,11 @@ TES_API tes_system_t *tes_system_new(tes_world_t *w, const tes_system_desc_t *de
  * no more from the next level on and is freed when the frame ends.
  * tes_world_free frees the systems still alive. */
 TES_API void tes_system_free(tes_system_t *s);
+
+/* From run, on every thread count: tes_progress, tes_system_new,
+ * tes_world_free, tes_defer_begin/end, tes_snapshot_save/load and
+ * tes_query_new/free are refused with TES_ERR_BUSY; reads, lookup views,
+ * nested walks and tes_system_free work. */
 
 /* Runs every system once. TES_OK; TES_ERR_INVALID for a NULL world;
  * TES_ERR_BUSY from inside a hook, a system, or while the world is
