@@ -21,6 +21,15 @@
  * worker threads, so they read only the system's own record and write only
  * their chunk's fields (and stage values only of components without hooks,
  * whose counters live in the driver).
+ *
+ * Some systems walk root entities: their query has no AND term (every data
+ * term OPTIONAL, perhaps a NOT tag), so entities without any table
+ * component are matched too. Some structural systems (parallel or not)
+ * write other rows' entities: a row sets a component of its partner
+ * entity (index ^ 1, read from the model, which nothing changes while the
+ * frame runs), a component the system does not toggle; such a system
+ * clears nothing, so each partner's value has one writer and the model's
+ * index order gives the library's row order result.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +46,10 @@ struct fz_dsys {
     uint32_t frame;        /* set before each tes_progress */
     bool structural;
     bool parallel;
+    bool cross;            /* sets cross_k on partner entities */
     int toggle_k;
+    int cross_k;
+    const fz_model_t *m;   /* read only while frames run */
     uint32_t order;        /* creation order */
 };
 
@@ -91,7 +103,27 @@ static bool toggle_sets(const struct fz_dsys *s, uint32_t acc)
 
 static bool clears(const struct fz_dsys *s, uint32_t acc)
 {
-    return s->structural && ((acc >> 8) & 255) == 5;
+    return s->structural && !s->cross && ((acc >> 8) & 255) == 5;
+}
+
+/* Components a row may set on its partner: data without hooks. */
+static const int cross_comps[] = {FZ_C_T4, FZ_C_S4};
+
+/* The partner a row of entity index writes (TES_NULL: none this frame). */
+static tes_entity_t cross_target(const struct fz_dsys *s, uint32_t index, uint32_t acc)
+{
+    uint32_t p = index ^ 1u;
+    if (!s->cross || ((acc >> 12) & 3) != 0 || p >= s->m->nslots)
+        return TES_NULL;
+    tes_entity_t e = fz_model_handle(s->m, p);
+    return fz_model_alive(s->m, e) ? e : TES_NULL;
+}
+
+static void cross_value(const struct fz_dsys *s, uint32_t acc, uint8_t *value)
+{
+    memset(value, 0, FZ_MAXSIZE);
+    for (uint32_t j = fz_payload_offset(s->cross_k); j < fz_comps[s->cross_k].size; j++)
+        value[j] = (uint8_t)((acc >> ((j % 3) * 8)) + j * 13u + 3u);
 }
 
 /* The value a setting toggle gives (payload bytes; the rest zero). */
@@ -127,6 +159,12 @@ static void system_run(tes_iter_t *it)
                 tes_add(it->world, e, c);
             }
         }
+        tes_entity_t partner = cross_target(s, tes_entity_index(e), acc);
+        if (partner != TES_NULL) {
+            uint8_t value[FZ_MAXSIZE];
+            cross_value(s, acc, value);
+            tes_set(it->world, partner, s->ids[s->cross_k], value);
+        }
         if (clears(s, acc))
             tes_clear(it->world, e);
     }
@@ -155,9 +193,13 @@ static void model_frame(fz_driver_t *d)
             if (!fz_mquery_match(m, &s->mq, index))
                 continue;
             uint8_t *val[TES_MAX_TERMS] = {0};
-            for (int32_t t = 0; t < s->mq.nterms; t++)
-                if (s->mq.terms[t].oper == TES_AND && fz_comps[s->mq.terms[t].k].size)
-                    val[t] = m->slots[index].val[s->mq.terms[t].k];
+            for (int32_t t = 0; t < s->mq.nterms; t++) {
+                int k = s->mq.terms[t].k;
+                bool there = s->mq.terms[t].oper == TES_AND ||
+                             (s->mq.terms[t].oper == TES_OPTIONAL && fz_model_has(m, index, k));
+                if (there && fz_comps[k].size)
+                    val[t] = m->slots[index].val[k];
+            }
             uint32_t acc = transform(s, index, val);
             tes_entity_t e = fz_model_handle(m, index);
             bool ok = true;
@@ -171,6 +213,12 @@ static void model_frame(fz_driver_t *d)
                 } else {
                     ok = fz_model_queue(m, FZ_Q_ADD, e, s->toggle_k, TES_NULL);
                 }
+            }
+            tes_entity_t partner = cross_target(s, index, acc);
+            if (ok && partner != TES_NULL) {
+                uint8_t value[FZ_MAXSIZE];
+                cross_value(s, acc, value);
+                ok = fz_model_queue_set(m, partner, s->cross_k, value) >= 0;
             }
             if (ok && clears(s, acc))
                 ok = fz_model_queue(m, FZ_Q_CLEAR, e, 0, TES_NULL);
@@ -223,6 +271,12 @@ static void op_system_new(fz_driver_t *d)
         s->access[nterms] = TES_INOUT;
         s->mq.nterms++;
     }
+    s->m = &d->m;
+    if (fzd_draw(d, 5) == 0) /* no AND term: root entities match too */
+        for (int32_t t = 0; t < nterms; t++)
+            s->mq.terms[t].oper = TES_OPTIONAL;
+    s->cross_k = cross_comps[fzd_draw(d, 2)];
+    s->cross = s->structural && s->cross_k != s->toggle_k && fzd_draw(d, 2) == 0;
     fz_mquery_init(&s->mq);
     make_system(d, s);
 }
