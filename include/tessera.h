@@ -982,8 +982,8 @@ typedef struct tes_system_desc_t {
      * of its own; the queues are applied in row order (as one thread would
      * have queued them). Each call of run then gets a block of up to 1024
      * rows of one chunk (the same blocks on every thread count), and a
-     * deferred tes_ensure sees only what the same call queued. tes_ensure
-     * there: only on entities of its own rows. */
+     * deferred tes_ensure sees only what the same call queued and always
+     * returns a staged value, applied in row order when the system ends. */
     bool structural;
 } tes_system_desc_t;
 

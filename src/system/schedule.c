@@ -10,14 +10,21 @@
  * threads take units from an atomic cursor. Which thread runs which unit
  * changes nothing: units of one level touch disjoint data.
  *
- * A structural system is a level of its own. Declared `parallel` too, it
- * is captured and cut into units like any other, and each thread records
- * its changes into its own command queue (defer_lanes.c), noting for each
- * unit where its commands lie; when the system ends they are applied in
- * unit order, which is row order, so the queue is the one a single thread
- * would have built. Without `parallel` (or without workers) it runs on the
- * calling thread with a live iterator, its changes queued and applied when
- * it ends.
+ * A structural system is a level of its own. Without `parallel` it runs
+ * on the calling thread with a live iterator, its changes queued and
+ * applied when it ends. Declared `parallel` too, it is cut into blocks of
+ * SPLIT_ROWS rows from each chunk's start — the same blocks for every
+ * thread count, one call of run each — and each thread records its
+ * changes into its own command queue (defer_lanes.c), noting for each
+ * block where its commands lie; when the system ends they are applied in
+ * block order, which is row order, so the queue is the one a single thread
+ * would have built. What such a system's run can observe must not depend
+ * on which thread ran which block either: its queue forgets its records
+ * before each block (a deferred tes_ensure sees only the same call's
+ * commands), and tes_ensure stages a value even for a component the
+ * entity has (w->stage_ensures), so no write lands before the system
+ * ends. Without workers, or when memory for the plan is short, the same
+ * blocks run on the calling thread into the world's queue.
  *
  * Tuned for frames of tens of systems over up to millions of entities: a
  * level with a single unit, or a world without workers, runs inline with no
@@ -429,13 +436,20 @@ static void split_worker(void *ctx, int32_t thread)
  * the ones capture() sees. Returns the first error its changes met. */
 static int run_blocks_inline(tes_world_t *w, const tes__systems_t *ss, tes_system_t *s)
 {
-    if (!s->query)
-        return run_live(w, ss, s);
+    if (!s->query) {
+        /* One call, count 0: a block of its own. The flag stays up through
+         * the flush, which queues no ensure (hooks may not call it). */
+        w->stage_ensures = true;
+        int rc = run_live(w, ss, s);
+        w->stage_ensures = false;
+        return rc;
+    }
     tes__defer_open(w);
     uint8_t refuse = w->unquiet.refuse;
     tes__world_refuse_set(w, refuse | TES__REFUSE_CREATE);
     tes_iter_t it = tes_query_iter(s->query);
     tes__iter_keep_fields(&it);
+    w->stage_ensures = true;
     while (tes_iter_next(&it)) {
         tes__chunk_t c = {it.count, it.entities, {0}};
         for (int32_t i = 0; i < s->term_count; i++)
@@ -443,6 +457,7 @@ static int run_blocks_inline(tes_world_t *w, const tes__systems_t *ss, tes_syste
         for (int32_t b = 0; b < c.count; b += SPLIT_ROWS)
             run_block(ss, s, &c, b, c.count - b > SPLIT_ROWS ? b + SPLIT_ROWS : c.count, 0);
     }
+    w->stage_ensures = false;
     tes__world_refuse_set(w, refuse);
     return tes__defer_end(w);
 }
@@ -485,9 +500,11 @@ static int run_split(tes_world_t *w, tes__systems_t *ss, tes_system_t *s)
     for (int32_t t = 0; t < w->threads; t++)
         w->thread_errors[t] = w->last_error;
     tes__defer_lanes_begin(w);
+    w->stage_ensures = true;
     w->parallel = true;
     tes__pool_run(w->pool, split_worker, &job);
     w->parallel = false;
+    w->stage_ensures = false;
     tes__world_refuse_set(w, refuse);
     return tes__defer_lanes_end(w, ss->spans, ss->unit_count);
 }

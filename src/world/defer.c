@@ -416,8 +416,10 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
     const void *init = NULL;
     tes__defer_call_t filler = {NULL, NULL, NULL};
     if (!p && (!er || er->reset_op == TES__OP_END)) {
-        if (tes_has(w, e, c))
+        if (tes_has(w, e, c) && !w->stage_ensures)
             return tes_get_mut(w, e, c); /* untouched by the queue */
+        if (tes_has(w, e, c))
+            init = tes_get(w, e, c); /* staged like any change (see stage_ensures) */
     } else if (!p) {
         const tes__op_t *reset = &d->ops[er->reset_op];
         if (reset->kind == TES__OP_CLONE)
