@@ -10,7 +10,10 @@
  * command queues: a failure while one of them grows fails that one call
  * (the system retries it), and a failure while the lanes are made or their
  * commands are moved into the world's queue costs only speed (the system
- * runs live, or the commands are applied one by one).
+ * runs live, or the commands are applied one by one). A system whose query
+ * has no AND term walks root entities, whose handles capture copies into
+ * the system's own array (a failure there: the level runs live); a split
+ * system's tes_ensure stages a copy of the value in its thread's queue.
  */
 #include <stdio.h>
 
@@ -72,6 +75,29 @@ static void stamp(tes_iter_t *it)
     }
 }
 
+/* Structural and parallel: adds 1 to the first byte of S4 through
+ * tes_ensure (a staged value, applied when the system ends); retries a
+ * call that failed for want of memory once. S4 has no hooks: staging runs
+ * on the worker threads, and the sweep's hook counters are not atomic. */
+static void ensure_s4(tes_iter_t *it)
+{
+    fs_run_t *r = it->ctx;
+    for (int32_t i = 0; i < it->count; i++) {
+        for (int attempt = 0; attempt < 2; attempt++) {
+            uint8_t *p = tes_ensure(it->world, it->entities[i], r->ids[FS_C_S4]);
+            if (p) {
+                p[0] = (uint8_t)(p[0] + 1);
+                break;
+            }
+            if (tes_last_error(it->world) != TES_ERR_NOMEM)
+                break;
+        }
+    }
+}
+
+/* Walks root entities (and others without T24) and changes nothing. */
+static void visit(tes_iter_t *it) { (void)it; }
+
 void fs_sc_systems(fs_run_t *r)
 {
     if (!fs_world_new(r, &(tes_world_desc_t){.threads = 2}))
@@ -81,6 +107,7 @@ void fs_sc_systems(fs_run_t *r)
     fs_spawn_n(r, 300, kinds, 3);
     static const int fewer[] = {FS_C_T4, FS_C_TTAG};
     fs_spawn_n(r, 1000, fewer, 2);
+    fs_spawn_n(r, 40, NULL, 0); /* root entities */
     tes_comp_t *id = r->ids;
     tes_system_desc_t d1 = {.name = "bump", .run = bump, .parallel = true,
                             .query = {.terms = {{id[FS_C_T4]}}}};
@@ -95,6 +122,13 @@ void fs_sc_systems(fs_run_t *r)
                             .parallel = true,
                             .query = {.terms = {{id[FS_C_TTAG], TES_AND, TES_NOACCESS}}}};
     FS_STEP(r, fs_system(r, &d4));
+    tes_system_desc_t d5 = {.name = "ensure", .run = ensure_s4, .ctx = r, .structural = true,
+                            .parallel = true,
+                            .query = {.terms = {{id[FS_C_TTAG], TES_AND, TES_NOACCESS}}}};
+    FS_STEP(r, fs_system(r, &d5));
+    tes_system_desc_t d6 = {.name = "roots", .run = visit, .parallel = true,
+                            .query = {.terms = {{id[FS_C_T24], TES_NOT}}}};
+    FS_STEP(r, fs_system(r, &d6));
     r->varying_allocs = true;
     tes_system_desc_t d3 = {.name = "toggle", .run = toggle, .ctx = r, .structural = true,
                             .query = {.terms = {{id[FS_C_T4], TES_AND, TES_NOACCESS}}}};
