@@ -523,6 +523,14 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
     bool untouched = !p && (!er || er->reset_op == TES__OP_END);
     if (untouched && d->barrier_count == 0 && tes_has(w, e, c))
         return tes_get_mut(w, e, c);
+    /* The same ensure again, with nothing queued since: a write at this
+     * place is a write at that one, so its value serves (repeated calls in
+     * a loop stage one value). Never a set's: its on_set sees its value. */
+    if (d->count > 0) {
+        const tes__op_t *last = &d->ops[d->count - 1];
+        if (last->kind == TES__OP_ENSURE && last->e == e && last->comp == c)
+            return last->value;
+    }
     /* The value e holds after the queued commands: the records answer for
      * e's own pair commands; a reset's source is worked out at its place. */
     held_t h = {HELD_NONE, NULL, 0, {{NULL, NULL, NULL}}, {TES_NULL}};
