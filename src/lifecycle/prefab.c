@@ -431,6 +431,8 @@ static int instantiate(tes_world_t *w, tes_entity_t prefab, uint32_t n, tes_inst
     int rc = lookup_prefab(w, prefab, &rec);
     if (rc)
         return rc;
+    if (!member_live(w, prefab))
+        return TES_ERR_STALE; /* its destroy is queued: dead at this call's place */
     tes__lifecycle_t *lc = w->lifecycle;
     bool deferred = w->defer.depth > 0;
     plan_t local, *p = &local;
@@ -514,7 +516,7 @@ int tes_instantiate_n(tes_world_t *w, tes_entity_t prefab, int32_t n, tes_instan
     else if (n > 0)
         rc = instantiate(w, prefab, (uint32_t)n, out, NULL, 0);
     else
-        rc = tes_alive(w, prefab) ? (prefab_of(w->lifecycle, prefab) ? TES_OK : tes__fail_detail(w, TES_ERR_INVALID, "entity %u:%u is not a prefab root", tes_entity_index(prefab), tes_entity_generation(prefab)))
+        rc = tes_alive(w, prefab) ? (prefab_of(w->lifecycle, prefab) ? (member_live(w, prefab) ? TES_OK : TES_ERR_STALE) : tes__fail_detail(w, TES_ERR_INVALID, "entity %u:%u is not a prefab root", tes_entity_index(prefab), tes_entity_generation(prefab)))
                                   : TES_ERR_STALE;
     tes__world_end(w);
     return rc ? tes__fail(w, rc) : TES_OK;

@@ -534,7 +534,9 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
     /* The value e holds after the queued commands: the records answer for
      * e's own pair commands; a reset's source is worked out at its place. */
     held_t h = {HELD_NONE, NULL, 0, {{NULL, NULL, NULL}}, {TES_NULL}};
-    if (p && p->state == TES__PAIR_STAGED)
+    if (er && er->destroyed)
+        ; /* dead at the flush: its later commands are dropped */
+    else if (p && p->state == TES__PAIR_STAGED)
         h.kind = HELD_VALUE, h.value = d->ops[p->op].value;
     else if (p)
         h.kind = p->state == TES__PAIR_FRESH ? HELD_DEFAULT : HELD_NONE;
