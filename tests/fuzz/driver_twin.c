@@ -6,8 +6,9 @@
  * deferred world inside tes_defer_begin/tes_defer_end, its twin at once.
  * After each batch the two are compared entity by entity (liveness,
  * components, values, enabled state, instance membership), together with
- * the observers' logs (hook, component, entity, the value it saw and the
- * values of the entity's other components it read) and the balance of
+ * the observers' logs (hook, component, entity, the value it saw, the
+ * values of the entity's other components it read and a component of one
+ * watched entity, which may be any other) and the balance of
  * constructed values. A deferred tes_ensure's pointer is also compared with
  * its twin's the moment it is returned: its initial value must be the one
  * the immediate calls give.
@@ -49,6 +50,7 @@ typedef struct tw_log {
     uint8_t comp;
     tes_entity_t e;
     int32_t value, a, h; /* the value seen; A and H of e (INT32_MIN: none) */
+    int32_t other;       /* A of the watched entity, another one */
     int lid;             /* e's logical id, filled in when compared */
 } tw_log_t;
 
@@ -57,6 +59,7 @@ typedef struct tw_side {
     tes_comp_t id[TW_NCOMP];
     tes_query_t *q[2]; /* queries destroy_matching uses */
     tes_entity_t h[TW_MAX]; /* logical id -> handle */
+    tes_entity_t watch;     /* the entity every observer also reads */
     tw_log_t log[TW_LOG];
     uint32_t nlog;
     int64_t live_v; /* V values constructed and not destroyed */
@@ -115,6 +118,7 @@ static void log_hook(tw_side_t *s, uint8_t hook, uint8_t comp, tes_entity_t e, c
     l->value = ptr ? *(const int32_t *)ptr : INT32_MIN;
     l->a = read_i32(s->w, e, s->id[TW_A]);
     l->h = read_i32(s->w, e, s->id[TW_H]);
+    l->other = read_i32(s->w, s->watch, s->id[TW_A]);
 }
 
 #define TW_OBSERVERS(C)                                                                        \
@@ -313,8 +317,13 @@ static void compare_logs(tw_t *t)
     for (int s = 0; s < 2; s++) {
         for (uint32_t k = 0; k < t->s[s].nlog; k++)
             t->s[s].log[k].lid = logical(&t->s[s], t, t->s[s].log[k].e);
-        if (t->unordered <= t->s[s].nlog)
+        if (t->unordered <= t->s[s].nlog) {
+            /* What these observers read of another entity depends on the
+             * order too (it may be destroyed by the same call). */
+            for (uint32_t k = 0; k < t->unordered; k++)
+                t->s[s].log[k].other = 0;
             qsort(t->s[s].log, t->unordered, sizeof(tw_log_t), log_order);
+        }
     }
     t->unordered = 0;
     uint32_t n = d->nlog < i->nlog ? d->nlog : i->nlog;
@@ -322,13 +331,13 @@ static void compare_logs(tw_t *t)
         const tw_log_t *x = &d->log[k], *y = &i->log[k];
         int ex = x->lid, ey = y->lid;
         if (x->hook != y->hook || x->comp != y->comp || ex != ey || x->value != y->value ||
-            x->a != y->a || x->h != y->h)
-            fail(t, "observer call %u: deferred %s of %s on #%d saw %d (A %d, H %d); "
-                    "immediate %s of %s on #%d saw %d (A %d, H %d)",
+            x->a != y->a || x->h != y->h || x->other != y->other)
+            fail(t, "observer call %u: deferred %s of %s on #%d saw %d (A %d, H %d, watched A %d); "
+                    "immediate %s of %s on #%d saw %d (A %d, H %d, watched A %d)",
                  k, x->hook == 0 ? "on_add" : x->hook == 1 ? "on_set" : "on_remove",
-                 tw_names[x->comp], ex, x->value, x->a, x->h,
+                 tw_names[x->comp], ex, x->value, x->a, x->h, x->other,
                  y->hook == 0 ? "on_add" : y->hook == 1 ? "on_set" : "on_remove",
-                 tw_names[y->comp], ey, y->value, y->a, y->h);
+                 tw_names[y->comp], ey, y->value, y->a, y->h, y->other);
     }
     if (!failed(t) && d->nlog != i->nlog)
         fail(t, "observer calls: %u deferred, %u immediate", d->nlog, i->nlog);
@@ -378,6 +387,10 @@ static void compare(tw_t *t)
     }
     if (failed(t))
         return;
+    /* Between batches, when the watched entity died: the first live one. */
+    for (int e = 0; e < TW_MAX && !tes_alive(i->w, i->watch); e++)
+        if (t->used[e])
+            d->watch = d->h[e], i->watch = i->h[e];
     holders[1] = holders[0];
     if (tes_entity_count(d->w) != tes_entity_count(i->w))
         fail(t, "entity count: deferred %d, immediate %d", tes_entity_count(d->w),

@@ -50,9 +50,12 @@
 
 #include "fuzz/driver.h"
 
-/* Ten seeds of the model variants, then two of the twin variant. */
+/* Ten seeds of the model variants, then two of the twin variant (3: a
+ * deferred ensure after a queued set, which once rewrote the set's value;
+ * 26: an ensure on a pending clone of an entity with a queued change, which
+ * once ignored it; both in the first batch). */
 static const uint64_t default_seeds[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
-                                         FZ_TWIN_SEED_BIT | 1, FZ_TWIN_SEED_BIT | 2};
+                                         FZ_TWIN_SEED_BIT | 3, FZ_TWIN_SEED_BIT | 26};
 #define NSEEDS (sizeof default_seeds / sizeof default_seeds[0])
 
 static int usage(void)
