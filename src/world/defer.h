@@ -270,9 +270,10 @@ int tes__defer_set_plain(tes_world_t *w, tes_entity_t e, const struct tes__compo
  * (nothing queued). */
 void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *status);
 
-/* Whether a destroy of live entity e is queued (e dies at the flush):
- * a deferred call that takes e's state at its own place (an
- * instantiation's member list) treats e as dead. */
+/* Whether a destroy of live entity e is queued in the world's queue (e
+ * dies at the flush): a deferred call that takes e's state at its own
+ * place (an instantiation's member list) treats e as dead. Not while
+ * lanes record. */
 bool tes__defer_destroyed(const tes_world_t *w, tes_entity_t e);
 
 /* A staged value of info's component for a command about to be queued:
