@@ -93,10 +93,12 @@ typedef struct held {
  * same way), so chains of clones cost no stack. Walks e's commands, and
  * each source's, before `at` (by the chain from the entity record's
  * first_op). Values a hook writes at the flush are not foreseen. */
-static held_t held_at(const tes_world_t *w, const tes__defer_t *d, tes_entity_t e, tes_comp_t c,
-                      uint32_t at)
+static void held_at(const tes_world_t *w, const tes__defer_t *d, tes_entity_t e, tes_comp_t c,
+                    uint32_t at, held_t *h)
 {
-    held_t h = {HELD_NONE, NULL, 0, {{NULL, NULL, NULL}}, {TES_NULL}};
+    h->kind = HELD_NONE;
+    h->value = NULL;
+    h->adjusts = 0;
     bool or_default = false; /* an add followed the source: lacking c, a default */
     for (;;) {
         const tes__defer_entity_t *er = entity_find(d, e);
@@ -129,13 +131,13 @@ static held_t held_at(const tes_world_t *w, const tes__defer_t *d, tes_entity_t 
                 st = op->value ? STAGED : DEFAULT, staged = op->value;
         }
         if (st == ABSENT || st == DEFAULT || st == STAGED) {
-            h.kind = st == ABSENT ? (or_default ? HELD_DEFAULT : HELD_NONE)
-                     : st == DEFAULT ? HELD_DEFAULT
-                                     : HELD_VALUE;
-            h.value = staged;
+            h->kind = st == ABSENT ? (or_default ? HELD_DEFAULT : HELD_NONE)
+                      : st == DEFAULT ? HELD_DEFAULT
+                                      : HELD_VALUE;
+            h->value = staged;
             if (st == ABSENT)
-                h.adjusts = 0; /* no copy made: a default of the entity's own */
-            return h;
+                h->adjusts = 0; /* no copy made: a default of the entity's own */
+            return;
         }
         or_default |= added; /* an add after the source or the current state */
         if (st == CLONED) { /* what src held where the clone is queued */
@@ -147,24 +149,24 @@ static held_t held_at(const tes_world_t *w, const tes__defer_t *d, tes_entity_t 
             const tes__defer_call_t *call = &d->calls[d->ops[er->fill_op].call];
             tes_entity_t member = call->fill(w, call->arg, e, c, NULL);
             if (member == TES_NULL) {
-                h.kind = or_default ? HELD_DEFAULT : HELD_NONE;
-                h.adjusts = 0;
-                return h;
+                h->kind = or_default ? HELD_DEFAULT : HELD_NONE;
+                h->adjusts = 0;
+                return;
             }
-            tes__assert(h.adjusts < HELD_ADJUST);
-            h.call[h.adjusts] = *call;
-            h.filled[h.adjusts++] = e;
+            tes__assert(h->adjusts < HELD_ADJUST);
+            h->call[h->adjusts] = *call;
+            h->filled[h->adjusts++] = e;
             at = er->fill_op;
             e = member;
             continue;
         }
         /* Nothing queued before `at` changed e: its current state. */
         bool has = tes_has(w, e, c);
-        h.value = has ? tes_get(w, e, c) : NULL;
-        h.kind = h.value ? HELD_VALUE : has || or_default ? HELD_DEFAULT : HELD_NONE;
+        h->value = has ? tes_get(w, e, c) : NULL;
+        h->kind = h->value ? HELD_VALUE : has || or_default ? HELD_DEFAULT : HELD_NONE;
         if (!has)
-            h.adjusts = 0;
-        return h;
+            h->adjusts = 0;
+        return;
     }
 }
 
@@ -175,7 +177,9 @@ static bool base_has(const tes_world_t *w, const tes__defer_t *d, const tes__def
 {
     if (!er || er->reset_op == TES__OP_END)
         return tes_has(w, e, c);
-    return held_at(w, d, e, c, er->reset_op + 1).kind != HELD_NONE;
+    held_t h;
+    held_at(w, d, e, c, er->reset_op + 1, &h);
+    return h.kind != HELD_NONE;
 }
 
 /* ------------------------------------------------------------------ queuing */
@@ -518,31 +522,36 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
     *status = TES_OK;
     const tes__defer_entity_t *er = entity_find(d, e);
     const tes__defer_pair_t *p = pair_find(d, er, c);
-    /* Untouched by the queue, and nothing queued runs user code or copies
-     * values (every queued command is a quiet change of other values): a
-     * write to the current value now is a write at this place. */
-    bool untouched = !p && (!er || er->reset_op == TES__OP_END);
-    if (untouched && d->barrier_count == 0 && tes_has(w, e, c))
-        return tes_get_mut(w, e, c);
-    /* The same ensure again, with nothing queued since: a write at this
-     * place is a write at that one, so its value serves (repeated calls in
-     * a loop stage one value). Never a set's: its on_set sees its value. */
-    if (d->count > 0) {
-        const tes__op_t *last = &d->ops[d->count - 1];
-        if (last->kind == TES__OP_ENSURE && last->e == e && last->comp == c)
-            return last->value;
-    }
-    /* The value e holds after the queued commands: the records answer for
-     * e's own pair commands; a reset's source is worked out at its place. */
-    held_t h = {HELD_NONE, NULL, 0, {{NULL, NULL, NULL}}, {TES_NULL}};
-    if (er && er->destroyed)
-        ; /* dead at the flush: its later commands are dropped */
-    else if (p && p->state == TES__PAIR_STAGED)
-        h.kind = HELD_VALUE, h.value = d->ops[p->op].value;
-    else if (p)
+    held_t h; /* the value e holds after the queued commands */
+    h.value = NULL;
+    h.adjusts = 0;
+    if (!p && (!er || er->reset_op == TES__OP_END)) {
+        /* Untouched by the queue: its current value. If nothing queued runs
+         * user code or copies values (every queued command is a quiet
+         * change of other values), writing it now is writing it at this
+         * place: the current address serves. */
+        void *now = tes_get_mut(w, e, c);
+        if (now && d->barrier_count == 0)
+            return now;
+        h.kind = now ? HELD_VALUE : HELD_NONE;
+        h.value = now;
+    } else if (d->ops[d->count - 1].kind == TES__OP_ENSURE && d->ops[d->count - 1].e == e &&
+               d->ops[d->count - 1].comp == c) {
+        /* The same ensure again, with nothing queued since: a write at this
+         * place is a write at that one, so its value serves (repeated
+         * calls in a loop stage one value). Never a set's: its on_set sees
+         * its value. */
+        return d->ops[d->count - 1].value;
+    } else if (er && er->destroyed) {
+        h.kind = HELD_NONE; /* dead at the flush: its later commands are dropped */
+    } else if (p && p->state == TES__PAIR_STAGED) {
+        h.kind = HELD_VALUE; /* the records answer for e's own pair commands */
+        h.value = d->ops[p->op].value;
+    } else if (p) {
         h.kind = p->state == TES__PAIR_FRESH ? HELD_DEFAULT : HELD_NONE;
-    else
-        h = held_at(w, d, e, c, d->count);
+    } else {
+        held_at(w, d, e, c, d->count, &h); /* a reset's source, at its place */
+    }
     /* h.value is a staged value (the arena's blocks never move) or lies in
      * a table or store, which reserving queue room does not move; h keeps
      * copies of the calls, not pointers into the array. */
