@@ -21,7 +21,7 @@
  * - An add after a clone of a source that loses the component first gives
  *   a default, whatever the source holds now.
  * - A deferred instantiation does not copy a member whose destroy is
- *   queued before it.
+ *   queued before it, and fails with TES_ERR_STALE when the root's is.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -390,6 +390,40 @@ static void test_instantiate_member_destroyed_before(void **state)
     tes_world_free(i.w);
 }
 
+/* destroy(root); instantiate(root): TES_ERR_STALE in both worlds, and
+ * nothing is made. */
+static void script_root_destroyed(tw_t *t, int32_t out[4])
+{
+    tes_entity_t root = tes_prefab_new(t->w);
+    (void)tes_prefab_child(t->w, root);
+    begin(t);
+    assert_int_equal(tes_destroy(t->w, root), TES_OK);
+    out[0] = tes_instantiate(t->w, root, NULL, 0) != 0;
+    out[1] = tes_last_error(t->w);
+    tes_instance_t inst[1];
+    out[2] = tes_instantiate_n(t->w, root, 1, inst);
+    end(t);
+    out[3] = tes_entity_count(t->w);
+}
+
+static void test_instantiate_root_destroyed_before(void **state)
+{
+    (void)state;
+    tw_t d, i;
+    int32_t vd[4], vi[4];
+    tw_init(&d, true);
+    tw_init(&i, false);
+    script_root_destroyed(&d, vd);
+    script_root_destroyed(&i, vi);
+    assert_int_equal(vi[0], 0);
+    assert_int_equal(vi[1], TES_ERR_STALE);
+    assert_int_equal(vi[2], TES_ERR_STALE);
+    assert_memory_equal(vd, vi, sizeof vd);
+    same(&d, &i);
+    tes_world_free(d.w);
+    tes_world_free(i.w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -399,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_ensure_value_read_earlier),
         cmocka_unit_test(test_ensure_add_after_clone),
         cmocka_unit_test(test_instantiate_member_destroyed_before),
+        cmocka_unit_test(test_instantiate_root_destroyed_before),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
