@@ -10,8 +10,8 @@
  *   more, the slow path; a tag, handed to the generic set), aligned 1 to
  *   16, enough of them to cross many arena blocks, interleaved on the same
  *   entities with adds, removes, ensures and sets of the same component.
- *   A deferred ensure after a set returns the staged value: aligned, and
- *   holding the bytes that were set.
+ *   A deferred ensure after a set returns a value staged for it: aligned,
+ *   and holding the bytes that were set.
  * - The room check: sets interleaved with commands that add entity
  *   records (adds of a tag, deferred spawns whose indices lie past the
  *   queue's entity lookup) around every growth point; the world check
