@@ -96,8 +96,9 @@ static void set_value(twin_t *t, uint32_t i, int k, uint32_t stamp)
 }
 
 /* A deferred ensure right after a set returns the value the entity will
- * hold: in the deferred world the staged value itself. It must be aligned
- * for the component and hold the bytes just set. */
+ * hold: in the deferred world a value staged for the ensure, a copy of the
+ * set's. It must be aligned for the component and hold the bytes just
+ * set. */
 static void ensure_reads_set(twin_t *t, uint32_t i, int k, uint32_t stamp)
 {
     if (!sizes[k])
