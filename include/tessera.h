@@ -431,7 +431,12 @@ TES_API int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c);
 TES_API int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value);
 
 /* A pointer to e's c, adding it first if missing. NULL on failure (see
- * tes_last_error) and for tags (with TES_ERR_INVALID, as tags have no data). */
+ * tes_last_error) and for tags (with TES_ERR_INVALID, as tags have no data).
+ * Deferred, it gives what the same calls made one after another give: the
+ * pointer starts from the value c holds at the call's place in the queue,
+ * and writes through it (made before the next call) take effect there; it
+ * is c itself when nothing queued touches the value or could look at it,
+ * else a staged value the flush assigns (valid until the flush). */
 TES_API void *tes_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c);
 
 /* Removes c (on_remove, then dtor). Removing a component the entity does not
@@ -838,8 +843,8 @@ TES_API void tes_iter_fini(tes_iter_t *it);
 
 /* Between tes_defer_begin and the matching tes_defer_end (they nest, and a
  * live iterator counts as one level), spawn, spawn_n, destroy, add, set,
- * ensure (of a component whose value a queued command would change, or a
- * missing one), remove, clear, clone, disable, enable, tes_prefab_new,
+ * ensure (unless nothing queued touches the value or could look at it),
+ * remove, clear, clone, disable, enable, tes_prefab_new,
  * tes_prefab_child, tes_instantiate(_n) and tes_instance_destroy are queued
  * and applied in call order when the outermost level ends. Arguments are
  * checked at once (a call on a dead entity fails with TES_ERR_STALE then).

@@ -318,13 +318,21 @@ static void plan_commit(tes_world_t *w, const plan_t *p)
     }
 }
 
+/* Whether member e is copied: alive where the call takes its place, so
+ * not dead, and, while deferred, no destroy of it queued (the calls made
+ * one after another would have destroyed it by then). */
+static bool member_live(const tes_world_t *w, tes_entity_t e)
+{
+    return tes_alive(w, e) && !(w->defer.depth > 0 && tes__defer_destroyed(w, e));
+}
+
 /* Allocates a plan for n instances of the live members of rec. */
 static int plan_new(tes_world_t *w, const tes__prefab_rec_t *rec, uint32_t n, plan_t *p)
 {
     tes__alloc_t *a = &w->alloc;
     memset(p, 0, sizeof *p);
     for (uint32_t i = 0; i < rec->count; i++)
-        p->m += tes_alive(w, rec->members[i]);
+        p->m += member_live(w, rec->members[i]);
     p->n = n;
     uint64_t total = (uint64_t)n * p->m;
     if (total > UINT32_MAX / 2)
@@ -347,7 +355,7 @@ static int plan_new(tes_world_t *w, const tes__prefab_rec_t *rec, uint32_t n, pl
         return TES_ERR_NOMEM;
     uint32_t k = 0;
     for (uint32_t i = 0; i < rec->count; i++)
-        if (tes_alive(w, rec->members[i]))
+        if (member_live(w, rec->members[i]))
             p->members[k++] = rec->members[i];
     return TES_OK;
 }
@@ -396,26 +404,23 @@ static int instantiate_deferred(tes_world_t *w, void *arg, bool run)
     return rc;
 }
 
-/* What a deferred instantiation will give entity e (see tes__defer_fill_fn):
- * a copy of its member's c as the member is now, remapped to its instance. */
-static int instantiate_fill(const tes_world_t *w, void *arg, tes_entity_t e, tes_comp_t c,
-                            void *dst)
+/* What a deferred instantiation gives entity e (see tes__defer_fill_fn):
+ * a copy of its member's c as the member holds it when the flush reaches
+ * the call (the queue works that out), remapped to its instance. */
+static tes_entity_t instantiate_fill(const tes_world_t *w, void *arg, tes_entity_t e,
+                                     tes_comp_t c, void *dst)
 {
     const plan_t *p = arg;
     uint32_t total = p->n * p->m, at = 0;
     while (at < total && p->ents[at] != e)
         at++;
-    if (at == total)
-        return TES__FILL_NONE;
-    tes_entity_t member = p->members[at % p->m];
-    if (c == TES_PREFAB || !tes_alive(w, member) || !tes_has(w, member, c))
-        return TES__FILL_LACKS;
-    const tes__component_t *info = tes__registry_get(&w->components, c);
-    if (dst && info->size) {
-        tes__component_copy1(info, dst, tes_get(w, member, c));
-        remap_value(p, at / p->m, info, dst);
+    tes__assert(at < total);
+    if (dst) {
+        remap_value(p, at / p->m, tes__registry_get(&w->components, c), dst);
+        return TES_NULL;
     }
-    return TES__FILL_HAS;
+    tes_entity_t member = p->members[at % p->m];
+    return c == TES_PREFAB || !tes_alive(w, member) ? TES_NULL : member;
 }
 
 /* The shared body of tes_instantiate and tes_instantiate_n. */
@@ -426,6 +431,8 @@ static int instantiate(tes_world_t *w, tes_entity_t prefab, uint32_t n, tes_inst
     int rc = lookup_prefab(w, prefab, &rec);
     if (rc)
         return rc;
+    if (!member_live(w, prefab))
+        return TES_ERR_STALE; /* its destroy is queued: dead at this call's place */
     tes__lifecycle_t *lc = w->lifecycle;
     bool deferred = w->defer.depth > 0;
     plan_t local, *p = &local;
@@ -509,7 +516,7 @@ int tes_instantiate_n(tes_world_t *w, tes_entity_t prefab, int32_t n, tes_instan
     else if (n > 0)
         rc = instantiate(w, prefab, (uint32_t)n, out, NULL, 0);
     else
-        rc = tes_alive(w, prefab) ? (prefab_of(w->lifecycle, prefab) ? TES_OK : tes__fail_detail(w, TES_ERR_INVALID, "entity %u:%u is not a prefab root", tes_entity_index(prefab), tes_entity_generation(prefab)))
+        rc = tes_alive(w, prefab) ? (prefab_of(w->lifecycle, prefab) ? (member_live(w, prefab) ? TES_OK : TES_ERR_STALE) : tes__fail_detail(w, TES_ERR_INVALID, "entity %u:%u is not a prefab root", tes_entity_index(prefab), tes_entity_generation(prefab)))
                                   : TES_ERR_STALE;
     tes__world_end(w);
     return rc ? tes__fail(w, rc) : TES_OK;

@@ -37,7 +37,7 @@ static tes__defer_entity_t *entity_get(tes__defer_t *d, tes_entity_t e)
     tes__assert(d->ent_count < d->ent_cap && tes_entity_index(e) < d->ent_at_cap);
     d->ent_at[tes_entity_index(e)].rec = d->ent_count;
     rec = &d->ents[d->ent_count++];
-    *rec = (tes__defer_entity_t){e, TES__OP_END, TES__OP_END};
+    *rec = (tes__defer_entity_t){e, TES__OP_END, TES__OP_END, TES__OP_END, TES__OP_END, 0};
     return rec;
 }
 
@@ -69,6 +69,107 @@ static void pair_put(tes__defer_t *d, tes__defer_entity_t *er, tes_comp_t c, uin
     p->op = op;
 }
 
+/* What an entity holds for a component at some place in the queue: the
+ * answer of held_at. */
+enum { HELD_NONE, HELD_DEFAULT, HELD_VALUE };
+#define HELD_ADJUST 4 /* filling calls passed through (one in practice) */
+typedef struct held {
+    int kind;
+    const void *value; /* HELD_VALUE: a current value or a staged one */
+    /* The filling calls the value passed through, outermost first: each
+     * adjusts its copy (fill with dst), innermost first. */
+    uint32_t adjusts;
+    tes__defer_call_t call[HELD_ADJUST];
+    tes_entity_t filled[HELD_ADJUST];
+} held_t;
+
+/* What e holds for c once the commands before position `at` have run, as
+ * applying them in call order would leave it: the value a queued set or
+ * ensure staged; a default for an add to an entity without c; none after a
+ * remove, clear or destroy; what the source held at the clone's own place
+ * for a queued clone; what the member held at the call's place for a
+ * filling call; else e's current value. A clone's or call's source is
+ * followed in a loop (its own commands before that place are walked the
+ * same way), so chains of clones cost no stack. Walks e's commands, and
+ * each source's, before `at` (by the chain from the entity record's
+ * first_op). Values a hook writes at the flush are not foreseen. */
+static void held_at(const tes_world_t *w, const tes__defer_t *d, tes_entity_t e, tes_comp_t c,
+                    uint32_t at, held_t *h)
+{
+    h->kind = HELD_NONE;
+    h->value = NULL;
+    h->adjusts = 0;
+    bool or_default = false; /* an add followed the source: lacking c, a default */
+    for (;;) {
+        const tes__defer_entity_t *er = entity_find(d, e);
+        enum { BASE, ABSENT, DEFAULT, STAGED, CLONED } st = BASE;
+        const void *staged = NULL;
+        tes_entity_t src = TES_NULL;
+        uint32_t src_at = 0;
+        bool added = false;
+        for (uint32_t j = er ? er->first_op : TES__OP_END; j < at; j = d->ops[j].next) {
+            const tes__op_t *op = &d->ops[j];
+            tes__assert(op->e == e);
+            if (op->kind == TES__OP_DESTROY) {
+                st = ABSENT; /* every later command of e is dropped */
+                break;
+            }
+            if (op->kind == TES__OP_CLEAR)
+                st = ABSENT;
+            else if (op->kind == TES__OP_CLONE)
+                st = CLONED, src = op->src, src_at = j, added = false;
+            else if (op->comp != c)
+                continue;
+            else if (op->kind == TES__OP_REMOVE)
+                st = ABSENT;
+            else if (op->kind == TES__OP_ADD) {
+                if (st == ABSENT)
+                    st = DEFAULT;
+                else if (st == BASE || st == CLONED)
+                    added = true;
+            } else if (op->kind == TES__OP_SET || op->kind == TES__OP_ENSURE)
+                st = op->value ? STAGED : DEFAULT, staged = op->value;
+        }
+        if (st == ABSENT || st == DEFAULT || st == STAGED) {
+            h->kind = st == ABSENT ? (or_default ? HELD_DEFAULT : HELD_NONE)
+                      : st == DEFAULT ? HELD_DEFAULT
+                                      : HELD_VALUE;
+            h->value = staged;
+            if (st == ABSENT)
+                h->adjusts = 0; /* no copy made: a default of the entity's own */
+            return;
+        }
+        or_default |= added; /* an add after the source or the current state */
+        if (st == CLONED) { /* what src held where the clone is queued */
+            e = src;
+            at = src_at;
+            continue;
+        }
+        if (er && er->fill_op < at) { /* what the member held at the call */
+            const tes__defer_call_t *call = &d->calls[d->ops[er->fill_op].call];
+            tes_entity_t member = call->fill(w, call->arg, e, c, NULL);
+            if (member == TES_NULL) {
+                h->kind = or_default ? HELD_DEFAULT : HELD_NONE;
+                h->adjusts = 0;
+                return;
+            }
+            tes__assert(h->adjusts < HELD_ADJUST);
+            h->call[h->adjusts] = *call;
+            h->filled[h->adjusts++] = e;
+            at = er->fill_op;
+            e = member;
+            continue;
+        }
+        /* Nothing queued before `at` changed e: its current state. */
+        bool has = tes_has(w, e, c);
+        h->value = has ? tes_get(w, e, c) : NULL;
+        h->kind = h->value ? HELD_VALUE : has || or_default ? HELD_DEFAULT : HELD_NONE;
+        if (!has)
+            h->adjusts = 0;
+        return;
+    }
+}
+
 /* Whether e holds c once the queue's last whole-entity command on e has
  * run (before the pair commands that follow it). */
 static bool base_has(const tes_world_t *w, const tes__defer_t *d, const tes__defer_entity_t *er,
@@ -76,14 +177,9 @@ static bool base_has(const tes_world_t *w, const tes__defer_t *d, const tes__def
 {
     if (!er || er->reset_op == TES__OP_END)
         return tes_has(w, e, c);
-    const tes__op_t *reset = &d->ops[er->reset_op];
-    if (reset->kind == TES__OP_CLONE)
-        return tes_has(w, reset->src, c);
-    if (reset->kind == TES__OP_CALL) {
-        const tes__defer_call_t *call = &d->calls[reset->call];
-        return call->fill(w, call->arg, e, c, NULL) == TES__FILL_HAS;
-    }
-    return false; /* destroyed or cleared */
+    held_t h;
+    held_at(w, d, e, c, er->reset_op + 1, &h);
+    return h.kind != HELD_NONE;
 }
 
 /* ------------------------------------------------------------------ queuing */
@@ -176,9 +272,22 @@ static void catch_up(tes__defer_t *d)
     for (uint32_t at = d->paired; at < d->count; at++) {
         const tes__op_t *op = &d->ops[at];
         tes__assert(op->kind == TES__OP_SET && op->value);
-        pair_put(d, entity_get(d, op->e), op->comp, TES__PAIR_STAGED, at);
+        tes__defer_entity_t *er = entity_get(d, op->e);
+        if (er->first_op == TES__OP_END)
+            er->first_op = at;
+        pair_put(d, er, op->comp, TES__PAIR_STAGED, at);
     }
     d->paired = d->count;
+}
+
+bool tes__defer_destroyed(const tes_world_t *w, tes_entity_t e)
+{
+    /* A destroy is never a plain set: its record is written as it is
+     * queued, so no catching up is needed. Creating calls, the only
+     * callers, are refused while lanes record. */
+    tes__assert(!w->lanes_live);
+    const tes__defer_entity_t *er = entity_find(&w->defer, e);
+    return er && er->destroyed;
 }
 
 /* tes__defer_push with the command's merge class already known. */
@@ -195,8 +304,12 @@ static void push(tes_world_t *w, tes__op_kind_t kind, uint8_t merge, tes_entity_
         d->ops[at].value = value;
     chain(d, at, e);
     tes__defer_entity_t *er = entity_get(d, e);
+    if (er->first_op == TES__OP_END)
+        er->first_op = at; /* records are written in command order */
     switch (kind) {
     case TES__OP_DESTROY:
+        er->destroyed = 1;
+        /* fall through */
     case TES__OP_CLEAR:
     case TES__OP_CLONE:
         er->reset_op = at;
@@ -254,6 +367,7 @@ void tes__defer_push_call(tes_world_t *w, tes__defer_fn fn, tes__defer_fill_fn f
          * only the call knows. */
         tes__defer_entity_t *er = entity_get(d, filled[i]);
         er->reset_op = at;
+        er->fill_op = at; /* a new entity: no command of its own before */
         er->first_pair = TES__OP_END;
     }
 }
@@ -408,36 +522,49 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
     *status = TES_OK;
     const tes__defer_entity_t *er = entity_find(d, e);
     const tes__defer_pair_t *p = pair_find(d, er, c);
-    if (p && p->state == TES__PAIR_STAGED)
-        return d->ops[p->op].value;
-    /* Where the value e will hold comes from, when no queued pair command
-     * decides it: e's own value, a clone source's current value (the best
-     * guess for the copy the flush takes), or the filling call. */
-    const void *init = NULL;
-    tes__defer_call_t filler = {NULL, NULL, NULL};
+    held_t h; /* the value e holds after the queued commands */
+    h.value = NULL;
+    h.adjusts = 0;
     if (!p && (!er || er->reset_op == TES__OP_END)) {
-        if (tes_has(w, e, c) && !w->stage_ensures)
-            return tes_get_mut(w, e, c); /* untouched by the queue */
-        if (tes_has(w, e, c))
-            init = tes_get(w, e, c); /* staged like any change (see stage_ensures) */
-    } else if (!p) {
-        const tes__op_t *reset = &d->ops[er->reset_op];
-        if (reset->kind == TES__OP_CLONE)
-            init = tes_get(w, reset->src, c);
-        else if (reset->kind == TES__OP_CALL &&
-                 d->calls[reset->call].fill(w, d->calls[reset->call].arg, e, c, NULL) ==
-                     TES__FILL_HAS)
-            filler = d->calls[reset->call]; /* a copy: the array may move */
+        /* Untouched by the queue: its current value. If nothing queued runs
+         * user code or copies values (every queued command is a quiet
+         * change of other values), writing it now is writing it at this
+         * place: the current address serves. In a split structural
+         * system every ensure stages its value (see stage_ensures), so no
+         * write lands before the system's commands are applied. */
+        void *now = tes_get_mut(w, e, c);
+        if (now && d->barrier_count == 0 && !w->stage_ensures)
+            return now;
+        h.kind = now ? HELD_VALUE : HELD_NONE;
+        h.value = now;
+    } else if (d->ops[d->count - 1].kind == TES__OP_ENSURE && d->ops[d->count - 1].e == e &&
+               d->ops[d->count - 1].comp == c) {
+        /* The same ensure again, with nothing queued since: a write at this
+         * place is a write at that one, so its value serves (repeated
+         * calls in a loop stage one value). Never a set's: its on_set sees
+         * its value. */
+        return d->ops[d->count - 1].value;
+    } else if (er && er->destroyed) {
+        h.kind = HELD_NONE; /* dead at the flush: its later commands are dropped */
+    } else if (p && p->state == TES__PAIR_STAGED) {
+        h.kind = HELD_VALUE; /* the records answer for e's own pair commands */
+        h.value = d->ops[p->op].value;
+    } else if (p) {
+        h.kind = p->state == TES__PAIR_FRESH ? HELD_DEFAULT : HELD_NONE;
+    } else {
+        held_at(w, d, e, c, d->count, &h); /* a reset's source, at its place */
     }
-    /* init points into a table or store, which reserving queue room does
-     * not move; er and p are not used past this point. */
+    /* h.value is a staged value (the arena's blocks never move) or lies in
+     * a table or store, which reserving queue room does not move; h keeps
+     * copies of the calls, not pointers into the array. */
     void *value;
-    if (tes__defer_reserve(w, 1) || !(value = stage(w, info, init))) {
+    if (tes__defer_reserve(w, 1) ||
+        !(value = stage(w, info, h.kind == HELD_VALUE ? h.value : NULL))) {
         *status = TES_ERR_NOMEM;
         return NULL;
     }
-    if (filler.fill)
-        filler.fill(w, filler.arg, e, c, value);
+    for (uint32_t k = h.adjusts; k-- > 0;) /* innermost first */
+        h.call[k].fill(w, h.call[k].arg, h.filled[k], c, value);
     push(w, TES__OP_ENSURE, pair_class(info), e, c, TES_NULL, value);
     return value;
 }

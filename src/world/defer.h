@@ -54,14 +54,15 @@ typedef enum tes__op_kind {
  * `arg` owns. Returns a status like any applied command. */
 typedef int (*tes__defer_fn)(tes_world_t *w, void *arg, bool run);
 
-/* What a queued call will do to entity e's component c, for a deferred
- * tes_ensure that must return the value e will hold: TES__FILL_NONE (the
- * call does not create e), TES__FILL_LACKS (it fills e, without c), or
- * TES__FILL_HAS (it gives e a c; when dst is not NULL, also assigns into the
- * constructed value dst what the flush would give e). */
-enum { TES__FILL_NONE, TES__FILL_LACKS, TES__FILL_HAS };
-typedef int (*tes__defer_fill_fn)(const tes_world_t *w, void *arg, tes_entity_t e, tes_comp_t c,
-                                  void *dst);
+/* What a queued call that fills entities (an instantiation) gives entity
+ * e, for a deferred tes_ensure that must start from the value e will hold.
+ * With dst NULL: the entity whose c e receives a copy of, as that entity
+ * holds c when the flush reaches the call (TES_NULL: e receives no c; e is
+ * one of the entities the call fills). With dst not NULL: adjusts dst, a
+ * constructed copy of that value, as the call adjusts its copy (remapped
+ * references), and returns TES_NULL. */
+typedef tes_entity_t (*tes__defer_fill_fn)(const tes_world_t *w, void *arg, tes_entity_t e,
+                                           tes_comp_t c, void *dst);
 
 #define TES__OP_END UINT32_MAX /* no next command */
 
@@ -96,11 +97,16 @@ typedef struct tes__defer_call {
 
 /* What the queue does to one entity: its last whole-entity command (a
  * destroy or clear empties it, a clone or a filling call replaces its
- * components) and its pair records. */
+ * components), its pair records, and where its commands start, so that
+ * what it holds at any earlier place in the queue can be worked out (see
+ * held_at in defer.c). */
 typedef struct tes__defer_entity {
     tes_entity_t e;
-    uint32_t reset_op;   /* the last whole-entity command, or TES__OP_END */
-    uint32_t first_pair; /* its pair records since reset_op, newest first */
+    uint32_t reset_op;    /* the last whole-entity command, or TES__OP_END */
+    uint32_t first_pair;  /* its pair records since reset_op, newest first */
+    uint32_t first_op;    /* its first command (chained by `next`), or TES__OP_END */
+    uint32_t fill_op;     /* the call that filled it, or TES__OP_END */
+    uint32_t destroyed;   /* a destroy of it is queued */
 } tes__defer_entity_t;
 
 /* Per entity index: where the entity's record is, and its last command
@@ -250,13 +256,25 @@ struct tes__component;
 int tes__defer_set_plain(tes_world_t *w, tes_entity_t e, const struct tes__component *info,
                          const void *value);
 
-/* A deferred tes_ensure of c (a component with data) on live e: the
- * address of the value e will hold after the queue. That is its current
- * address if nothing queued changes it, the staged value of a queued set or
- * ensure, or else a newly staged value the flush assigns (a copy of the
- * value the queue will give e, or a default). NULL with TES_ERR_NOMEM in
- * *status (nothing queued). */
+/* A deferred tes_ensure of c (a component with data) on live e. Writes
+ * through the pointer it returns take effect at the call's place in the
+ * command order, and it starts from exactly the value e holds there (what
+ * the calls made one after another would give). That is e's current
+ * address when writing it now is the same: e has c, nothing queued changes
+ * e, and no queued command runs user code or copies values (no barrier is
+ * queued). Otherwise it is a value staged for a new ensure command of its
+ * own, a copy of the value e will hold after the commands queued so far
+ * (worked out from the queue: a queued set's staged value, the value a
+ * clone or instantiation copies at its own place, a default), never
+ * another command's staged value. NULL with TES_ERR_NOMEM in *status
+ * (nothing queued). */
 void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *status);
+
+/* Whether a destroy of live entity e is queued in the world's queue (e
+ * dies at the flush): a deferred call that takes e's state at its own
+ * place (an instantiation's member list) treats e as dead. Not while
+ * lanes record. */
+bool tes__defer_destroyed(const tes_world_t *w, tes_entity_t e);
 
 /* A staged value of info's component for a command about to be queued:
  * constructed, then a copy of *init when init is not NULL. It lives in the

@@ -232,6 +232,7 @@ void fs_sc_instantiate_n(fs_run_t *r);
 void fs_sc_adopt(fs_run_t *r);
 void fs_sc_defer_instantiate(fs_run_t *r);
 void fs_sc_defer_instance_destroy(fs_run_t *r);
+void fs_sc_defer_ensure(fs_run_t *r);
 
 /* Scenarios of scenarios_query.c. */
 void fs_sc_query_new(fs_run_t *r);

@@ -643,13 +643,14 @@ void fs_set(fs_run_t *r, tes_entity_t e, int k, uint32_t seed)
         r->staged[k]++; /* staged until the flush */
 }
 
-/* Deferred: a missing component gets a staged value (one per entity and
- * component until the flush; the scenarios ensure each pair once). */
+/* Deferred: a pointer other than the current address is a staged value
+ * of a new ensure command (one per call: the scenarios never ensure a pair
+ * twice in a row), kept until the flush. */
 void fs_ensure(fs_run_t *r, tes_entity_t e, int k, uint32_t seed)
 {
     void *p = NULL;
-    bool staged = r->defer_depth > 0 && !tes_has(r->w, e, r->ids[k]);
     FS_STEP(r, fs_ptr(r, &p, tes_ensure(r->w, e, r->ids[k])));
+    bool staged = r->defer_depth > 0 && p && p != tes_get_mut(r->w, e, r->ids[k]);
     if (!r->dead && p)
         fill(p, r->ctx[k].size, seed);
     if (!r->dead && staged)

@@ -281,6 +281,7 @@ const fs_scenario_t fs_scenarios[] = {
     {"adopt", fs_sc_adopt},
     {"defer_instantiate", fs_sc_defer_instantiate},
     {"defer_inst_destroy", fs_sc_defer_instance_destroy},
+    {"defer_ensure", fs_sc_defer_ensure},
     /* scenarios_sites.c */
     {"group_collect", fs_sc_group_collect},
     {"spawn_wide", fs_sc_spawn_wide},

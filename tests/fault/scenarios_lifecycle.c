@@ -351,3 +351,50 @@ void fs_sc_defer_instance_destroy(fs_run_t *r)
         for (int j = 0; j < 4 && k < 90 && !r->dead; j++, k += 2)
             fs_instance_destroy(r, r->insts[k]);
 }
+
+/* Deferred ensures that stage a value of their own and queue an ensure
+ * command (a failure queues nothing): after a queued set; on pending clones,
+ * and clones of clones, of entities with queued changes (their values
+ * worked out from the queue), of present, missing and sparse components;
+ * on a present value once a command that runs hooks is queued; on the
+ * entities of a pending instantiation of a prefab with a queued set. */
+void fs_sc_defer_ensure(fs_run_t *r)
+{
+    lc_t c;
+    if (!setup(r, &c, NULL))
+        return;
+    listen(r, &c);
+    tes_entity_t outside = fs_spawn(r);
+    tes_entity_t p = make_prefab(r, &c, outside, 50);
+    fs_instantiate(r, p, 5); /* the lifecycle state exists */
+    tes_entity_t e[6];
+    for (uint32_t i = 0; i < 6; i++) {
+        e[i] = fs_spawn(r);
+        fs_set(r, e[i], FS_C_T24, i);
+        fs_set(r, e[i], FS_C_S8, i);
+    }
+    if (r->dead)
+        return;
+    fs_defer_begin(r);
+    fs_ensure(r, e[0], FS_C_T4, 1); /* nothing queued: a missing value, staged */
+    for (uint32_t i = 0; i < 6 && !r->dead; i++) {
+        fs_set(r, e[i], FS_C_T24, 100 + i);
+        fs_ensure(r, e[i], FS_C_T24, 200 + i); /* after the set */
+        tes_entity_t k = fs_clone(r, e[i]);
+        fs_ensure(r, k, FS_C_T24, 300 + i);
+        fs_ensure(r, k, FS_C_S8, 400 + i);
+        tes_entity_t k2 = fs_clone(r, k);
+        fs_ensure(r, k2, FS_C_T16, 500 + i); /* missing everywhere: a default */
+        fs_ensure(r, k2, FS_C_T24, 600 + i);
+        fs_ensure(r, e[(i + 1) % 6], FS_C_S8, 700 + i); /* present, hooks queued */
+    }
+    fs_set(r, p, FS_C_T24, 51);
+    tes_instance_t inst = fs_instantiate(r, p, 0);
+    tes_entity_t m[8];
+    int32_t nm = inst && !r->dead ? tes_instance_members(r->w, inst, m, 8) : 0;
+    for (int32_t i = 0; i < nm && i < 8 && !r->dead; i++) {
+        fs_ensure(r, m[i], FS_C_T24, 800 + (uint32_t)i);
+        fs_ensure(r, m[i], FS_C_S4, 900 + (uint32_t)i);
+    }
+    fs_defer_end(r);
+}

@@ -9,8 +9,9 @@
 #
 #   commit_range.sh FUZZ_RUNNER SOURCE_DIR SEEDS OPS [RUNNER_ARGS...]
 #
-# SEEDS seeds share OPS operations: three quarters of them consecutive
-# seeds, the rest the same seeds in the cells variant (below). The first seed is the first
+# SEEDS seeds share OPS operations: most of them consecutive seeds, a
+# quarter the same seeds in the cells variant and an eighth in the twin
+# variant (below). The first seed is the first
 # 12 hex digits of `git rev-parse HEAD` in SOURCE_DIR (a 48-bit number,
 # plus 10^6 to stay clear of the small fixed seeds); without git or outside
 # a repository it is a fixed 424242. TES_FUZZ_FIRST_SEED overrides it (to
@@ -39,20 +40,37 @@ cells=$((seeds / 4))
 if [ "$cells" -eq 0 ] && [ "$seeds" -ge 2 ]; then
   cells=1
 fi
-plain=$((seeds - cells))
+# One seed in eight (at least one, when there are four or more) runs the
+# twin variant: the same first seed with bit 61 set (a deferred world
+# against an immediate twin; the runner gives each twin seed an eighth of
+# its share of ops, as a twin op is a whole batch of calls).
+twin=$((seeds / 8))
+if [ "$twin" -eq 0 ] && [ "$seeds" -ge 4 ]; then
+  twin=1
+fi
+plain=$((seeds - cells - twin))
 cells_ops=$((ops * cells / seeds))
-plain_ops=$((ops - cells_ops))
+twin_ops=$((ops * twin / seeds))
+plain_ops=$((ops - cells_ops - twin_ops))
+twin_first=$((first + 2305843009213693952))
 cells_first=$((first + 4611686018427387904))
 last=$((first + plain - 1))
 echo "fuzz: commit range: seeds $first..$last ($from), $plain_ops ops"
 if [ "$cells" -gt 0 ]; then
   echo "fuzz: cells variant: seeds $cells_first..$((cells_first + cells - 1)), $cells_ops ops"
 fi
+if [ "$twin" -gt 0 ]; then
+  echo "fuzz: twin variant: seeds $twin_first..$((twin_first + twin - 1)), $twin_ops ops"
+fi
 echo "fuzz: rerun the range: TES_FUZZ_FIRST_SEED=$first ctest -R fuzz_commit_range"
 status=0
 "$runner" --seeds "$plain" --first-seed "$first" --ops "$plain_ops" --announce "$@" || status=$?
 if [ "$cells" -gt 0 ]; then
   "$runner" --seeds "$cells" --first-seed "$cells_first" --ops "$cells_ops" --announce "$@" ||
+    status=$?
+fi
+if [ "$twin" -gt 0 ]; then
+  "$runner" --seeds "$twin" --first-seed "$twin_first" --ops "$twin_ops" --announce "$@" ||
     status=$?
 fi
 exit "$status"

@@ -144,6 +144,10 @@ void fz_config_seed(uint64_t seed, fz_config_t *cfg)
         cfg->cells = true;
         cfg->name = cells_names[variant];
     }
+    if (seed & FZ_TWIN_SEED_BIT) {
+        cfg->twin = true;
+        cfg->name = "twin";
+    }
 }
 
 /* ------------------------------------------------------------------ helpers */
@@ -778,6 +782,10 @@ static void tune_filters(fz_driver_t *d)
 
 void fz_run(const fz_config_t *cfg, fz_source_t *src, uint64_t max_ops, fz_result_t *res)
 {
+    if (cfg->twin) {
+        fz_twin_run(cfg, src, max_ops, res);
+        return;
+    }
     memset(res, 0, sizeof *res);
     fz_driver_t *d = calloc(1, sizeof *d);
     if (!d) {

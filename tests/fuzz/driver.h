@@ -52,6 +52,9 @@ typedef struct fz_config {
      * the quiet add takes every form of its cell copy and tes_spawn_with
      * its bundle path for 8 to 16 byte values. */
     bool cells;
+    /* The twin variant (driver_twin.c): instead of the reference model, a
+     * deferred world against an immediate twin, batch by batch. */
+    bool twin;
 } fz_config_t;
 
 /* The fixed configurations; a seed or the first input byte picks one:
@@ -64,6 +67,10 @@ void fz_config_variant(uint32_t variant, fz_config_t *cfg);
  * seed and no commit-range seed has, so their op streams are unchanged). */
 #define FZ_CELLS_SEED_BIT (UINT64_C(1) << 62)
 void fz_config_seed(uint64_t seed, fz_config_t *cfg);
+
+/* A seed with this bit runs the twin variant (fz_config_t.twin): a bit no
+ * fixed seed of the model variants and no commit-range seed has. */
+#define FZ_TWIN_SEED_BIT (UINT64_C(1) << 61)
 
 typedef struct fz_result {
     uint64_t ops;      /* ops performed */
@@ -100,5 +107,7 @@ typedef struct fz_result {
 
 /* Runs up to max_ops ops (fewer if a byte source runs out). */
 void fz_run(const fz_config_t *cfg, fz_source_t *src, uint64_t max_ops, fz_result_t *res);
+/* fz_run of the twin variant: each op is one batch of calls. */
+void fz_twin_run(const fz_config_t *cfg, fz_source_t *src, uint64_t max_ops, fz_result_t *res);
 
 #endif

@@ -280,7 +280,11 @@ void fzd_op_prefab_edit(fz_driver_t *d)
  * `entities` do not fit. */
 static int prefab_status(const fz_driver_t *d, tes_entity_t pf, const fz_mprefab_t *rec)
 {
-    return !fz_model_alive(&d->m, pf) ? TES_ERR_STALE : !rec ? TES_ERR_INVALID : TES_OK;
+    /* A root whose destroy is queued is dead at the call's place. */
+    return !fz_model_alive(&d->m, pf)          ? TES_ERR_STALE
+           : !rec                               ? TES_ERR_INVALID
+           : fz_model_queued_destroy(&d->m, pf) ? TES_ERR_STALE
+                                                : TES_OK;
 }
 
 /* tes_instance_members(id) must list `want` (n of them), in order. */
@@ -310,7 +314,8 @@ void fzd_op_instantiate(fz_driver_t *d)
     d->op = "tes_instantiate";
     tes_entity_t pf = pick_prefab(d);
     const fz_mprefab_t *rec = fz_model_prefab(&d->m, pf);
-    uint32_t mm = rec ? fz_model_prefab_live(&d->m, rec, NULL) : 0;
+    /* The members an instance copies: alive, and no destroy of them queued. */
+    uint32_t mm = rec ? fz_model_prefab_copied(&d->m, rec) : 0;
     if (mm > FZ_MAX_MEMBERS)
         return; /* prefab_child keeps them smaller */
     int32_t cap;
@@ -380,7 +385,8 @@ void fzd_op_instantiate_n(fz_driver_t *d)
     d->op = "tes_instantiate_n";
     tes_entity_t pf = pick_prefab(d);
     const fz_mprefab_t *rec = fz_model_prefab(&d->m, pf);
-    uint32_t mm = rec ? fz_model_prefab_live(&d->m, rec, NULL) : 0;
+    /* The members an instance copies: alive, and no destroy of them queued. */
+    uint32_t mm = rec ? fz_model_prefab_copied(&d->m, rec) : 0;
     if (mm > FZ_MAX_MEMBERS)
         return;
     bool null_out = false;

@@ -324,21 +324,22 @@ int32_t fz_model_queue_set(fz_model_t *m, tes_entity_t e, int k, const uint8_t *
  * assigned at the flush without on_set. Returns the index or -1. */
 int32_t fz_model_queue_ensure(fz_model_t *m, tes_entity_t e, int k, const uint8_t *init);
 
-/* What a deferred tes_ensure of k on e finds, replaying the commands queued
- * for e (as the library does). */
+/* What a deferred tes_ensure of k on e returns, replaying the commands
+ * queued (as the library's rule says: writes land at the call's place). */
 typedef enum fz_queued {
-    FZ_QUEUED_NONE,   /* nothing queued changes k on e */
-    FZ_QUEUED_STAGED, /* a set or ensure of k stages it: op is its index */
-    FZ_QUEUED_OTHER   /* stage a new value: a copy of init when has_init,
+    FZ_QUEUED_NONE,   /* its current address: e has k, nothing queued
+                         changes it and nothing queued runs observers or
+                         copies values */
+    FZ_QUEUED_STAGED, /* the same ensure again, the last op queued: op */
+    FZ_QUEUED_OTHER   /* a new staged value: a copy of init when has_init,
                          else the default */
 } fz_queued_t;
 typedef struct fz_lookup {
     fz_queued_t queued;
     int32_t op;
     bool has_init;
-    uint8_t init[FZ_MAXSIZE];
-    /* The value e will hold comes from a queued instantiation (a copy of
-     * its prefab member, references remapped): see driver_lifecycle.c. */
+    uint8_t init[FZ_MAXSIZE]; /* what e holds for k after the queued ops */
+    /* e is the copy of a queued instantiation (for the op's name). */
     bool via_instance;
 } fz_lookup_t;
 void fz_model_lookup(const fz_model_t *m, tes_entity_t e, int k, fz_lookup_t *out);
@@ -372,6 +373,9 @@ bool fz_model_prefab_child(fz_model_t *m, fz_mprefab_t *p, tes_entity_t child);
 /* The live members of p in order (written to out unless NULL); returns
  * their count. */
 uint32_t fz_model_prefab_live(const fz_model_t *m, const fz_mprefab_t *p, tes_entity_t *out);
+/* How many members of p an instantiation made now copies: the live ones
+ * without a queued destroy. */
+uint32_t fz_model_prefab_copied(const fz_model_t *m, const fz_mprefab_t *p);
 /* Drops records of dead roots once there are many (unobservable). */
 void fz_model_prefab_prune(fz_model_t *m);
 
@@ -384,10 +388,15 @@ bool fz_model_instantiate(fz_model_t *m, const fz_mprefab_t *p, uint32_t n, bool
                           tes_instance_t *insts, tes_entity_t *ents);
 /* The flush's side of a deferred plan (model_defer.c calls it). */
 void fz_model_plan_apply(fz_model_t *m, fz_mplan_t *p);
-/* For fz_model_lookup: whether plan p makes e (then *has: e will hold k,
- * with the value written to val). */
-bool fz_model_plan_value(const fz_model_t *m, const fz_mplan_t *p, tes_entity_t e, int k,
-                         bool *has, uint8_t val[FZ_MAXSIZE]);
+/* The member of plan p whose copy entity e is (its position in the plan to
+ * *at), or false when e is none of the plan's entities. */
+bool fz_model_plan_member(const fz_mplan_t *p, tes_entity_t e, tes_entity_t *member,
+                          uint32_t *at);
+/* Remaps val (a value of k) as the plan's copy at position at is remapped. */
+void fz_model_plan_remap(const fz_mplan_t *p, uint32_t at, int k, uint8_t val[FZ_MAXSIZE]);
+/* Whether a destroy of e is queued (an instantiation queued after it does
+ * not copy e, as the calls made one by one would not). */
+bool fz_model_queued_destroy(const fz_model_t *m, tes_entity_t e);
 /* Frees the plans (flushed or dropped with the world). */
 void fz_model_plans_clear(fz_model_t *m);
 

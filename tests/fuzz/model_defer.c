@@ -75,27 +75,57 @@ int32_t fz_model_queue_set(fz_model_t *m, tes_entity_t e, int k, const uint8_t *
 /* The live slot index of e, or UINT32_MAX. */
 static uint32_t live_index(const fz_model_t *m, tes_entity_t e);
 
-void fz_model_lookup(const fz_model_t *m, tes_entity_t e, int k, fz_lookup_t *out)
+bool fz_model_queued_destroy(const fz_model_t *m, tes_entity_t e)
+{
+    for (uint32_t i = 0; i < m->nqueue; i++)
+        if (m->queue[i].kind == FZ_Q_DESTROY && m->queue[i].e == e)
+            return true;
+    return false;
+}
+
+/* Whether the library applies queued op alone, in its place (a barrier:
+ * it runs observers or copies values; see defer_flush.c). */
+static bool barrier(const fz_qop_t *op)
+{
+    switch (op->kind) {
+    case FZ_Q_MATERIALIZE: return false;
+    case FZ_Q_ADD:
+    case FZ_Q_REMOVE:
+    case FZ_Q_SET:
+    case FZ_Q_ENSURE: return op->k >= 0 && (fz_comps[op->k].tracked || fz_comps[op->k].observed);
+    default: return true;
+    }
+}
+
+/* What e holds for k once the first `upto` queued ops have run, as
+ * applying them in call order leaves it: *present, and the value to val. A
+ * clone copies what its source holds at the clone's own place, an
+ * instantiation what the member holds at its place (remapped). True when
+ * a queued op decides it. */
+static bool held(const fz_model_t *m, tes_entity_t e, int k, uint32_t upto, bool *present,
+                 bool *fresh, uint8_t val[FZ_MAXSIZE])
 {
     uint32_t self = live_index(m, e);
-    bool touched = false, present = self != UINT32_MAX && fz_model_has(m, self, k);
-    bool via_instance = false;
-    const uint8_t *source = present ? fz_val(m, self, k) : NULL;
-    int32_t stage = -1;
-    memset(out, 0, sizeof *out);
-    for (uint32_t i = 0; i < m->nqueue; i++) {
+    bool touched = false, dead = false;
+    *fresh = false;
+    *present = self != UINT32_MAX && fz_model_has(m, self, k);
+    if (*present)
+        memcpy(val, fz_val(m, self, k), FZ_MAXSIZE);
+    for (uint32_t i = 0; i < upto && !dead; i++) {
         const fz_qop_t *op = &m->queue[i];
         if (op->kind == FZ_Q_INSTANTIATE) {
-            /* e receives a copy of its prefab member: the member's current
-             * value (references remapped) is the best guess for it, as a
-             * queued clone's source is. */
-            bool has;
-            if (fz_model_plan_value(m, &m->plans[op->plan], e, k, &has, out->init)) {
-                touched = true, present = has, stage = -1;
-                source = has ? out->init : NULL;
-                via_instance = has;
+            tes_entity_t member;
+            uint32_t at;
+            if (!fz_model_plan_member(&m->plans[op->plan], e, &member, &at))
+                continue;
+            touched = true;
+            *present = *fresh = false;
+            if (k != FZ_C_PREFAB && fz_model_alive(m, member)) {
+                (void)held(m, member, k, i, present, fresh, val);
+                if (*present)
+                    fz_model_plan_remap(&m->plans[op->plan], at, k, val);
             }
-            continue; /* (its entities exist only from this op on) */
+            continue;
         }
         if (op->e != e)
             continue;
@@ -104,42 +134,64 @@ void fz_model_lookup(const fz_model_t *m, tes_entity_t e, int k, fz_lookup_t *ou
         case FZ_Q_SET:
         case FZ_Q_ENSURE:
             if (mine)
-                touched = present = true, stage = (int32_t)i, source = NULL;
+                touched = *present = true, *fresh = false, memcpy(val, op->val, FZ_MAXSIZE);
             break;
         case FZ_Q_ADD:
-            if (mine && !present)
-                touched = present = true, stage = -1, source = NULL;
+            if (mine && !*present)
+                touched = *present = *fresh = true, fz_default_value(k, val);
             break;
         case FZ_Q_REMOVE:
             if (mine)
-                touched = true, present = false, stage = -1, source = NULL;
+                touched = true, *present = *fresh = false;
             break;
-        case FZ_Q_CLEAR:
         case FZ_Q_DESTROY:
-            touched = true, present = false, stage = -1, source = NULL;
+            dead = true; /* every later op of e is dropped */
+            /* fall through */
+        case FZ_Q_CLEAR:
+            touched = true, *present = *fresh = false;
             break;
-        case FZ_Q_CLONE: {
-            uint32_t src = live_index(m, op->src);
-            touched = true, stage = -1;
-            present = src != UINT32_MAX && fz_model_has(m, src, k);
-            source = present ? fz_val(m, src, k) : NULL;
+        case FZ_Q_CLONE:
+            touched = true;
+            (void)held(m, op->src, k, i, present, fresh, val);
             break;
-        }
         case FZ_Q_MATERIALIZE:
         case FZ_Q_INSTANTIATE:
-        case FZ_Q_INST_DESTROY: /* the library does not look into it (harmless:
-                                   the flush drops what follows) */
+        case FZ_Q_INST_DESTROY: /* (the members it kills are dropped after it) */
             break;
         }
-        if (source != out->init)
-            via_instance = false; /* a later op decides the value */
     }
-    out->op = stage;
-    out->has_init = source != NULL;
-    if (source && source != out->init)
-        memcpy(out->init, source, FZ_MAXSIZE);
-    out->via_instance = via_instance;
-    out->queued = !touched ? FZ_QUEUED_NONE : stage >= 0 ? FZ_QUEUED_STAGED : FZ_QUEUED_OTHER;
+    return touched;
+}
+
+void fz_model_lookup(const fz_model_t *m, tes_entity_t e, int k, fz_lookup_t *out)
+{
+    memset(out, 0, sizeof *out);
+    bool present, fresh;
+    bool touched = held(m, e, k, m->nqueue, &present, &fresh, out->init);
+    bool barriers = false;
+    for (uint32_t i = 0; i < m->nqueue && !barriers; i++)
+        barriers = barrier(&m->queue[i]);
+    out->via_instance = false;
+    for (uint32_t i = 0; i < m->nqueue; i++)
+        if (m->queue[i].kind == FZ_Q_INSTANTIATE) {
+            tes_entity_t member;
+            uint32_t at;
+            out->via_instance |= fz_model_plan_member(&m->plans[m->queue[i].plan], e, &member, &at);
+        }
+    out->op = -1;
+    /* A default a queued add made is staged as a new default (no copy). */
+    out->has_init = present && !fresh;
+    if (!touched && !barriers && present) {
+        out->queued = FZ_QUEUED_NONE; /* its current address */
+        return;
+    }
+    const fz_qop_t *last = m->nqueue ? &m->queue[m->nqueue - 1] : NULL;
+    if (last && last->kind == FZ_Q_ENSURE && last->e == e && last->k == k) {
+        out->queued = FZ_QUEUED_STAGED; /* the same ensure again */
+        out->op = (int32_t)(m->nqueue - 1);
+        return;
+    }
+    out->queued = FZ_QUEUED_OTHER;
 }
 
 /* The live slot index of e, or UINT32_MAX. */

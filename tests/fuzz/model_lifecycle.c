@@ -184,6 +184,14 @@ uint32_t fz_model_prefab_live(const fz_model_t *m, const fz_mprefab_t *p, tes_en
     return n;
 }
 
+uint32_t fz_model_prefab_copied(const fz_model_t *m, const fz_mprefab_t *p)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < p->n; i++)
+        n += fz_model_alive(m, p->members[i]) && !fz_model_queued_destroy(m, p->members[i]);
+    return n;
+}
+
 void fz_model_prefab_prune(fz_model_t *m)
 {
     if (m->nprefabs < 24)
@@ -257,21 +265,22 @@ void fz_model_plan_apply(fz_model_t *m, fz_mplan_t *p)
         }
 }
 
-bool fz_model_plan_value(const fz_model_t *m, const fz_mplan_t *p, tes_entity_t e, int k,
-                         bool *has, uint8_t val[FZ_MAXSIZE])
+bool fz_model_plan_member(const fz_mplan_t *p, tes_entity_t e, tes_entity_t *member,
+                          uint32_t *at)
 {
     for (uint32_t q = 0; q < p->n * p->m; q++) {
         if (p->ents[q] != e)
             continue;
-        const fz_mslot_t *src = fz_model_get(m, p->members[q % p->m]);
-        *has = k != FZ_C_PREFAB && src && fz_bits_has(src->mask, k);
-        if (*has) {
-            memcpy(val, fz_val(m, tes_entity_index(p->members[q % p->m]), k), FZ_MAXSIZE);
-            (void)remap(p, q / p->m, k, val);
-        }
+        *member = p->members[q % p->m];
+        *at = q;
         return true;
     }
     return false;
+}
+
+void fz_model_plan_remap(const fz_mplan_t *p, uint32_t at, int k, uint8_t val[FZ_MAXSIZE])
+{
+    (void)remap(p, at / p->m, k, val);
 }
 
 static void plan_free(fz_mplan_t *p)
@@ -294,15 +303,21 @@ bool fz_model_instantiate(fz_model_t *m, const fz_mprefab_t *pf, uint32_t n, boo
     fz_mplan_t p;
     memset(&p, 0, sizeof p);
     p.n = n;
-    p.m = fz_model_prefab_live(m, pf, NULL);
+    /* The members alive at the call's place: a member whose destroy is
+     * queued is dead there. */
+    p.members = malloc((size_t)(pf->n ? pf->n : 1) * sizeof *p.members);
+    if (!p.members)
+        return false;
+    uint32_t live = fz_model_prefab_live(m, pf, p.members);
+    for (uint32_t i = 0; i < live; i++)
+        if (!fz_model_queued_destroy(m, p.members[i]))
+            p.members[p.m++] = p.members[i];
     uint32_t total = n * p.m;
-    p.members = malloc((size_t)(p.m ? p.m : 1) * sizeof *p.members);
     p.ents = malloc((size_t)(total ? total : 1) * sizeof *p.ents);
-    if (!p.members || !p.ents) {
+    if (!p.ents) {
         plan_free(&p);
         return false;
     }
-    fz_model_prefab_live(m, pf, p.members);
     for (uint32_t q = 0; q < total; q++) {
         p.ents[q] = fz_model_spawn(m);
         if (!p.ents[q]) {

@@ -915,7 +915,8 @@ static void test_defer_hooks_match_immediate(void **state)
 
 /* A deferred tes_ensure of a missing component returns a staged,
  * constructed value (the same one when repeated) whose writes appear at the
- * flush; of a present component, its current address. */
+ * flush; of a present component, its current address while nothing queued
+ * could see the write (checked at the end), else a staged copy. */
 static void test_defer_ensure(void **state)
 {
     (void)state;
@@ -935,10 +936,13 @@ static void test_defer_ensure(void **state)
     assert_null(tes_get(w, e, d->id[K_SA]));
     p->comp = d->id[K_SA];
     p->stamp = 77;
+    /* Present, but a command that runs hooks is queued (the ensure of the
+     * observed K_SA): a staged copy, written at the flush. */
     val_t *pt = tes_ensure(w, e, d->id[K_TA]);
-    assert_ptr_equal(pt, pta);
+    assert_ptr_not_equal(pt, pta);
+    assert_int_equal(pt->stamp, 1);
     pt->stamp = 88;
-    assert_int_equal(stamp_of(d, e, K_TA), 88); /* present: written at once */
+    assert_int_equal(stamp_of(d, e, K_TA), 1);
     val_t *pst = tes_ensure(w, e, d->id[K_ST]);
     assert_non_null(pst);
     pst->comp = d->id[K_ST];
@@ -962,6 +966,15 @@ static void test_defer_ensure(void **state)
     assert_int_equal(stamp_of(d, s, K_TB), 98);
     assert_int_equal(live_values(d), 5);
     check(w);
+
+    /* Nothing queued: the current address, written at once. */
+    assert_int_equal(tes_defer_begin(w), TES_OK);
+    pt = tes_ensure(w, e, d->id[K_TA]);
+    assert_ptr_equal(pt, tes_get(w, e, d->id[K_TA]));
+    pt->stamp = 89;
+    assert_int_equal(stamp_of(d, e, K_TA), 89);
+    assert_int_equal(tes_defer_end(w), TES_OK);
+    assert_int_equal(stamp_of(d, e, K_TA), 89);
 
     /* Inside an iteration: ensure a missing component on every entity. */
     tes_query_t *q = query1(d, d->id[K_TA], TES_AND, 0);

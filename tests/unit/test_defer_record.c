@@ -10,8 +10,8 @@
  *   more, the slow path; a tag, handed to the generic set), aligned 1 to
  *   16, enough of them to cross many arena blocks, interleaved on the same
  *   entities with adds, removes, ensures and sets of the same component.
- *   A deferred ensure after a set returns the staged value: aligned, and
- *   holding the bytes that were set.
+ *   A deferred ensure after a set returns a value staged for it: aligned,
+ *   and holding the bytes that were set.
  * - The room check: sets interleaved with commands that add entity
  *   records (adds of a tag, deferred spawns whose indices lie past the
  *   queue's entity lookup) around every growth point; the world check
@@ -96,8 +96,9 @@ static void set_value(twin_t *t, uint32_t i, int k, uint32_t stamp)
 }
 
 /* A deferred ensure right after a set returns the value the entity will
- * hold: in the deferred world the staged value itself. It must be aligned
- * for the component and hold the bytes just set. */
+ * hold: in the deferred world a value staged for the ensure, a copy of the
+ * set's. It must be aligned for the component and hold the bytes just
+ * set. */
 static void ensure_reads_set(twin_t *t, uint32_t i, int k, uint32_t stamp)
 {
     if (!sizes[k])
