@@ -35,11 +35,10 @@ static int read_hashed(tes__snap_plan_t *p, const tes_reader_t *in, tes__snap_st
 {
     while (n) {
         size_t piece = n < TES__SNAP_READ_PIECE ? n : TES__SNAP_READ_PIECE;
-        int rc = in->read(dst, piece, in->user);
+        int rc = tes__snap_read(p, in, dst, piece, "the payload");
         if (rc)
-            return rc < 0 ? rc : TES_ERR_IO;
+            return rc;
         tes__snap_stream_add(sum, dst, piece);
-        p->delivered += piece;
         dst += piece;
         n -= piece;
     }
@@ -162,9 +161,12 @@ int tes__snap_read_payload(tes__snap_plan_t *p, const tes_reader_t *in)
     if (rc)
         return rc;
     uint8_t stated[TES__SNAP_SUM_SIZE];
-    rc = in->read(stated, sizeof stated, in->user);
+    rc = tes__snap_read(p, in, stated, sizeof stated, "the payload checksum");
     if (rc)
-        return rc < 0 ? rc : TES_ERR_IO;
-    p->delivered += sizeof stated;
-    return tes__snap_stream_finish(&sum) == tes__get_u64(stated) ? TES_OK : TES_ERR_FORMAT;
+        return rc;
+    if (tes__snap_stream_finish(&sum) != tes__get_u64(stated))
+        return tes__snap_bad(p, p->delivered - sizeof stated, "payload checksum mismatch (the "
+                             "%llu bytes of raw columns are corrupted)",
+                             (unsigned long long)p->payload_size);
+    return TES_OK;
 }
