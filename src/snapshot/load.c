@@ -109,7 +109,7 @@ static void init_index(tes__entity_index_t *ei, const tes__entity_index_t *like,
     ei->alive = ix->count - ix->free_count - ix->retired;
 }
 
-/* The target tables, with room for their rows. */
+/* The target tables, each adopting the block its rows were laid out in. */
 static int stage_tables(tes__snap_plan_t *p, stage_t *s)
 {
     tes_world_t *w = p->w;
@@ -131,33 +131,41 @@ static int stage_tables(tes__snap_plan_t *p, stage_t *s)
         if (!st->target)
             return TES_ERR_NOMEM;
         tes__assert(st->target->count == 0); /* the world has no entities */
-        if (st->block) {
-            /* The payload is already in it, laid out for this table. */
-            tes__table_adopt(st->target, p->a, st->block, st->block_size, st->rows);
-            st->block = NULL;
-        } else if (tes__table_reserve(st->target, p->a, st->rows)) {
-            return TES_ERR_NOMEM;
-        }
+        /* The block is laid out for this table and exactly its rows, the
+         * payload already in it. */
+        tes__assert(st->block);
+        tes__table_adopt(st->target, p->a, st->block, st->block_size, st->rows);
+        st->block = NULL;
     }
     return TES_OK;
 }
 
+/* The staged stores: packed positions and data pages for every position
+ * (holes included: stable stores keep them), the holes marked, then one
+ * index page for each 4096-slot range some live position's entity falls
+ * in, allocated as the positions that need it come, and no other. */
 static int stage_stores(tes__snap_plan_t *p)
 {
     for (uint32_t i = 0; i < p->nstores; i++) {
         tes__snap_store_t *st = &p->stores[i];
         const tes__component_t *info = p->comps[st->comp].info;
         tes__sparse_store_init(&st->staged, info->size, info->stable);
-        /* Sparse pages for the live entities (a tombstone's link that happens
-         * to name a live index costs at most one extra page). */
-        for (uint32_t pos = 0; pos < st->count; pos++) {
-            uint32_t index = tes__get_u32(st->refs + 4 * (size_t)pos);
-            if (index < p->entities.count && (p->state[index] & TES__SNAP_LIVE) &&
-                tes__sparse_set_reserve_index(&st->staged.set, p->a, index))
-                return TES_ERR_NOMEM;
-        }
+        tes__sparse_set_t *set = &st->staged.set;
         if (tes__sparse_store_reserve_positions(&st->staged, p->a, st->count))
             return TES_ERR_NOMEM;
+        /* Tombstones are exactly the hole list; every other position holds
+         * a live entity (TES_NULL marks "not a tombstone" meanwhile: no
+         * live handle is null). */
+        memset(set->packed, 0, (size_t)st->count * sizeof *set->packed);
+        for (uint32_t at = st->free_head; at != TES_NULL_INDEX;) {
+            uint32_t next = tes__get_u32(st->refs + 4 * (size_t)at);
+            set->packed[at] = tes_entity_make(next, TES_TOMBSTONE);
+            at = next;
+        }
+        for (uint32_t pos = 0; pos < st->count; pos++)
+            if (set->packed[pos] == TES_NULL &&
+                tes__sparse_set_reserve_index(set, p->a, tes__get_u32(st->refs + 4 * (size_t)pos)))
+                return TES_ERR_NOMEM;
     }
     return TES_OK;
 }
@@ -289,15 +297,7 @@ static int fill_stores(tes__snap_plan_t *p, stage_t *s)
         tes__sparse_set_t *set = &staged->set;
         uint32_t size = comp->info->size;
         tes__cursor_t c = {st->data, p->buf + p->body_end, false};
-        /* Tombstones are exactly the free list; every other position holds
-         * a live entity (TES_NULL marks "not a tombstone" meanwhile: no
-         * live handle is null). */
-        memset(set->packed, 0, (size_t)st->count * sizeof *set->packed);
-        for (uint32_t at = st->free_head; at != TES_NULL_INDEX;) {
-            uint32_t next = tes__get_u32(st->refs + 4 * (size_t)at);
-            set->packed[at] = tes_entity_make(next, TES_TOMBSTONE);
-            at = next;
-        }
+        /* stage_stores marked the tombstones; the rest are TES_NULL. */
         set->count = st->count;
         set->live = st->live;
         set->free_head = st->free_head;

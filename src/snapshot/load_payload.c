@@ -140,6 +140,23 @@ static int read_table(tes__snap_plan_t *p, const tes_reader_t *in, tes__snap_str
     return rc;
 }
 
+/* The block of a table with no raw column (tags, hooked values only): laid
+ * out for exactly its rows, as the payload tables' blocks are, so a load
+ * never reserves rows the input did not list. Its values are filled in by
+ * load.c (hooked values are in the meta part, already delivered). */
+static int make_block(tes__snap_plan_t *p, tes__snap_table_t *st, const tes__component_t **cols,
+                      size_t *offsets)
+{
+    uint32_t ncols = table_columns(p, st, cols);
+    size_t size;
+    if (!tes__table_layout(cols, ncols, st->rows, offsets, &size))
+        return TES_ERR_NOMEM; /* no block can be that large */
+    if (!(st->block = tes__malloc(p->a, size)))
+        return TES_ERR_NOMEM;
+    st->block_size = size;
+    return TES_OK;
+}
+
 int tes__snap_read_payload(tes__snap_plan_t *p, const tes_reader_t *in)
 {
     tes__snap_stream_t sum;
@@ -147,15 +164,15 @@ int tes__snap_read_payload(tes__snap_plan_t *p, const tes_reader_t *in)
     const tes__component_t **cols = NULL;
     size_t *offsets = NULL;
     int rc = TES_OK;
-    if (p->payload_size && p->ncomps) {
+    if (p->ntables && p->ncomps) {
         cols = tes__malloc(p->a, (size_t)p->ncomps * sizeof *cols);
         offsets = tes__malloc(p->a, (size_t)p->ncomps * sizeof *offsets);
         if (!cols || !offsets)
             rc = TES_ERR_NOMEM;
     }
     for (uint32_t t = 0; !rc && t < p->ntables; t++)
-        if (p->tables[t].payload)
-            rc = read_table(p, in, &sum, &p->tables[t], cols, offsets);
+        rc = p->tables[t].payload ? read_table(p, in, &sum, &p->tables[t], cols, offsets)
+                                  : make_block(p, &p->tables[t], cols, offsets);
     tes__free(p->a, cols, cols ? (size_t)p->ncomps * sizeof *cols : 0);
     tes__free(p->a, offsets, offsets ? (size_t)p->ncomps * sizeof *offsets : 0);
     if (rc)
