@@ -289,7 +289,7 @@ static bool skip_values(tes__cursor_t *c, const tes__snap_comp_t *comp, uint32_t
 
 static int parse_tables(tes__snap_plan_t *p, tes__cursor_t *c, uint64_t *payload_sum)
 {
-    int rc = read_count(p, c, 12, &p->ntables, "tables");
+    int rc = read_count(p, c, 16, &p->ntables, "tables");
     if (rc)
         return rc;
     if (p->ntables && !(p->tables = tes__calloc(p->a, (size_t)p->ntables * sizeof *p->tables)))
@@ -374,7 +374,7 @@ static int parse_tables(tes__snap_plan_t *p, tes__cursor_t *c, uint64_t *payload
 
 static int parse_stores(tes__snap_plan_t *p, tes__cursor_t *c)
 {
-    int rc = read_count(p, c, 12, &p->nstores, "sparse stores");
+    int rc = read_count(p, c, 16, &p->nstores, "sparse stores");
     if (rc)
         return rc;
     if (p->nstores && !(p->stores = tes__calloc(p->a, (size_t)p->nstores * sizeof *p->stores)))

@@ -30,7 +30,7 @@
 #include <cmocka.h>
 
 #include "snapshot/format.h"
-#include "snapshot/mem_stream.h"
+#include "snapshot/snap_world.h"
 #include "support/counting_alloc.h"
 #include "world/check.h"
 
@@ -582,6 +582,104 @@ static void test_claims_without_data(void **state)
     free(in.data);
 }
 
+/* Mutations of a genuine snapshot of the feature-complete test world,
+ * both checksums recomputed after each (so every mutation reaches the
+ * field checks): each load succeeds or fails cleanly, and allocates at
+ * most 32 times the input plus 1 MiB. For this world that bound covers
+ * every granularity term: its three sparse components have values of at
+ * most 16 bytes, its hooked one is 8 bytes, and its table components make
+ * at most 512 distinct tables. A loader that sized anything by a claimed
+ * count would pass it on the first forged count. */
+static uint64_t rng_state = 0x9E3779B97F4A7C15u;
+static uint32_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)rng_state;
+}
+
+static void reseal_all(uint8_t *data, size_t size)
+{
+    size_t meta_end = 32 + (size_t)tes__get_u64(data + 16);
+    uint64_t sum = tes__snap_hash(data, meta_end, 0);
+    tes__put_u64(data + meta_end, sum);
+    size_t payload = size - meta_end - 16;
+    tes__put_u64(data + size - 8, tes__snap_hash(data + meta_end + 8, payload, sum));
+}
+
+static void test_mutated_snapshots(void **state)
+{
+    (void)state;
+    tes_world_desc_t d = sw_desc();
+    tes_world_t *src = tes_world_new(&d);
+    sw_ids_t ids;
+    assert_true(src && sw_register(src, &ids, false, false) && sw_populate(src, &ids, 2));
+    sw_buf_t snap = {0};
+    assert_int_equal(sw_save(src, &snap), TES_OK);
+    size_t meta_end = 32 + (size_t)tes__get_u64(snap.data + 16);
+    ca_state_t pk;
+    ca_init(&pk, 0);
+    d.allocator = ca_allocator(&pk);
+    tes_world_t *w = tes_world_new(&d);
+    assert_true(w && sw_register(w, &ids, true, false));
+    uint8_t *copy = malloc(snap.size);
+    assert_non_null(copy);
+    static const uint32_t edges[] = {0, 1, 2, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFEu, 0xFFFFFFFFu,
+                                     4095, 4096, 65536, 0x10000000u};
+    size_t worst = 0, loaded = 0;
+    long names = sw_names_live;
+    for (int iter = 0; iter < 4000; iter++) {
+        memcpy(copy, snap.data, snap.size);
+        int edits = 1 + (int)(rng() % 3);
+        for (int k = 0; k < edits; k++) {
+            /* A field of the meta part (after the header), 4-aligned or not. */
+            size_t at = 32 + rng() % (meta_end - 36);
+            if (rng() % 2)
+                tes__put_u32(copy + at, edges[rng() % (sizeof edges / sizeof edges[0])]);
+            else
+                copy[at] ^= (uint8_t)(1u << (rng() % 8));
+        }
+        reseal_all(copy, snap.size);
+        int64_t before = pk.live_bytes;
+        pk.peak_bytes = pk.live_bytes;
+        int rc = sw_load(w, copy, snap.size);
+        size_t extra = (size_t)(pk.peak_bytes - before);
+        if (extra > worst)
+            worst = extra;
+        if (extra > 32 * snap.size + (1u << 20))
+            fail_msg("mutation %d: %zu bytes allocated for a %zu byte input (status %d)", iter,
+                     extra, snap.size, rc);
+        if (rc == TES_OK) {
+            loaded++;
+            assert_int_equal(tes__world_check(w), TES_OK);
+            /* Empty it again for the next load. */
+            tes_world_free(w);
+            w = tes_world_new(&d);
+            assert_true(w && sw_register(w, &ids, true, false));
+            continue;
+        }
+        if (rc != TES_ERR_FORMAT && rc != TES_ERR_IO && rc != TES_ERR_INVALID)
+            fail_msg("mutation %d: status %d", iter, rc);
+        /* Only empty tables may remain (the load may have created them). */
+        tes_world_stats_t st;
+        tes_world_stats(w, &st);
+        if (tes_entity_count(w) != 0 || sw_names_live != names || st.entity_slots != 0 ||
+            tes__world_check(w) != TES_OK)
+            fail_msg("mutation %d: a refused load left something behind (status %d, %s)", iter,
+                     rc, tes_last_error_detail(w));
+        if (pk.live_bytes - before > 2048 * (int64_t)st.tables)
+            fail_msg("mutation %d: a refused load kept %lld bytes", iter,
+                     (long long)(pk.live_bytes - before));
+    }
+    print_message("4000 mutated snapshots of %zu bytes: %zu loaded, peak extra %zu bytes "
+                  "(%.1fx)\n", snap.size, loaded, worst, (double)worst / (double)snap.size);
+    free(copy);
+    sw_buf_free(&snap);
+    tes_world_free(w);
+    tes_world_free(src);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -592,6 +690,7 @@ int main(void)
         cmocka_unit_test(test_empty_hooked_values),
         cmocka_unit_test(test_lifecycle_records),
         cmocka_unit_test(test_claims_without_data),
+        cmocka_unit_test(test_mutated_snapshots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
