@@ -9,7 +9,10 @@
  *
  * One probe runs the whole list of refused calls from inside a callback
  * and records each status and detail; each test runs the probe from one
- * kind of callback and checks every entry.
+ * kind of callback and checks every entry. The probe also makes calls
+ * hooks may make (registering components, creating and freeing a query):
+ * they work from snapshot callbacks too, and the query made mid-load sees
+ * the loaded entities.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -52,6 +55,8 @@ typedef struct probe {
     tes_comp_t comp;  /* a component e does not have */
     const char *path; /* a file the file calls must not touch */
     int runs;         /* probe runs so far (it runs once) */
+    tes_query_t *query; /* made by the probe over Blob; freed by the test */
+    tes_comp_t late_table, late_sparse; /* registered by the probe */
     int status[CALL_COUNT];
     char detail[CALL_COUNT][256];
 } probe_t;
@@ -86,6 +91,15 @@ static void probe_run(probe_t *p)
     record(p, CALL_DEFER_BEGIN, tes_defer_begin(w));
     record(p, CALL_DEFER_END, tes_defer_end(w));
     record(p, CALL_PROGRESS, tes_progress(w, 0.0f));
+    /* Allowed, as from hooks. */
+    p->late_table = tes_component(w, &(tes_component_desc_t){.name = "LateTable", .size = 8});
+    p->late_sparse = tes_component(w, &(tes_component_desc_t){
+                                          .name = "LateSparse", .size = 8,
+                                          .storage = TES_STORAGE_SPARSE});
+    tes_comp_t blob = tes_component_lookup(w, "Blob");
+    tes_query_t *scratch = tes_query_new(w, &(tes_query_desc_t){.terms = {{blob}}});
+    tes_query_free(scratch);
+    p->query = tes_query_new(w, &(tes_query_desc_t){.terms = {{blob}}});
 }
 
 /* Every call was refused with TES_ERR_BUSY; those refused for the hook
@@ -108,6 +122,21 @@ static void probe_check(const probe_t *p, const char *where)
         fail_msg("%s: world free detail '%s'", where, p->detail[CALL_WORLD_FREE]);
     if (!strstr(p->detail[CALL_LOAD], "tes_snapshot_load"))
         fail_msg("%s: load detail '%s'", where, p->detail[CALL_LOAD]);
+    if (!p->late_table || !p->late_sparse || !p->query)
+        fail_msg("%s: registration or query creation failed in the callback", where);
+}
+
+/* After the save or load: the probe's query sees the one Blob entity,
+ * the late components work; frees the query. */
+static void probe_after(probe_t *p, tes_entity_t e)
+{
+    assert_int_equal(tes_query_count(p->query), 1);
+    uint64_t v = 5;
+    assert_int_equal(tes_set(p->w, e, p->late_table, &v), TES_OK);
+    assert_int_equal(tes_set(p->w, e, p->late_sparse, &v), TES_OK);
+    assert_int_equal(tes__world_check(p->w), TES_OK);
+    tes_query_free(p->query);
+    p->query = NULL;
 }
 
 /* A file the probe's file calls would overwrite or read if not refused. */
@@ -211,6 +240,7 @@ static void test_writer_callback(void **state)
     probe_check(&probe, "writer");
     assert_file_kept(path);
     assert_usable(w, blob, e);
+    probe_after(&probe, e);
     /* The bytes the writer got are a whole snapshot. */
     tes_comp_t blob2, other2;
     tes_world_t *copy = world_with(NULL, &blob2, &other2);
@@ -255,6 +285,7 @@ static void test_reader_callback(void **state)
     probe_check(&probe, "reader");
     assert_file_kept(path);
     assert_usable(w, blob, e);
+    probe_after(&probe, e);
     sw_buf_free(&snap);
     tes_world_free(src);
     tes_world_free(w);
@@ -277,6 +308,7 @@ static void test_save_hook(void **state)
     probe_check(&probe, "save hook");
     assert_file_kept(path);
     assert_usable(w, blob, e);
+    probe_after(&probe, e);
     sw_buf_free(&snap);
     tes_world_free(w);
 }
@@ -300,6 +332,7 @@ static void test_load_hook(void **state)
     probe_check(&probe, "load hook");
     assert_file_kept(path);
     assert_usable(w, blob, e);
+    probe_after(&probe, e);
     sw_buf_free(&snap);
     tes_world_free(src);
     tes_world_free(w);
