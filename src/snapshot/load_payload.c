@@ -20,7 +20,10 @@
  * components that does not fit is read into a bounce buffer that grows as
  * its bytes arrive, and copied into its block once they all have: a header
  * or meta part that claims rows the input never delivers costs at most a
- * few times the bytes that did arrive.
+ * few times the bytes that did arrive. Tables without raw columns (tags,
+ * hooked values) get their block here too, sized for exactly the rows the
+ * meta part lists: a growing table would start at 16 rows, which for a
+ * large hooked component is many times the input.
  */
 #include "snapshot/snapshot.h"
 

@@ -103,8 +103,9 @@ int tes__snap_read(tes__snap_plan_t *p, const tes_reader_t *in, void *dst, size_
  * against p->w. TES_OK, or TES_ERR_FORMAT / TES_ERR_IO / TES_ERR_INVALID /
  * TES_ERR_NOMEM. */
 int tes__snap_parse(tes__snap_plan_t *p, const tes_reader_t *in);
-/* Reads the payload that a successful parse described into column blocks
- * (tes__snap_table_t.block) and verifies its checksum. TES_OK, or
+/* Gives every table a column block laid out for exactly its rows
+ * (tes__snap_table_t.block), reads the payload that a successful parse
+ * described into them and verifies its checksum. TES_OK, or
  * TES_ERR_FORMAT / TES_ERR_IO / TES_ERR_NOMEM; blocks allocated so far stay
  * in the plan (tes__snap_parse_free frees them). */
 int tes__snap_read_payload(tes__snap_plan_t *p, const tes_reader_t *in);
