@@ -937,7 +937,10 @@ TES_API int tes_instance_adopt(tes_world_t *w, tes_instance_t inst, tes_entity_t
  * arguments, a component in use with a copy hook, a move hook or a dtor but
  * no save hook), TES_ERR_BUSY (from inside a hook, or while the world is
  * deferred), TES_ERR_NOMEM, or the status a writer or save hook returned;
- * the status is recorded for tes_last_error. Nothing in the world changes. */
+ * the status is recorded for tes_last_error with a detail. Nothing in the
+ * world changes. out->write runs inside the world's hook level, like the
+ * save hooks: what a hook may not do (structural calls, tes_world_free,
+ * snapshot calls, deferral levels) it may not do either (TES_ERR_BUSY). */
 TES_API int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out);
 
 /* Restores a snapshot into w, which must have no live entities and must
@@ -949,14 +952,19 @@ TES_API int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out);
  * saved world would have. entity_fields are restored as saved (no
  * remapping). No observers fire; values of components with a load hook are
  * constructed, then read by it. Any malformed, truncated or corrupted input
- * fails with TES_ERR_FORMAT (or the reader's TES_ERR_IO), allocates at most
- * a small multiple of the input's size before it is verified, and leaves
- * the world as it was. TES_ERR_BUSY from inside a hook or while deferred;
- * TES_ERR_NOMEM. */
+ * fails with TES_ERR_FORMAT (or the reader's TES_ERR_IO), with a detail
+ * naming the field and its byte offset, and leaves the world as it was.
+ * Memory: at most 8 times the input plus the world's storage granularity
+ * (docs/reference.md, tes_snapshot_load), forged checksums or not.
+ * TES_ERR_BUSY from inside a hook or while deferred; TES_ERR_NOMEM. in->read
+ * and the load hooks run inside the world's hook level, under the rules of
+ * hooks. */
 TES_API int tes_snapshot_load(tes_world_t *w, const tes_reader_t *in);
 
 /* The same through a file (created or truncated / opened for reading);
- * TES_ERR_IO when it cannot be opened, written or read. */
+ * TES_ERR_IO when it cannot be opened, written or read, with a detail that
+ * names the path and the system error ("open '/x/y.snap': No such file or
+ * directory"). */
 TES_API int tes_snapshot_save_file(const tes_world_t *w, const char *path);
 TES_API int tes_snapshot_load_file(tes_world_t *w, const char *path);
 /* ------------------------------------------------------------------------

@@ -51,7 +51,7 @@ tes_entity_t tes_prefab_new(tes_world_t *w)
     if (!w)
         return TES_NULL;
     if (w->unquiet.hook_depth || (w->unquiet.refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))) {
-        tes__fail(w, TES_ERR_BUSY);
+        tes__fail_busy(w, "tes_prefab_new");
         return TES_NULL;
     }
     tes__lifecycle_t *lc = tes__lifecycle(w);
@@ -96,9 +96,12 @@ tes_entity_t tes_prefab_child(tes_world_t *w, tes_entity_t prefab)
 {
     if (!w)
         return TES_NULL;
+    if (w->unquiet.hook_depth || (w->unquiet.refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))) {
+        tes__fail_busy(w, "tes_prefab_child");
+        return TES_NULL;
+    }
     tes__prefab_rec_t *rec;
-    int rc = w->unquiet.hook_depth || (w->unquiet.refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))
-                 ? TES_ERR_BUSY : lookup_prefab(w, prefab, &rec);
+    int rc = lookup_prefab(w, prefab, &rec);
     if (!rc && rec->count == rec->cap)
         prune_members(w, rec);
     if (!rc && tes__grow(&w->alloc, (void **)&rec->members, &rec->cap, (uint64_t)rec->count + 1,

@@ -20,7 +20,9 @@
  * No observer fires; load hooks run with the world marked busy, so they
  * cannot make structural changes.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "snapshot/snapshot.h"
 
@@ -107,7 +109,7 @@ static void init_index(tes__entity_index_t *ei, const tes__entity_index_t *like,
     ei->alive = ix->count - ix->free_count - ix->retired;
 }
 
-/* The target tables, with room for their rows. */
+/* The target tables, each adopting the block its rows were laid out in. */
 static int stage_tables(tes__snap_plan_t *p, stage_t *s)
 {
     tes_world_t *w = p->w;
@@ -129,33 +131,41 @@ static int stage_tables(tes__snap_plan_t *p, stage_t *s)
         if (!st->target)
             return TES_ERR_NOMEM;
         tes__assert(st->target->count == 0); /* the world has no entities */
-        if (st->block) {
-            /* The payload is already in it, laid out for this table. */
-            tes__table_adopt(st->target, p->a, st->block, st->block_size, st->rows);
-            st->block = NULL;
-        } else if (tes__table_reserve(st->target, p->a, st->rows)) {
-            return TES_ERR_NOMEM;
-        }
+        /* The block is laid out for this table and exactly its rows, the
+         * payload already in it. */
+        tes__assert(st->block);
+        tes__table_adopt(st->target, p->a, st->block, st->block_size, st->rows);
+        st->block = NULL;
     }
     return TES_OK;
 }
 
+/* The staged stores: packed positions and data pages for every position
+ * (holes included: stable stores keep them), the holes marked, then one
+ * index page for each 4096-slot range some live position's entity falls
+ * in, allocated as the positions that need it come, and no other. */
 static int stage_stores(tes__snap_plan_t *p)
 {
     for (uint32_t i = 0; i < p->nstores; i++) {
         tes__snap_store_t *st = &p->stores[i];
         const tes__component_t *info = p->comps[st->comp].info;
         tes__sparse_store_init(&st->staged, info->size, info->stable);
-        /* Sparse pages for the live entities (a tombstone's link that happens
-         * to name a live index costs at most one extra page). */
-        for (uint32_t pos = 0; pos < st->count; pos++) {
-            uint32_t index = tes__get_u32(st->refs + 4 * (size_t)pos);
-            if (index < p->entities.count && (p->state[index] & TES__SNAP_LIVE) &&
-                tes__sparse_set_reserve_index(&st->staged.set, p->a, index))
-                return TES_ERR_NOMEM;
-        }
+        tes__sparse_set_t *set = &st->staged.set;
         if (tes__sparse_store_reserve_positions(&st->staged, p->a, st->count))
             return TES_ERR_NOMEM;
+        /* Tombstones are exactly the hole list; every other position holds
+         * a live entity (TES_NULL marks "not a tombstone" meanwhile: no
+         * live handle is null). */
+        memset(set->packed, 0, (size_t)st->count * sizeof *set->packed);
+        for (uint32_t at = st->free_head; at != TES_NULL_INDEX;) {
+            uint32_t next = tes__get_u32(st->refs + 4 * (size_t)at);
+            set->packed[at] = tes_entity_make(next, TES_TOMBSTONE);
+            at = next;
+        }
+        for (uint32_t pos = 0; pos < st->count; pos++)
+            if (set->packed[pos] == TES_NULL &&
+                tes__sparse_set_reserve_index(set, p->a, tes__get_u32(st->refs + 4 * (size_t)pos)))
+                return TES_ERR_NOMEM;
     }
     return TES_OK;
 }
@@ -223,20 +233,31 @@ static int stage_lifecycle(tes__snap_plan_t *p, stage_t *s)
     return TES_OK;
 }
 
-/* Constructs one value and reads it with the load hook. */
-static int load_framed(const tes__component_t *info, void *cell, tes__cursor_t *c)
+/* Constructs one value and reads it with the load hook. A failure is
+ * recorded with the component and the value's offset in the input (a
+ * detail the hook recorded itself, through a failed call, stays). */
+static int load_framed(tes__snap_plan_t *p, const tes__component_t *info, void *cell,
+                       tes__cursor_t *c)
 {
     uint32_t len;
+    uint64_t at = (uint64_t)(c->p - p->buf);
     const uint8_t *bytes = tes__snap_value(c, true, info->size, &len);
     tes__cursor_t value = {bytes, bytes + len, false};
     tes_reader_t reader = {tes__cursor_read, &value};
     tes__component_construct1(info, cell);
     int rc = info->hooks.load(cell, &reader, info->hooks.ctx);
-    if (!rc && value.p != value.end)
-        rc = TES_ERR_FORMAT; /* the hook read less than save wrote */
+    if (!rc && value.p != value.end) {
+        tes__component_destruct(info, cell, 1);
+        return tes__snap_bad(p, at, "the load hook of '%.64s' read %zu of the value's %u bytes",
+                             info->name, (size_t)(value.p - bytes), (unsigned)len);
+    }
     if (rc) {
         tes__component_destruct(info, cell, 1);
-        return rc < 0 ? rc : TES_ERR_FORMAT;
+        rc = rc < 0 ? rc : TES_ERR_FORMAT;
+        if (!p->w->detail.text[0])
+            tes__fail_detail(p->w, rc, "snapshot: the load hook of '%.64s' returned %d for the "
+                             "value at byte %llu", info->name, rc, (unsigned long long)at);
+        return rc;
     }
     return TES_OK;
 }
@@ -256,7 +277,7 @@ static int fill_tables(tes__snap_plan_t *p, stage_t *s)
             if (!comp->framed)
                 continue; /* read into place from the payload */
             for (s->row = 0; s->row < st->rows; s->row++) {
-                int rc = load_framed(comp->info, cells + (size_t)s->row * comp->info->size, &c);
+                int rc = load_framed(p, comp->info, cells + (size_t)s->row * comp->info->size, &c);
                 if (rc)
                     return rc;
             }
@@ -276,15 +297,7 @@ static int fill_stores(tes__snap_plan_t *p, stage_t *s)
         tes__sparse_set_t *set = &staged->set;
         uint32_t size = comp->info->size;
         tes__cursor_t c = {st->data, p->buf + p->body_end, false};
-        /* Tombstones are exactly the free list; every other position holds
-         * a live entity (TES_NULL marks "not a tombstone" meanwhile: no
-         * live handle is null). */
-        memset(set->packed, 0, (size_t)st->count * sizeof *set->packed);
-        for (uint32_t at = st->free_head; at != TES_NULL_INDEX;) {
-            uint32_t next = tes__get_u32(st->refs + 4 * (size_t)at);
-            set->packed[at] = tes_entity_make(next, TES_TOMBSTONE);
-            at = next;
-        }
+        /* stage_stores marked the tombstones; the rest are TES_NULL. */
         set->count = st->count;
         set->live = st->live;
         set->free_head = st->free_head;
@@ -302,7 +315,7 @@ static int fill_stores(tes__snap_plan_t *p, stage_t *s)
                 memcpy(cell, tes__cursor_take(&c, size), size);
                 continue;
             }
-            int rc = load_framed(comp->info, cell, &c);
+            int rc = load_framed(p, comp->info, cell, &c);
             if (rc)
                 return rc;
             s->pos++;
@@ -498,19 +511,46 @@ int tes_snapshot_load(tes_world_t *w, const tes_reader_t *in)
         return TES_ERR_INVALID;
     if (!in || !in->read)
         return tes__fail_detail(w, TES_ERR_INVALID, "tes_snapshot_load: reader %s", in ? "has no read function" : "is NULL");
-    if (w->defer.depth > 0 || w->unquiet.refuse)
-        return tes__fail(w, TES_ERR_BUSY);
+    /* From a hook level (a hook, a snapshot callback) or a running system,
+     * and while deferred: refused, before the reader is called. */
+    if (w->unquiet.hook_depth || w->unquiet.refuse)
+        return tes__fail_busy(w, "tes_snapshot_load");
+    if (w->defer.depth > 0)
+        return tes__fail_detail(w, TES_ERR_BUSY, "tes_snapshot_load: refused while the world is "
+                                "deferred; load after the last tes_defer_end or iterator");
+    if (w->entities.alive)
+        return tes__fail_detail(w, TES_ERR_INVALID, "tes_snapshot_load: the world has %u live entities (it must have none)", w->entities.alive);
+    /* The reader and the load hooks run inside this hook level: what they
+     * may not do is what hooks may not do (no structural call, no world
+     * free, no other snapshot call). */
     int rc = tes__world_begin(w);
     if (rc)
         return rc;
-    rc = w->entities.alive ? tes__fail_detail(w, TES_ERR_INVALID, "tes_snapshot_load: the world has %u live entities (it must have none)", w->entities.alive) : load(w, in);
+    tes__detail_t before;
+    tes__snap_begin(w, &before);
+    rc = load(w, in);
     tes__world_end(w);
-    return rc ? tes__fail(w, rc) : TES_OK;
+    return tes__snap_end(w, rc, &before, "snapshot load: the reader or a load hook failed");
 }
+
+/* A file source that counts the bytes it delivered and keeps the system
+ * error of a failed read, so the detail can name them. */
+typedef struct file_source {
+    FILE *f;
+    uint64_t at;  /* bytes delivered */
+    int err;      /* errno of a failed read; -1 for the end of the file */
+} file_source_t;
 
 static int file_read(void *data, size_t size, void *user)
 {
-    return fread(data, 1, size, (FILE *)user) == size ? TES_OK : TES_ERR_IO;
+    file_source_t *src = user;
+    errno = 0;
+    size_t got = fread(data, 1, size, src->f);
+    src->at += got;
+    if (got == size)
+        return TES_OK;
+    src->err = ferror(src->f) ? (errno ? errno : EIO) : -1;
+    return TES_ERR_IO;
 }
 
 int tes_snapshot_load_file(tes_world_t *w, const char *path)
@@ -519,11 +559,21 @@ int tes_snapshot_load_file(tes_world_t *w, const char *path)
         return TES_ERR_INVALID;
     if (!path)
         return tes__fail_detail(w, TES_ERR_INVALID, "tes_snapshot_load_file: path is NULL");
+    errno = 0;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return tes__fail(w, TES_ERR_IO);
-    tes_reader_t reader = {file_read, f};
+        return tes__fail_detail(w, TES_ERR_IO, "open '%.120s': %s", path,
+                                strerror(errno ? errno : EIO));
+    file_source_t src = {f, 0, 0};
+    tes_reader_t reader = {file_read, &src};
     int rc = tes_snapshot_load(w, &reader);
     fclose(f);
+    if (rc && src.err < 0)
+        rc = tes__fail_detail(w, rc, "read '%.120s': unexpected end of file at byte %llu (the "
+                              "snapshot says it is longer: truncated?)", path,
+                              (unsigned long long)src.at);
+    else if (rc && src.err)
+        rc = tes__fail_detail(w, rc, "read '%.120s': %s at byte %llu", path, strerror(src.err),
+                              (unsigned long long)src.at);
     return rc;
 }

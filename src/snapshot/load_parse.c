@@ -15,7 +15,45 @@
  * payload size the header states. What this file accepts, load_payload.c
  * and load.c can restore without further checks.
  */
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "snapshot/snapshot.h"
+
+int tes__snap_bad(tes__snap_plan_t *p, uint64_t at, const char *fmt, ...)
+{
+    char what[160];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(what, sizeof what, fmt, args);
+    va_end(args);
+    return tes__fail_detail(p->w, TES_ERR_FORMAT, "snapshot: %s at byte %llu", what,
+                            (unsigned long long)at);
+}
+
+int tes__snap_read(tes__snap_plan_t *p, const tes_reader_t *in, void *dst, size_t n,
+                   const char *what)
+{
+    int rc = in->read(dst, n, in->user);
+    if (!rc) {
+        p->delivered += n;
+        return TES_OK;
+    }
+    rc = rc < 0 ? rc : TES_ERR_IO;
+    if (rc == TES_ERR_IO)
+        return tes__fail_detail(p->w, rc, "snapshot: the input ends (or the reader failed) at "
+                                "byte %llu, reading %zu bytes of %s",
+                                (unsigned long long)p->delivered, n, what);
+    return tes__fail_detail(p->w, rc, "snapshot: the reader returned %d at byte %llu, reading "
+                            "%zu bytes of %s", rc, (unsigned long long)p->delivered, n, what);
+}
+
+/* The offset in the input of a cursor's position (the buffer holds the
+ * input from its first byte). */
+static uint64_t at(const tes__snap_plan_t *p, const tes__cursor_t *c)
+{
+    return (uint64_t)(c->p - p->buf);
+}
 
 /* The first read; the buffer then grows fourfold as bytes arrive, so what
  * is allocated stays below four times what the reader delivered plus this. */
@@ -25,17 +63,23 @@
 static int read_input(tes__snap_plan_t *p, const tes_reader_t *in)
 {
     uint8_t header[TES__SNAP_HEADER_SIZE];
-    int rc = in->read(header, sizeof header, in->user);
+    int rc = tes__snap_read(p, in, header, sizeof header, "the header");
     if (rc)
-        return rc < 0 ? rc : TES_ERR_IO;
-    p->delivered = sizeof header;
-    if (memcmp(header, TES__SNAP_MAGIC, 8) != 0 || tes__get_u32(header + 8) != TES__SNAP_VERSION ||
-        tes__get_u32(header + 12) != 0)
-        return TES_ERR_FORMAT;
+        return rc;
+    if (memcmp(header, TES__SNAP_MAGIC, 8) != 0)
+        return tes__snap_bad(p, 0, "bad magic (not a Tessera snapshot)");
+    if (tes__get_u32(header + 8) != TES__SNAP_VERSION)
+        return tes__snap_bad(p, 8, "version %u (this library reads version %u)",
+                             (unsigned)tes__get_u32(header + 8), TES__SNAP_VERSION);
+    if (tes__get_u32(header + 12) != 0)
+        return tes__snap_bad(p, 12, "flags 0x%x (must be 0)", (unsigned)tes__get_u32(header + 12));
     uint64_t meta = tes__get_u64(header + 16);
     p->payload_size = tes__get_u64(header + 24);
-    if (meta > SIZE_MAX / 4 || p->payload_size > SIZE_MAX / 4)
-        return TES_ERR_FORMAT;
+    if (meta > SIZE_MAX / 4)
+        return tes__snap_bad(p, 16, "meta part size %llu too large", (unsigned long long)meta);
+    if (p->payload_size > SIZE_MAX / 4)
+        return tes__snap_bad(p, 24, "payload size %llu too large",
+                             (unsigned long long)p->payload_size);
     size_t total = TES__SNAP_HEADER_SIZE + (size_t)meta + TES__SNAP_SUM_SIZE;
     size_t cap = total < READ_CHUNK ? total : READ_CHUNK;
     p->buf = tes__malloc(p->a, cap);
@@ -61,11 +105,11 @@ static int read_input(tes__snap_plan_t *p, const tes_reader_t *in)
             p->buf_cap += grow;
         }
         size_t chunk = p->buf_cap - got < TES__SNAP_READ_PIECE ? p->buf_cap - got : TES__SNAP_READ_PIECE;
-        rc = in->read(p->buf + got, chunk, in->user);
+        rc = tes__snap_read(p, in, p->buf + got, chunk,
+                            got < body_end ? "the meta part" : "the meta checksum");
         if (rc)
-            return rc < 0 ? rc : TES_ERR_IO;
+            return rc;
         got += chunk;
-        p->delivered += chunk;
         size_t upto = got < body_end ? got : body_end;
         upto -= upto % TES__SNAP_HASH_BLOCK;
         if (upto > hashed) {
@@ -76,39 +120,66 @@ static int read_input(tes__snap_plan_t *p, const tes_reader_t *in)
     p->body_end = body_end;
     p->meta_sum = tes__snap_hash_finish(&hash, p->buf + hashed, body_end - hashed, body_end);
     if (p->meta_sum != tes__get_u64(p->buf + body_end))
-        return TES_ERR_FORMAT;
+        return tes__snap_bad(p, body_end, "meta checksum mismatch (the header or meta part of "
+                             "%llu bytes is corrupted)", (unsigned long long)body_end);
     return TES_OK;
+}
+
+/* A count of items of at least min_bytes each: refused (with the detail)
+ * when the rest of the meta part cannot hold them. */
+static int read_count(tes__snap_plan_t *p, tes__cursor_t *c, uint32_t min_bytes, uint32_t *n,
+                      const char *what)
+{
+    uint64_t count_at = at(p, c);
+    size_t left = tes__cursor_left(c);
+    *n = tes__cursor_count(c, min_bytes);
+    if (!c->bad)
+        return TES_OK;
+    if (left < 4)
+        return tes__snap_bad(p, count_at, "%s: the meta part ends before the count", what);
+    return tes__snap_bad(p, count_at, "%s: count %u needs at least %llu bytes, %zu remain", what,
+                         (unsigned)tes__get_u32(p->buf + count_at),
+                         (unsigned long long)tes__get_u32(p->buf + count_at) * min_bytes,
+                         left - 4);
 }
 
 static int parse_comps(tes__snap_plan_t *p, tes__cursor_t *c)
 {
-    p->ncomps = tes__cursor_count(c, 16);
-    if (c->bad)
-        return TES_ERR_FORMAT;
+    int rc = read_count(p, c, 16, &p->ncomps, "components");
+    if (rc)
+        return rc;
     if (p->ncomps && !(p->comps = tes__calloc(p->a, (size_t)p->ncomps * sizeof *p->comps)))
         return TES_ERR_NOMEM;
     const uint8_t *prev = NULL;
     uint32_t prev_len = 0;
     int mismatch = TES_OK; /* reported once the whole section is well-formed */
     for (uint32_t i = 0; i < p->ncomps; i++) {
+        uint64_t comp_at = at(p, c);
         uint32_t len = tes__cursor_u32(c);
         if (len == 0 || len > TES__SNAP_MAX_NAME)
-            return TES_ERR_FORMAT;
+            return tes__snap_bad(p, comp_at, "component %u: name length %u (1 to %u)",
+                                 (unsigned)i, (unsigned)len, TES__SNAP_MAX_NAME);
         const uint8_t *name = tes__cursor_take(c, len);
         uint32_t size = tes__cursor_u32(c), align = tes__cursor_u32(c);
         const uint8_t *flags = tes__cursor_take(c, 4);
-        if (c->bad || memchr(name, 0, len))
-            return TES_ERR_FORMAT;
+        if (c->bad)
+            return tes__snap_bad(p, comp_at, "component %u: record runs past the meta part",
+                                 (unsigned)i);
+        if (memchr(name, 0, len))
+            return tes__snap_bad(p, comp_at + 4, "component %u: name holds a zero byte",
+                                 (unsigned)i);
         /* Names strictly ascending (byte order, a prefix first). */
         if (prev) {
             int order = memcmp(prev, name, prev_len < len ? prev_len : len);
             if (order > 0 || (order == 0 && prev_len >= len))
-                return TES_ERR_FORMAT;
+                return tes__snap_bad(p, comp_at + 4, "component %u: names out of order",
+                                     (unsigned)i);
         }
         prev = name, prev_len = len;
         if (flags[0] > 1 || flags[1] > 1 || flags[2] > 1 || flags[3] != 0 ||
             (flags[2] && size == 0))
-            return TES_ERR_FORMAT;
+            return tes__snap_bad(p, (uint64_t)(flags - p->buf), "component %u: bad flags",
+                                 (unsigned)i);
         char cname[TES__SNAP_MAX_NAME + 1];
         memcpy(cname, name, len);
         cname[len] = 0;
@@ -127,14 +198,22 @@ static int parse_comps(tes__snap_plan_t *p, tes__cursor_t *c)
 
 /* An entity index: slot states into `state`, free list validated. */
 static int parse_index(tes__snap_plan_t *p, tes__cursor_t *c, tes__snap_index_t *ix,
-                       uint8_t **state, uint32_t limit)
+                       uint8_t **state, uint32_t limit, const char *what)
 {
+    uint64_t index_at = at(p, c);
     ix->count = tes__cursor_u32(c);
     ix->free_head = tes__cursor_u32(c);
     ix->free_count = tes__cursor_u32(c);
-    if (c->bad || (uint64_t)ix->count * 8 > tes__cursor_left(c) || ix->count > limit ||
-        ix->free_count > ix->count)
-        return TES_ERR_FORMAT;
+    if (c->bad)
+        return tes__snap_bad(p, index_at, "%s: the meta part ends in the index header", what);
+    if ((uint64_t)ix->count * 8 > tes__cursor_left(c) || ix->count > limit)
+        return tes__snap_bad(p, index_at, "%s: slot count %u (needs %llu bytes, %zu remain; "
+                             "limit %u)", what, (unsigned)ix->count,
+                             (unsigned long long)ix->count * 8, tes__cursor_left(c),
+                             (unsigned)limit);
+    if (ix->free_count > ix->count)
+        return tes__snap_bad(p, index_at + 8, "%s: %u free slots of %u", what,
+                             (unsigned)ix->free_count, (unsigned)ix->count);
     ix->slots = tes__cursor_take(c, (uint64_t)ix->count * 8);
     if (ix->count && !(*state = tes__malloc(p->a, ix->count)))
         return TES_ERR_NOMEM;
@@ -158,21 +237,30 @@ static int parse_index(tes__snap_plan_t *p, tes__cursor_t *c, tes__snap_index_t 
     }
     ix->retired = retired;
     if (invalid)
-        return TES_ERR_FORMAT;
+        for (uint32_t i = 0; i < ix->count; i++) {
+            uint32_t gen = tes__get_u32(slots + 8 * (size_t)i);
+            if (gen != TES_TOMBSTONE && gen - 1 >= gen_limit)
+                return tes__snap_bad(p, (uint64_t)(slots + 8 * (size_t)i - p->buf),
+                                     "%s: slot %u has generation %u (1 to %u)", what,
+                                     (unsigned)i, (unsigned)gen, (unsigned)gen_limit);
+        }
     /* The free list: free_count distinct non-retired slots, ending in the
      * null index; every other slot has link 0: the walk must meet every
      * slot with a link (no walked slot is counted twice: a revisit finds
      * it FREE, not LIVE, and is refused). */
-    uint32_t at = ix->free_head, linked_walked = 0;
+    uint32_t slot = ix->free_head, linked_walked = 0;
     for (uint32_t k = 0; k < ix->free_count; k++) {
-        if (at >= ix->count || !((*state)[at] & TES__SNAP_LIVE))
-            return TES_ERR_FORMAT;
-        linked_walked += ((*state)[at] & TES__SNAP_LINKED) != 0;
-        (*state)[at] = TES__SNAP_FREE;
-        at = tes__get_u32(ix->slots + 8 * (size_t)at + 4);
+        if (slot >= ix->count || !((*state)[slot] & TES__SNAP_LIVE))
+            return tes__snap_bad(p, index_at + 4, "%s: free list entry %u names slot %u "
+                                 "(out of range, retired or already on the list)", what,
+                                 (unsigned)k, (unsigned)slot);
+        linked_walked += ((*state)[slot] & TES__SNAP_LINKED) != 0;
+        (*state)[slot] = TES__SNAP_FREE;
+        slot = tes__get_u32(ix->slots + 8 * (size_t)slot + 4);
     }
-    if (at != TES_NULL_INDEX || linked_walked != linked_slots)
-        return TES_ERR_FORMAT;
+    if (slot != TES_NULL_INDEX || linked_walked != linked_slots)
+        return tes__snap_bad(p, index_at + 4, "%s: the free list is not %u slots long or a slot "
+                             "off the list has a link", what, (unsigned)ix->free_count);
     return TES_OK;
 }
 
@@ -201,22 +289,28 @@ static bool skip_values(tes__cursor_t *c, const tes__snap_comp_t *comp, uint32_t
 
 static int parse_tables(tes__snap_plan_t *p, tes__cursor_t *c, uint64_t *payload_sum)
 {
-    p->ntables = tes__cursor_count(c, 12);
-    if (c->bad)
-        return TES_ERR_FORMAT;
+    int rc = read_count(p, c, 16, &p->ntables, "tables");
+    if (rc)
+        return rc;
     if (p->ntables && !(p->tables = tes__calloc(p->a, (size_t)p->ntables * sizeof *p->tables)))
         return TES_ERR_NOMEM;
     for (uint32_t t = 0; t < p->ntables; t++) {
         tes__snap_table_t *st = &p->tables[t];
-        st->type_count = tes__cursor_count(c, 4);
+        uint64_t table_at = at(p, c);
+        rc = read_count(p, c, 4, &st->type_count, "table type");
+        if (rc)
+            return rc;
         st->type = tes__cursor_take(c, (uint64_t)st->type_count * 4);
-        if (c->bad || st->type_count == 0 || st->type_count > p->ncomps)
-            return TES_ERR_FORMAT;
+        if (st->type_count == 0 || st->type_count > p->ncomps)
+            return tes__snap_bad(p, table_at, "table %u: %u components in its type (1 to %u)",
+                                 (unsigned)t, (unsigned)st->type_count, (unsigned)p->ncomps);
         for (uint32_t k = 0; k < st->type_count; k++) {
             uint32_t comp = tes__get_u32(st->type + 4 * k);
             if (comp >= p->ncomps || (k && comp <= tes__get_u32(st->type + 4 * (k - 1))) ||
                 p->comps[comp].info->storage != TES_STORAGE_TABLE)
-                return TES_ERR_FORMAT;
+                return tes__snap_bad(p, table_at + 4 + 4 * (uint64_t)k, "table %u: type names "
+                                     "component %u (out of range, out of order or not a table "
+                                     "component)", (unsigned)t, (unsigned)comp);
             p->comps[comp].used = true;
         }
         /* Tables strictly ascending by type. */
@@ -230,12 +324,15 @@ static int parse_tables(tes__snap_plan_t *p, tes__cursor_t *c, uint64_t *payload
                             ? tes__get_u32(pt->type + 4 * k) < tes__get_u32(st->type + 4 * k)
                             : pt->type_count < st->type_count;
             if (!less)
-                return TES_ERR_FORMAT;
+                return tes__snap_bad(p, table_at, "table %u: tables out of order", (unsigned)t);
         }
-        st->rows = tes__cursor_count(c, 4);
+        rc = read_count(p, c, 4, &st->rows, "table rows");
+        if (rc)
+            return rc;
         st->entities = tes__cursor_take(c, (uint64_t)st->rows * 4);
-        if (c->bad || st->rows == 0)
-            return TES_ERR_FORMAT;
+        if (st->rows == 0)
+            return tes__snap_bad(p, (uint64_t)(st->entities - p->buf) - 4, "table %u: no rows",
+                                 (unsigned)t);
         /* Each row a live entity placed nowhere else (locals: stores into
          * the byte array would otherwise reload everything each row). */
         uint8_t *state = p->state;
@@ -243,7 +340,9 @@ static int parse_tables(tes__snap_plan_t *p, tes__cursor_t *c, uint64_t *payload
         for (uint32_t r = 0, n = st->rows, slots = p->entities.count; r < n; r++) {
             uint32_t index = tes__get_u32(rows + 4 * (size_t)r);
             if (index >= slots || (state[index] & (TES__SNAP_LIVE | TES__SNAP_PLACED)) != TES__SNAP_LIVE)
-                return TES_ERR_FORMAT;
+                return tes__snap_bad(p, (uint64_t)(rows + 4 * (size_t)r - p->buf),
+                                     "table %u row %u: entity %u is not live or already placed",
+                                     (unsigned)t, (unsigned)r, (unsigned)index);
             state[index] |= TES__SNAP_PLACED;
         }
         /* Raw columns are in the payload, framed ones follow here in the
@@ -256,22 +355,28 @@ static int parse_tables(tes__snap_plan_t *p, tes__cursor_t *c, uint64_t *payload
             if (tes__snap_in_payload(comp)) {
                 uint64_t bytes = (uint64_t)st->rows * comp->info->size;
                 if (bytes > p->payload_size - *payload_sum)
-                    return TES_ERR_FORMAT;
+                    return tes__snap_bad(p, 24, "payload size %llu: table %u needs more",
+                                         (unsigned long long)p->payload_size, (unsigned)t);
                 st->payload += bytes;
                 *payload_sum += bytes;
             } else if (!skip_values(c, comp, st->rows)) {
-                return TES_ERR_FORMAT;
+                return tes__snap_bad(p, at(p, c), "table %u: values of '%.64s' run past the "
+                                     "meta part", (unsigned)t, comp->info->name);
             }
         }
     }
-    return *payload_sum == p->payload_size ? TES_OK : TES_ERR_FORMAT;
+    if (*payload_sum != p->payload_size)
+        return tes__snap_bad(p, 24, "payload size %llu, the tables hold %llu",
+                             (unsigned long long)p->payload_size,
+                             (unsigned long long)*payload_sum);
+    return TES_OK;
 }
 
 static int parse_stores(tes__snap_plan_t *p, tes__cursor_t *c)
 {
-    p->nstores = tes__cursor_count(c, 12);
-    if (c->bad)
-        return TES_ERR_FORMAT;
+    int rc = read_count(p, c, 16, &p->nstores, "sparse stores");
+    if (rc)
+        return rc;
     if (p->nstores && !(p->stores = tes__calloc(p->a, (size_t)p->nstores * sizeof *p->stores)))
         return TES_ERR_NOMEM;
     /* Scratch only when some store needs it (a large load of table
@@ -281,21 +386,33 @@ static int parse_stores(tes__snap_plan_t *p, tes__cursor_t *c)
         return TES_ERR_NOMEM;
     uint8_t *hole = NULL; /* per position: on the tombstone list */
     size_t hole_size = 0;
-    int rc = TES_OK;
     for (uint32_t s = 0; s < p->nstores && !rc; s++) {
         tes__snap_store_t *st = &p->stores[s];
+        uint64_t store_at = at(p, c);
         st->comp = tes__cursor_u32(c);
         st->count = tes__cursor_u32(c);
         st->free_head = tes__cursor_u32(c);
-        if (c->bad || st->comp >= p->ncomps || (s && st->comp <= p->stores[s - 1].comp) ||
-            (uint64_t)st->count * 4 > tes__cursor_left(c) || st->count == 0) {
-            rc = TES_ERR_FORMAT;
+        if (c->bad) {
+            rc = tes__snap_bad(p, store_at, "store %u: the meta part ends in its header",
+                               (unsigned)s);
+            break;
+        }
+        if (st->comp >= p->ncomps || (s && st->comp <= p->stores[s - 1].comp)) {
+            rc = tes__snap_bad(p, store_at, "store %u: component %u (out of range or out of "
+                               "order)", (unsigned)s, (unsigned)st->comp);
+            break;
+        }
+        if ((uint64_t)st->count * 4 > tes__cursor_left(c) || st->count == 0) {
+            rc = tes__snap_bad(p, store_at + 4, "store %u: position count %u (needs %llu bytes, "
+                               "%zu remain)", (unsigned)s, (unsigned)st->count,
+                               (unsigned long long)st->count * 4, tes__cursor_left(c));
             break;
         }
         const tes__component_t *info = p->comps[st->comp].info;
         if (info->storage != TES_STORAGE_SPARSE ||
             (!info->stable && st->free_head != TES_NULL_INDEX)) {
-            rc = TES_ERR_FORMAT;
+            rc = tes__snap_bad(p, store_at, "store %u: '%.64s' is not a sparse component, or "
+                               "has holes but is not stable", (unsigned)s, info->name);
             break;
         }
         p->comps[st->comp].used = true;
@@ -310,14 +427,15 @@ static int parse_stores(tes__snap_plan_t *p, tes__cursor_t *c)
             }
         }
         memset(hole, 0, st->count);
-        uint32_t at = st->free_head, holes = 0;
-        while (at != TES_NULL_INDEX && !rc) {
-            if (at >= st->count || hole[at])
-                rc = TES_ERR_FORMAT;
+        uint32_t pos_at = st->free_head, holes = 0;
+        while (pos_at != TES_NULL_INDEX && !rc) {
+            if (pos_at >= st->count || hole[pos_at])
+                rc = tes__snap_bad(p, store_at + 8, "store %u: the hole list reaches position "
+                                   "%u (out of range or a cycle)", (unsigned)s, (unsigned)pos_at);
             else {
-                hole[at] = 1;
+                hole[pos_at] = 1;
                 holes++;
-                at = tes__get_u32(st->refs + 4 * (size_t)at);
+                pos_at = tes__get_u32(st->refs + 4 * (size_t)pos_at);
             }
         }
         for (uint32_t pos = 0; pos < st->count && !rc; pos++) {
@@ -325,7 +443,9 @@ static int parse_stores(tes__snap_plan_t *p, tes__cursor_t *c)
                 continue;
             uint32_t index = tes__get_u32(st->refs + 4 * (size_t)pos);
             if (!live_entity(p, index) || p->stamp[index] == s + 1)
-                rc = TES_ERR_FORMAT;
+                rc = tes__snap_bad(p, (uint64_t)(st->refs + 4 * (size_t)pos - p->buf),
+                                   "store %u position %u: entity %u is not live or is listed "
+                                   "twice", (unsigned)s, (unsigned)pos, (unsigned)index);
             else {
                 p->stamp[index] = s + 1;
                 p->state[index] |= TES__SNAP_SPARSE;
@@ -334,7 +454,9 @@ static int parse_stores(tes__snap_plan_t *p, tes__cursor_t *c)
         st->live = st->count - holes;
         st->data = c->p;
         if (!rc && !skip_values(c, &p->comps[st->comp], st->live))
-            rc = TES_ERR_FORMAT;
+            rc = tes__snap_bad(p, (uint64_t)(st->data - p->buf), "store %u: %u values of "
+                               "'%.64s' run past the meta part", (unsigned)s, (unsigned)st->live,
+                               info->name);
     }
     tes__free(p->a, hole, hole_size);
     return rc;
@@ -342,7 +464,7 @@ static int parse_stores(tes__snap_plan_t *p, tes__cursor_t *c)
 
 static int parse_lifecycle(tes__snap_plan_t *p, tes__cursor_t *c)
 {
-    int rc = parse_index(p, c, &p->instances, &p->inst_state, TES_NULL_INDEX);
+    int rc = parse_index(p, c, &p->instances, &p->inst_state, TES_NULL_INDEX, "instance ids");
     if (rc)
         return rc;
     if (p->instances.count && p->entities.count &&
@@ -352,28 +474,38 @@ static int parse_lifecycle(tes__snap_plan_t *p, tes__cursor_t *c)
     for (uint32_t i = 0; i < p->instances.count; i++) {
         if (p->inst_state[i] != TES__SNAP_LIVE)
             continue;
-        uint32_t n = tes__cursor_count(c, 4);
-        if (c->bad || n == 0)
-            return TES_ERR_FORMAT;
+        uint32_t n;
+        rc = read_count(p, c, 4, &n, "instance members");
+        if (rc)
+            return rc;
+        if (n == 0)
+            return tes__snap_bad(p, at(p, c) - 4, "instance %u: no members", (unsigned)i);
         for (uint32_t k = 0; k < n; k++) {
             uint32_t index = tes__cursor_u32(c);
             if (!live_entity(p, index) || p->member_of[index])
-                return TES_ERR_FORMAT;
+                return tes__snap_bad(p, at(p, c) - 4, "instance %u member %u: entity %u is not "
+                                     "live or in another instance", (unsigned)i, (unsigned)k,
+                                     (unsigned)index);
             p->member_of[index] = i + 1;
         }
     }
-    p->nprefabs = tes__cursor_count(c, 8);
     p->prefabs = c->p;
-    if (c->bad)
-        return TES_ERR_FORMAT;
+    rc = read_count(p, c, 8, &p->nprefabs, "prefab records");
+    if (rc)
+        return rc;
     for (uint32_t r = 0; r < p->nprefabs; r++) {
-        uint32_t n = tes__cursor_count(c, 4);
-        if (c->bad || n == 0)
-            return TES_ERR_FORMAT;
+        uint32_t n;
+        rc = read_count(p, c, 4, &n, "prefab members");
+        if (rc)
+            return rc;
+        if (n == 0)
+            return tes__snap_bad(p, at(p, c) - 4, "prefab record %u: no members", (unsigned)r);
         for (uint32_t k = 0; k < n; k++) {
             uint32_t index = tes__cursor_u32(c);
             if (!live_entity(p, index) || (p->state[index] & TES__SNAP_PREFAB))
-                return TES_ERR_FORMAT;
+                return tes__snap_bad(p, at(p, c) - 4, "prefab record %u member %u: entity %u is "
+                                     "not live or in another record", (unsigned)r, (unsigned)k,
+                                     (unsigned)index);
             p->state[index] |= TES__SNAP_PREFAB;
         }
     }
@@ -390,7 +522,7 @@ int tes__snap_parse(tes__snap_plan_t *p, const tes_reader_t *in)
     const tes__entity_index_t *ei = &p->w->entities;
     uint32_t generation_limit = tes__cursor_u32(&c), entity_limit = tes__cursor_u32(&c);
     if (c.bad)
-        return TES_ERR_FORMAT;
+        return tes__snap_bad(p, TES__SNAP_HEADER_SIZE, "the meta part ends before the limits");
     /* A well-formed section with other limits or components is the
      * caller's mismatch (INVALID); a malformed one is FORMAT. */
     int mismatch = generation_limit != ei->generation_limit || entity_limit != ei->entity_limit
@@ -403,7 +535,7 @@ int tes__snap_parse(tes__snap_plan_t *p, const tes_reader_t *in)
         return rc;
     if (mismatch)
         return mismatch;
-    rc = parse_index(p, &c, &p->entities, &p->state, entity_limit);
+    rc = parse_index(p, &c, &p->entities, &p->state, entity_limit, "entities");
     uint64_t payload_sum = 0;
     if (!rc)
         rc = parse_tables(p, &c, &payload_sum);
@@ -411,13 +543,17 @@ int tes__snap_parse(tes__snap_plan_t *p, const tes_reader_t *in)
         rc = parse_stores(p, &c);
     if (!rc)
         rc = parse_lifecycle(p, &c);
-    if (!rc && (c.bad || c.p != c.end))
-        rc = TES_ERR_FORMAT;
+    if (!rc && c.bad)
+        rc = tes__snap_bad(p, at(p, &c), "the meta part ends inside the lifecycle section");
+    else if (!rc && c.p != c.end)
+        rc = tes__snap_bad(p, at(p, &c), "%zu bytes after the last section of the meta part",
+                           tes__cursor_left(&c));
     /* Saves list only the components something uses: one byte sequence per
      * world, so a loaded world saves to the bytes it was loaded from. */
     for (uint32_t i = 0; !rc && i < p->ncomps; i++)
         if (!p->comps[i].used)
-            rc = TES_ERR_FORMAT;
+            rc = tes__snap_bad(p, TES__SNAP_HEADER_SIZE + 12, "component '%.64s' is listed but "
+                               "nothing uses it", p->comps[i].info->name);
     return rc;
 }
 

@@ -20,7 +20,10 @@
  * components that does not fit is read into a bounce buffer that grows as
  * its bytes arrive, and copied into its block once they all have: a header
  * or meta part that claims rows the input never delivers costs at most a
- * few times the bytes that did arrive.
+ * few times the bytes that did arrive. Tables without raw columns (tags,
+ * hooked values) get their block here too, sized for exactly the rows the
+ * meta part lists: a growing table would start at 16 rows, which for a
+ * large hooked component is many times the input.
  */
 #include "snapshot/snapshot.h"
 
@@ -35,11 +38,10 @@ static int read_hashed(tes__snap_plan_t *p, const tes_reader_t *in, tes__snap_st
 {
     while (n) {
         size_t piece = n < TES__SNAP_READ_PIECE ? n : TES__SNAP_READ_PIECE;
-        int rc = in->read(dst, piece, in->user);
+        int rc = tes__snap_read(p, in, dst, piece, "the payload");
         if (rc)
-            return rc < 0 ? rc : TES_ERR_IO;
+            return rc;
         tes__snap_stream_add(sum, dst, piece);
-        p->delivered += piece;
         dst += piece;
         n -= piece;
     }
@@ -141,6 +143,23 @@ static int read_table(tes__snap_plan_t *p, const tes_reader_t *in, tes__snap_str
     return rc;
 }
 
+/* The block of a table with no raw column (tags, hooked values only): laid
+ * out for exactly its rows, as the payload tables' blocks are, so a load
+ * never reserves rows the input did not list. Its values are filled in by
+ * load.c (hooked values are in the meta part, already delivered). */
+static int make_block(tes__snap_plan_t *p, tes__snap_table_t *st, const tes__component_t **cols,
+                      size_t *offsets)
+{
+    uint32_t ncols = table_columns(p, st, cols);
+    size_t size;
+    if (!tes__table_layout(cols, ncols, st->rows, offsets, &size))
+        return TES_ERR_NOMEM; /* no block can be that large */
+    if (!(st->block = tes__malloc(p->a, size)))
+        return TES_ERR_NOMEM;
+    st->block_size = size;
+    return TES_OK;
+}
+
 int tes__snap_read_payload(tes__snap_plan_t *p, const tes_reader_t *in)
 {
     tes__snap_stream_t sum;
@@ -148,23 +167,26 @@ int tes__snap_read_payload(tes__snap_plan_t *p, const tes_reader_t *in)
     const tes__component_t **cols = NULL;
     size_t *offsets = NULL;
     int rc = TES_OK;
-    if (p->payload_size && p->ncomps) {
+    if (p->ntables && p->ncomps) {
         cols = tes__malloc(p->a, (size_t)p->ncomps * sizeof *cols);
         offsets = tes__malloc(p->a, (size_t)p->ncomps * sizeof *offsets);
         if (!cols || !offsets)
             rc = TES_ERR_NOMEM;
     }
     for (uint32_t t = 0; !rc && t < p->ntables; t++)
-        if (p->tables[t].payload)
-            rc = read_table(p, in, &sum, &p->tables[t], cols, offsets);
+        rc = p->tables[t].payload ? read_table(p, in, &sum, &p->tables[t], cols, offsets)
+                                  : make_block(p, &p->tables[t], cols, offsets);
     tes__free(p->a, cols, cols ? (size_t)p->ncomps * sizeof *cols : 0);
     tes__free(p->a, offsets, offsets ? (size_t)p->ncomps * sizeof *offsets : 0);
     if (rc)
         return rc;
     uint8_t stated[TES__SNAP_SUM_SIZE];
-    rc = in->read(stated, sizeof stated, in->user);
+    rc = tes__snap_read(p, in, stated, sizeof stated, "the payload checksum");
     if (rc)
-        return rc < 0 ? rc : TES_ERR_IO;
-    p->delivered += sizeof stated;
-    return tes__snap_stream_finish(&sum) == tes__get_u64(stated) ? TES_OK : TES_ERR_FORMAT;
+        return rc;
+    if (tes__snap_stream_finish(&sum) != tes__get_u64(stated))
+        return tes__snap_bad(p, p->delivered - sizeof stated, "payload checksum mismatch (the "
+                             "%llu bytes of raw columns are corrupted)",
+                             (unsigned long long)p->payload_size);
+    return TES_OK;
 }

@@ -21,6 +21,7 @@
  * failed call, a failed save records its status (tes_last_error), and save
  * hooks run with the world marked busy, so they cannot change it.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -414,18 +415,35 @@ static size_t estimate(const save_plan_t *p)
     return n;
 }
 
+/* Inside a hook level (a hook, a snapshot callback), a frame of systems
+ * (which may be writing values on other threads) or a deferred level
+ * (queued changes would be missing): refused, before anything is touched. */
+static int save_refused(const tes_world_t *w, const char *call)
+{
+    if (w->unquiet.hook_depth || w->unquiet.refuse)
+        return tes__fail_busy((tes_world_t *)w, call);
+    if (w->defer.depth > 0)
+        return tes__fail_detail((tes_world_t *)w, TES_ERR_BUSY, "%s: refused while the world is "
+                                "deferred (the queued changes would be missing); save after the "
+                                "last tes_defer_end or iterator", call);
+    return TES_OK;
+}
+
 int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out)
 {
-    if (!w || !out || !out->write)
+    if (!w)
         return TES_ERR_INVALID;
-    /* Inside a hook, a deferred level or a frame of systems (which may be
-     * writing values on other threads): refused. */
-    if (w->unquiet.hook_depth || w->defer.depth > 0 || w->unquiet.refuse)
-        return tes__fail((tes_world_t *)w, TES_ERR_BUSY);
+    if (!out || !out->write)
+        return tes__fail_detail((tes_world_t *)w, TES_ERR_INVALID, "tes_snapshot_save: writer %s",
+                                out ? "has no write function" : "is NULL");
+    int busy = save_refused(w, "tes_snapshot_save");
+    if (busy)
+        return busy;
     /* The world is const to the caller; only the allocator's counters move,
      * and they are back where they were when this returns. */
     tes__alloc_t *a = (tes__alloc_t *)&w->alloc;
-    tes__detail_t detail_before = w->detail; /* to tell whether a site explained itself */
+    tes__detail_t detail_before;
+    tes__snap_begin((tes_world_t *)w, &detail_before);
     save_plan_t plan = {.w = w, .a = a};
     tes__outbuf_t o = {.a = a};
     /* Save hooks run as hooks: structural calls from them are refused. */
@@ -462,38 +480,71 @@ int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out)
     if (!rc)
         rc = o.status;
     save_plan_free(&plan);
-    tes__world_end((tes_world_t *)w);
+    /* The writer runs inside the same hook level as the save hooks: a
+     * writer that frees the world or changes it would pull the memory
+     * this call still uses (the buffer, the allocator inside the world)
+     * from under it, so those calls are refused exactly as from a hook. */
     if (!rc) {
         rc = out->write(o.data, o.size, out->user);
         if (rc > 0)
             rc = TES_ERR_IO;
+        if (rc && !w->detail.text[0])
+            tes__fail_detail((tes_world_t *)w, rc, "snapshot save: the writer returned %d after "
+                             "%zu bytes were built", rc, o.size);
     }
     tes__out_free(&o);
-    if (rc)
-        tes__fail((tes_world_t *)w, rc); /* a failed call is recorded, const or not */
-    if (rc == TES_ERR_INVALID && !memcmp(&detail_before, &w->detail, sizeof detail_before))
-        tes__fail_detail((tes_world_t *)w, rc, "snapshot save: a save hook returned a positive "
-                         "status, or a value or a component name is too large for the format");
-    return rc;
+    tes__world_end((tes_world_t *)w);
+    /* A failed call is recorded, const world or not. */
+    return tes__snap_end((tes_world_t *)w, rc, &detail_before,
+                          rc == TES_ERR_INVALID
+                              ? "snapshot save: a save hook returned a positive status, or a "
+                                "value or a component name is too large for the format"
+                              : "snapshot save: a save hook failed");
 }
+
+/* A file sink that keeps the system error of a failed write, so the
+ * detail can name it. */
+typedef struct file_sink {
+    FILE *f;
+    int err; /* errno of the failed write, 0 for none */
+} file_sink_t;
 
 static int file_write(const void *data, size_t size, void *user)
 {
-    return fwrite(data, 1, size, (FILE *)user) == size ? TES_OK : TES_ERR_IO;
+    file_sink_t *sink = user;
+    errno = 0;
+    if (fwrite(data, 1, size, sink->f) == size)
+        return TES_OK;
+    sink->err = errno ? errno : EIO;
+    return TES_ERR_IO;
 }
 
 int tes_snapshot_save_file(const tes_world_t *w, const char *path)
 {
-    if (!w || !path)
+    if (!w)
         return TES_ERR_INVALID;
-    if (w->unquiet.hook_depth || w->defer.depth > 0 || w->unquiet.refuse) /* refused before the file is touched */
-        return tes_snapshot_save(w, &(tes_writer_t){file_write, NULL});
+    if (!path)
+        return tes__fail_detail((tes_world_t *)w, TES_ERR_INVALID,
+                                "tes_snapshot_save_file: path is NULL");
+    int busy = save_refused(w, "tes_snapshot_save_file"); /* before the file is touched */
+    if (busy)
+        return busy;
+    tes_world_t *mw = (tes_world_t *)w; /* details are recorded, const world or not */
+    errno = 0;
     FILE *f = fopen(path, "wb");
     if (!f)
-        return TES_ERR_IO;
-    tes_writer_t writer = {file_write, f};
+        return tes__fail_detail(mw, TES_ERR_IO, "open '%.120s': %s", path,
+                                strerror(errno ? errno : EIO));
+    file_sink_t sink = {f, 0};
+    tes_writer_t writer = {file_write, &sink};
     int rc = tes_snapshot_save(w, &writer);
-    if (fclose(f) != 0 && !rc)
-        rc = TES_ERR_IO;
+    errno = 0;
+    /* fclose flushes: a full disk may only show here. */
+    int closed = fclose(f);
+    int close_err = errno ? errno : EIO;
+    if (sink.err)
+        rc = tes__fail_detail(mw, TES_ERR_IO, "write '%.120s': %s", path, strerror(sink.err));
+    else if (closed != 0 && !rc)
+        rc = tes__fail_detail(mw, TES_ERR_IO, "close '%.120s': %s", path, strerror(close_err));
     return rc;
 }

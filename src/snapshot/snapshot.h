@@ -89,17 +89,57 @@ typedef struct tes__snap_plan {
     bool lifecycle;          /* the snapshot holds instance ids or prefabs */
 } tes__snap_plan_t;
 
+/* Records TES_ERR_FORMAT with the detail "snapshot: <what> at byte <at>"
+ * (printf format for what) and returns it: every malformed field is
+ * reported with the offset in the input where it starts. */
+int tes__snap_bad(tes__snap_plan_t *p, uint64_t at, const char *fmt, ...) TES__PRINTF(3, 4);
+/* Reads n bytes of `what` from the reader into dst (p->delivered counts
+ * them). TES_OK, or the reader's status (a positive one reads as
+ * TES_ERR_IO), recorded with the offset and what was being read. */
+int tes__snap_read(tes__snap_plan_t *p, const tes_reader_t *in, void *dst, size_t n,
+                   const char *what);
+
 /* Reads the header and the meta part, verifies them and validates them
  * against p->w. TES_OK, or TES_ERR_FORMAT / TES_ERR_IO / TES_ERR_INVALID /
  * TES_ERR_NOMEM. */
 int tes__snap_parse(tes__snap_plan_t *p, const tes_reader_t *in);
-/* Reads the payload that a successful parse described into column blocks
- * (tes__snap_table_t.block) and verifies its checksum. TES_OK, or
+/* Gives every table a column block laid out for exactly its rows
+ * (tes__snap_table_t.block), reads the payload that a successful parse
+ * described into them and verifies its checksum. TES_OK, or
  * TES_ERR_FORMAT / TES_ERR_IO / TES_ERR_NOMEM; blocks allocated so far stay
  * in the plan (tes__snap_parse_free frees them). */
 int tes__snap_read_payload(tes__snap_plan_t *p, const tes_reader_t *in);
 /* Frees what parse and read_payload allocated (also after a failure). */
 void tes__snap_parse_free(tes__snap_plan_t *p);
+
+/* Details of snapshot calls. The site that finds a failure explains it
+ * (tes__fail_detail: what was wrong, with the path and the system error or
+ * the byte offset). To tell an explained failure from one a user callback
+ * reported with a bare status, a call starts with an empty detail
+ * (tes__snap_begin keeps the old one in `before`) and ends with
+ * tes__snap_end: a failure keeps the detail recorded during the call or
+ * gets `fallback`; a success puts the old detail back unless something
+ * recorded a new one meanwhile (a call a callback made and saw refused). */
+static inline void tes__snap_begin(tes_world_t *w, tes__detail_t *before)
+{
+    *before = w->detail;
+    w->detail.text[0] = '\0';
+}
+
+/* Returns rc, recorded (with its detail) when it is a failure. */
+static inline int tes__snap_end(tes_world_t *w, int rc, const tes__detail_t *before,
+                                const char *fallback)
+{
+    if (!rc) {
+        if (!w->detail.text[0])
+            w->detail = *before;
+        return rc;
+    }
+    if (!w->detail.text[0])
+        return tes__fail_detail(w, rc, "%s (%s)", fallback, tes_strerror(rc));
+    tes__detail_t keep = w->detail;
+    return tes__fail_detail(w, rc, "%s", keep.text);
+}
 
 /* The largest single read: small enough that a piece is still in cache
  * when it is hashed. */

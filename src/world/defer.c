@@ -615,11 +615,11 @@ void tes__defer_fini(tes_world_t *w)
 /* A deferral level opened or closed from inside a hook would change how
  * the call that runs the hook goes on (during a flush: queue the remaining
  * commands onto the queue being applied), so both are refused there. */
-static bool defer_refused(tes_world_t *w)
+static bool defer_refused(tes_world_t *w, const char *call)
 {
     if (!tes__in_hook_or_frame(w) && !w->defer.flushing)
         return false;
-    tes__fail(w, TES_ERR_BUSY);
+    tes__fail_busy(w, call);
     return true;
 }
 
@@ -627,7 +627,7 @@ int tes_defer_begin(tes_world_t *w)
 {
     if (!w)
         return TES_ERR_INVALID;
-    if (defer_refused(w))
+    if (defer_refused(w, "tes_defer_begin"))
         return TES_ERR_BUSY;
     tes__world_depth_up(w);
     w->defer.explicit_depth++;
@@ -638,7 +638,7 @@ int tes_defer_end(tes_world_t *w)
 {
     if (!w)
         return TES_ERR_INVALID;
-    if (defer_refused(w))
+    if (defer_refused(w, "tes_defer_end"))
         return TES_ERR_BUSY;
     /* Only levels opened by tes_defer_begin: an iterator's level ends with
      * the iterator. */

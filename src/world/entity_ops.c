@@ -34,7 +34,7 @@ static uint32_t peek_next_index(const tes__entity_index_t *ei)
 static tes__noinline tes_entity_t spawn_slow(tes_world_t *w)
 {
     if (w->unquiet.hook_depth || (w->unquiet.refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))) {
-        tes__fail(w, TES_ERR_BUSY);
+        tes__fail_busy(w, "tes_spawn");
         return TES_NULL;
     }
     tes__entity_index_t *ei = &w->entities;

@@ -103,8 +103,9 @@ void tes_world_free(tes_world_t *w)
     /* From inside one of its own hooks the world is in the middle of a call
      * that will go on using it: refused. */
     if (tes__in_hook_or_frame(w)) {
-        tes__fail_detail(w, TES_ERR_BUSY, "tes_world_free: called from a hook or from inside "
-                                          "tes_progress; free the world after the call returns");
+        tes__fail_detail(w, TES_ERR_BUSY,
+                         "tes_world_free: called from a hook, a snapshot reader or writer, "
+                         "or inside tes_progress; free the world after the call returns");
         return;
     }
     /* Destructors first, while the queries are still alive: a destructor may
@@ -179,6 +180,21 @@ int tes__fail_detail(tes_world_t *w, int status, const char *fmt, ...)
     vsnprintf(w->detail.text, sizeof w->detail.text, fmt, args);
     va_end(args);
     return status;
+}
+
+int tes__fail_busy(tes_world_t *w, const char *call)
+{
+    const char *why;
+    if (tes__in_hook(w))
+        why = "a hook, a snapshot reader or writer, or a save or load hook of this world is "
+              "running; make the call after it returns";
+    else if (w->unquiet.refuse)
+        why = "a system is running that may not make this call (see what run may do)";
+    else if (w->defer.flushing)
+        why = "a deferred flush is applying its queue";
+    else
+        why = "the world is busy";
+    return tes__fail_detail(w, TES_ERR_BUSY, "%s: refused: %s", call, why);
 }
 
 /* Adds delta to the route count of each component wt subscribes to (and

@@ -409,6 +409,14 @@ static inline int tes__fail(tes_world_t *w, int status)
  * (printf format) and returns the status. */
 int tes__fail_detail(tes_world_t *w, int status, const char *fmt, ...) TES__PRINTF(3, 4);
 
+/* Records TES_ERR_BUSY for `call` (a public name, or a phrase such as "a
+ * structural call") with a detail that says what is running: a hook level
+ * (a user hook, a structural call's hooks, a snapshot reader or writer, a
+ * save or load hook: they all raise the hook depth), a system that may not
+ * make the call, or a deferred flush. Every refusal of a call made from
+ * inside the world's own calls goes through here, so each says why. */
+int tes__fail_busy(tes_world_t *w, const char *call);
+
 /* The table a live slot points to. */
 static inline tes__table_t *tes__slot_table(const tes_world_t *w, const tes__slot_t *s)
 {
@@ -568,12 +576,12 @@ static inline int tes__world_begin(tes_world_t *w)
          * thread's lane; the hook depth is the thread's own. */
         tes__lane_t *lane = tes__lane(w);
         if (lane->hook_depth)
-            return tes__fail(w, TES_ERR_BUSY);
+            return tes__fail_busy(w, "a structural call");
         lane->hook_depth++;
         return TES_OK;
     }
     if (w->unquiet.hook_depth || (w->unquiet.refuse & TES__REFUSE_STRUCTURAL))
-        return tes__fail(w, TES_ERR_BUSY);
+        return tes__fail_busy(w, "a structural call");
     tes__world_hook_up(w);
     w->watch_scope.count = 0;
     return TES_OK;
@@ -657,7 +665,7 @@ static inline bool tes__in_hook_or_frame(const tes_world_t *w)
 static inline int tes__world_begin_create(tes_world_t *w)
 {
     if (w && tes__unlikely(w->unquiet.refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE)))
-        return tes__fail(w, TES_ERR_BUSY);
+        return tes__fail_busy(w, "an entity-creating call");
     return tes__world_begin(w);
 }
 

@@ -11,7 +11,13 @@
  *   empty, consistent (tes__world_check) and able to load a genuine
  *   snapshot; no string a load hook made is leaked;
  * - an accepted input is canonical: saving the loaded world gives back
- *   exactly the snapshot bytes, and the world passes tes__world_check.
+ *   exactly the snapshot bytes, and the world passes tes__world_check;
+ * - any input, accepted or not, allocates at most 32 times its size plus
+ *   1 MiB through the world's allocator (a counting allocator): for this
+ *   world that bound covers the storage granularity too (its sparse and
+ *   hooked values are at most 16 bytes, its table components make at most
+ *   512 tables), so a loader that sized anything by a claimed count, or
+ *   reserved pages or rows nobody listed, trips it.
  * Seeds: tests/fuzz/snapshot_corpus (make_seeds writes them).
  */
 #include <stdio.h>
@@ -20,6 +26,7 @@
 
 #include "snapshot/format.h"
 #include "snapshot/snap_world.h"
+#include "support/counting_alloc.h"
 #include "world/check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -55,11 +62,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     long names = sw_names_live;
     tes_world_desc_t d = sw_desc();
+    ca_state_t pk;
+    ca_init(&pk, 0);
+    d.allocator = ca_allocator(&pk);
     tes_world_t *w = tes_world_new(&d);
     sw_ids_t ids;
     if (!w || !sw_register(w, &ids, (mode & 2) != 0, (mode & 4) != 0))
         die("setup failed", 0);
+    int64_t before = pk.live_bytes;
+    pk.peak_bytes = pk.live_bytes;
     int rc = sw_load(w, snap, n);
+    if ((uint64_t)(pk.peak_bytes - before) > 32 * (uint64_t)n + (UINT64_C(1) << 20))
+        die("a load allocated more than 32 times its input plus 1 MiB", rc);
     if (rc == TES_OK) {
         if (tes__world_check(w) != TES_OK)
             die("an accepted snapshot broke the world", 0);
