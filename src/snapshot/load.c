@@ -23,6 +23,7 @@
 #include <stdio.h>
 
 #include "snapshot/snapshot.h"
+#include "world/explain.h"
 
 typedef struct stage {
     tes__slot_t *slots;
@@ -498,6 +499,8 @@ int tes_snapshot_load(tes_world_t *w, const tes_reader_t *in)
         return TES_ERR_INVALID;
     if (!in || !in->read)
         return tes__fail_detail(w, TES_ERR_INVALID, "tes_snapshot_load: reader %s", in ? "has no read function" : "is NULL");
+    if (w->defer.depth > 0 && !w->unquiet.refuse)
+        return tes__fail_deferred(w, TES_ERR_BUSY, "tes_snapshot_load");
     if (w->defer.depth > 0 || w->unquiet.refuse)
         return tes__fail(w, TES_ERR_BUSY);
     int rc = tes__world_begin(w);

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 
 #include "lifecycle/instance.h"
+#include "world/explain.h"
 #include "snapshot/snapshot.h"
 
 /* Everything a save computes before writing. */
@@ -420,6 +421,8 @@ int tes_snapshot_save(const tes_world_t *w, const tes_writer_t *out)
         return TES_ERR_INVALID;
     /* Inside a hook, a deferred level or a frame of systems (which may be
      * writing values on other threads): refused. */
+    if (w->defer.depth > 0 && !w->unquiet.hook_depth && !w->unquiet.refuse)
+        return tes__fail_deferred((tes_world_t *)w, TES_ERR_BUSY, "tes_snapshot_save");
     if (w->unquiet.hook_depth || w->defer.depth > 0 || w->unquiet.refuse)
         return tes__fail((tes_world_t *)w, TES_ERR_BUSY);
     /* The world is const to the caller; only the allocator's counters move,

@@ -737,7 +737,7 @@ static int destroy_n_impl(tes_world_t *w, const tes_entity_t *es, int32_t n)
     for (; marked < n; marked++) {
         tes__slot_t *slot = tes__entity_slot(ei, es[marked]);
         if (!slot)
-            rc = TES_ERR_STALE;
+            rc = tes__fail_stale(w, es[marked]);
         else if (slot->row & LISTED)
             rc = tes__fail_detail(w, TES_ERR_INVALID, "tes_destroy_n: entity %u:%u is listed twice (es[%d])", tes_entity_index(es[marked]), tes_entity_generation(es[marked]), (int)marked);
         else if (w->strict_lifecycle && tes__entity_instance(ei, tes_entity_index(es[marked])))

@@ -12,6 +12,7 @@
  * commands by position.
  */
 #include "world/defer.h"
+#include "world/explain.h"
 
 #include <string.h>
 
@@ -360,7 +361,7 @@ static tes__noinline int set_plain_slow(tes_world_t *w, tes_entity_t e,
                                         const tes__component_t *info, const void *value)
 {
     if (!tes__entity_slot(&w->entities, e))
-        return tes__fail(w, TES_ERR_STALE);
+        return tes__fail_stale(w, e);
     if (!info->size) /* a tag stages nothing: the generic set queues it */
         return tes__set_generic(w, e, info->id, value);
     tes__defer_t *d = &w->defer;
@@ -513,8 +514,11 @@ int tes_defer_end(tes_world_t *w)
         return TES_ERR_BUSY;
     /* Only levels opened by tes_defer_begin: an iterator's level ends with
      * the iterator. */
-    if (w->defer.explicit_depth <= 0)
-        return tes__fail_detail(w, TES_ERR_INVALID, "tes_defer_end: no tes_defer_begin level is open (iterator levels: %d)", (int)w->defer.depth);
+    if (w->defer.explicit_depth <= 0) {
+        char why[TES__DETAIL_SIZE];
+        tes__explain_deferred(w, why, sizeof why);
+        return tes__fail_detail(w, TES_ERR_INVALID, "tes_defer_end: no tes_defer_begin level is open%s%s", why[0] ? "; the world is deferred by " : "", why);
+    }
     w->defer.explicit_depth--;
     return tes__defer_end(w);
 }
