@@ -312,7 +312,8 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
     }
     if (rc) {
         query_release(q);
-        tes__fail(w, rc);
+        if (rc != TES_ERR_BUSY) /* a refusal recorded its detail above */
+            tes__fail(w, rc);
         return NULL;
     }
     return q;
