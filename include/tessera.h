@@ -301,8 +301,9 @@ TES_API tes_comp_t tes_component_lookup(const tes_world_t *w, const char *name);
 
 /* Registers a C type under its own name: TES_COMPONENT(w, Position) or
  * TES_COMPONENT(w, Position, .storage = TES_STORAGE_SPARSE). In C++ the
- * extra designated fields need C++20 (write them in declaration order);
- * TES_COMPONENT(w, T) alone works from C++11 on. */
+ * extra designated fields need C++20 (write them in declaration order;
+ * before C++20 a static_assert says so); TES_COMPONENT(w, T) alone works
+ * from C++11 on. */
 #ifndef __cplusplus
 #define TES_COMPONENT(w, ...) \
     tes_component((w), &(tes_component_desc_t){TES__COMPONENT_FIELDS(__VA_ARGS__, )})
@@ -313,9 +314,14 @@ TES_API tes_comp_t tes_component_lookup(const tes_world_t *w, const char *name);
 #define TES__COMPONENT_DESC(T, ...) \
     tes__cxx_desc_with(tes__cxx_desc(#T, sizeof(T), alignof(T)), tes__cxx_options{__VA_ARGS__})
 #else
+/* Before C++20 the optional fields cannot be designated: they are only
+ * stringified, so that a call with any fails with a static_assert that
+ * says so (tes__cxx_fields_need_cxx20) rather than a parse error here. */
 #define TES_COMPONENT(w, ...) \
     tes_component((w), tes__cxx_ptr(TES__COMPONENT_DESC(__VA_ARGS__, )))
-#define TES__COMPONENT_DESC(T, ...) tes__cxx_desc(#T, sizeof(T), alignof(T) __VA_ARGS__)
+#define TES__COMPONENT_DESC(T, ...)                             \
+    (tes__cxx_fields_need_cxx20<sizeof(#__VA_ARGS__)>(),        \
+     tes__cxx_desc(#T, sizeof(T), alignof(T)))
 #endif
 
 /* Typed convenience. TES_DECLARE(T); declares the variable TES_ID(T) that
@@ -1047,6 +1053,17 @@ static inline tes_component_desc_t tes__cxx_desc(const char *name, size_t size, 
     d.align = align;
     return d;
 }
+
+#if __cplusplus < 202002L
+/* TES_COMPONENT's check before C++20: n is the size of its stringified
+ * optional fields, 1 (an empty string) when there are none. */
+template <size_t n> static inline void tes__cxx_fields_need_cxx20()
+{
+    static_assert(n == 1, "TES_COMPONENT / TES_REGISTER: fields after the type (.storage = ..., "
+                          ".hooks = ...) need C++20 designated initializers; before C++20 fill a "
+                          "tes_component_desc_t and call tes_component (see docs/guide.md)");
+}
+#endif
 
 #if __cplusplus >= 202002L
 /* The optional fields TES_COMPONENT takes in C++20, by designator:
