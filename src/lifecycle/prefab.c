@@ -417,7 +417,7 @@ static int instantiate_fill(const tes_world_t *w, void *arg, tes_entity_t e, tes
         return TES__FILL_LACKS;
     const tes__component_t *info = tes__registry_get(&w->components, c);
     if (dst && info->size) {
-        tes__component_copy1(info, dst, tes_get(w, member, c));
+        tes__component_copy1(info, dst, tes__get(w, member, c));
         remap_value(p, at / p->m, info, dst);
     }
     return TES__FILL_HAS;

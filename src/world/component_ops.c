@@ -369,6 +369,8 @@ static inline void *component_ptr(const tes_world_t *w, tes_entity_t e, tes_comp
     return col >= 0 ? tes__table_cell(t, (uint32_t)col, slot->row) : NULL;
 }
 
+void *tes__get(const tes_world_t *w, tes_entity_t e, tes_comp_t c) { return component_ptr(w, e, c); }
+
 /* A read that finds nothing records why for the calling thread
  * (last_error.h): a few stores, out of line, so the hit path gains one
  * test of the pointer it returns anyway. */

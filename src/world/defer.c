@@ -418,11 +418,11 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
     tes__defer_call_t filler = {NULL, NULL, NULL};
     if (!p && (!er || er->reset_op == TES__OP_END)) {
         if (tes_has(w, e, c))
-            return tes_get_mut(w, e, c); /* untouched by the queue */
+            return tes__get(w, e, c); /* untouched by the queue */
     } else if (!p) {
         const tes__op_t *reset = &d->ops[er->reset_op];
         if (reset->kind == TES__OP_CLONE)
-            init = tes_get(w, reset->src, c);
+            init = tes__get(w, reset->src, c);
         else if (reset->kind == TES__OP_CALL &&
                  d->calls[reset->call].fill(w, d->calls[reset->call].arg, e, c, NULL) ==
                      TES__FILL_HAS)

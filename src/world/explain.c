@@ -90,9 +90,11 @@ static int fail_captured(tes_world_t *w, const tes__stale_t *st)
 int tes__fail_stale(tes_world_t *w, tes_entity_t e)
 {
     /* A command a flush applies to an entity that died after it was queued
-     * is dropped, which is not an error: nothing is recorded. */
+     * is dropped, which is not an error: the flush puts the record back as
+     * it was (status, detail, failure count), so the sentence is never
+     * formatted. */
     if (w->defer.flushing)
-        return TES_ERR_STALE;
+        return tes__fail(w, TES_ERR_STALE);
     tes__stale_t st = tes__stale_capture(&w->entities, e, TES__STALE_ENTITY);
     return fail_captured(w, &st);
 }

@@ -409,6 +409,10 @@ static inline int tes__fail(tes_world_t *w, int status)
     return status;
 }
 
+/* tes_get_mut without recording a miss: for library code, whose reads
+ * that find nothing (a tag's value, say) are no failure of the user's. */
+void *tes__get(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
+
 /* Records TES_ERR_STALE for handle e with a detail that says which case it
  * is: TES_NULL, never issued (an index past those issued, or a generation
  * the slot never had) or destroyed (the generation seen and the slot's
