@@ -81,7 +81,7 @@ test: deps
 # two and a half plain ones: about 35 s).
 SAN_FUZZ_OPS ?= $(FUZZ_RANGE_OPS)
 sanitize: deps
-	$(CMAKE) -S . -B $(SAN) -DCMAKE_BUILD_TYPE=Debug -DTES_SANITIZE=ON -DTES_DEBUG=ON -DTES_BUILD_BENCH=OFF -DTES_FUZZ_RANGE_OPS=$(SAN_FUZZ_OPS)
+	$(CMAKE) -S . -B $(SAN) -DCMAKE_BUILD_TYPE=Debug -DTES_SANITIZE=ON -DTES_DEBUG=ON -DTES_BUILD_BENCH=OFF -DTES_DEBUG_LIBRARY=OFF -DTES_FUZZ_RANGE_OPS=$(SAN_FUZZ_OPS)
 	$(CMAKE) --build $(SAN) -j $(JOBS)
 	cd $(SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
@@ -92,7 +92,7 @@ sanitize: deps
 TSAN := build/tsan
 TSAN_TESTS ?= test_system|threads
 tsan: deps
-	$(CMAKE) -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g" -DTES_TSAN=ON -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=ON
+	$(CMAKE) -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g" -DTES_TSAN=ON -DTES_BUILD_BENCH=OFF -DTES_DEBUG_LIBRARY=OFF -DTES_BUILD_EXAMPLES=ON
 	$(CMAKE) --build $(TSAN) -j $(JOBS)
 	cd $(TSAN) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -R '$(TSAN_TESTS)'
 
@@ -112,7 +112,7 @@ coverage: deps
 	    echo "gcovr is missing: run 'sudo apt-get install gcovr' and retry"; exit 1; \
 	  fi; \
 	fi
-	$(CMAKE) -S . -B $(COV) -DCMAKE_BUILD_TYPE=Debug -DTES_COVERAGE=ON -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=OFF
+	$(CMAKE) -S . -B $(COV) -DCMAKE_BUILD_TYPE=Debug -DTES_COVERAGE=ON -DTES_BUILD_BENCH=OFF -DTES_DEBUG_LIBRARY=OFF -DTES_BUILD_EXAMPLES=OFF
 	$(CMAKE) --build $(COV) -j $(JOBS)
 	find $(COV) -name '*.gcda' -delete
 	@st=0; (cd $(COV) && ctest --output-on-failure) || st=$$?; \
@@ -136,7 +136,7 @@ VG_FAULT_STRIDE ?= 3
 VALGRIND_FLAGS := --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --quiet
 valgrind: deps
 	@command -v valgrind >/dev/null || { echo "make valgrind needs valgrind (apt-get install valgrind)"; exit 1; }
-	$(CMAKE) -S . -B $(VG) -DCMAKE_BUILD_TYPE=Debug -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=OFF
+	$(CMAKE) -S . -B $(VG) -DCMAKE_BUILD_TYPE=Debug -DTES_BUILD_BENCH=OFF -DTES_DEBUG_LIBRARY=OFF -DTES_BUILD_EXAMPLES=OFF
 	$(CMAKE) --build $(VG) -j $(JOBS)
 	sh tools/valgrind_suite.sh $(VG)/tests $(VG_OPS) $(VG_FAULT_STRIDE) $(JOBS) $(VALGRIND_FLAGS)
 
@@ -176,7 +176,7 @@ bench-docs:
 FUZZ_TIME ?= 60
 fuzz: deps
 	@command -v clang >/dev/null || { echo "make fuzz needs clang (apt-get install clang)"; exit 1; }
-	CC=clang $(CMAKE) -S . -B $(FUZZ) -DCMAKE_BUILD_TYPE=Debug -DTES_LIBFUZZER=ON -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=OFF
+	CC=clang $(CMAKE) -S . -B $(FUZZ) -DCMAKE_BUILD_TYPE=Debug -DTES_LIBFUZZER=ON -DTES_BUILD_BENCH=OFF -DTES_DEBUG_LIBRARY=OFF -DTES_BUILD_EXAMPLES=OFF
 	$(CMAKE) --build $(FUZZ) -j $(JOBS) --target fuzz_libfuzzer fuzz_snapshot_load
 	mkdir -p $(FUZZ)/corpus $(FUZZ)/snapshot_corpus
 	./$(FUZZ)/tests/fuzz_libfuzzer -max_total_time=$(FUZZ_TIME) -artifact_prefix=$(FUZZ)/ $(FUZZ)/corpus tests/fuzz/corpus
@@ -194,7 +194,7 @@ FUZZ_LONG_SEEDS ?= 1000
 FUZZ_LONG_FIRST ?= 1001
 FUZZ_LONG_JOBS ?= $(JOBS)
 fuzz-long:
-	$(CMAKE) -S . -B $(FUZZ_LONG) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g -UNDEBUG" -DTES_BUILD_TESTS=ON -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=OFF
+	$(CMAKE) -S . -B $(FUZZ_LONG) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g -UNDEBUG" -DTES_BUILD_TESTS=ON -DTES_BUILD_BENCH=OFF -DTES_DEBUG_LIBRARY=OFF -DTES_BUILD_EXAMPLES=OFF
 	$(CMAKE) --build $(FUZZ_LONG) -j $(JOBS) --target fuzz_runner
 	@ops=$(FUZZ_LONG_OPS); seeds=$(FUZZ_LONG_SEEDS); first=$(FUZZ_LONG_FIRST); jobs=$(FUZZ_LONG_JOBS); \
 	[ "$$jobs" -ge 1 ] || jobs=1; [ "$$jobs" -le "$$seeds" ] || jobs=$$seeds; \

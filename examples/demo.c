@@ -29,7 +29,9 @@
  *
  * Every run with the same flags prints the same state (its own PRNG, a fixed
  * seed, a result independent of the thread count); timings are printed
- * apart and --no-timing omits them.
+ * apart and --no-timing omits them. The first lines say what the numbers
+ * of the per-60-frames lines are, and the first and last lines name the
+ * SVG file the final frame is drawn to (--svg).
  */
 #define _POSIX_C_SOURCE 200112L /* clock_gettime, sysconf under -std=c11 */
 #include <errno.h>
@@ -458,18 +460,21 @@ static void print_summary(sim_t *s, const options_t *o, uint64_t hash)
         printf("  %s: %lld kills; lost %lld fighters, %lld frigates, %lld carriers\n",
                f ? "red " : "blue", (long long)n->kills[f], (long long)n->lost[f][0],
                (long long)n->lost[f][1], (long long)n->lost[f][2]);
-    printf("  combat: %lld shots, %lld Firing toggles, %lld retargets (%lld stale handles "
-           "caught); missiles %lld fired, %lld hit, %lld lost\n",
+    printf("  combat: %lld shots; the sparse Firing tag added or removed %lld times; %lld "
+           "retargets, %lld of them because the target's handle had gone stale; missiles %lld "
+           "fired, %lld hit, %lld lost\n",
            (long long)n->shots, (long long)n->firing_toggles, (long long)n->retargets,
            (long long)n->stale_targets, (long long)n->missiles_fired, (long long)n->missiles_hit,
            (long long)n->missiles_lost);
     printf("  hangar: %lld docked, %lld launched; now %d in flight + %d parked = %d ships "
-           "(INCLUDE_DISABLED query)\n",
+           "(a query with TES_QUERY_INCLUDE_DISABLED counts both)\n",
            (long long)n->docked, (long long)n->launched, tes_query_count(s->q_ships),
            tes_query_count(s->q_parked), tes_query_count(s->q_all_ships));
-    printf("  beacons: %d held by address, %lld address checks, %lld moved\n", s->cmd.count,
-           (long long)s->cmd.checks, (long long)s->cmd.moved);
-    printf("  state hash %016llx\n", (unsigned long long)hash);
+    printf("  beacons: %d stable Beacon values held by address, checked %lld times, moved %lld "
+           "times (stable storage never moves them)\n",
+           s->cmd.count, (long long)s->cmd.checks, (long long)s->cmd.moved);
+    printf("  state hash %016llx (a digest of every ship; equal runs give equal hashes)\n",
+           (unsigned long long)hash);
 }
 
 /* One battle on `threads` threads: a fresh world from o->seed, o->frames
@@ -531,14 +536,22 @@ static uint64_t battle(const options_t *o, int32_t threads, bool report, run_tim
     if (report) {
         tes_world_stats_t st;
         tes_world_stats(s->w, &st);
-        printf("tessera demo: space battle, %d frames, seed %llu, field %.0fx%.0f\n", o->frames,
-               (unsigned long long)o->seed, (double)s->world_w, (double)s->world_h);
-        printf("prefabs: fighter %d, frigate %d, carrier %d entities (x%d factions, %d prefab "
-               "entities); tes_destroy(member) -> \"%s\"\n",
-               s->prefab_size[0], s->prefab_size[1], s->prefab_size[2], FACTIONS,
-               prefab_entities, tes_strerror(refused));
-        printf("start: %u entities, %u instances, %u tables, %d carrier beacons held\n",
-               st.entities_alive, st.instances_alive, st.tables, s->cmd.count);
+        printf("tessera demo: space battle, %d frames, seed %llu, field %.0fx%.0f; the final "
+               "frame is drawn to %s\n",
+               o->frames, (unsigned long long)o->seed, (double)s->world_w, (double)s->world_h,
+               o->svg);
+        printf("prefabs: a fighter is %d entities, a frigate %d, a carrier %d (%d prefab "
+               "entities for %d factions); ships are prefab instances\n",
+               s->prefab_size[0], s->prefab_size[1], s->prefab_size[2], prefab_entities,
+               FACTIONS);
+        printf("strict lifecycle: tes_destroy of one member of a ship is refused: \"%s\"\n",
+               tes_strerror(refused));
+        printf("start: %u entities in %u archetype tables; %u ships (instances); fleet command "
+               "holds %d carrier Beacons by address (stable storage)\n",
+               st.entities_alive, st.tables, st.instances_alive, s->cmd.count);
+        printf("every 60 frames: live entities, ship instances, tables | ships flying, "
+               "ships parked (disabled), missiles | kills blue/red%s\n",
+               o->timing ? " | frame time and its phases" : "");
     }
 
     s->n.min_entities = INT64_MAX;
@@ -637,7 +650,7 @@ int main(int argc, char **argv)
         printf("timing: speed-up of %d threads over 1: %.2fx (median frame times)\n", o.threads,
                mn > 0 ? m1 / mn : 0.0);
     }
-    printf("svg: %s\n", o.svg);
+    printf("svg: the final frame of the battle is drawn in %s (open it in a browser)\n", o.svg);
     for (int p = 0; p <= PHASES; p++) {
         free(many.ms[p]);
         free(one.ms[p]);

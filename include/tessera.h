@@ -42,8 +42,9 @@
 #endif
 #endif
 
-/* TES_PURE marks the readers that change nothing, not even the last
- * error: tes_get and tes_get_mut. The compiler may then
+/* TES_PURE marks the readers that change nothing in the world: tes_get
+ * and tes_get_mut (a read that finds nothing records why for the calling
+ * thread only, see tes_last_error). The compiler may then
  * keep what a loop of reads uses (the handle array, its length) in
  * registers across the calls instead of loading it again after each one,
  * which matters to random reads, whose speed is set by how many loads the
@@ -176,7 +177,8 @@ TES_API tes_world_t *tes_world_new(const tes_world_desc_t *desc);
  * destructor of every live component exactly once (no on_remove hooks
  * fire; queries are still alive while they run), frees every query still
  * alive (pointers to them dangle afterwards), then releases every byte.
- * NULL is a no-op. From inside one of the world's own hooks it does nothing
+ * Changes still queued (an iterator never finished) are dropped; a
+ * TES_DEBUG build says so on stderr. NULL is a no-op. From inside one of the world's own hooks it does nothing
  * and records TES_ERR_BUSY. */
 TES_API void tes_world_free(tes_world_t *w);
 
@@ -184,14 +186,27 @@ TES_API void tes_world_free(tes_world_t *w);
 TES_API int tes_world_stats(const tes_world_t *w, tes_world_stats_t *out);
 
 /* The status of the last failed call on this world (TES_OK if none failed
- * yet). Successful calls do not reset it. */
+ * yet). Successful calls do not reset it. Calls on a const world (tes_get,
+ * tes_components_of, tes_component_lookup, ...) may run on several threads
+ * at once, so they record their failures for the calling thread: this
+ * answers for the newer of the world's last failure and the calling
+ * thread's last failed const call on this world. A tes_get that returns
+ * NULL records why: TES_ERR_STALE (e not alive), TES_ERR_INVALID (unknown
+ * id, or a tag), or TES_OK for a live entity that lacks the component (not
+ * an error; the detail then says which component is missing), so
+ * `if (!p) puts(tes_last_error_detail(w));` always prints about that read. */
 TES_API int tes_last_error(const tes_world_t *w);
 
-/* A sentence about the last failure on this world, naming the argument and
- * the value that was wrong ("component 'Position' is registered with size 8,
- * this desc has size 4"); "" when the last failure left no detail or no call
- * failed yet (and for a NULL world). Never NULL. The text lives in the world
- * and is overwritten by the next failure that records one. */
+/* A sentence about the last failure on this world (the same failure as
+ * tes_last_error), naming the argument and the value that was wrong
+ * ("component 'Position' is registered with size 8, this desc has size 4");
+ * a stale handle's says which case it is (TES_NULL, never issued, or
+ * destroyed, with the handle's generation and the slot's). "" when that
+ * failure left no detail or no call failed yet (and for a NULL world).
+ * Never NULL. The text lives in the world, or for a failed const call in
+ * storage of the calling thread, until the next failure (or the thread's
+ * next call of this function). While systems run on several threads it
+ * is "" for failures of the running systems. */
 TES_API const char *tes_last_error_detail(const tes_world_t *w);
 
 /* ------------------------------------------------------------------------ */
@@ -279,14 +294,16 @@ typedef struct tes_component_desc_t {
  * the component; TES_ERR_NOMEM if the allocator fails. */
 TES_API tes_comp_t tes_component(tes_world_t *w, const tes_component_desc_t *desc);
 
-/* The id registered under `name`, or 0 if there is none (the world is
- * const here, so tes_last_error is not updated). */
+/* The id registered under `name`, or 0 if there is none (recorded as
+ * TES_OK with a detail naming the name) or name is NULL (TES_ERR_INVALID);
+ * recorded for the calling thread, as every failed const call. */
 TES_API tes_comp_t tes_component_lookup(const tes_world_t *w, const char *name);
 
 /* Registers a C type under its own name: TES_COMPONENT(w, Position) or
  * TES_COMPONENT(w, Position, .storage = TES_STORAGE_SPARSE). In C++ the
- * extra designated fields need C++20 (write them in declaration order);
- * TES_COMPONENT(w, T) alone works from C++11 on. */
+ * extra designated fields need C++20 (write them in declaration order;
+ * before C++20 a static_assert says so); TES_COMPONENT(w, T) alone works
+ * from C++11 on. */
 #ifndef __cplusplus
 #define TES_COMPONENT(w, ...) \
     tes_component((w), &(tes_component_desc_t){TES__COMPONENT_FIELDS(__VA_ARGS__, )})
@@ -297,9 +314,14 @@ TES_API tes_comp_t tes_component_lookup(const tes_world_t *w, const char *name);
 #define TES__COMPONENT_DESC(T, ...) \
     tes__cxx_desc_with(tes__cxx_desc(#T, sizeof(T), alignof(T)), tes__cxx_options{__VA_ARGS__})
 #else
+/* Before C++20 the optional fields cannot be designated: they are only
+ * stringified, so that a call with any fails with a static_assert that
+ * says so (tes__cxx_fields_need_cxx20) rather than a parse error here. */
 #define TES_COMPONENT(w, ...) \
     tes_component((w), tes__cxx_ptr(TES__COMPONENT_DESC(__VA_ARGS__, )))
-#define TES__COMPONENT_DESC(T, ...) tes__cxx_desc(#T, sizeof(T), alignof(T) __VA_ARGS__)
+#define TES__COMPONENT_DESC(T, ...)                             \
+    (tes__cxx_fields_need_cxx20<sizeof(#__VA_ARGS__)>(),        \
+     tes__cxx_desc(#T, sizeof(T), alignof(T)))
 #endif
 
 /* Typed convenience. TES_DECLARE(T); declares the variable TES_ID(T) that
@@ -403,9 +425,11 @@ TES_API int tes_destroy_n(tes_world_t *w, const tes_entity_t *es, int32_t n);
  * Built for random access: it computes the addresses of a batch of
  * entities with the loads of all of them in flight at once, and prefetches
  * the values; out is its working buffer meanwhile, so it must not overlap
- * es. -1 for a NULL world, n < 0, or es / out NULL with n > 0 (the
- * world is const, so tes_last_error is not updated). A reader like tes_get:
- * safe from several threads while nothing changes the world. */
+ * es. -1 for a NULL world, n < 0, or es / out NULL with n > 0
+ * (TES_ERR_INVALID, recorded for the calling thread, see tes_last_error);
+ * 0 with TES_ERR_INVALID for an unknown id or a tag. Single misses record
+ * nothing. A reader like tes_get: safe from several threads while nothing
+ * changes the world. */
 TES_API int32_t tes_get_n(const tes_world_t *w, tes_comp_t c, const tes_entity_t *es, int32_t n,
                   const void **out);
 
@@ -445,7 +469,8 @@ TES_API int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c);
 
 TES_API bool tes_has(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
 
-/* A pointer to e's c, or NULL if e is not alive, lacks c, or c is a tag.
+/* A pointer to e's c, or NULL if e is not alive, lacks c, or c is a tag
+ * (the reason is recorded for the calling thread: see tes_last_error).
  * A pointer into table storage is valid until the next structural change;
  * a pointer to a non-stable sparse component until the next add/remove of
  * that component on any entity (and, if an owning group owns its store,
@@ -467,9 +492,9 @@ TES_API tes_entity_t tes_clone(tes_world_t *w, tes_entity_t e);
 
 /* Writes up to cap of e's component ids to out in ascending order and
  * returns how many e has (which may exceed cap; INT32_MAX for more than
- * INT32_MAX). -1 if e is not alive or out
- * is NULL with cap > 0 (the world is const here, so tes_last_error is not
- * updated). */
+ * INT32_MAX). -1 if e is not alive (TES_ERR_STALE) or out is NULL with
+ * cap > 0 or cap < 0 (TES_ERR_INVALID), recorded for the calling thread
+ * (see tes_last_error). */
 TES_API int32_t tes_components_of(const tes_world_t *w, tes_entity_t e, tes_comp_t *out, int32_t cap);
 
 /* Adds / removes the TES_DISABLED tag. */
@@ -727,7 +752,10 @@ enum {
 };
 
 typedef struct tes_query_desc_t {
-    tes_term_t terms[TES_MAX_TERMS]; /* end at the first comp == 0 */
+    /* End at the first term that is all zero. A term with comp 0 followed
+     * by a set term (or with an oper or access) is refused: it is almost
+     * always a component registered after the desc was written. */
+    tes_term_t terms[TES_MAX_TERMS];
     uint32_t flags;
 } tes_query_desc_t;
 
@@ -770,8 +798,9 @@ typedef struct tes_iter_t {
     uint64_t priv_gather[TES_ITER_GATHER_BYTES / 8]; /* gathered values */
 } tes_iter_t;
 
-/* Creates a query. Fails with NULL and TES_ERR_INVALID for no terms, an
- * unknown component, a term repeated, an unknown oper/access/flag, a group
+/* Creates a query. Fails with NULL and TES_ERR_INVALID for no terms, a
+ * term with comp 0 before a set term ("terms[1] has component 0 but
+ * terms[2] is set: was a component registered?"), an unknown component, a term repeated, an unknown oper/access/flag, a group
  * flag without an AND term, both group flags, or an owning group with an
  * OPTIONAL term or an AND term on a stable store, a table component or a
  * store another group owns; TES_ERR_BUSY for an owning group while the
@@ -803,8 +832,13 @@ TES_API int32_t tes_destroy_matching(tes_query_t *q);
 
 /* Starts an iteration. While any iterator is live, structural changes are
  * deferred (see tes_defer_begin). Call tes_iter_next until it returns
- * false; leaving the loop early requires tes_iter_fini. Inside a hook the
- * iterator is already finished and TES_ERR_BUSY is recorded. */
+ * false; leaving the loop early requires tes_iter_fini. An iterator never
+ * finished keeps the world deferred: later changes queue and are never
+ * applied, and the calls refused while deferred (tes_progress, snapshots,
+ * owning groups, tes_defer_end) say so in their detail, naming the terms
+ * of the query whose iterator is open; a TES_DEBUG build also reports it
+ * on stderr when the world is freed. Inside a hook the iterator is
+ * already finished and TES_ERR_BUSY is recorded. */
 TES_API tes_iter_t tes_query_iter(tes_query_t *q);
 /* Advances to the next non-empty chunk; false when done (the iterator is
  * then finished and deferred changes may have been applied). A NULL or
@@ -1018,7 +1052,8 @@ TES_API void tes_system_free(tes_system_t *s);
 
 /* Runs every system once. TES_OK; TES_ERR_INVALID for a NULL world;
  * TES_ERR_BUSY from inside a hook, a system, or while the world is
- * deferred; else the first error a structural system's queued changes met
+ * deferred (the detail then names the unfinished iterators' queries and
+ * the open tes_defer_begin levels); else the first error a structural system's queued changes met
  * when they were applied (the rest were still applied). */
 TES_API int tes_progress(tes_world_t *w, float delta_time);
 
@@ -1039,6 +1074,17 @@ static inline tes_component_desc_t tes__cxx_desc(const char *name, size_t size, 
     d.align = align;
     return d;
 }
+
+#if __cplusplus < 202002L
+/* TES_COMPONENT's check before C++20: n is the size of its stringified
+ * optional fields, 1 (an empty string) when there are none. */
+template <size_t n> static inline void tes__cxx_fields_need_cxx20()
+{
+    static_assert(n == 1, "TES_COMPONENT / TES_REGISTER: fields after the type (.storage = ..., "
+                          ".hooks = ...) need C++20 designated initializers; before C++20 fill a "
+                          "tes_component_desc_t and call tes_component (see docs/guide.md)");
+}
+#endif
 
 #if __cplusplus >= 202002L
 /* The optional fields TES_COMPONENT takes in C++20, by designator:

@@ -3,7 +3,10 @@
 # header, unchanged) and OUT/tessera.c (every source file of src/ in one
 # translation unit). Each internal header is pasted once, where it is first
 # included; internal functions (tes__*) become static, so the one object a
-# program compiles from tessera.c exports only the public tes_* API.
+# program compiles from tessera.c exports only the public tes_* API, and
+# static inline helpers are marked unused, so the file compiles without a
+# warning under gcc and clang -Wall -Wextra (it may be vendored with
+# -Werror).
 #
 # Usage: tools/amalgamate.sh [SOURCE_DIR [OUT_DIR]]   (defaults: . and dist)
 # Needs only a POSIX shell and awk.
@@ -65,6 +68,11 @@ files=$(cd "$root/src" && find . -name '*.c' | sed 's|^\./||' | LC_ALL=C sort)
                 if (line ~ /^[A-Za-z_][A-Za-z0-9_ \t*]*[ \t*]tes__[A-Za-z0-9_]*[ \t]*\(/ &&
                     line !~ /^(static|typedef|extern|return|inline)[ \t]/)
                     line = "TES__INTERNAL " line
+                # A header'"'"'s static inline helpers are pasted into this one
+                # file, where a compiler may warn about those it never
+                # calls (clang does, -Wunused-function): marked unused too.
+                else if (line ~ /^static[ \t]+(inline|tes__always_inline)[ \t]/)
+                    sub(/^static[ \t]+/, "TES__INTERNAL ", line)
                 print line
             }
             close(path)

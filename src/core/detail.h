@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#define TES__DETAIL_SIZE 200
+#define TES__DETAIL_SIZE 256
 
 typedef struct tes__detail {
     char text[TES__DETAIL_SIZE];

@@ -5,6 +5,7 @@
  * the watcher unlinks each one, and the id retires with the last.
  */
 #include "lifecycle/instance.h"
+#include "world/last_error.h"
 
 #include <string.h>
 
@@ -157,6 +158,17 @@ static tes__instance_rec_t *live_rec(const tes_world_t *w, tes_instance_t inst)
     return &lc->recs[tes_entity_index(inst)];
 }
 
+/* The instance id space (NULL before the first instance). */
+static const tes__entity_index_t *instance_ids(const tes_world_t *w)
+{
+    return w->lifecycle ? &w->lifecycle->ids : NULL;
+}
+
+static int fail_stale_instance(tes_world_t *w, tes_instance_t inst)
+{
+    return tes__fail_stale_instance(w, instance_ids(w), inst);
+}
+
 bool tes_instance_alive(const tes_world_t *w, tes_instance_t inst) { return live_rec(w, inst) != NULL; }
 
 tes_instance_t tes_instance_of(const tes_world_t *w, tes_entity_t e)
@@ -176,9 +188,13 @@ tes_instance_t tes_instance_of(const tes_world_t *w, tes_entity_t e)
 int32_t tes_instance_members(const tes_world_t *w, tes_instance_t inst, tes_entity_t *out,
                              int32_t cap)
 {
-    const tes__instance_rec_t *rec = live_rec(w, inst);
-    if (!rec || cap < 0 || (cap > 0 && !out))
+    if (!w)
         return -1;
+    const tes__instance_rec_t *rec = live_rec(w, inst);
+    if (!rec)
+        return tes__fail_const_stale(w, instance_ids(w), inst, TES__STALE_INSTANCE), -1;
+    if (cap < 0 || (cap > 0 && !out))
+        return tes__fail_const(w, TES_ERR_INVALID, "tes_instance_members: cap = %d with out %s", (int)cap, out ? "set" : "NULL"), -1;
     uint64_t n = 0; /* reported up to INT32_MAX */
     for (uint32_t i = rec->first; i != TES_NULL_INDEX; i = w->lifecycle->links[i].next, n++)
         if (n < (uint64_t)cap)
@@ -224,7 +240,7 @@ int tes_instance_destroy(tes_world_t *w, tes_instance_t inst)
     if (rc)
         return rc;
     if (!live_rec(w, inst))
-        rc = tes__fail(w, TES_ERR_STALE);
+        rc = fail_stale_instance(w, inst);
     else if (w->defer.depth > 0) {
         void *arg = NULL;
         if (tes__defer_reserve_call(w, 0) || !(arg = tes__malloc(&w->alloc, sizeof inst)))
@@ -263,7 +279,7 @@ int tes_instance_adopt(tes_world_t *w, tes_instance_t inst, tes_entity_t e)
     tes__slot_t *slot;
     rc = tes__world_enter(w, e, &slot);
     if (!rc && !live_rec(w, inst))
-        rc = tes__fail(w, TES_ERR_STALE);
+        rc = fail_stale_instance(w, inst);
     if (!rc && tes__entity_instance(&w->entities, tes_entity_index(e)))
         rc = tes__fail_detail(w, TES_ERR_INVALID, "tes_instance_adopt: entity %u:%u already belongs to an instance (detach it first)", tes_entity_index(e), tes_entity_generation(e));
     if (!rc && tes__instances_reserve(w->lifecycle, 0, w->entities.count))

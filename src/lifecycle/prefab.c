@@ -17,6 +17,7 @@
 
 #include "core/checked.h"
 #include "lifecycle/instance.h"
+#include "world/last_error.h"
 
 /* ------------------------------------------------------------------ records */
 
@@ -33,7 +34,7 @@ static tes__prefab_rec_t *prefab_of(const tes__lifecycle_t *lc, tes_entity_t roo
 static int lookup_prefab(tes_world_t *w, tes_entity_t prefab, tes__prefab_rec_t **rec)
 {
     if (!tes_alive(w, prefab))
-        return TES_ERR_STALE;
+        return tes__fail_stale(w, prefab);
     *rec = prefab_of(w->lifecycle, prefab);
     return *rec ? TES_OK : tes__fail_detail(w, TES_ERR_INVALID, "entity %u:%u is not a prefab root", tes_entity_index(prefab), tes_entity_generation(prefab));
 }
@@ -121,11 +122,15 @@ tes_entity_t tes_prefab_child(tes_world_t *w, tes_entity_t prefab)
 
 int32_t tes_prefab_members(const tes_world_t *w, tes_entity_t prefab, tes_entity_t *out, int32_t cap)
 {
-    if (!w || !tes_alive(w, prefab) || cap < 0 || (cap > 0 && !out))
+    if (!w)
         return -1;
+    if (!tes_alive(w, prefab))
+        return tes__fail_const_stale(w, &w->entities, prefab, TES__STALE_ENTITY), -1;
+    if (cap < 0 || (cap > 0 && !out))
+        return tes__fail_const(w, TES_ERR_INVALID, "tes_prefab_members: cap = %d with out %s", (int)cap, out ? "set" : "NULL"), -1;
     const tes__prefab_rec_t *rec = prefab_of(w->lifecycle, prefab);
     if (!rec)
-        return -1;
+        return tes__fail_const(w, TES_ERR_INVALID, "tes_prefab_members: entity %u:%u is not a prefab root", tes_entity_index(prefab), tes_entity_generation(prefab)), -1;
     uint64_t n = 0; /* reported up to INT32_MAX */
     for (uint32_t i = 0; i < rec->count; i++) {
         if (!tes_alive(w, rec->members[i]))
@@ -435,7 +440,10 @@ static int instantiate(tes_world_t *w, tes_entity_t prefab, uint32_t n, tes_inst
     if (rc)
         return rc;
     if (!member_live(w, prefab))
-        return TES_ERR_STALE; /* its destroy is queued: dead at this call's place */
+        return tes__fail_detail(w, TES_ERR_STALE,
+                                "entity %u:%u: its destroy is queued (the world is deferred), so "
+                                "it cannot be instantiated",
+                                tes_entity_index(prefab), tes_entity_generation(prefab));
     tes__lifecycle_t *lc = w->lifecycle;
     bool deferred = w->defer.depth > 0;
     plan_t local, *p = &local;
@@ -519,8 +527,8 @@ int tes_instantiate_n(tes_world_t *w, tes_entity_t prefab, int32_t n, tes_instan
     else if (n > 0)
         rc = instantiate(w, prefab, (uint32_t)n, out, NULL, 0);
     else
-        rc = tes_alive(w, prefab) ? (prefab_of(w->lifecycle, prefab) ? (member_live(w, prefab) ? TES_OK : TES_ERR_STALE) : tes__fail_detail(w, TES_ERR_INVALID, "entity %u:%u is not a prefab root", tes_entity_index(prefab), tes_entity_generation(prefab)))
-                                  : TES_ERR_STALE;
+        rc = tes_alive(w, prefab) ? (prefab_of(w->lifecycle, prefab) ? (member_live(w, prefab) ? TES_OK : tes__fail_detail(w, TES_ERR_STALE, "entity %u:%u: its destroy is queued (the world is deferred), so it cannot be instantiated", tes_entity_index(prefab), tes_entity_generation(prefab))) : tes__fail_detail(w, TES_ERR_INVALID, "entity %u:%u is not a prefab root", tes_entity_index(prefab), tes_entity_generation(prefab)))
+                                  : tes__fail_stale(w, prefab);
     tes__world_end(w);
     return rc ? tes__fail(w, rc) : TES_OK;
 }

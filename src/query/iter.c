@@ -276,6 +276,7 @@ tes_iter_t tes_query_iter(tes_query_t *q)
         return it;
     }
     tes__world_depth_up(q->w);
+    atomic_fetch_add_explicit(&q->iters_open, 1, memory_order_relaxed);
     return it;
 }
 
@@ -354,8 +355,10 @@ void tes_iter_fini(tes_iter_t *it)
     it->entities = NULL;
     /* A zeroed iterator, or one walked by a non-structural system, opened
      * no deferral level. */
-    if (it->priv_query && !walk_in_frame_level(it->world))
+    if (it->priv_query && !walk_in_frame_level(it->world)) {
+        atomic_fetch_sub_explicit(&it->priv_query->iters_open, 1, memory_order_relaxed);
         tes__defer_end(it->world);
+    }
 }
 
 tes_iter_t tes__query_walk_start(tes_query_t *q) { return iter_start(q); }

@@ -8,7 +8,9 @@
  * that extends a chunk, and the fields of a run.
  */
 #include "query/query.h"
+#include "world/explain.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "query/filter.h"
@@ -89,8 +91,9 @@ static int setup_terms(tes_query_t *q, const tes_query_desc_t *d)
     q->skip_prefab = !(d->flags & TES_QUERY_INCLUDE_PREFAB);
     bool table_and = false, any_and = false;
     int32_t n = 0;
-    while (n < TES_MAX_TERMS && d->terms[n].comp)
-        n++;
+    int rc = tes__query_desc_terms(q->w, d, &n);
+    if (rc)
+        return rc;
     if (n == 0)
         return tes__fail_detail(q->w, TES_ERR_INVALID, "query has no terms (terms[0].comp is 0)");
     for (int32_t i = 0; i < n; i++) {
@@ -147,6 +150,31 @@ static int setup_terms(tes_query_t *q, const tes_query_desc_t *d)
     return TES_OK;
 }
 
+/* A term list ends at its first all-zero term. A term whose component is
+ * 0 but which is not all zero, or which a set term follows, is a term the
+ * caller meant to write with an id that was never filled in: most often a
+ * component registered after the desc was built. Reading it as the end
+ * would quietly drop the terms after it and match more entities, so it is
+ * refused. */
+int tes__query_desc_terms(tes_world_t *w, const tes_query_desc_t *d, int32_t *count)
+{
+    int32_t n = 0;
+    while (n < TES_MAX_TERMS && d->terms[n].comp)
+        n++;
+    *count = n;
+    if (n == TES_MAX_TERMS)
+        return TES_OK;
+    for (int32_t i = n + 1; i < TES_MAX_TERMS; i++)
+        if (d->terms[i].comp || d->terms[i].oper != TES_AND || d->terms[i].access != TES_INOUT)
+            return tes__fail_detail(w, TES_ERR_INVALID, "terms[%d] has component 0 but terms[%d] is set: was a component registered?", (int)n, (int)i);
+    const tes_term_t *t = &d->terms[n];
+    if (t->oper != TES_AND)
+        return tes__fail_detail(w, TES_ERR_INVALID, "terms[%d] has component 0 but oper %u (TES_AND is 0): was a component registered?", (int)n, (unsigned)t->oper);
+    if (t->access != TES_INOUT)
+        return tes__fail_detail(w, TES_ERR_INVALID, "terms[%d] has component 0 but access %u (TES_INOUT is 0): was a component registered?", (int)n, (unsigned)t->access);
+    return TES_OK;
+}
+
 static void query_release(tes_query_t *q)
 {
     tes__alloc_t *a = &q->w->alloc;
@@ -172,6 +200,47 @@ static bool in_system_run(const tes_world_t *w)
     return (w->unquiet.refuse & TES__REFUSE_FRAME) && !w->defer.flushing;
 }
 
+/* Appends "{A, B}" for query q to buf (at len; the text is cut at cap). */
+static size_t append_terms(const tes_query_t *q, char *buf, size_t cap, size_t len)
+{
+    for (int32_t i = 0; i < q->term_count && len < cap; i++) {
+        const tes__term_info_t *t = &q->terms[i];
+        int n = snprintf(buf + len, cap - len, "%s%s%.48s%s", i ? ", " : "{",
+                         t->oper == TES_NOT ? "NOT " : t->oper == TES_OPTIONAL ? "OPTIONAL " : "",
+                         t->info->name, i + 1 == q->term_count ? "}" : "");
+        len += n > 0 ? (size_t)n : 0;
+    }
+    return len < cap ? len : cap;
+}
+
+/* The world's describe_iters (explain.c): the terms of every live query
+ * with an iterator that holds a deferral level, in creation order; returns
+ * how many there are. Queries are the world's dependents whose fini is
+ * query_fini. */
+static size_t describe_open_iters(const tes_world_t *w, char *buf, size_t cap)
+{
+    size_t found = 0, len = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < w->dependent_count; i++) {
+        if (w->dependents[i].fini != query_fini)
+            continue;
+        const tes_query_t *q = w->dependents[i].ctx;
+        uint32_t open = atomic_load_explicit(&q->iters_open, memory_order_relaxed);
+        if (!open)
+            continue;
+        if (found++ && len < cap) {
+            int n = snprintf(buf + len, cap - len, ", ");
+            len += n > 0 ? (size_t)n : 0;
+        }
+        len = append_terms(q, buf, cap, len < cap ? len : cap);
+        if (open > 1 && len < cap) {
+            int n = snprintf(buf + len, cap - len, " (%u iterators)", (unsigned)open);
+            len += n > 0 ? (size_t)n : 0;
+        }
+    }
+    return found;
+}
+
 tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
 {
     if (!w)
@@ -192,12 +261,15 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
         return NULL;
     }
     q->w = w;
+    w->describe_iters = describe_open_iters;
     int rc = setup_terms(q, desc);
     /* An owning group reorders its stores when it is built: never under a
      * live iterator, inside a deferred block or inside a hook (the call that
      * runs the hook may hold addresses in those stores). */
-    if (!rc && (q->flags & TES_QUERY_OWNING_GROUP) && (w->defer.depth > 0 || tes__in_hook(w)))
-        rc = TES_ERR_BUSY;
+    if (!rc && (q->flags & TES_QUERY_OWNING_GROUP) && tes__in_hook(w))
+        rc = tes__fail_detail(w, TES_ERR_BUSY, "tes_query_new refused: an owning group cannot be built inside a hook");
+    else if (!rc && (q->flags & TES_QUERY_OWNING_GROUP) && w->defer.depth > 0)
+        rc = tes__fail_deferred(w, TES_ERR_BUSY, "tes_query_new (an owning group)");
     /* A non-owning group asked for inside a hook would be filled from a
      * world in the middle of a change, and would hear the rest of that
      * change without the room its watchers reserved: it is built later,
@@ -255,7 +327,8 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
     }
     if (rc) {
         query_release(q);
-        tes__fail(w, rc);
+        if (rc != TES_ERR_BUSY) /* a refusal recorded its detail above */
+            tes__fail(w, rc);
         return NULL;
     }
     return q;

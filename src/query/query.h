@@ -89,7 +89,18 @@ struct tes_query {
      * structural call that ran the hook ends (until then the query walks
      * its tables or pools, with the same results). */
     bool group_pending;
+    /* Iterators of this query that hold a deferral level (started and not
+     * finished), so that a call refused while the world is deferred can
+     * name the query of a loop left without tes_iter_fini. Atomic: several
+     * threads may iterate one query at once. */
+    _Atomic uint32_t iters_open;
 };
+
+/* Counts the terms of d into *count: those before the first term whose
+ * component is 0. TES_OK, or TES_ERR_INVALID recorded in w (with a detail
+ * naming both terms) when a term after that one is set, or that term has
+ * an oper or access: an id that was never filled in, not an end. */
+int tes__query_desc_terms(tes_world_t *w, const tes_query_desc_t *d, int32_t *count);
 
 /* A walk over q's chunks, as an iteration yields them, without a deferral
  * level: for library code during which no user code runs (counting,

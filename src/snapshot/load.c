@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "snapshot/snapshot.h"
+#include "world/explain.h"
 
 typedef struct stage {
     tes__slot_t *slots;
@@ -516,8 +517,7 @@ int tes_snapshot_load(tes_world_t *w, const tes_reader_t *in)
     if (w->unquiet.hook_depth || w->unquiet.refuse)
         return tes__fail_busy(w, "tes_snapshot_load");
     if (w->defer.depth > 0)
-        return tes__fail_detail(w, TES_ERR_BUSY, "tes_snapshot_load: refused while the world is "
-                                "deferred; load after the last tes_defer_end or iterator");
+        return tes__fail_deferred(w, TES_ERR_BUSY, "tes_snapshot_load");
     if (w->entities.alive)
         return tes__fail_detail(w, TES_ERR_INVALID, "tes_snapshot_load: the world has %u live entities (it must have none)", w->entities.alive);
     /* The reader and the load hooks run inside this hook level: what they

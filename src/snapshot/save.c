@@ -27,6 +27,7 @@
 #include <stdlib.h>
 
 #include "lifecycle/instance.h"
+#include "world/explain.h"
 #include "snapshot/snapshot.h"
 
 /* Everything a save computes before writing. */
@@ -423,9 +424,7 @@ static int save_refused(const tes_world_t *w, const char *call)
     if (w->unquiet.hook_depth || w->unquiet.refuse)
         return tes__fail_busy((tes_world_t *)w, call);
     if (w->defer.depth > 0)
-        return tes__fail_detail((tes_world_t *)w, TES_ERR_BUSY, "%s: refused while the world is "
-                                "deferred (the queued changes would be missing); save after the "
-                                "last tes_defer_end or iterator", call);
+        return tes__fail_deferred((tes_world_t *)w, TES_ERR_BUSY, call);
     return TES_OK;
 }
 

@@ -7,6 +7,7 @@
  * finalises first, the other finds nothing left to free twice.
  */
 #include "system/system.h"
+#include "world/explain.h"
 
 #include <string.h>
 
@@ -117,7 +118,12 @@ static tes_system_t *system_new(tes_world_t *w, const tes_system_desc_t *d)
     s->ctx = d->ctx;
     s->parallel = d->parallel;
     s->structural = d->structural;
-    if (d->query.terms[0].comp) {
+    int32_t nterms;
+    if (tes__query_desc_terms(w, &d->query, &nterms)) {
+        free_struct(w, s);
+        return NULL;
+    }
+    if (nterms) {
         s->query = tes_query_new(w, &d->query); /* records its own failure */
         if (!s->query) {
             free_struct(w, s);
@@ -178,11 +184,10 @@ int tes_progress(tes_world_t *w, float delta_time)
     if (!w)
         return TES_ERR_INVALID;
     tes__systems_t *ss = w->systems;
-    if (tes__in_hook(w) || tes_is_deferred(w) || (ss && ss->running))
-        return tes__fail_detail(w, TES_ERR_BUSY, "tes_progress: called from %s",
-                                ss && ss->running ? "inside tes_progress (a system or a hook)"
-                                : tes__in_hook(w) ? "a hook"
-                                                  : "a deferred world (tes_defer_begin or a live iterator)");
+    if (tes__in_hook(w) || (ss && ss->running))
+        return tes__fail_detail(w, TES_ERR_BUSY, "tes_progress refused: called from inside %s", ss && ss->running ? "a system (tes_progress is running)" : "a hook");
+    if (tes_is_deferred(w))
+        return tes__fail_deferred(w, TES_ERR_BUSY, "tes_progress");
     if (!ss || !ss->count)
         return TES_OK;
     if (ss->dirty) {

@@ -16,6 +16,7 @@
  * array and a value array indexed by entity (0.8-0.95 times its time in
  * the project's benchmark), sparse reads at about half their baseline's.
  */
+#include "world/last_error.h"
 #include "world/world.h"
 
 /* The pipeline's prefetches ask for the second-level cache (locality 2:
@@ -192,12 +193,15 @@ static int32_t get_n_sparse(const tes__sparse_store_t *st, const tes_entity_t *e
 int32_t tes_get_n(const tes_world_t *w, tes_comp_t c, const tes_entity_t *es, int32_t n,
                   const void **out)
 {
-    if (!w || n < 0 || (n > 0 && (!es || !out)))
+    if (!w)
         return -1;
+    if (n < 0 || (n > 0 && (!es || !out)))
+        return tes__fail_const(w, TES_ERR_INVALID, "tes_get_n: n = %d with es %s and out %s", (int)n, es ? "set" : "NULL", out ? "set" : "NULL"), -1;
     const tes__component_t *info = tes__registry_get(&w->components, c);
     if (!info || !info->size) {
         for (int32_t i = 0; i < n; i++)
             out[i] = NULL;
+        tes__fail_const(w, TES_ERR_INVALID, info ? "tes_get_n: component %u ('%.64s') is a tag: it has no values" : "tes_get_n: component id %u%.0s is not registered in this world", (unsigned)c, info ? info->name : "");
         return 0;
     }
     /* A sparse entry carries the generation and is erased before its

@@ -307,12 +307,12 @@ static bool spawn_with_cached(tes_world_t *w, const tes_value_t *values, int32_t
         for (int32_t i = 0; i < n; i++) {
             tes__component_t *info = tes__registry_get(&w->components, values[i].comp);
             if (info->hooks.on_add)
-                tes__fire(w, info->hooks.on_add, info, e, tes_get_mut(w, e, info->id));
+                tes__fire(w, info->hooks.on_add, info, e, tes__get(w, e, info->id));
         }
         for (int32_t i = 0; i < n; i++) {
             tes__component_t *info = tes__registry_get(&w->components, values[i].comp);
             if (values[i].ptr && info->hooks.on_set)
-                tes__fire(w, info->hooks.on_set, info, e, tes_get_mut(w, e, info->id));
+                tes__fire(w, info->hooks.on_set, info, e, tes__get(w, e, info->id));
         }
     }
     tes__world_end(w); /* releases queries a hook freed */
@@ -397,12 +397,12 @@ static int spawn_with_now(tes_world_t *w, const tes_value_t *values, const comp_
     for (uint32_t i = 0; i < l->n; i++) {
         tes__component_t *info = tes__registry_get(&w->components, values[i].comp);
         if (info->hooks.on_add)
-            tes__fire(w, info->hooks.on_add, info, e, tes_get_mut(w, e, info->id));
+            tes__fire(w, info->hooks.on_add, info, e, tes__get(w, e, info->id));
     }
     for (uint32_t i = 0; i < l->n; i++) {
         tes__component_t *info = tes__registry_get(&w->components, values[i].comp);
         if (values[i].ptr && info->hooks.on_set)
-            tes__fire(w, info->hooks.on_set, info, e, tes_get_mut(w, e, info->id));
+            tes__fire(w, info->hooks.on_set, info, e, tes__get(w, e, info->id));
     }
     return TES_OK;
 }
@@ -687,7 +687,7 @@ static int spawn_bulk_now(tes_world_t *w, const tes_bulk_desc_t *d, const comp_l
     for (uint32_t j = 0; l->hooked && j < nc; j++) {
         const tes__component_t *info = tes__registry_get(&w->components, l->sorted[j]);
         for (uint32_t i = 0; info->hooks.on_add && i < n; i++)
-            tes__fire(w, info->hooks.on_add, info, handles[i], tes_get_mut(w, handles[i], info->id));
+            tes__fire(w, info->hooks.on_add, info, handles[i], tes__get(w, handles[i], info->id));
     }
     for (uint32_t j = 0; l->hooked && d->data && j < nc; j++) {
         const tes__component_t *info = tes__registry_get(&w->components, l->sorted[j]);
@@ -695,7 +695,7 @@ static int spawn_bulk_now(tes_world_t *w, const tes_bulk_desc_t *d, const comp_l
         while (d->comps[k] != info->id)
             k++;
         for (uint32_t i = 0; d->data[k] && info->hooks.on_set && i < n; i++)
-            tes__fire(w, info->hooks.on_set, info, handles[i], tes_get_mut(w, handles[i], info->id));
+            tes__fire(w, info->hooks.on_set, info, handles[i], tes__get(w, handles[i], info->id));
     }
     scratch_free(w, &s, d);
     return TES_OK;
@@ -737,7 +737,7 @@ static int destroy_n_impl(tes_world_t *w, const tes_entity_t *es, int32_t n)
     for (; marked < n; marked++) {
         tes__slot_t *slot = tes__entity_slot(ei, es[marked]);
         if (!slot)
-            rc = TES_ERR_STALE;
+            rc = tes__fail_stale(w, es[marked]);
         else if (slot->row & LISTED)
             rc = tes__fail_detail(w, TES_ERR_INVALID, "tes_destroy_n: entity %u:%u is listed twice (es[%d])", tes_entity_index(es[marked]), tes_entity_generation(es[marked]), (int)marked);
         else if (w->strict_lifecycle && tes__entity_instance(ei, tes_entity_index(es[marked])))

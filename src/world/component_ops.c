@@ -8,6 +8,7 @@
  * reserve before they commit and fire observers last, so hooks see a
  * consistent world and a failed call changes nothing.
  */
+#include "world/last_error.h"
 #include "world/world.h"
 
 #include <string.h>
@@ -25,9 +26,17 @@ tes_comp_t tes_component(tes_world_t *w, const tes_component_desc_t *desc)
 
 tes_comp_t tes_component_lookup(const tes_world_t *w, const char *name)
 {
-    if (!w || !name)
+    if (!w)
         return 0;
-    return tes__registry_lookup(&w->components, name);
+    if (!name) {
+        tes__fail_const(w, TES_ERR_INVALID, "tes_component_lookup: name is NULL");
+        return 0;
+    }
+    tes_comp_t c = tes__registry_lookup(&w->components, name);
+    /* Not an error (the answer is "none"), but a sentence for it. */
+    if (!c)
+        tes__fail_const(w, TES_OK, "no component named '%.64s' is registered in this world", name);
+    return c;
 }
 
 /* Resolves a component id for a structural call on a live entity. */
@@ -360,11 +369,21 @@ static inline void *component_ptr(const tes_world_t *w, tes_entity_t e, tes_comp
     return col >= 0 ? tes__table_cell(t, (uint32_t)col, slot->row) : NULL;
 }
 
-void *tes_get_mut(tes_world_t *w, tes_entity_t e, tes_comp_t c) { return component_ptr(w, e, c); }
+void *tes__get(const tes_world_t *w, tes_entity_t e, tes_comp_t c) { return component_ptr(w, e, c); }
+
+/* A read that finds nothing records why for the calling thread
+ * (last_error.h): a few stores, out of line, so the hit path gains one
+ * test of the pointer it returns anyway. */
+void *tes_get_mut(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    void *p = component_ptr(w, e, c);
+    return tes__likely(p != NULL) ? p : tes__fail_const_get(w, e, c);
+}
 
 const void *tes_get(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
-    return component_ptr(w, e, c);
+    const void *p = component_ptr(w, e, c);
+    return tes__likely(p != NULL) ? p : tes__fail_const_get(w, e, c);
 }
 
 int32_t tes_components_of(const tes_world_t *w, tes_entity_t e, tes_comp_t *out, int32_t cap)
@@ -372,8 +391,10 @@ int32_t tes_components_of(const tes_world_t *w, tes_entity_t e, tes_comp_t *out,
     if (!w)
         return -1;
     const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
-    if (!slot || cap < 0 || (cap > 0 && !out))
-        return -1;
+    if (!slot)
+        return tes__fail_const_stale(w, &w->entities, e, TES__STALE_ENTITY), -1;
+    if (cap < 0 || (cap > 0 && !out))
+        return tes__fail_const(w, TES_ERR_INVALID, "tes_components_of: cap = %d with out %s", (int)cap, out ? "set" : "NULL"), -1;
     const tes__table_t *table = tes__slot_table(w, slot);
     const tes__registry_t *reg = &w->components;
     /* Merge the table type and the sparse ids, both ascending. Counted in

@@ -12,6 +12,7 @@
  * commands by position.
  */
 #include "world/defer.h"
+#include "world/explain.h"
 
 #include <string.h>
 
@@ -162,7 +163,7 @@ static void held_at(const tes_world_t *w, const tes__defer_t *d, tes_entity_t e,
         }
         /* Nothing queued before `at` changed e: its current state. */
         bool has = tes_has(w, e, c);
-        h->value = has ? tes_get(w, e, c) : NULL;
+        h->value = has ? tes__get(w, e, c) : NULL;
         h->kind = h->value ? HELD_VALUE : has || or_default ? HELD_DEFAULT : HELD_NONE;
         if (!has)
             h->adjusts = 0;
@@ -474,7 +475,7 @@ static tes__noinline int set_plain_slow(tes_world_t *w, tes_entity_t e,
                                         const tes__component_t *info, const void *value)
 {
     if (!tes__entity_slot(&w->entities, e))
-        return tes__fail(w, TES_ERR_STALE);
+        return tes__fail_stale(w, e);
     if (!info->size) /* a tag stages nothing: the generic set queues it */
         return tes__set_generic(w, e, info->id, value);
     tes__defer_t *d = &w->defer;
@@ -532,7 +533,7 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
          * place: the current address serves. In a split structural
          * system every ensure stages its value (see stage_ensures), so no
          * write lands before the system's commands are applied. */
-        void *now = tes_get_mut(w, e, c);
+        void *now = tes__get(w, e, c);
         if (now && d->barrier_count == 0 && !w->stage_ensures)
             return now;
         h.kind = now ? HELD_VALUE : HELD_NONE;
@@ -642,8 +643,11 @@ int tes_defer_end(tes_world_t *w)
         return TES_ERR_BUSY;
     /* Only levels opened by tes_defer_begin: an iterator's level ends with
      * the iterator. */
-    if (w->defer.explicit_depth <= 0)
-        return tes__fail_detail(w, TES_ERR_INVALID, "tes_defer_end: no tes_defer_begin level is open (iterator levels: %d)", (int)w->defer.depth);
+    if (w->defer.explicit_depth <= 0) {
+        char why[TES__DETAIL_SIZE];
+        tes__explain_deferred(w, why, sizeof why);
+        return tes__fail_detail(w, TES_ERR_INVALID, "tes_defer_end: no tes_defer_begin level is open%s%s", why[0] ? "; the world is deferred by " : "", why);
+    }
     w->defer.explicit_depth--;
     return tes__defer_end(w);
 }

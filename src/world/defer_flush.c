@@ -532,7 +532,8 @@ int tes__defer_end(tes_world_t *w)
             }
         }
         int before = w->last_error;
-        if (before == TES_ERR_INVALID)
+        uint64_t epoch_before = w->fail_epoch;
+        if (before == TES_ERR_INVALID || before == TES_ERR_STALE)
             detail_before = w->detail;
         int rc;
         if (is_merged(at)) {
@@ -551,7 +552,8 @@ int tes__defer_end(tes_world_t *w)
         plan.src = NULL;
         if (rc == TES_ERR_STALE) {
             w->last_error = before; /* a dropped command is not an error */
-            if (before == TES_ERR_INVALID)
+            w->fail_epoch = epoch_before;
+            if (before == TES_ERR_INVALID || before == TES_ERR_STALE)
                 w->detail = detail_before;
         } else if (rc && first_error == TES_OK)
             first_error = rc;

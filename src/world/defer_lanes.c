@@ -62,10 +62,12 @@ static int apply_spans(tes_world_t *w, const tes__defer_span_t *spans, uint32_t 
         const tes__defer_t *q = &w->lanes[spans[s].lane].queue;
         for (uint32_t i = spans[s].first; i < spans[s].end; i++) {
             int before = w->last_error;
+            uint64_t epoch = w->fail_epoch;
             tes__detail_t detail = w->detail;
             int rc = tes__defer_apply(w, q, &q->ops[i]);
             if (rc == TES_ERR_STALE) { /* a dropped command is not an error */
                 w->last_error = before;
+                w->fail_epoch = epoch;
                 w->detail = detail;
             } else if (rc && first_error == TES_OK) {
                 first_error = rc;

@@ -65,9 +65,9 @@ static inline tes__component_t *quiet_component(const tes_world_t *w, tes_comp_t
     return info && info->dispatch != TES__DISPATCH_GENERIC ? info : NULL;
 }
 
-/* Records a failure: out of line, so that the quiet paths, whose hot
+/* Records a stale handle: out of line, so that the quiet paths, whose hot
  * paths make calls only in tail position, save no registers for it. */
-static tes__noinline int quiet_fail(tes_world_t *w, int status) { return tes__fail(w, status); }
+static tes__noinline int quiet_stale(tes_world_t *w, tes_entity_t e) { return tes__fail_stale(w, e); }
 
 tes__noinline int tes__world_fill_hole_plain(tes_world_t *w, tes__table_t *t, uint32_t row,
                                              uint32_t last)
@@ -175,7 +175,7 @@ static tes__always_inline int quiet_table_add(tes_world_t *w, tes_entity_t e, te
     tes__slot_t *slot;
     tes__table_t *src;
     if (!quiet_enter(w, e, &slot, &src))
-        return quiet_fail(w, TES_ERR_STALE);
+        return quiet_stale(w, e);
     const tes__edge_plan_t *edge = &src->last_edge[1];
     tes__table_t *dst = edge->dst;
     if (!tes__likely(edge->plain_comp == c))
@@ -209,7 +209,7 @@ static tes__noinline int quiet_table_remove(tes_world_t *w, tes_entity_t e,
     tes__slot_t *slot;
     tes__table_t *src;
     if (!quiet_enter(w, e, &slot, &src))
-        return quiet_fail(w, TES_ERR_STALE);
+        return quiet_stale(w, e);
     tes__table_t *dst = quiet_step(w, src, info, false);
     if (!dst)
         return tes__fail(w, TES_ERR_NOMEM);
@@ -275,7 +275,7 @@ static tes__noinline int quiet_sparse_add(tes_world_t *w, tes_entity_t e,
 {
     tes__slot_t *slot = tes__entity_slot(&w->entities, e);
     if (!slot)
-        return quiet_fail(w, TES_ERR_STALE);
+        return quiet_stale(w, e);
     tes__sparse_store_t *st = &info->store;
     tes__sparse_set_t *set = &st->set;
     uint32_t index = tes_entity_index(e);
@@ -321,7 +321,7 @@ static tes__noinline int quiet_sparse_remove(tes_world_t *w, tes_entity_t e,
     tes__sparse_store_t *st = &info->store;
     uint64_t *entry = member_entry(&st->set, e);
     if (!entry)
-        return tes__entity_slot(&w->entities, e) ? TES_OK : quiet_fail(w, TES_ERR_STALE);
+        return tes__entity_slot(&w->entities, e) ? TES_OK : quiet_stale(w, e);
     if (st->stable)
         tes__sparse_set_tomb_remove(&st->set, e, (uint32_t)*entry);
     else
@@ -357,7 +357,7 @@ static tes__always_inline int fixed_sparse_add(tes_world_t *w, tes_entity_t e,
     tes__assert(is_set ? value || !size : !value);
     tes__slot_t *slot = tes__entity_slot(&w->entities, e);
     if (!slot)
-        return quiet_fail(w, TES_ERR_STALE);
+        return quiet_stale(w, e);
     tes__sparse_store_t *st = &info->store;
     tes__sparse_set_t *set = &st->set;
     tes__assert(!st->stable && st->size == size && set->free_head == TES_NULL_INDEX &&
@@ -400,7 +400,7 @@ static tes__always_inline int fixed_sparse_remove(tes_world_t *w, tes_entity_t e
     tes__sparse_store_t *st = &info->store;
     uint64_t *entry = member_entry(&st->set, e);
     if (!entry)
-        return tes__entity_slot(&w->entities, e) ? TES_OK : quiet_fail(w, TES_ERR_STALE);
+        return tes__entity_slot(&w->entities, e) ? TES_OK : quiet_stale(w, e);
     tes__assert(!st->stable && st->size == size);
     uint32_t pos = tes__sparse_set_swap_remove_at(&st->set, entry);
     uint32_t last = st->set.count; /* the old last position */
@@ -568,7 +568,7 @@ int tes_destroy(tes_world_t *w, tes_entity_t e)
         return tes__destroy_generic(w, e);
     tes__slot_t *slot = tes__entity_slot(&w->entities, e);
     if (!slot)
-        return tes__fail(w, TES_ERR_STALE);
+        return tes__fail_stale(w, e);
     tes__table_t *t = tes__slot_table(w, slot);
     uint32_t index = tes_entity_index(e);
     if ((slot->table & TES__SLOT_SPARSE) ||

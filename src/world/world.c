@@ -5,11 +5,11 @@
  */
 #include "world/world.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/thread_pool.h"
+#include "world/last_error.h"
 
 const char *tes_strerror(int status)
 {
@@ -46,6 +46,7 @@ tes_world_t *tes_world_new(const tes_world_desc_t *desc)
     if (!w)
         return NULL;
     w->alloc = alloc;
+    w->serial = tes__world_serial_next();
     w->strict_lifecycle = desc->strict_lifecycle;
     w->threads = 1;
     if (desc->threads < 0 || desc->threads > TES_MAX_THREADS) {
@@ -108,6 +109,9 @@ void tes_world_free(tes_world_t *w)
                          "or inside tes_progress; free the world after the call returns");
         return;
     }
+#ifdef TES_DEBUG
+    tes__report_deferred_at_free(w);
+#endif
     /* Destructors first, while the queries are still alive: a destructor may
      * free a query (it is doomed, and finalised below with the others) or
      * read one. Structural calls from destructors are refused. */
@@ -136,8 +140,10 @@ void tes_world_free(tes_world_t *w)
 
 int tes_world_stats(const tes_world_t *w, tes_world_stats_t *out)
 {
-    if (!w || !out)
+    if (!w)
         return TES_ERR_INVALID;
+    if (!out)
+        return tes__fail_const(w, TES_ERR_INVALID, "tes_world_stats: out is NULL");
     memset(out, 0, sizeof *out);
     out->entities_alive = w->entities.alive;
     out->entity_slots = w->entities.count;
@@ -149,52 +155,6 @@ int tes_world_stats(const tes_world_t *w, tes_world_stats_t *out)
     out->bytes_allocated = w->alloc.bytes;
     out->allocations = w->alloc.allocations;
     return TES_OK;
-}
-
-int tes_last_error(const tes_world_t *w)
-{
-    if (!w)
-        return TES_ERR_INVALID;
-    if (w->parallel)
-        return w->thread_errors[tes__pool_thread(w->pool)];
-    return w->last_error;
-}
-
-int tes__fail_parallel(tes_world_t *w, int status)
-{
-    w->thread_errors[tes__pool_thread(w->pool)] = status;
-    return status;
-}
-
-const char *tes_last_error_detail(const tes_world_t *w) { return w ? w->detail.text : ""; }
-
-int tes__fail_detail(tes_world_t *w, int status, const char *fmt, ...)
-{
-    /* While systems run on several threads, no shared detail: the status
-     * goes to the thread's own slot. */
-    if (w->parallel)
-        return tes__fail_parallel(w, status);
-    w->last_error = status;
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(w->detail.text, sizeof w->detail.text, fmt, args);
-    va_end(args);
-    return status;
-}
-
-int tes__fail_busy(tes_world_t *w, const char *call)
-{
-    const char *why;
-    if (tes__in_hook(w))
-        why = "a hook, a snapshot reader or writer, or a save or load hook of this world is "
-              "running; make the call after it returns";
-    else if (w->unquiet.refuse)
-        why = "a system is running that may not make this call (see what run may do)";
-    else if (w->defer.flushing)
-        why = "a deferred flush is applying its queue";
-    else
-        why = "the world is busy";
-    return tes__fail_detail(w, TES_ERR_BUSY, "%s: refused: %s", call, why);
 }
 
 /* Adds delta to the route count of each component wt subscribes to (and

@@ -164,6 +164,16 @@ struct tes_world {
     uint32_t dependent_cap;
     int last_error;
     tes__detail_t detail; /* tes_last_error_detail's sentence */
+    /* Every failure recorded on the world counts here, so that the
+     * per-thread record of a failed const call (last_error.c) can tell
+     * whether it is the newer one; serial tells apart worlds that take the
+     * same address one after the other. */
+    uint64_t fail_epoch;
+    uint64_t serial;
+    /* Names the queries whose iterators are still open (set by the query
+     * layer when it makes its first query), for the detail of a call
+     * refused while the world is deferred (explain.c). */
+    size_t (*describe_iters)(const tes_world_t *w, char *buf, size_t cap);
     tes__bundle_cache_t bundle;
     bool strict_lifecycle;
     /* Threads (tes_progress). While systems run on several threads at once,
@@ -390,20 +400,32 @@ static inline int tes__defer_reserve(tes_world_t *w, uint32_t n)
 }
 
 /* Records a failure and returns it, so `return tes__fail(w, rc);` works.
- * Every TES_ERR_INVALID is explained: the site that finds the bad argument
- * records the detail with tes__fail_detail (directly, or through the
- * registry's detail pointer), and a later tes__fail(w, TES_ERR_INVALID) for
- * the same failure keeps it. Any other status clears the detail unless the
- * site records one. */
+ * Every TES_ERR_INVALID and TES_ERR_STALE is explained: the site that
+ * finds the bad argument records the detail with tes__fail_detail
+ * (directly, or through the registry's detail pointer) or tes__fail_stale,
+ * and a later tes__fail(w, status) for the same failure keeps it. Any
+ * other status clears the detail unless the site records one. */
 static inline int tes__fail(tes_world_t *w, int status)
 {
     if (tes__unlikely(w->parallel))
         return tes__fail_parallel(w, status);
     w->last_error = status;
-    if (status != TES_ERR_INVALID)
+    w->fail_epoch++;
+    if (status != TES_ERR_INVALID && status != TES_ERR_STALE)
         w->detail.text[0] = '\0';
     return status;
 }
+
+/* tes_get_mut without recording a miss: for library code, whose reads
+ * that find nothing (a tag's value, say) are no failure of the user's. */
+void *tes__get(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
+
+/* Records TES_ERR_STALE for handle e with a detail that says which case it
+ * is: TES_NULL, never issued (an index past those issued, or a generation
+ * the slot never had) or destroyed (the generation seen and the slot's
+ * current one, or a retired slot). Every call that reports TES_ERR_STALE
+ * for an entity records it through this (explain.c). */
+int tes__fail_stale(tes_world_t *w, tes_entity_t e);
 
 /* Records a failure with a detail naming the argument and its value
  * (printf format) and returns the status. */
@@ -473,7 +495,7 @@ static tes__always_inline int tes__world_move_plain(tes_world_t *w, tes_entity_t
 static inline int tes__world_enter(tes_world_t *w, tes_entity_t e, tes__slot_t **slot)
 {
     *slot = tes__entity_slot(&w->entities, e);
-    return *slot ? TES_OK : tes__fail(w, TES_ERR_STALE);
+    return *slot ? TES_OK : tes__fail_stale(w, e);
 }
 
 /* The bit of w->unquiet.word that stands for the fields other than

@@ -2,12 +2,13 @@
  * Shared harness of the API misuse test (api_misuse): the fixture world, the
  * world snapshot and the case macros. See misuse.c for what is covered.
  *
- * Every case primes tes_last_error with a status different from the one it
- * expects, snapshots the watched world (stats, tracked entities' components,
- * values and instance membership, observer counters, deferral), runs the
- * call, then checks the result, tes_last_error (the expected status, or the
- * primed one for calls that must not record), that the snapshot is unchanged
- * and that tes__world_check passes.
+ * Every case snapshots the watched world (stats, tracked entities'
+ * components, values and instance membership, observer counters,
+ * deferral), primes tes_last_error with a status different from the one it
+ * expects (after the snapshot, whose reads record their own failures),
+ * runs the call, then checks the result, tes_last_error (the expected
+ * status, or the primed one for calls that must not record), that the
+ * snapshot is unchanged and that tes__world_check passes.
  */
 #ifndef TES_TEST_API_MISUSE_H
 #define TES_TEST_API_MISUSE_H
@@ -107,8 +108,8 @@ void mis_watch_fixture(void);
     do {                                                             \
         int want_ = (want);                                          \
         mis_snap_t s_;                                               \
-        mis_prime(want_);                                            \
         mis_snap_take(&s_);                                          \
+        mis_prime(want_);                                            \
         bool ok_ = (cond);                                           \
         mis_finish(#cond, __FILE__, __LINE__, ok_, &s_, want_);      \
     } while (0)
@@ -117,8 +118,8 @@ void mis_watch_fixture(void);
 #define CASE_NOREC(cond)                                             \
     do {                                                             \
         mis_snap_t s_;                                               \
-        int primed_ = mis_prime_norec();                             \
         mis_snap_take(&s_);                                          \
+        int primed_ = mis_prime_norec();                             \
         bool ok_ = (cond);                                           \
         mis_finish(#cond, __FILE__, __LINE__, ok_, &s_, primed_);    \
     } while (0)

@@ -93,12 +93,12 @@ static void bad_reads(tes_world_t *w)
     CASE_NOREC(tes_get_n(w, F.pos, es, MIS_NBAD + 2, out) == 2 && out[0] == NULL &&
                out[MIS_NBAD] == tes_get(w, F.a, F.pos));
     CASE_NOREC(tes_get_n(w, F.vel, es, MIS_NBAD + 2, out) == 1 && out[MIS_NBAD + 1] == NULL);
-    CASE_NOREC(tes_get_n(w, F.unknown, es, 2, out) == 0 && !out[0] && !out[1]);
-    CASE_NOREC(tes_get_n(w, 0, es, 2, out) == 0);
-    CASE_NOREC(tes_get_n(w, F.tag, es + MIS_NBAD, 1, out) == 0 && out[0] == NULL);
-    CASE_NOREC(tes_get_n(w, F.pos, es, -1, out) == -1);
-    CASE_NOREC(tes_get_n(w, F.pos, NULL, 1, out) == -1);
-    CASE_NOREC(tes_get_n(w, F.pos, es, 1, NULL) == -1);
+    CASE_REC(tes_get_n(w, F.unknown, es, 2, out) == 0 && !out[0] && !out[1], TES_ERR_INVALID);
+    CASE_REC(tes_get_n(w, 0, es, 2, out) == 0, TES_ERR_INVALID);
+    CASE_REC(tes_get_n(w, F.tag, es + MIS_NBAD, 1, out) == 0 && out[0] == NULL, TES_ERR_INVALID);
+    CASE_REC(tes_get_n(w, F.pos, es, -1, out) == -1, TES_ERR_INVALID);
+    CASE_REC(tes_get_n(w, F.pos, NULL, 1, out) == -1, TES_ERR_INVALID);
+    CASE_REC(tes_get_n(w, F.pos, es, 1, NULL) == -1, TES_ERR_INVALID);
     CASE_NOREC(tes_get_n(NULL, F.pos, es, 1, out) == -1);
     CASE_NOREC(tes_get_n(w, F.pos, NULL, 0, NULL) == 0);
 }
@@ -124,9 +124,9 @@ static bool lookup_agrees(tes_world_t *w, tes_comp_t c)
 
 static void bad_lookups(tes_world_t *w)
 {
-    CASE_NOREC(lookup_agrees(w, F.pos));
-    CASE_NOREC(lookup_agrees(w, F.vel));
-    CASE_NOREC(lookup_agrees(w, F.stab));
+    CASE_PLAIN(lookup_agrees(w, F.pos));
+    CASE_PLAIN(lookup_agrees(w, F.vel));
+    CASE_PLAIN(lookup_agrees(w, F.stab));
     tes_lookup_t l;
     const tes_comp_t bad_ids[] = {0, F.unknown, F.tag, TES_DISABLED, TES_PREFAB, UINT32_MAX};
     for (size_t i = 0; i < sizeof bad_ids / sizeof bad_ids[0]; i++)

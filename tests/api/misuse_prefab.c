@@ -35,8 +35,8 @@ void mis_cases_prefab(void)
         tes_entity_t e = F.bad[i];
         g_note = F.bad_name[i];
         CASE_REC(tes_prefab_child(w, e) == TES_NULL, stale);
-        CASE_NOREC(tes_prefab_members(w, e, ebuf, 4) == -1);
-        CASE_NOREC(tes_prefab_members(w, e, NULL, 0) == -1);
+        CASE_REC(tes_prefab_members(w, e, ebuf, 4) == -1, stale);
+        CASE_REC(tes_prefab_members(w, e, NULL, 0) == -1, stale);
         CASE_REC(tes_instantiate(w, e, ebuf, 4) == 0, stale);
         CASE_REC(tes_instantiate(w, e, NULL, 0) == 0, stale);
         CASE_ST(tes_instantiate_n(w, e, 2, ibuf), stale);
@@ -55,7 +55,7 @@ void mis_cases_prefab(void)
         tes_entity_t e = notroot[i];
         g_note = notroot_name[i];
         CASE_REC(tes_prefab_child(w, e) == TES_NULL, inv);
-        CASE_NOREC(tes_prefab_members(w, e, ebuf, 4) == -1);
+        CASE_REC(tes_prefab_members(w, e, ebuf, 4) == -1, inv);
         CASE_REC(tes_instantiate(w, e, ebuf, 4) == 0, inv);
         CASE_REC(tes_instantiate(w, e, NULL, 0) == 0, inv);
         CASE_ST(tes_instantiate_n(w, e, 2, ibuf), inv);
@@ -64,9 +64,9 @@ void mis_cases_prefab(void)
     g_note = NULL;
 
     /* Bad caps, counts and out-pointers on a real prefab. */
-    CASE_NOREC(tes_prefab_members(w, F.p, NULL, 1) == -1);
-    CASE_NOREC(tes_prefab_members(w, F.p, ebuf, -1) == -1);
-    CASE_NOREC(tes_prefab_members(w, F.p, NULL, -1) == -1);
+    CASE_REC(tes_prefab_members(w, F.p, NULL, 1) == -1, inv);
+    CASE_REC(tes_prefab_members(w, F.p, ebuf, -1) == -1, inv);
+    CASE_REC(tes_prefab_members(w, F.p, NULL, -1) == -1, inv);
     CASE_NOREC(tes_prefab_members(w, F.p, NULL, 0) == 2);
     CASE_REC(tes_instantiate(w, F.p, NULL, 1) == 0, inv);
     CASE_REC(tes_instantiate(w, F.p, NULL, 2) == 0, inv);
@@ -98,15 +98,15 @@ void mis_cases_prefab(void)
         g_note = F.bad_inst_name[i];
         CASE_ST(tes_instance_destroy(w, in), stale);
         CASE_NOREC(!tes_instance_alive(w, in));
-        CASE_NOREC(tes_instance_members(w, in, ebuf, 4) == -1);
-        CASE_NOREC(tes_instance_members(w, in, NULL, 0) == -1);
+        CASE_REC(tes_instance_members(w, in, ebuf, 4) == -1, stale);
+        CASE_REC(tes_instance_members(w, in, NULL, 0) == -1, stale);
         CASE_ST(tes_instance_adopt(w, in, F.b), stale);
         CASE_ST(tes_instance_adopt(w, in, F.m[0]), stale);
     }
     g_note = NULL;
-    CASE_NOREC(tes_instance_members(w, F.inst, NULL, 1) == -1);
-    CASE_NOREC(tes_instance_members(w, F.inst, ebuf, -1) == -1);
-    CASE_NOREC(tes_instance_members(w, F.inst, NULL, -1) == -1);
+    CASE_REC(tes_instance_members(w, F.inst, NULL, 1) == -1, inv);
+    CASE_REC(tes_instance_members(w, F.inst, ebuf, -1) == -1, inv);
+    CASE_REC(tes_instance_members(w, F.inst, NULL, -1) == -1, inv);
     CASE_NOREC(tes_instance_members(w, F.inst, NULL, 0) == 2);
 
     /* Membership misuse. */
@@ -136,7 +136,7 @@ void mis_cases_prefab(void)
     tes_entity_t c2 = tes_prefab_child(w, p2);
     CASE_PLAIN(p2 != TES_NULL && c2 != TES_NULL && tes_destroy(w, p2) == TES_OK);
     CASE_REC(tes_prefab_child(w, p2) == TES_NULL, stale);
-    CASE_NOREC(tes_prefab_members(w, p2, ebuf, 4) == -1);
+    CASE_REC(tes_prefab_members(w, p2, ebuf, 4) == -1, stale);
     CASE_REC(tes_instantiate(w, p2, ebuf, 4) == 0, stale);
     CASE_ST(tes_instantiate_n(w, p2, 1, ibuf), stale);
     CASE_REC(tes_prefab_child(w, c2) == TES_NULL, inv);

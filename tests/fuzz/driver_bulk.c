@@ -109,7 +109,7 @@ void fzd_op_spawn_with(fz_driver_t *d)
              * may sit in the table the new entity goes to). */
             uint32_t src = fz_comps[k].size && r >= 85 ? holder_of(d, k) : UINT32_MAX;
             if (src != UINT32_MAX) {
-                vals[n].ptr = tes_get(d->w, fz_model_handle(&d->m, src), d->ids[k]);
+                vals[n].ptr = fzd_get(d, fz_model_handle(&d->m, src), d->ids[k]);
                 fzd_check_value(d, src, k, vals[n].ptr, "tes_get (a tes_spawn_with source)");
                 memcpy(bytes[n], d->m.slots[src].val[k], FZ_MAXSIZE);
                 if (fzd_failed(d))
@@ -380,11 +380,11 @@ void fzd_op_get_n(fz_driver_t *d)
         es[i] = fzd_pick_entity(d);
     if (fzd_draw(d, 100) < 2) {
         int32_t bad = -1 - (int32_t)fzd_draw(d, 3);
-        if (tes_get_n(d->w, id, es, bad, out) != -1 || tes_get_n(d->w, id, NULL, 1, out) != -1)
+        if (fzd_get_n(d, id, k >= 0 && fz_comps[k].size, es, bad, out) != -1 || fzd_get_n(d, id, k >= 0 && fz_comps[k].size, NULL, 1, out) != -1)
             fzd_fail(d, "bad arguments not refused with -1");
         return;
     }
-    int32_t found = tes_get_n(d->w, id, es, n, out);
+    int32_t found = fzd_get_n(d, id, k >= 0 && fz_comps[k].size, es, n, out);
     int32_t want = 0;
     for (int32_t i = 0; i < n && !fzd_failed(d); i++) {
         bool has = k >= 0 && fz_comps[k].size && fz_model_alive(&d->m, es[i]) &&

@@ -42,7 +42,7 @@ void fzd_check_components_of(fz_driver_t *d, tes_entity_t e, int32_t cap, bool n
     const tes_comp_t sentinel = UINT32_C(0xA5A5A5A5);
     for (int i = 0; i < FZ_NALL + 4; i++)
         got[i] = sentinel;
-    int32_t n = tes_components_of(d->w, e, null_out ? NULL : got, cap);
+    int32_t n = fzd_components_of(d, e, null_out ? NULL : got, cap);
     if (n != nwant) {
         fzd_fail(d, "tes_components_of(%#llx, cap %d) = %d, model %d", ull(e), (int)cap, (int)n,
              (int)nwant);
@@ -221,7 +221,7 @@ static void check_lookup(fz_driver_t *d, int k, uint32_t turn)
             else if (l.sparse && p != sparse_by_pages(&l, es[j]))
                 fzd_fail(d, "tes_lookup_get(%#llx, %s) = %p, the view's page pointers say %p",
                          ull(es[j]), fz_comps[k].name, p, sparse_by_pages(&l, es[j]));
-            else if (p != tes_get_mut(d->w, es[j], id))
+            else if (p != fzd_get_mut(d, es[j], id))
                 fzd_fail(d, "tes_lookup_get(%#llx, %s) = %p, tes_get_mut disagrees", ull(es[j]),
                          fz_comps[k].name, p);
             else if (j == 0 && s->alive && fz_model_has(m, i, k))
@@ -285,7 +285,7 @@ void fzd_check_full(fz_driver_t *d)
                 return;
             }
         if (!s->alive) {
-            if (tes_has(d->w, e, d->ids[FZ_C_T4]) || tes_components_of(d->w, e, NULL, 0) != -1)
+            if (tes_has(d->w, e, d->ids[FZ_C_T4]) || fzd_components_of(d, e, NULL, 0) != -1)
                 fzd_fail(d, "dead entity %#llx still answers queries", ull(e));
             continue;
         }
@@ -295,7 +295,7 @@ void fzd_check_full(fz_driver_t *d)
                 fzd_fail(d, "tes_has(%#llx, %s) = %d, model %d", ull(e), fz_comps[k].name, !has, has);
                 return;
             }
-            const void *p = tes_get(d->w, e, d->ids[k]);
+            const void *p = fzd_get(d, e, d->ids[k]);
             if (has && fz_comps[k].size)
                 fzd_check_value(d, i, k, p, "tes_get");
             else if (p)
@@ -306,12 +306,12 @@ void fzd_check_full(fz_driver_t *d)
         if (s->mask.w[0] >> FZ_C_HUGE || s->mask.w[1]) {
             for (int k = FZ_NCOMP; k < FZ_NALL && !fzd_failed(d); k++)
                 if (fz_model_has(m, i, k) && fz_comps[k].size)
-                    fzd_check_value(d, i, k, tes_get(d->w, e, d->ids[k]), "tes_get");
+                    fzd_check_value(d, i, k, fzd_get(d, e, d->ids[k]), "tes_get");
         }
         /* The cells variant's: each one byte for byte, or absent. */
         for (int k = FZ_C_CELLS0; d->cfg->cells && k < FZ_NALL && !fzd_failed(d); k++) {
             bool has = fz_model_has(m, i, k);
-            const void *p = tes_get(d->w, e, d->ids[k]);
+            const void *p = fzd_get(d, e, d->ids[k]);
             if (tes_has(d->w, e, d->ids[k]) != has)
                 fzd_fail(d, "tes_has(%#llx, %s) = %d, model %d", ull(e), fz_comps[k].name, !has,
                          has);

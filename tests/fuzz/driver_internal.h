@@ -115,6 +115,17 @@ void fzd_hist_add(fz_driver_t *d, tes_entity_t e);
 tes_entity_t fzd_pick_entity(fz_driver_t *d);
 int fzd_pick_comp(fz_driver_t *d, tes_comp_t *id);
 int fzd_expect2(bool alive, bool comp_ok, int *alt);
+
+/* The driver's reads (driver_reads.c): the call, and on a miss a check
+ * that tes_last_error says why, which becomes the expected status.
+ * has_values: c is a registered component with data. */
+const void *fzd_get(fz_driver_t *d, tes_entity_t e, tes_comp_t c);
+void *fzd_get_mut(fz_driver_t *d, tes_entity_t e, tes_comp_t c);
+int32_t fzd_components_of(fz_driver_t *d, tes_entity_t e, tes_comp_t *out, int32_t cap);
+int32_t fzd_prefab_members(fz_driver_t *d, tes_entity_t prefab, tes_entity_t *out, int32_t cap);
+int32_t fzd_instance_members(fz_driver_t *d, tes_instance_t inst, tes_entity_t *out, int32_t cap);
+int32_t fzd_get_n(fz_driver_t *d, tes_comp_t c, bool has_values, const tes_entity_t *es,
+                  int32_t n, const void **out);
 void fzd_check_status(fz_driver_t *d, int got, int want, int alt);
 void fzd_check_error(fz_driver_t *d, int want, int alt);
 void fzd_check_value(fz_driver_t *d, uint32_t index, int k, const void *ptr, const char *what);

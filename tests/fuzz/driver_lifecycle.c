@@ -296,7 +296,7 @@ static void check_members(fz_driver_t *d, tes_instance_t id, const tes_entity_t 
     for (uint32_t i = 0; i < 2 * FZ_MAX_MEMBERS + 4; i++)
         got[i] = sentinel;
     int32_t cap = (int32_t)(n < 2 * FZ_MAX_MEMBERS ? n + 1 : 2 * FZ_MAX_MEMBERS);
-    int32_t c = tes_instance_members(d->w, id, got, cap);
+    int32_t c = fzd_instance_members(d, id, got, cap);
     if (c != (int32_t)n) {
         fzd_fail(d, "%s: tes_instance_members(%#llx) = %d, model %u", what, ull(id), (int)c, n);
         return;
@@ -546,7 +546,7 @@ static void read_prefab_members(fz_driver_t *d)
     const tes_entity_t sentinel = UINT64_C(0x5A5A5A5A5A5A5A5A);
     for (int i = 0; i < NOUT; i++)
         got[i] = sentinel;
-    int32_t c = tes_prefab_members(d->w, pf, null_out ? NULL : got, cap);
+    int32_t c = fzd_prefab_members(d, pf, null_out ? NULL : got, cap);
     if (c != expect) {
         fzd_fail(d, "tes_prefab_members(%#llx, cap %d%s) = %d, model %d", ull(pf), (int)cap,
                  null_out ? ", out NULL" : "", (int)c, (int)expect);
@@ -581,7 +581,7 @@ static void read_instance_members(fz_driver_t *d)
     const tes_entity_t sentinel = UINT64_C(0x5A5A5A5A5A5A5A5A);
     for (uint32_t i = 0; i < n + 8; i++)
         got[i] = sentinel;
-    int32_t c = tes_instance_members(d->w, id, null_out ? NULL : got, cap);
+    int32_t c = fzd_instance_members(d, id, null_out ? NULL : got, cap);
     if (c != expect) {
         fzd_fail(d, "tes_instance_members(%#llx, cap %d%s) = %d, model %d", ull(id), (int)cap,
                  null_out ? ", out NULL" : "", (int)c, (int)expect);
@@ -661,7 +661,7 @@ void fzd_check_lifecycle(fz_driver_t *d)
         tes_instance_t id = tes_entity_make(i, in->gen);
         if (!in->alive) {
             if (tes_instance_alive(d->w, id) || tes_instance_alive(d->w, tes_entity_make(i, in->gen - 1)) ||
-                tes_instance_members(d->w, tes_entity_make(i, in->gen - 1), NULL, 0) != -1)
+                fzd_instance_members(d, tes_entity_make(i, in->gen - 1), NULL, 0) != -1)
                 fzd_fail(d, "instance slot %u (generation %u%s) is alive, model: dead", i, in->gen,
                          in->retired ? ", retired" : "");
             continue;
@@ -675,7 +675,7 @@ void fzd_check_lifecycle(fz_driver_t *d)
             oom(d);
             return;
         }
-        int32_t n = tes_instance_members(d->w, id, got, (int32_t)in->n + 1);
+        int32_t n = fzd_instance_members(d, id, got, (int32_t)in->n + 1);
         if (n != (int32_t)in->n || memcmp(got, in->members, (size_t)in->n * sizeof *got))
             fzd_fail(d, "tes_instance_members(%#llx): %d members, model %u (or another order)",
                      ull(id), (int)n, in->n);
@@ -705,7 +705,7 @@ void fzd_check_lifecycle(fz_driver_t *d)
         const fz_mprefab_t *p = &m->prefabs[i];
         tes_entity_t root = p->members[0];
         if (!fz_model_alive(m, root)) {
-            if (tes_prefab_members(d->w, root, NULL, 0) != -1)
+            if (fzd_prefab_members(d, root, NULL, 0) != -1)
                 fzd_fail(d, "tes_prefab_members of dead root %#llx is not -1", ull(root));
             continue;
         }
@@ -716,7 +716,7 @@ void fzd_check_lifecycle(fz_driver_t *d)
         }
         tes_entity_t *got = want + p->n;
         uint32_t n = fz_model_prefab_live(m, p, want);
-        int32_t c = tes_prefab_members(d->w, root, got, (int32_t)p->n);
+        int32_t c = fzd_prefab_members(d, root, got, (int32_t)p->n);
         if (c != (int32_t)n || memcmp(got, want, (size_t)n * sizeof *got))
             fzd_fail(d, "tes_prefab_members(%#llx) = %d, model %u (or another order)", ull(root),
                      (int)c, n);

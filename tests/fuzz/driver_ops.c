@@ -152,7 +152,7 @@ static void build_up(fz_driver_t *d, tes_entity_t e)
         int prev = i ? order[i - 1] : -1;
         if (set && !deferred(d) && prev >= 0 && fz_comps[prev].size == fz_comps[k].size &&
             fz_comps[k].size && fzd_draw(d, 2)) {
-            arg = tes_get(d->w, e, d->ids[prev]);
+            arg = fzd_get(d, e, d->ids[prev]);
             fzd_check_value(d, tes_entity_index(e), prev, arg, "tes_get (a build-up source)");
             memcpy(value, fz_val(&d->m, tes_entity_index(e), prev), FZ_MAXSIZE);
             if (fzd_failed(d))
@@ -379,7 +379,7 @@ void fzd_op_set(fz_driver_t *d)
             other = tes_entity_index(e);
         }
         if (fz_model_has(&d->m, other, k)) {
-            arg = tes_get(d->w, fz_model_handle(&d->m, other), id);
+            arg = fzd_get(d, fz_model_handle(&d->m, other), id);
             fzd_check_value(d, other, k, arg, "tes_get (a tes_set source)");
             memcpy(value, fz_val(&d->m, other, k), FZ_MAXSIZE);
             if (fzd_failed(d))
@@ -532,8 +532,8 @@ void fzd_op_get(fz_driver_t *d)
     d->op = mut ? "tes_get_mut" : "tes_get";
     bool want = k >= 0 && fz_comps[k].size && fz_model_alive(&d->m, e) &&
                 fz_model_has(&d->m, tes_entity_index(e), k);
-    void *pm = mut ? tes_get_mut(d->w, e, id) : NULL;
-    const void *p = mut ? pm : tes_get(d->w, e, id);
+    void *pm = mut ? fzd_get_mut(d, e, id) : NULL;
+    const void *p = mut ? pm : fzd_get(d, e, id);
     if (!want) {
         if (p)
             fzd_fail(d, "(%#llx, %u) = %p, model has no value", ull(e), id, p);
@@ -650,6 +650,13 @@ void fzd_op_stats(fz_driver_t *d)
     tes_world_stats_t st;
     if (tes_world_stats(NULL, &st) != TES_ERR_INVALID || tes_world_stats(d->w, NULL) != TES_ERR_INVALID)
         fzd_fail(d, "NULL argument not rejected with TES_ERR_INVALID");
+    /* Recorded for this thread, as every failed call on a const world. */
+    if (tes_last_error(d->w) != TES_ERR_INVALID || !strstr(tes_last_error_detail(d->w), "out is NULL"))
+        fzd_fail(d, "tes_world_stats(w, NULL) recorded %d \"%s\"", tes_last_error(d->w),
+                 tes_last_error_detail(d->w));
+    d->last_error = TES_ERR_INVALID;
+    d->last_error_alt = 0;
+    d->t.hook_error = 0;
 }
 
 

@@ -167,7 +167,7 @@ static void check_chunk(fz_driver_t *d, iter_state_t *st, tes_iter_t *it, bool f
         for (int32_t i = 0; i < it->count && !fzd_failed(d); i++) {
             uint8_t *p = f + (size_t)i * c->size;
             tes_entity_t e = it->entities[i];
-            const void *g = tes_get(d->w, e, d->ids[k]);
+            const void *g = fzd_get(d, e, d->ids[k]);
             if (!gathered && g != p) {
                 fzd_fail(d, "[%s] field %d (%s) row %d of %d is %p, but tes_get(%#llx) is %p",
                          st->desc, (int)t, c->name, (int)i, (int)it->count, (void *)p, ull(e), g);
@@ -189,7 +189,7 @@ static void check_chunk(fz_driver_t *d, iter_state_t *st, tes_iter_t *it, bool f
             fzd_make_value(d, k, value);
             fzd_lib_write(d, k, f + (size_t)i * c->size, value);
             if (gathered) { /* the field is a copy: the store gets it too */
-                uint8_t *stored = tes_get_mut(d->w, it->entities[i], d->ids[k]);
+                uint8_t *stored = fzd_get_mut(d, it->entities[i], d->ids[k]);
                 if (stored)
                     fzd_lib_write(d, k, stored, value);
             }
@@ -564,6 +564,11 @@ bool fzd_queries_setup(fz_driver_t *d)
     create(d, NFIXED, &desc, &mq, TES_ERR_INVALID);
     build(d, &desc, &mq, fixed[0].terms, fixed[0].n, 0);
     desc.terms[0].access = (tes_access_t)4;
+    create(d, NFIXED, &desc, &mq, TES_ERR_INVALID);
+    /* A component id never filled in (0) before a set term: not the end
+     * of the list. */
+    build(d, &desc, &mq, fixed[0].terms, fixed[0].n, 0);
+    desc.terms[0].comp = 0;
     create(d, NFIXED, &desc, &mq, TES_ERR_INVALID);
     if (tes_query_new(d->w, NULL) || tes_last_error(d->w) != TES_ERR_INVALID)
         fzd_fail(d, "tes_query_new(w, NULL) was not refused with TES_ERR_INVALID");

@@ -62,7 +62,7 @@ cmake --install "$build" --prefix "$tmp/static" >/dev/null
 consume "$tmp/static" static
 
 cmake -S "$src" -B "$tmp/shared-build" -DBUILD_SHARED_LIBS=ON -DCMAKE_BUILD_TYPE=Release \
-      -DTES_BUILD_TESTS=OFF -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=OFF >/dev/null
+      -DTES_BUILD_TESTS=OFF -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=OFF -DTES_DEBUG_LIBRARY=OFF >/dev/null
 cmake --build "$tmp/shared-build" -j 2 >/dev/null
 cmake --install "$tmp/shared-build" --prefix "$tmp/shared" >/dev/null
 so=$(find "$tmp/shared" -name 'libtessera.so.*' | head -n 1)

@@ -1357,10 +1357,16 @@ static void test_query_invalid_descs(void **state)
     assert_non_null(q);
     verify(fx, q, &own, NULL, 0);
 
-    /* Terms end at the first zero component: what follows is ignored. */
+    /* Terms end at the first zero component; a term set after it is a
+     * component id that was never filled in (a registration forgotten),
+     * not something to ignore. */
     tes_query_desc_t d = {0};
     desc_add(&d, fx->id[K_TA], TES_AND);
     d.terms[2] = (tes_term_t){9999, (tes_oper_t)7, (tes_access_t)9};
+    assert_null(tes_query_new(w, &d));
+    assert_int_equal(tes_last_error(w), TES_ERR_INVALID);
+    assert_string_equal(tes_last_error_detail(w), "terms[1] has component 0 but terms[2] is set: was a component registered?");
+    d.terms[2] = (tes_term_t){0, TES_AND, TES_INOUT};
     tes_query_t *q2 = tes_query_new(w, &d);
     assert_non_null(q2);
     verify(fx, q2, &d, NULL, 0);

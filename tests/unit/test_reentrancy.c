@@ -101,17 +101,20 @@ static void run_armed(int kind)
     if (!A.call || A.kind != kind || (A.call->once && A.runs))
         return;
     A.runs++;
-    /* A status the call must replace (BUSY) or keep (a read). */
-    if (tes_query_new(F.w, NULL) != NULL || tes_last_error(F.w) != TES_ERR_INVALID)
-        record_failure("could not provoke TES_ERR_INVALID");
+    /* A status the call must replace (BUSY) or keep (a read). The
+     * snapshots read before the provocation and after the status is taken:
+     * a read that fails (tes_components_of of TES_NULL) records too. */
     snapshot_t before, after;
     snap(&before);
+    if (tes_query_new(F.w, NULL) != NULL || tes_last_error(F.w) != TES_ERR_INVALID)
+        record_failure("could not provoke TES_ERR_INVALID");
     const char *why = A.call->fn(&F);
     if (why)
         record_failure(why);
+    int status = tes_last_error(F.w);
     snap(&after);
     if (A.call->expect == BUSY) {
-        if (tes_last_error(F.w) != TES_ERR_BUSY)
+        if (status != TES_ERR_BUSY)
             record_failure("refused call did not record TES_ERR_BUSY");
         if (memcmp(&before, &after, sizeof before) != 0)
             record_failure("refused call changed the world");

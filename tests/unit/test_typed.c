@@ -172,12 +172,15 @@ static void detail_none(void **state)
     (void)state;
     assert_non_null(tes_last_error_detail(NULL));
     assert_string_equal(tes_last_error_detail(NULL), "");
-    tes_world_t *w = tes_world_new(NULL);
+    tes_world_t *w = tes_world_new(&(tes_world_desc_t){.entity_limit = 1});
     assert_string_equal(tes_last_error_detail(w), "");
-    tes_entity_t e = tes_spawn(w);
-    tes_destroy(w, e);
-    /* A failure of another kind leaves no detail. */
-    assert_int_equal(tes_add(w, e, TES_DISABLED), TES_ERR_STALE);
+    assert_int_equal(tes_spawn_n(w, 1, NULL, 0, NULL), TES_OK);
+    /* A failure of another kind leaves no detail, even after one that
+     * left a detail. */
+    assert_null(tes_query_new(w, NULL));
+    assert_string_not_equal(tes_last_error_detail(w), "");
+    assert_int_equal(tes_spawn(w), TES_NULL);
+    assert_int_equal(tes_last_error(w), TES_ERR_FULL);
     assert_string_equal(tes_last_error_detail(w), "");
     tes_world_free(w);
 }
