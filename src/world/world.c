@@ -105,8 +105,8 @@ void tes_world_free(tes_world_t *w)
      * that will go on using it: refused. */
     if (tes__in_hook_or_frame(w)) {
         tes__fail_detail(w, TES_ERR_BUSY,
-                         "tes_world_free: called from a hook, a snapshot reader or writer, "
-                         "or inside tes_progress; free the world after the call returns");
+                         "tes_world_free: refused: called from a hook, a snapshot reader or "
+                         "writer, or inside tes_progress; free the world after the call returns");
         return;
     }
 #ifdef TES_DEBUG

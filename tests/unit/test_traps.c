@@ -172,7 +172,7 @@ static void loop_left_open_is_named(void **state)
     assert_int_equal(tes_defer_end(w), TES_OK);
     assert_int_equal(tes_snapshot_save_file(w, "/nonexistent-dir/x.snap"), TES_ERR_BUSY);
     assert_non_null(strstr(tes_last_error_detail(w),
-                           "tes_snapshot_save refused: the world is deferred by 1 unfinished "
+                           "tes_snapshot_save_file refused: the world is deferred by 1 unfinished "
                            "iterator of query {Position, Velocity, NOT Health}"));
 
     /* Finishing the loop applies the queued set; tes_progress runs. */
