@@ -25,7 +25,7 @@ help:
 	@echo "make coverage     line and branch coverage of src/ over the tests (gcovr)"
 	@echo "make valgrind     the test programs under valgrind memcheck"
 	@echo "make bench        the benchmarks (ARGS='--filter W4' runs one workload)"
-	@echo "make bench-docs   copy build/bench results into docs/bench and the README/guide tables"
+	@echo "make bench-docs   copy build/bench results into docs/bench and the tables of docs/bench.md and the guide"
 	@echo "make fuzz         libFuzzer for 60 s (needs clang)"
 	@echo "make fuzz-long    the differential fuzzer at length (FUZZ_LONG_OPS=...)"
 	@echo "make dist         the single-file build: dist/tessera.h and dist/tessera.c"
@@ -141,7 +141,7 @@ valgrind: deps
 	sh tools/valgrind_suite.sh $(VG)/tests $(VG_OPS) $(VG_FAULT_STRIDE) $(JOBS) $(VALGRIND_FLAGS)
 
 # glibc: keep freed memory in the process so warm runs do not pay for fresh
-# pages (see the Benchmarks section in README.md). Besides the table on
+# pages (see docs/bench.md). Besides the table on
 # stdout, the results go to $(BENCH_OUT)/bench_results.csv (and
 # bench_results_memory.csv), and, when gnuplot is installed, to the chart
 # $(BENCH_OUT)/bench_results.svg (bench/plot.gp). ARGS passes driver flags,
@@ -162,7 +162,7 @@ bench:
 	  echo "chart skipped: gnuplot is missing (apt-get install gnuplot-nox to get $(BENCH_OUT)/bench_results.svg)"; \
 	fi
 
-# The benchmark figures quoted in README.md and docs/guide.md come from
+# The benchmark figures quoted in docs/bench.md and docs/guide.md come from
 # docs/bench/ only: this copies the last `make bench` results there and
 # rewrites both documents' tables (tools/bench_figures.sh).
 bench-docs:
