@@ -69,10 +69,12 @@ deps:
 # FUZZ_RANGE_OPS: operations over the fuzzer's commit-derived seed range
 # (ctest fuzz_commit_range, 16 seeds; about 15 s in Debug).
 FUZZ_RANGE_OPS ?= 500000
+TEST := build/test
+TEST_CONFIG = -DCMAKE_BUILD_TYPE=Debug -DTES_BUILD_TESTS=ON -DTES_FUZZ_RANGE_OPS=$(FUZZ_RANGE_OPS)
 test: deps
-	$(CMAKE) -S . -B build/test -DCMAKE_BUILD_TYPE=Debug -DTES_BUILD_TESTS=ON -DTES_FUZZ_RANGE_OPS=$(FUZZ_RANGE_OPS)
-	$(CMAKE) --build build/test -j $(JOBS)
-	cd build/test && ctest --output-on-failure -j $(JOBS)
+	$(CMAKE) -S . -B $(TEST) $(TEST_CONFIG)
+	$(CMAKE) --build $(TEST) -j $(JOBS)
+	cd $(TEST) && ctest --output-on-failure -j $(JOBS)
 
 # The suite with assertions, ASan and UBSan on (and TES_DEBUG's fresh-memory
 # moves): the differential fuzzer runs here too, over its fixed seeds and
@@ -89,11 +91,14 @@ sanitize: deps
 # threads; concurrent reads and iteration: threads_read, two threads
 # iterating and reading one world; the demo on 3 threads): any report
 # fails the target. CI runs it.
+# Only the programs those tests run are built (TSAN_TARGETS; the other
+# test programs would take most of the build and never run here).
 TSAN := build/tsan
 TSAN_TESTS ?= test_system|threads
+TSAN_TARGETS ?= test_system threads_read demo
 tsan: deps
 	$(CMAKE) -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g" -DTES_TSAN=ON -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=ON
-	$(CMAKE) --build $(TSAN) -j $(JOBS)
+	$(CMAKE) --build $(TSAN) -j $(JOBS) --target $(TSAN_TARGETS)
 	cd $(TSAN) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -R '$(TSAN_TESTS)'
 
 # Line and branch coverage of src/ over the whole ctest suite (gcovr). The
@@ -129,14 +134,16 @@ coverage: deps
 # Fails on any error or definite/indirect leak; each program's log is left next to it
 # ($(VG)/tests/NAME.valgrind.log). JOBS programs run at a time
 # (tools/valgrind_suite.sh): the fault sweep takes minutes, the rest run
-# beside it.
-VG := build/valgrind
+# beside it. The programs are those of `make test`, from its build tree and
+# configuration (memcheck needs no instrumented build), so after `make test`
+# nothing is rebuilt.
+VG := $(TEST)
 VG_OPS ?= 100000
 VG_FAULT_STRIDE ?= 3
 VALGRIND_FLAGS := --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --quiet
 valgrind: deps
 	@command -v valgrind >/dev/null || { echo "make valgrind needs valgrind (apt-get install valgrind)"; exit 1; }
-	$(CMAKE) -S . -B $(VG) -DCMAKE_BUILD_TYPE=Debug -DTES_BUILD_BENCH=OFF -DTES_BUILD_EXAMPLES=OFF
+	$(CMAKE) -S . -B $(VG) $(TEST_CONFIG)
 	$(CMAKE) --build $(VG) -j $(JOBS)
 	sh tools/valgrind_suite.sh $(VG)/tests $(VG_OPS) $(VG_FAULT_STRIDE) $(JOBS) $(VALGRIND_FLAGS)
 
