@@ -25,7 +25,7 @@ help:
 	@echo "make coverage     line and branch coverage of src/ over the tests (gcovr)"
 	@echo "make valgrind     the test programs under valgrind memcheck"
 	@echo "make bench        the benchmarks (ARGS='--filter W4' runs one workload)"
-	@echo "make bench-docs   copy build/bench results into docs/bench and the README/guide tables"
+	@echo "make bench-docs   copy build/bench results into docs/bench and the tables of docs/bench.md and the guide"
 	@echo "make fuzz         libFuzzer for 60 s (needs clang)"
 	@echo "make fuzz-long    the differential fuzzer at length (FUZZ_LONG_OPS=...)"
 	@echo "make dist         the single-file build: dist/tessera.h and dist/tessera.c"
@@ -69,10 +69,12 @@ deps:
 # FUZZ_RANGE_OPS: operations over the fuzzer's commit-derived seed range
 # (ctest fuzz_commit_range, 16 seeds; about 15 s in Debug).
 FUZZ_RANGE_OPS ?= 500000
+TEST := build/test
+TEST_CONFIG = -DCMAKE_BUILD_TYPE=Debug -DTES_BUILD_TESTS=ON -DTES_FUZZ_RANGE_OPS=$(FUZZ_RANGE_OPS)
 test: deps
-	$(CMAKE) -S . -B build/test -DCMAKE_BUILD_TYPE=Debug -DTES_BUILD_TESTS=ON -DTES_FUZZ_RANGE_OPS=$(FUZZ_RANGE_OPS)
-	$(CMAKE) --build build/test -j $(JOBS)
-	cd build/test && ctest --output-on-failure -j $(JOBS)
+	$(CMAKE) -S . -B $(TEST) $(TEST_CONFIG)
+	$(CMAKE) --build $(TEST) -j $(JOBS)
+	cd $(TEST) && ctest --output-on-failure -j $(JOBS)
 
 # The suite with assertions, ASan and UBSan on (and TES_DEBUG's fresh-memory
 # moves): the differential fuzzer runs here too, over its fixed seeds and
@@ -89,11 +91,14 @@ sanitize: deps
 # threads; concurrent reads and iteration: threads_read, two threads
 # iterating and reading one world; the demo on 3 threads): any report
 # fails the target. CI runs it.
+# Only the programs those tests run are built (TSAN_TARGETS; the other
+# test programs would take most of the build and never run here).
 TSAN := build/tsan
 TSAN_TESTS ?= test_system|threads
+TSAN_TARGETS ?= test_system test_system_calls threads_read threads_last_error demo
 tsan: deps
 	$(CMAKE) -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g" -DTES_TSAN=ON -DTES_BUILD_BENCH=OFF -DTES_DEBUG_LIBRARY=OFF -DTES_BUILD_EXAMPLES=ON
-	$(CMAKE) --build $(TSAN) -j $(JOBS)
+	$(CMAKE) --build $(TSAN) -j $(JOBS) --target $(TSAN_TARGETS)
 	cd $(TSAN) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -R '$(TSAN_TESTS)'
 
 # Line and branch coverage of src/ over the whole ctest suite (gcovr). The
@@ -129,19 +134,21 @@ coverage: deps
 # Fails on any error or definite/indirect leak; each program's log is left next to it
 # ($(VG)/tests/NAME.valgrind.log). JOBS programs run at a time
 # (tools/valgrind_suite.sh): the fault sweep takes minutes, the rest run
-# beside it.
-VG := build/valgrind
+# beside it. The programs are those of `make test`, from its build tree and
+# configuration (memcheck needs no instrumented build), so after `make test`
+# nothing is rebuilt.
+VG := $(TEST)
 VG_OPS ?= 100000
 VG_FAULT_STRIDE ?= 3
 VALGRIND_FLAGS := --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --quiet
 valgrind: deps
 	@command -v valgrind >/dev/null || { echo "make valgrind needs valgrind (apt-get install valgrind)"; exit 1; }
-	$(CMAKE) -S . -B $(VG) -DCMAKE_BUILD_TYPE=Debug -DTES_BUILD_BENCH=OFF -DTES_DEBUG_LIBRARY=OFF -DTES_BUILD_EXAMPLES=OFF
+	$(CMAKE) -S . -B $(VG) $(TEST_CONFIG)
 	$(CMAKE) --build $(VG) -j $(JOBS)
 	sh tools/valgrind_suite.sh $(VG)/tests $(VG_OPS) $(VG_FAULT_STRIDE) $(JOBS) $(VALGRIND_FLAGS)
 
 # glibc: keep freed memory in the process so warm runs do not pay for fresh
-# pages (see the Benchmarks section in README.md). Besides the table on
+# pages (see docs/bench.md). Besides the table on
 # stdout, the results go to $(BENCH_OUT)/bench_results.csv (and
 # bench_results_memory.csv), and, when gnuplot is installed, to the chart
 # $(BENCH_OUT)/bench_results.svg (bench/plot.gp). ARGS passes driver flags,
@@ -162,7 +169,7 @@ bench:
 	  echo "chart skipped: gnuplot is missing (apt-get install gnuplot-nox to get $(BENCH_OUT)/bench_results.svg)"; \
 	fi
 
-# The benchmark figures quoted in README.md and docs/guide.md come from
+# The benchmark figures quoted in docs/bench.md and docs/guide.md come from
 # docs/bench/ only: this copies the last `make bench` results there and
 # rewrites both documents' tables (tools/bench_figures.sh).
 bench-docs:

@@ -1,5 +1,5 @@
 /*
- * instantiate.c — prefab instantiation (seed 004), ns per created entity.
+ * instantiate.c — prefab instantiation, ns per created entity.
  *
  * The prefab has 5 members: a root with Position, Velocity and Health, and
  * four children with Position and Link, whose entity field `parent` names

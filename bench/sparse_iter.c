@@ -1,6 +1,6 @@
 /*
  * sparse_iter.c — two-component iteration over sparse storage only, driven
- * by the smaller pool (seed 002, way a).
+ * by the smaller pool.
  *
  * N entities have SparseA (12 bytes); a random 10% (fixed seed, added in
  * random order) also have SparseB (12 bytes). A pass walks B's packed array

@@ -530,39 +530,19 @@ TES_API bool tes_enabled(const tes_world_t *w, tes_entity_t e);
  * many such uses of a table component's view under AddressSanitizer
  * (tables move on every change there).
  *
- * Every field is public so that tes_lookup_get can be inline; treat them
- * as read-only. The encoding they rely on is part of this contract:
- * - Table components (sparse == false): `slots` holds one tes_lookup_slot_t
- *   per entity index below slot_count. A live entity's slot holds its
- *   generation, its table id (OR-ed with TES_LOOKUP_SLOT_HINT, a flag the
- *   world keeps in the same word) and its row; a free or retired slot holds
- *   TES_LOOKUP_SLOT_FREE in `table`. columns[id] is the first value of c in
- *   the table with that id, NULL when the table has no such column.
- *   table_count (the length of `columns`) is a power of two larger than
- *   every table id, and every entry past the world's tables is NULL, so
- *   `table & (table_count - 1)` is a table id for a live slot and the index
- *   of a NULL entry for a free or retired one: a read checks the slot's
- *   state with the column's NULL test it makes anyway.
- * - Sparse components (sparse == true): entry_pages (entry_page_count of
- *   them, each NULL or TES_LOOKUP_ENTRY_PAGE entries) map an entity index
- *   to a 64-bit entry: the entity's generation in the high 32 bits, its
- *   packed position in the low 32 bits, all ones when empty. The value at
- *   packed position p is in data_pages[p >> page_shift], slot
- *   p & ((1 << page_shift) - 1).
- *   The same cells through biased bases (what the inline reads, as they
- *   save a NULL test and two masks per read): entry_bases has
- *   entry_page_count addresses, and the entry of index i (i below
- *   entry_page_count * TES_LOOKUP_ENTRY_PAGE) is the uint64_t at address
- *   entry_bases[i >> TES_LOOKUP_ENTRY_PAGE_BITS] + i * 8; a page that
- *   entry_pages has as NULL reads as a shared read-only page of empty
- *   entries. The value at packed position p is at address
- *   data_bases[p >> page_shift] + p * size. Each base is its page's address
- *   minus the offset of the page's first cell, in wrapping uintptr_t
- *   arithmetic, so it is not itself an address to read.
+ * Every field of tes_lookup_t, and tes_lookup_slot_t with the
+ * TES_LOOKUP_* constants below, is private: they are in this header only so
+ * that tes_lookup_get can be inline. Their layout and encoding may change
+ * in any release (the inline readers ship with the header of the same
+ * version, so a program rebuilt against a new header stays correct). Do
+ * not read or write them; use tes_lookup_init, tes_lookup_get (or its two
+ * storage-specific forms) and tes_lookup_fini. A zeroed view is a valid
+ * "no view": every read misses and tes_lookup_fini does nothing.
  */
+/* Private (see above): the entity slot as the inline table read sees it. */
 typedef struct tes_lookup_slot_t {
     uint32_t generation;
-    uint32_t table; /* table id | TES_LOOKUP_SLOT_HINT, or TES_LOOKUP_SLOT_FREE */
+    uint32_t table;
     uint32_t row;
 } tes_lookup_slot_t;
 
@@ -572,22 +552,21 @@ typedef struct tes_lookup_slot_t {
 #define TES_LOOKUP_ENTRY_PAGE (UINT32_C(1) << TES_LOOKUP_ENTRY_PAGE_BITS)
 
 typedef struct tes_lookup_t {
-    bool sparse;            /* which of the two groups below is in use */
-    uint32_t size;          /* bytes per value (never 0) */
-    /* Table components. */
+    /* Private, every field (see above): what the inline readers use; the
+     * encoding is described in src/world/lookup.c and may change in any
+     * release. */
+    bool sparse;
+    uint32_t size;
     const tes_lookup_slot_t *slots;
     uint32_t slot_count;
-    uint32_t table_count;   /* entries of `columns`: a power of two (0 in a
-                               sparse or zeroed view) */
+    uint32_t table_count;
     uint8_t *const *columns;
-    /* Sparse components. */
     const uint64_t *const *entry_pages;
     uint32_t entry_page_count;
     uint32_t page_shift;
     uint8_t *const *data_pages;
-    const uintptr_t *entry_bases; /* entry_page_count biased entry pages */
-    const uintptr_t *data_bases;  /* biased data pages, as data_pages */
-    /* Private: what tes_lookup_fini frees. */
+    const uintptr_t *entry_bases;
+    const uintptr_t *data_bases;
     tes_world_t *priv_world;
     void *priv_block;
     size_t priv_bytes;
@@ -596,8 +575,8 @@ typedef struct tes_lookup_t {
 /* Builds a view of component c in w into *out. TES_OK; TES_ERR_INVALID for
  * a NULL out or world, an unknown id, or a tag (a component without data);
  * TES_ERR_NOMEM if the allocator fails. A table component's view allocates
- * a pointer per table, their count rounded up to the smallest power of
- * two above it (see table_count above); a sparse one nothing. On failure
+ * memory in proportion to the world's number of tables; a sparse one
+ * allocates nothing. On failure
  * *out is zeroed (tes_lookup_fini is then a no-op) and nothing stays
  * allocated. Recorded in tes_last_error when w is not NULL. Not a
  * concurrent reader: build views on one thread, then read through them
@@ -663,7 +642,7 @@ static inline void *tes__lookup_table_at(const tes_lookup_slot_t *slots, uint32_
     row = slot->row;
 #endif
     /* The mask drops the hint bit and sends a free or retired slot's
-     * marker to a NULL entry (see above): no separate test of the marker,
+     * marker to a NULL entry (src/world/lookup.c): no separate test of the marker,
      * so each read is a compare and a branch shorter. */
     uint8_t *const column = columns[table & table_mask];
     return column ? column + (size_t)row * size : NULL;
@@ -698,7 +677,7 @@ static inline void *tes_lookup_get(const tes_lookup_t *l, tes_entity_t e)
  * read, which leaves the loop fewer instructions and registers (about 15%
  * faster on random table reads in the project's benchmark). The same
  * answers as tes_lookup_get on a view of that kind; on a view of the other
- * kind they return NULL for every handle (its arrays have length 0). */
+ * kind they return NULL for every handle (never reading out of bounds). */
 static inline void *tes_lookup_get_table(const tes_lookup_t *l, tes_entity_t e)
 {
     return tes__lookup_table_at(l->slots, l->slot_count, l->columns, l->table_count - 1u,
@@ -722,7 +701,10 @@ typedef enum tes_oper_t {
     TES_OPTIONAL = 2 /* field is the component if present, else NULL */
 } tes_oper_t;
 
-/* How a term's field is used; recorded for a future scheduler. */
+/* How a term's field is used. Systems declare it and tes_progress runs
+ * systems whose accesses do not conflict at the same time; it is checked
+ * for validity, not enforced on the memory, and does not change what a
+ * query matches. */
 typedef enum tes_access_t {
     TES_INOUT = 0,
     TES_IN = 1,
@@ -739,12 +721,12 @@ typedef struct tes_term_t {
 enum {
     TES_QUERY_INCLUDE_DISABLED = 1 << 0, /* also match entities with TES_DISABLED */
     TES_QUERY_INCLUDE_PREFAB = 1 << 1,   /* also match entities with TES_PREFAB */
-    /* Keep a sparse set of the matching entities up to date on every change
-     * (seed 002 b): iteration walks exactly the matches. On a query with a
+    /* Keep a sparse set of the matching entities up to date on every change:
+     * iteration walks exactly the matches. On a query with a
      * table AND term it builds nothing: the table cache already does it. */
     TES_QUERY_NONOWNING_GROUP = 1 << 2,
     /* Keep the matching entities packed at the front of every AND term's
-     * sparse store, in the same order (seed 002 c): every chunk is fully
+     * sparse store, in the same order: every chunk is fully
      * contiguous. Every AND term must be a non-stable sparse component not
      * owned by another group; otherwise tes_query_new fails with
      * TES_ERR_INVALID. */
@@ -761,16 +743,19 @@ typedef struct tes_query_desc_t {
 
 typedef struct tes_query tes_query_t;
 
-/* An iteration over a query, in chunks. Only `count`, `entities` and
- * `world` are public; the other fields belong to the iterator. */
+/* An iteration over a query, in chunks. Public fields: count, entities,
+ * world, delta_time, ctx and thread (read them; do not write them). Every
+ * priv_* field below is private: the iterator's own state, whose layout,
+ * meaning and size may change in any release. The three sizes below are
+ * that private state's; they are here because the iterator is returned by
+ * value. */
 #define TES_ITER_SCRATCH 8
-/* Room for the values a sparse walk gathers from scattered stores (see
- * tes_field). */
+/* Room for the values an iteration gathers from scattered sparse stores
+ * (see tes_field). */
 #define TES_ITER_GATHER_BYTES 4096
-/* Room for the packed positions a sparse-driven walk steps over: those of
- * the entities the default filters hide (disabled ones, prefabs) in the
- * pool it walks, found when the iteration starts. With more of them there,
- * the walk tests each entity instead. */
+/* Room for the entities hidden by the default filters (disabled ones,
+ * prefabs) that a sparse-driven iteration steps over without testing each
+ * entity. */
 #define TES_ITER_HIDDEN 64
 
 typedef struct tes_iter_t {
@@ -780,7 +765,7 @@ typedef struct tes_iter_t {
     float delta_time;              /* tes_progress's delta_time (systems); 0 otherwise */
     void *ctx;                     /* the system's ctx (systems); NULL otherwise */
     int32_t thread;                /* 0 on the calling thread, 1..threads-1 on workers */
-    /* Private: the iterator's own state. */
+    /* Private from here on: the iterator's own state (see above). */
     void *priv_fields[TES_MAX_TERMS];
     tes_query_t *priv_query;
     uint32_t priv_phase;           /* which walk is running */
@@ -898,7 +883,7 @@ TES_API int tes_defer_end(tes_world_t *w);
 TES_API bool tes_is_deferred(const tes_world_t *w);
 
 /* ------------------------------------------------------------------------ */
-/* Prefabs and instances (seed 004)                                          */
+/* Prefabs and instances                                                     */
 /* ------------------------------------------------------------------------ */
 
 /* Creates a prefab root: an entity tagged TES_PREFAB (so queries skip it by

@@ -3,13 +3,15 @@
 # docs/bench/results.csv and docs/bench/results_memory.csv (as `make bench`
 # writes them to build/bench/) plus docs/bench/machine.txt (where and how
 # they were measured). This script writes the block between
-# "<!-- bench:begin NAME -->" and "<!-- bench:end -->" in README.md (NAME
-# readme: the full table) and docs/guide.md (NAME guide: the storage and
-# bulk comparisons) from those files, so the two never disagree.
+# "<!-- bench:begin NAME -->" and "<!-- bench:end -->" in docs/bench.md
+# (NAME bench: the full table) and docs/guide.md (NAME guide: the storage
+# and bulk comparisons) from those files, so the two never disagree.
 #
 #   tools/bench_figures.sh                 rewrite both blocks from docs/bench/
 #   tools/bench_figures.sh --from DIR      first copy DIR/bench_results*.csv
-#                                          into docs/bench/ and describe this
+#                                          into docs/bench/ (and the chart
+#                                          DIR/bench_results.svg, when drawn,
+#                                          to docs/), and describe this
 #                                          machine in machine.txt (make bench-docs)
 #   tools/bench_figures.sh --check         exit 1 if a block is out of date
 #
@@ -31,6 +33,7 @@ bench="$root/docs/bench"
 if [ -n "$from" ]; then
     cp "$from/bench_results.csv" "$bench/results.csv"
     cp "$from/bench_results_memory.csv" "$bench/results_memory.csv"
+    if [ -s "$from/bench_results.svg" ]; then cp "$from/bench_results.svg" "$root/docs/bench_results.svg"; fi
     cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
     ccv=$(cc --version 2>/dev/null | head -n 1 || true)
     printf '%s; %s CPUs%s; %s; %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" \
@@ -40,7 +43,7 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# Renders both blocks into $tmp/readme.block and $tmp/guide.block.
+# Renders both blocks into $tmp/bench.block and $tmp/guide.block.
 awk -v machine="$(cat "$bench/machine.txt")" -v out="$tmp" '
     # Splits one CSV line (quoted fields may hold commas) into f[1..n].
     function split_csv(line, f,    n, i, c, field, quoted) {
@@ -78,7 +81,7 @@ awk -v machine="$(cat "$bench/machine.txt")" -v out="$tmp" '
         mbpe[f[1]] = f[4]; mpay[f[1]] = f[5]; mbase[f[1]] = f[6]
     }
     END {
-        r = out "/readme.block"
+        r = out "/bench.block"
         printf "One full `make bench` run (%s):\n\n```\n", machine > r
         printf "%-36s %-7s %10s %10s %10s %10s %10s %7s\n", "workload", "per", "tes med", "tes min", "tes cold", "base med", "base min", "ratio" > r
         printf "%-36s %-7s %10s %10s %10s %10s %10s %7s\n", "", "", "ns", "ns", "ns", "ns", "ns", "med/med" > r
@@ -99,7 +102,7 @@ awk -v machine="$(cat "$bench/machine.txt")" -v out="$tmp" '
         close(r)
 
         g = out "/guide.block"
-        printf "Measured by `make bench` (%s; median per operation; the full table is in the README, section Benchmarks):\n\n", machine > g
+        printf "Measured by `make bench` (%s; median per operation; the full table and what each workload measures: [Benchmarks](bench.md)):\n\n", machine > g
         printf "| Operation | table | sparse | notes |\n|---|---|---|---|\n" > g
         printf "| `tes_get`, random order | %s | %s | table: entity slot, then the column; sparse: the sparse entry (which carries the generation, so the entity slot is not read), then the data page |\n", ns("table: get Position random order"), ns("sparse: get random order") > g
         printf "| add + remove of a 4-byte component (10k entities) | %s | %s | table moves the row twice; sparse touches one store |\n", ns("table: add+remove 4B comp (N/100)"), ns("sparse: add+remove 4B comp (N/100)") > g
@@ -127,7 +130,7 @@ splice() {
 }
 
 status=0
-for pair in "README.md readme" "docs/guide.md guide"; do
+for pair in "docs/bench.md bench" "docs/guide.md guide"; do
     set -- $pair
     splice "$root/$1" "$2" "$tmp/$2.block" > "$tmp/new"
     if [ "$mode" = check ]; then

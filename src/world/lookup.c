@@ -20,6 +20,32 @@
  * is a power of two with NULL entries past the last table, so a read masks
  * the slot's table field into it and one NULL test answers both "this
  * slot is free or retired" and "this table has no such column".
+ *
+ * The encoding, private to the header's inline readers and this file (the
+ * public docs promise only what a view answers and how long it stays
+ * valid, so any of it may change with the header):
+ * - Table components (sparse == false): `slots` is the world's slot array,
+ *   one tes_lookup_slot_t per entity index below slot_count. A live slot
+ *   holds its generation, its table id OR-ed with TES_LOOKUP_SLOT_HINT (the
+ *   world's sparse-hint bit, masked off by the read) and its row; a free or
+ *   retired slot holds TES_LOOKUP_SLOT_FREE in `table`. columns[id] is the
+ *   first value of c in table id, NULL when that table has no such column.
+ *   table_count (the length of `columns`, 0 in a sparse or zeroed view) is
+ *   a power of two larger than every table id and every entry past the
+ *   world's tables is NULL, so `table & (table_count - 1)` is the table of
+ *   a live slot and a NULL entry for a free or retired one.
+ * - Sparse components (sparse == true): entry_pages (entry_page_count of
+ *   them, each NULL or TES_LOOKUP_ENTRY_PAGE entries) map an entity index
+ *   to a 64-bit entry: generation in the high 32 bits, packed position in
+ *   the low 32, all ones when empty. The value at packed position p is in
+ *   data_pages[p >> page_shift], slot p & ((1 << page_shift) - 1). The
+ *   inline read uses the biased bases instead (no NULL page test, no
+ *   masks): the entry of index i is the uint64_t at entry_bases[i >>
+ *   TES_LOOKUP_ENTRY_PAGE_BITS] + i * 8 (an absent page reads as a shared
+ *   read-only page of empty entries), the value at data_bases[p >>
+ *   page_shift] + p * size. Each base is its page's address minus the
+ *   offset of the page's first cell in wrapping uintptr_t arithmetic, so a
+ *   base alone is not an address to read.
  */
 #include "core/checked.h"
 #include "world/world.h"

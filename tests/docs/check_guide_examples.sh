@@ -10,7 +10,9 @@
 # a count n, values p and v, arrays positions and velocities, and the types
 # Position, Velocity and Health); an excerpt may declare any
 # of them again (it shadows the prelude). Excerpts are not whole programs,
-# so unused variables are not reported. A ```cpp block is a complete file
+# so unused variables are not reported; a ```c block that defines
+# `int main(` is a whole program and is compiled as it stands (the README's
+# is also built and run by check_readme_program.sh). A ```cpp block is a complete file
 # and is compiled as C++11 with -Wall -Wextra -pedantic -Werror, when a C++
 # compiler is given.
 # Usage: check_guide_examples.sh SOURCE_DIR [CC [CXX]]
@@ -36,9 +38,17 @@ awk -v dir="$tmp" -v doc="$doc" -v stem="$stem" '
             close(f)
             next
         }
+        f = base ".c"
+        whole = 0
+        for (i = 1; i <= nl; i++) if (lines[i] ~ /^int main\(/) whole = 1
+        if (whole) {
+            printf "#line %d \"%s\"\n", start + 1, doc > f
+            for (i = 1; i <= nl; i++) print lines[i] > f
+            close(f)
+            next
+        }
         hasfn = 0
         for (i = 1; i <= nl; i++) if (lines[i] ~ /^static [^=]*\(/) hasfn = 1
-        f = base ".c"
         print "#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <tessera.h>" > f
         print "typedef struct { float x, y; } Position;\ntypedef struct { float x, y; } Velocity;\ntypedef struct { int32_t hp; } Health;" > f
         print "static tes_world_t *w;\nstatic tes_entity_t e;\nstatic tes_comp_t pos, vel, frozen;\nstatic tes_query_t *q;" > f
