@@ -65,6 +65,11 @@ void fz_config_variant(uint32_t variant, fz_config_t *cfg);
 #define FZ_CELLS_SEED_BIT (UINT64_C(1) << 62)
 void fz_config_seed(uint64_t seed, fz_config_t *cfg);
 
+/* The walks a query's chunks can come from (fz_result_t.walks): the table
+ * walk, the root walk, the packed walk over the driving pool, over a
+ * non-owning group's pool, over its member set, and the owned walk. */
+enum { FZ_WALK_TABLES, FZ_WALK_ROOT, FZ_WALK_DRIVEN, FZ_WALK_POOL, FZ_WALK_MEMBERS, FZ_WALK_OWNED };
+
 typedef struct fz_result {
     uint64_t ops;      /* ops performed */
     bool diverged;
@@ -80,6 +85,8 @@ typedef struct fz_result {
      * created and refused. */
     uint64_t iterations, chunks, visited, loop_ops, queued, flushes, staged_ensures;
     uint64_t gathered_chunks; /* fields that were the iterator's gathered copies */
+    /* Chunks per walk (FZ_WALK_*): which ways of walking a query ran. */
+    uint64_t walks[6];
     uint64_t queries_made, queries_refused;
     /* Observers' actions: queries made by hooks, queries freed by hooks,
      * deferral calls tried (and refused) from hooks. */
