@@ -110,9 +110,11 @@ static bool next_root_chunk(tes_iter_t *it)
             if (!k)
                 continue;
             tes__query_fields(q, m.pos, NULL, it->priv_fields); /* no table fields */
+            /* The chunk starts at the scratch's start, as it always has. */
+            memmove(it->priv_scratch, it->priv_scratch + j, k * sizeof *it->priv_scratch);
             it->count = (int32_t)k;
-            it->entities = it->priv_scratch + j;
-            it->priv_cursor = tes_entity_index(it->priv_scratch[j + k - 1]) + 1;
+            it->entities = it->priv_scratch;
+            it->priv_cursor = tes_entity_index(it->priv_scratch[k - 1]) + 1;
             return true;
         }
         it->priv_cursor = c;
