@@ -177,9 +177,9 @@ static uint32_t follow(const tes__sparse_store_t *st, const tes_entity_t *entiti
 }
 
 /* Where follow stops at a gap, the members usually go on in the store's
- * order with a few other entities between them (in a member walk, the
- * smallest pool of a query most of whose entities match; a pool walk has
- * that pool's field as a slice already): each next position is found by
+ * order with a few other entities between them (walking a group's member
+ * set, the smallest pool of a query most of whose entities match; walking
+ * a pool, its field is a slice already): each next position is found by
  * scanning at most FOLLOW_SKIP entries on from the previous one (a
  * sequential read, where a lookup would chase the sparse array). Returns
  * how many of entities[from..limit) were found so (positions into at); the

@@ -37,12 +37,12 @@
  * cannot gather). */
 void tes__gather_plan(tes_query_t *q);
 
-/* Builds a gathered chunk over entities[0..avail): for a walk of a pool
- * (it->priv_driver >= 0) consecutive live entities of the driving pool from
- * position driver_pos that match and pass the filters (hide) or, when
- * `known`, that are all known to match (a group walking a pool that holds
- * exactly its members); for a group's member walk (priv_driver < 0, known)
- * consecutive members. pos holds the first entity's positions. Returns the
+/* Builds a gathered chunk over entities[0..avail) for the packed walk
+ * (iter.c): over a pool (it->priv_driver >= 0) consecutive live entities of
+ * the driving pool from position driver_pos that match and pass the
+ * filters (hide) or, when `known`, that are all known to match (a group
+ * walking a pool that holds exactly its members); over a group's member
+ * set (priv_driver < 0, known) consecutive members. pos holds the first entity's positions. Returns the
  * chunk's length (fields, count and entities set; the caller moves its
  * cursor), or 0 when gathering would not make a longer chunk than `run`. */
 uint32_t tes__gather_chunk(tes_iter_t *it, const tes_entity_t *entities, uint32_t avail,

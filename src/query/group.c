@@ -9,8 +9,6 @@
 
 #include <string.h>
 
-#include "query/gather.h"
-
 static bool is_member(const tes__group_t *g, tes_entity_t e)
 {
     if (!g->owning)
@@ -68,11 +66,19 @@ static void watch_before(void *ctx, tes_entity_t e, tes_comp_t c)
         leave(g, e);
 }
 
+/* Whether live-or-dead entity e matches q now: the matcher, asked about
+ * one entity whose table it reads. */
+static bool matches(const tes_query_t *q, tes_entity_t e)
+{
+    tes__match_t m = {.how = TES__MATCH_TABLE, .hide = 0, .driver = -1};
+    return tes__query_match(q, &m, &e, 1) != 0;
+}
+
 static void watch_after(void *ctx, tes_entity_t e, tes_comp_t c)
 {
     tes__group_t *g = ctx;
     (void)c;
-    if (!is_member(g, e) && tes__query_match_entity(g->q, e, NULL))
+    if (!is_member(g, e) && matches(g->q, e))
         join(g, e);
 }
 
@@ -109,7 +115,7 @@ static int collect(const tes_query_t *q, tes_entity_t **out, uint32_t *count, ui
     const tes__sparse_set_t *pool = &q->terms[tes__query_driver(q)].info->store.set;
     for (uint32_t p = tes__sparse_set_next_live(pool, 0); p < pool->count;
          p = tes__sparse_set_next_live(pool, p + 1)) {
-        if (!tes__query_match_entity(q, pool->packed[p], NULL))
+        if (!matches(q, pool->packed[p]))
             continue;
         if (tes__grow(a, (void **)out, cap, (uint64_t)*count + 1, sizeof **out, 64))
             return TES_ERR_NOMEM;
@@ -224,70 +230,6 @@ static bool next_owned_chunk(tes_iter_t *it, const tes__group_t *g)
     return true;
 }
 
-/* Emits the run of k entities at packed position p of set (the member set
- * or the walked pool), whose terms sit at pos and whose table row is first's
- * (NULL without table data). A short run is replaced by a gathered chunk
- * when the query can gather (gather.h); driver_pos is the driving pool's
- * position of set->packed[p] (p in a pool walk; 0, unused, in the member
- * walk, which has no driving pool). */
-static bool emit_member_run(tes_iter_t *it, const tes_query_t *q, const tes__sparse_set_t *set,
-                            uint32_t p, uint32_t k, uint32_t driver_pos, const uint32_t *pos,
-                            const tes__slot_t *first)
-{
-    if (k < TES__GATHER_MIN && q->gather_k && it->priv_gather_count != TES__GATHER_OFF &&
-        tes__gather_chunk(it, set->packed + p, set->count - p, driver_pos, pos, k, 0, true)) {
-        it->priv_cursor = p + (uint32_t)it->count;
-        return true;
-    }
-    tes__query_sparse_fields(q, pos, it->priv_fields);
-    if (first)
-        tes__query_table_fields(q, first, it->priv_fields);
-    else /* table terms without data: tags, NOT terms */
-        for (int32_t i = 0; i < q->term_count; i++)
-            if (!q->terms[i].sparse)
-                it->priv_fields[i] = NULL;
-    it->count = (int32_t)k;
-    it->entities = set->packed + p;
-    it->priv_cursor = p + k;
-    return true;
-}
-
-/* Non-owning walk: runs of members whose fields are contiguous. Members
- * are known to match, so only their data terms are looked up (no term is
- * tested again), and a run grows by one packed-array compare per term. */
-static bool next_member_chunk(tes_iter_t *it, const tes__group_t *g)
-{
-    const tes_query_t *q = g->q;
-    const tes__entity_index_t *ei = &q->w->entities;
-    const tes__sparse_set_t *set = &g->members;
-    uint32_t p = it->priv_cursor;
-    if (p >= set->count)
-        return false;
-    tes_entity_t e = set->packed[p];
-    uint32_t pos[TES_MAX_TERMS];
-    for (int32_t s = 0; s < q->sparse_count; s++) {
-        int32_t i = q->sparse_terms[s];
-        const tes__term_info_t *t = &q->terms[i];
-        pos[i] = t->data ? tes__sparse_set_find(&t->info->store.set, e) : TES_NULL_INDEX;
-    }
-    const tes__slot_t *first = q->table_data ? tes__entity_slot(ei, e) : NULL;
-    uint32_t k = 1;
-    if (q->member_count >= 0) {
-        k = tes__query_packed_run(q, q->member_terms, q->member_count, pos, set->packed + p,
-                                  tes__chunk_end(p, set->count) - p, NULL, 0, 0);
-    } else {
-        uint32_t last = tes__chunk_end(p, set->count); /* it.count is an int32_t */
-        for (; p + k < last; k++) {
-            tes_entity_t next = set->packed[p + k];
-            if (!tes__query_run_continues(q, pos, k, next, true) ||
-                (first && !tes__query_rows_continue(q, first, k, tes__entity_slot(ei, next))))
-                break;
-        }
-    }
-    /* A short run: gather a longer chunk if the query can (gather.h). */
-    return emit_member_run(it, q, set, p, k, 0, pos, first);
-}
-
 int32_t tes__group_pool(const tes__group_t *g)
 {
     if (g->owning)
@@ -309,55 +251,4 @@ int32_t tes__group_pool(const tes__group_t *g)
     return best;
 }
 
-/* Pool walk: the members are exactly the live entities of the pool of AND
- * term d (tes__group_pool), so its packed array is walked as it is, with
- * nothing tested but its tombstones; d's field is a slice of its store and
- * only the other data terms are looked up (or gathered). This is the
- * driven walk of the same query without its tests: never slower than the
- * query without the group. */
-static bool next_pool_chunk(tes_iter_t *it, const tes__group_t *g)
-{
-    const tes_query_t *q = g->q;
-    const tes__entity_index_t *ei = &q->w->entities;
-    int32_t d = it->priv_driver;
-    const tes__sparse_set_t *set = &q->terms[d].info->store.set;
-    uint32_t p = it->priv_cursor;
-    while (p < set->count && tes__sparse_is_tombstone(set->packed[p]))
-        p++;
-    if (p >= set->count) {
-        it->priv_cursor = p;
-        return false;
-    }
-    tes_entity_t e = set->packed[p];
-    uint32_t pos[TES_MAX_TERMS];
-    for (int32_t s = 0; s < q->sparse_count; s++) {
-        int32_t i = q->sparse_terms[s];
-        const tes__term_info_t *t = &q->terms[i];
-        pos[i] = i == d ? p : t->data ? tes__sparse_set_find(&t->info->store.set, e) : TES_NULL_INDEX;
-    }
-    const tes__slot_t *first = q->table_data ? tes__entity_slot(ei, e) : NULL;
-    uint32_t last = tes__chunk_end(p, set->count); /* it.count is an int32_t */
-    uint32_t k = 1;
-    if (q->member_count >= 0) {
-        /* The driver's own data page bounds the run (when it is not one of
-         * the member terms, a tag, its packed array alone does). */
-        k = tes__query_packed_run(q, q->member_terms, q->member_count, pos, set->packed + p,
-                                  last - p, NULL, 0, 0);
-    } else {
-        for (; p + k < last; k++) {
-            tes_entity_t next = set->packed[p + k];
-            if (tes__sparse_is_tombstone(next) || !tes__query_run_continues(q, pos, k, next, true) ||
-                (first && !tes__query_rows_continue(q, first, k, tes__entity_slot(ei, next))))
-                break;
-        }
-    }
-    return emit_member_run(it, q, set, p, k, p, pos, first);
-}
-
-bool tes__group_next(tes_iter_t *it)
-{
-    const tes__group_t *g = it->priv_query->group;
-    if (g->owning)
-        return next_owned_chunk(it, g);
-    return it->priv_driver >= 0 ? next_pool_chunk(it, g) : next_member_chunk(it, g);
-}
+bool tes__group_next_owned(tes_iter_t *it) { return next_owned_chunk(it, it->priv_query->group); }

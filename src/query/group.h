@@ -49,7 +49,8 @@ void tes__group_free(tes_query_t *q);
  * cannot change while the iteration lives (structural changes wait). */
 int32_t tes__group_pool(const tes__group_t *g);
 
-/* The next chunk of a group walk (see iter.c). */
-bool tes__group_next(tes_iter_t *it);
+/* The next chunk of an owning group's walk (a non-owning group's is the
+ * packed walk, iter.c). */
+bool tes__group_next_owned(tes_iter_t *it);
 
 #endif

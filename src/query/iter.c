@@ -1,23 +1,21 @@
 /*
  * Chunk iteration. Every chunk satisfies one contract: each data term's
- * field is a plain array of it.count values aligned with it.entities. The
- * walks differ in where chunks come from:
- * - table walk (TABLE and ALL modes): whole tables from the query's cache,
- *   empty ones skipped; when sparse terms are present, runs of rows whose
- *   sparse fields happen to be contiguous too;
- * - driven walk (DRIVEN mode): runs of the driving pool's packed array
- *   (the smallest AND pool). A sparse-only query's default filters cost
- *   it nothing per entity while few entities are disabled or prefabs: the
- *   iteration lists their positions in the pool when it starts (filter.h,
- *   at most TES_ITER_HIDDEN, kept in the iterator, so nothing is allocated
- *   and no shared state is written) and the runs end before them; with
- *   more of them it tests each entity's byte in the filter index;
- * - root walk (ALL mode): runs of root entities read from the entity index,
+ * field is a plain array of it.count values aligned with it.entities.
+ * query.h describes the four walks; the table, root and packed walks live
+ * here, the owned walk in group.c. Which entities belong to a chunk is
+ * decided by the one matcher (tes__query_match), so the walks differ only
+ * in where their entities come from:
+ * - table walk: the rows of the cached tables (a chunk per table when no
+ *   term is sparse, the only per-chunk work then being the fields);
+ * - root walk: root entities read from the entity index, a few at a time,
  *   copied to the iterator's scratch array (the virtual root owns no rows);
- * - group walks: see group.c (a non-owning group whose members are exactly
- *   one AND pool walks that pool, as the driven walk would, untested).
- * Membership and run boundaries come from the one per-entity matcher in
- * query.c (tes__query_match_sparse / tes__query_run_continues).
+ * - packed walk: a packed array, the driving pool's or a non-owning
+ *   group's. A sparse-only query's default filters cost it nothing per
+ *   entity while few entities are disabled or prefabs: the iteration lists
+ *   their positions in the pool on its first step (filter.h, at most
+ *   TES_ITER_HIDDEN, kept in the iterator, so nothing is allocated and no
+ *   shared state is written) and runs end before them; with more of them
+ *   the matcher tests each entity's byte in the filter index.
  * A live iterator holds the world in deferred mode; the last one to finish
  * applies the queued changes.
  */
@@ -28,85 +26,102 @@
 #include "query/group.h"
 #include "query/query.h"
 
-enum { PHASE_TABLES, PHASE_ROOT, PHASE_DRIVEN, PHASE_GROUP };
+/* The next chunk of a table walk without sparse terms: a whole table, the
+ * next non-empty one in the cache, each field pointing at its column.
+ * False when the cache is exhausted. W5 (many small tables) pays this once
+ * per chunk, so it is a leaf that tes_iter_next inlines. */
+static inline bool next_whole_table(tes_iter_t *it, const tes_query_t *q)
+{
+    uint32_t c = it->priv_cursor;
+    const tes__query_match_t *m;
+    do {
+        if (c >= q->match_count)
+            return false;
+        m = &q->matches[c++];
+    } while (!m->table->count);
+    it->priv_cursor = c;
+    const tes__table_t *t = m->table;
+    for (int32_t i = 0; i < q->term_count; i++) /* column -1: no field */
+        it->priv_fields[i] = m->column[i] >= 0 ? t->columns[m->column[i]].data : NULL;
+    it->count = (int32_t)t->count;
+    it->entities = t->entities;
+    return true;
+}
 
-/* The next chunk of the table walk, or false when the cache is exhausted. */
+/* The next chunk of the table walk, or false when the cache is exhausted:
+ * with sparse terms, the next run of rows the matcher accepts. */
 static bool next_table_chunk(tes_iter_t *it)
 {
     const tes_query_t *q = it->priv_query;
-    while (it->priv_cursor < q->match_count) {
-        const tes__query_match_t *m = &q->matches[it->priv_cursor];
+    if (!q->has_sparse)
+        return next_whole_table(it, q);
+    uint32_t c = it->priv_cursor;
+    for (; c < q->match_count; c++, it->priv_row = 0) {
+        const tes__query_match_t *m = &q->matches[c];
         const tes__table_t *t = m->table;
-        uint32_t row = 0, end = t->count;
-        uint32_t pos[TES_MAX_TERMS];
-        if (q->has_sparse) {
-            /* Rows of this table that satisfy the sparse terms, in runs. */
-            row = it->priv_row;
-            while (row < t->count && !tes__query_match_sparse(q, t->entities[row], -1, 0, pos))
-                row++;
-            if (row >= t->count) {
-                it->priv_cursor++;
-                it->priv_row = 0;
-                continue;
-            }
-            end = row + 1;
-            while (end < t->count && tes__query_run_continues(q, pos, end - row, t->entities[end], false))
-                end++;
-            tes__query_sparse_fields(q, pos, it->priv_fields);
-        } else if (!t->count) {
-            it->priv_cursor++;
+        /* The next run of rows the matcher accepts. */
+        tes__match_t mt = {.how = 0, .hide = 0, .driver = -1};
+        uint32_t row = it->priv_row, k = 0;
+        for (; row < t->count; row++)
+            if ((k = tes__query_match(q, &mt, t->entities + row, tes__chunk_end(row, t->count) - row)))
+                break;
+        if (!k)
             continue;
-        }
+        tes__query_fields(q, mt.pos, NULL, it->priv_fields);
         for (int32_t i = 0; i < q->term_count; i++)
-            if (!q->terms[i].sparse)
-                it->priv_fields[i] = m->column[i] >= 0 ? tes__table_cell(t, (uint32_t)m->column[i], row) : NULL;
-        it->count = (int32_t)(end - row);
+            if (m->column[i] >= 0)
+                it->priv_fields[i] = tes__table_cell(t, (uint32_t)m->column[i], row);
+        it->count = (int32_t)k;
         it->entities = t->entities + row;
-        if (end < t->count) {
-            it->priv_row = end;
-        } else {
-            it->priv_cursor++;
-            it->priv_row = 0;
-        }
+        bool more = row + k < t->count; /* the table has rows left */
+        it->priv_row = more ? row + k : 0;
+        it->priv_cursor = more ? c : c + 1;
         return true;
     }
+    it->priv_cursor = c;
     return false;
 }
 
-/* Root entities (no table components), in runs copied to the scratch. */
+/* Root entities (no table components): the next few are copied to the
+ * scratch, and the chunk is the run the matcher accepts from the first of
+ * them that matches. */
 static bool next_root_chunk(tes_iter_t *it)
 {
     const tes_query_t *q = it->priv_query;
     const tes__entity_index_t *ei = &q->w->entities;
     if (!q->table_ok[0])
         return false;
-    uint32_t pos[TES_MAX_TERMS];
-    int32_t n = 0;
-    for (; it->priv_cursor < ei->count && n < TES_ITER_SCRATCH; it->priv_cursor++) {
-        const tes__slot_t *s = &ei->slots[it->priv_cursor];
-        if (s->table == TES__SLOT_FREE || (s->table & TES__SLOT_TABLE_MASK) != 0 ||
-            s->row == TES__ROW_PENDING)
-            continue;
-        tes_entity_t e = tes_entity_make(it->priv_cursor, s->generation);
-        uint32_t next[TES_MAX_TERMS];
-        if (!tes__query_match_sparse(q, e, -1, 0, n ? next : pos))
-            continue;
-        if (n && !tes__query_run_continues(q, pos, (uint32_t)n, e, true))
-            break; /* it matches, but starts the next chunk */
-        it->priv_scratch[n++] = e;
+    for (;;) {
+        uint32_t c = it->priv_cursor, n = 0;
+        for (; c < ei->count && n < TES_ITER_SCRATCH; c++) {
+            const tes__slot_t *s = &ei->slots[c];
+            if (s->table == TES__SLOT_FREE || (s->table & TES__SLOT_TABLE_MASK) != 0 ||
+                s->row == TES__ROW_PENDING)
+                continue;
+            it->priv_scratch[n++] = tes_entity_make(c, s->generation);
+        }
+        if (!n) {
+            it->priv_cursor = c;
+            return false;
+        }
+        tes__match_t m = {.how = 0, .hide = 0, .driver = -1};
+        for (uint32_t j = 0; j < n; j++) {
+            uint32_t k = tes__query_match(q, &m, it->priv_scratch + j, n - j);
+            if (!k)
+                continue;
+            tes__query_fields(q, m.pos, NULL, it->priv_fields); /* no table fields */
+            /* The chunk starts at the scratch's start, as it always has. */
+            memmove(it->priv_scratch, it->priv_scratch + j, k * sizeof *it->priv_scratch);
+            it->count = (int32_t)k;
+            it->entities = it->priv_scratch;
+            it->priv_cursor = tes_entity_index(it->priv_scratch[k - 1]) + 1;
+            return true;
+        }
+        it->priv_cursor = c;
     }
-    if (!n)
-        return false;
-    tes__query_sparse_fields(q, pos, it->priv_fields);
-    for (int32_t i = 0; i < q->term_count; i++)
-        if (!q->terms[i].sparse) /* root entities have no table component */
-            it->priv_fields[i] = NULL;
-    it->count = n;
-    it->entities = it->priv_scratch;
-    return true;
 }
 
-/* priv_hidden_count of a driven walk whose hidden positions are not listed
+/* priv_hidden_count of a packed walk whose hidden positions are not listed
  * yet. They are listed by its first step rather than when it starts: the
  * iterator is then already where the caller keeps it, and iter_start's
  * copy never has its address taken, which would make returning it by value
@@ -125,86 +140,60 @@ static uint32_t next_hidden(tes_iter_t *it, uint32_t p)
     return it->priv_hidden_next < n ? it->priv_hidden[it->priv_hidden_next] : UINT32_MAX;
 }
 
-/* Runs of the driving pool's packed array whose entities match (DRIVEN
- * mode). A sparse-only query never reads an entity's table (skip_tables):
- * its default filters come from the filter index, as the positions of the
- * hidden entities, listed when the iteration started, that end runs (no
- * test per entity), or when there were too many of them as one byte
- * tested per entity. Other queries check the table's table-level terms. */
-static bool next_driven_chunk(tes_iter_t *it)
+/* Runs of a packed array that the matcher accepts: the pool of term
+ * it.priv_driver, or (priv_driver -1) a non-owning group's member set. A
+ * group's entities are known to match (its pool holds exactly its
+ * members), so only their fields are located. Otherwise a sparse-only
+ * query never reads an entity's table (skip_tables): its default filters
+ * come from the filter index, as the hidden positions that end runs, or
+ * when there were too many of them as one byte tested per entity; other
+ * queries have the matcher check each entity's table. */
+static bool next_packed_chunk(tes_iter_t *it)
 {
     const tes_query_t *q = it->priv_query;
-    const tes__entity_index_t *ei = &q->w->entities;
+    const tes__group_t *g = q->group; /* non-owning, when set */
     int32_t d = it->priv_driver;
-    const tes__sparse_set_t *set = &q->terms[d].info->store.set;
-    const struct tes__filters *f = q->filters;
-    if (it->priv_hidden_count == HIDDEN_UNLISTED)
-        it->priv_hidden_count = tes__filters_positions(f, q->filter_mask, set, it->priv_hidden,
-                                                       TES_ITER_HIDDEN);
-    uint8_t hide = it->priv_hidden_count == TES__FILTERS_TEST ? q->filter_mask : 0;
-    const tes__slot_t *first = NULL;
-    uint32_t pos[TES_MAX_TERMS];
-    uint32_t p = it->priv_cursor;
-    uint32_t hidden = next_hidden(it, p);
+    const tes__sparse_set_t *set = d >= 0 ? &q->terms[d].info->store.set : &g->members;
+    tes__match_t m;
+    m.driver = d;
+    m.hide = 0;
+    if (g) {
+        m.how = TES__MATCH_KNOWN | (q->table_data ? TES__MATCH_TABLE : 0);
+    } else {
+        m.how = q->skip_tables ? 0 : TES__MATCH_TABLE;
+        if (it->priv_hidden_count == HIDDEN_UNLISTED)
+            it->priv_hidden_count = tes__filters_positions(q->filters, q->filter_mask, set,
+                                                           it->priv_hidden, TES_ITER_HIDDEN);
+        if (it->priv_hidden_count == TES__FILTERS_TEST)
+            m.hide = q->filter_mask;
+    }
+    uint32_t p = it->priv_cursor, hidden = next_hidden(it, p), last = 0, k = 0;
     for (; p < set->count; p++) {
-        tes_entity_t e = set->packed[p];
         if (p == hidden) {
             hidden = next_hidden(it, p + 1);
             continue;
         }
-        if (tes__sparse_is_tombstone(e))
-            continue;
-        if (q->skip_tables ? hide && tes__filters_hide(f, hide, e)
-                           : !(first = tes__entity_slot(ei, e)) ||
-                                 !q->table_ok[tes__slot_table(q->w, first)->id])
-            continue;
-        if (tes__query_match_sparse(q, e, d, p, pos))
+        /* A run ends before the next hidden entity (hidden > p here). */
+        last = tes__chunk_end(p, set->count); /* it.count is an int32_t */
+        if (hidden < last)
+            last = hidden;
+        if (d >= 0)
+            m.pos[d] = p;
+        if ((k = tes__query_match(q, &m, set->packed + p, last - p)) != 0)
             break;
     }
-    if (p >= set->count) {
+    if (!k) {
         it->priv_cursor = p;
         return false;
     }
-    /* The run ends before the next hidden entity (hidden > p here). */
-    uint32_t last = tes__chunk_end(p, set->count); /* it.count is an int32_t */
-    if (hidden < last)
-        last = hidden;
-    uint32_t k = 1;
-    if (q->skip_tables && q->and_only) {
-        /* Two copies of the run loop: the common one tests no byte. */
-        if (hide)
-            k = tes__query_packed_run(q, q->sparse_terms, q->sparse_count, pos, set->packed + p,
-                                      last - p, f->tags, f->cap, hide);
-        else
-            k = tes__query_packed_run(q, q->sparse_terms, q->sparse_count, pos, set->packed + p,
-                                      last - p, NULL, 0, 0);
-    } else {
-        for (; p + k < last; k++) {
-            tes_entity_t e = set->packed[p + k];
-            if (tes__sparse_is_tombstone(e))
-                break;
-            if (q->skip_tables) {
-                if (hide && tes__filters_hide(f, hide, e))
-                    break;
-            } else {
-                const tes__slot_t *slot = tes__entity_slot(ei, e);
-                if (!slot || !q->table_ok[tes__slot_table(q->w, slot)->id] ||
-                    !tes__query_rows_continue(q, first, k, slot))
-                    break;
-            }
-            if (!tes__query_run_continues(q, pos, k, e, false))
-                break;
-        }
-    }
     /* A short run: gather a longer chunk if the query can (gather.h). */
-    if (k < TES__GATHER_MIN && q->gather_k && q->skip_tables && it->priv_gather_count != TES__GATHER_OFF &&
-        tes__gather_chunk(it, set->packed + p, last - p, p, pos, k, hide, false)) {
+    if (k < TES__GATHER_MIN && q->gather_k && (g || q->skip_tables) &&
+        it->priv_gather_count != TES__GATHER_OFF &&
+        tes__gather_chunk(it, set->packed + p, last - p, d >= 0 ? p : 0, m.pos, k, m.hide, g != NULL)) {
         it->priv_cursor = p + (uint32_t)it->count;
         return true;
     }
-    tes__query_sparse_fields(q, pos, it->priv_fields);
-    if (!q->skip_tables)
-        tes__query_table_fields(q, first, it->priv_fields);
+    tes__query_fields(q, m.pos, (m.how & TES__MATCH_TABLE) ? m.slot : NULL, it->priv_fields);
     it->count = (int32_t)k;
     it->entities = set->packed + p;
     it->priv_cursor = p + k;
@@ -230,7 +219,7 @@ static tes_iter_t iter_start(tes_query_t *q)
     it.priv_row = 0;
     it.priv_driver = -1;
     it.priv_done = q == NULL;
-    it.priv_phase = PHASE_TABLES;
+    it.priv_phase = TES__WALK_TABLES;
     it.priv_gather_count = 0;
     it.priv_gather_mask = 0;
     it.priv_hidden_count = 0;
@@ -238,16 +227,14 @@ static tes_iter_t iter_start(tes_query_t *q)
     if (!q)
         return it;
     if (q->group) {
-        it.priv_phase = PHASE_GROUP;
+        it.priv_phase = q->group->owning ? TES__WALK_OWNED : TES__WALK_PACKED;
         it.priv_driver = tes__group_pool(q->group);
-    }
-    else if (q->mode == TES__QUERY_DRIVEN) {
-        it.priv_phase = PHASE_DRIVEN;
+    } else if (q->mode == TES__QUERY_DRIVEN) {
+        it.priv_phase = TES__WALK_PACKED;
         it.priv_driver = tes__query_driver(q);
         if (q->filters)
             it.priv_hidden_count = HIDDEN_UNLISTED; /* listed by the first step */
-    } else
-        it.priv_phase = PHASE_TABLES;
+    }
     return it;
 }
 
@@ -280,20 +267,20 @@ tes_iter_t tes_query_iter(tes_query_t *q)
     return it;
 }
 
-static bool advance(tes_iter_t *it)
+static tes__noinline bool advance(tes_iter_t *it)
 {
     switch (it->priv_phase) {
-    case PHASE_TABLES:
+    case TES__WALK_TABLES:
         if (next_table_chunk(it))
             return true;
         if (it->priv_query->mode != TES__QUERY_ALL)
             return false;
-        it->priv_phase = PHASE_ROOT;
+        it->priv_phase = TES__WALK_ROOT;
         it->priv_cursor = 0;
         return next_root_chunk(it);
-    case PHASE_ROOT: return next_root_chunk(it);
-    case PHASE_DRIVEN: return next_driven_chunk(it);
-    case PHASE_GROUP: return tes__group_next(it);
+    case TES__WALK_ROOT: return next_root_chunk(it);
+    case TES__WALK_PACKED: return next_packed_chunk(it);
+    case TES__WALK_OWNED: return tes__group_next_owned(it);
     }
     return false;
 }
@@ -303,7 +290,11 @@ bool tes_iter_next(tes_iter_t *it)
     /* A zeroed iterator (never started) counts as finished. */
     if (!it || it->priv_done || !it->priv_query || it->priv_phase == TES__ITER_DETACHED)
         return false;
-    tes__gather_flush(it);
+    if (it->priv_gather_mask) /* the last chunk's gathered values go back */
+        tes__gather_flush(it);
+    const tes_query_t *q = it->priv_query;
+    if (it->priv_phase == TES__WALK_TABLES && !q->has_sparse && next_whole_table(it, q))
+        return true;
     if (advance(it))
         return true;
     tes_iter_fini(it);
@@ -313,10 +304,11 @@ bool tes_iter_next(tes_iter_t *it)
 void *tes_field(const tes_iter_t *it, int32_t term)
 {
     /* No chunk yet (before the first tes_iter_next) or none any more: the
-     * field array holds nothing to read, and `entities` says so. */
-    if (!it || it->priv_done || !it->priv_query || !it->entities)
+     * field array holds nothing to read, and `entities` says so (it is NULL
+     * in a zeroed iterator, before the first chunk and once finished). */
+    if (!it || !it->entities)
         return NULL;
-    if (term < 0 || term >= it->priv_query->term_count) {
+    if ((uint32_t)term >= (uint32_t)it->priv_query->term_count) {
         tes__fail_detail(it->world, TES_ERR_INVALID, "field index %d is outside the query's %d terms",
                          (int)term, (int)it->priv_query->term_count);
         return NULL;

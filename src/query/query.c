@@ -3,9 +3,8 @@
  * terms once, scans the existing tables once, and then learns about every
  * new table from the table graph (a two-phase listener: room is reserved
  * before the table is committed, so a table is never missed for lack of
- * memory). The per-entity matcher every walk shares (query.h) lives here
- * too: positions of an entity in the sparse terms' stores, the run test
- * that extends a chunk, and the fields of a run.
+ * memory). The per-entity matcher every walk and group shares (query.h)
+ * lives here too, with the fields of a chunk it accepts.
  */
 #include "query/query.h"
 #include "world/explain.h"
@@ -19,7 +18,9 @@
 
 static bool type_has(const tes__table_t *t, tes_comp_t c) { return tes__table_type_index(t, c) >= 0; }
 
-bool tes__query_table_ok(const tes_query_t *q, const tes__table_t *t)
+/* True when table t passes the filters that do not depend on AND terms:
+ * no table NOT term in its type, and the default filters (table_ok). */
+static bool table_ok(const tes_query_t *q, const tes__table_t *t)
 {
     if (q->skip_disabled && (t->flags & TES__TABLE_DISABLED))
         return false;
@@ -35,7 +36,7 @@ bool tes__query_table_ok(const tes_query_t *q, const tes__table_t *t)
  * table AND term, and is a real table (the virtual root owns no rows). */
 static bool table_matches(const tes_query_t *q, const tes__table_t *t)
 {
-    if ((t->flags & TES__TABLE_VIRTUAL) || !tes__query_table_ok(q, t))
+    if ((t->flags & TES__TABLE_VIRTUAL) || !table_ok(q, t))
         return false;
     for (int32_t i = 0; i < q->term_count; i++)
         if (!q->terms[i].sparse && q->terms[i].oper == TES_AND && !type_has(t, q->terms[i].comp))
@@ -71,7 +72,7 @@ static int on_table(void *ctx, tes__table_t *t, bool commit)
         q->table_ok_cap = cap;
         return TES_OK;
     }
-    q->table_ok[t->id] = tes__query_table_ok(q, t);
+    q->table_ok[t->id] = table_ok(q, t);
     if (match)
         fill_match(q, t, &q->matches[q->match_count++]);
     return TES_OK;
@@ -121,25 +122,12 @@ static int setup_terms(tes_query_t *q, const tes_query_desc_t *d)
             q->skip_prefab = false;
     }
     q->term_count = n;
-    q->sparse_only = q->and_only = true;
+    q->sparse_only = true;
     for (int32_t i = 0; i < n; i++) {
         q->sparse_only &= q->terms[i].sparse;
-        q->and_only &= q->terms[i].oper == TES_AND;
         q->table_data |= !q->terms[i].sparse && q->terms[i].data;
         if (q->terms[i].sparse)
             q->sparse_terms[q->sparse_count++] = (uint8_t)i;
-    }
-    /* Packed runs of a group's members (tes__query_packed_run): its data
-     * terms, when all are sparse AND terms. */
-    bool and_data = !q->table_data;
-    for (int32_t i = 0; i < n; i++)
-        and_data &= !q->terms[i].data || (q->terms[i].sparse && q->terms[i].oper == TES_AND);
-    q->member_count = -1;
-    if (and_data) {
-        q->member_count = 0;
-        for (int32_t i = 0; i < n; i++)
-            if (q->terms[i].data)
-                q->member_terms[q->member_count++] = (uint8_t)i;
     }
     q->mode = table_and ? TES__QUERY_TABLE : any_and ? TES__QUERY_DRIVEN : TES__QUERY_ALL;
     q->filter_mask = (uint8_t)((q->skip_disabled ? TES__FILTER_DISABLED : 0) |
@@ -286,7 +274,7 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
         rc = TES_ERR_NOMEM;
     if (!rc) {
         for (uint32_t i = 0; i < g->count; i++) {
-            q->table_ok[i] = tes__query_table_ok(q, g->tables[i]);
+            q->table_ok[i] = table_ok(q, g->tables[i]);
             if (q->mode != TES__QUERY_DRIVEN && table_matches(q, g->tables[i]))
                 fill_match(q, g->tables[i], &q->matches[q->match_count++]);
         }
@@ -380,59 +368,122 @@ void tes_query_free(tes_query_t *q)
     query_release(q);
 }
 
-bool tes__query_match_entity(const tes_query_t *q, tes_entity_t e, uint32_t *pos)
+/* How many of entities[1..n) keep term t (index i) as the first entity
+ * has it: its value k positions on, on the same data page (a data term,
+ * or the driver, present at the start), held (a tag that an AND term
+ * needs) or not held (absent at the start). A data term's positions are
+ * read in order from the packed array, where a lookup would chase the
+ * sparse array. */
+static uint32_t term_run(const tes__term_info_t *t, bool known, bool driver, uint32_t at,
+                         const tes_entity_t *entities, uint32_t n)
 {
-    tes__assert(q->mode == TES__QUERY_DRIVEN);
-    const tes__slot_t *slot = tes__entity_slot(&q->w->entities, e);
-    uint32_t scratch[TES_MAX_TERMS];
-    return slot && q->table_ok[tes__slot_table(q->w, slot)->id] &&
-           tes__query_match_sparse(q, e, -1, 0, pos ? pos : scratch);
-}
-
-bool tes__query_run_continues(const tes_query_t *q, const uint32_t *start, uint32_t k,
-                              tes_entity_t e, bool known)
-{
-    for (int32_t s = 0; s < q->sparse_count; s++) {
-        int32_t i = q->sparse_terms[s];
-        const tes__term_info_t *t = &q->terms[i];
-        const tes__sparse_store_t *st = &t->info->store;
-        if (t->oper == TES_NOT) {
-            if (!known && tes__sparse_set_contains(&st->set, e))
-                return false;
-        } else if (!t->data) { /* a tag: presence is all that matters */
-            if (t->oper == TES_AND && !known && !tes__sparse_set_contains(&st->set, e))
-                return false;
-        } else if (start[i] != TES_NULL_INDEX) {
-            uint64_t want = (uint64_t)start[i] + k; /* 64-bit: never wraps */
-            if (want >= st->set.count || st->set.packed[want] != e ||
-                (want >> st->page_shift) != (start[i] >> st->page_shift))
-                return false;
-        } else if (tes__sparse_set_contains(&st->set, e)) { /* absent at the start */
-            return false;
+    const tes__sparse_store_t *st = &t->info->store;
+    const tes__sparse_set_t *set = &st->set;
+    uint32_t k = 1;
+    if (at != TES_NULL_INDEX && (t->data || driver)) {
+        uint64_t end = set->count;
+        if (t->data) { /* 64-bit: the last page ends at 2^32 */
+            uint64_t page_end = ((uint64_t)(at >> st->page_shift) + 1) << st->page_shift;
+            end = page_end < end ? page_end : end;
         }
+        if (end - at < n)
+            n = (uint32_t)(end - at);
+        if (driver)
+            return n; /* the entities are its packed array */
+        const tes_entity_t *packed = set->packed + at;
+        while (k < n && packed[k] == entities[k])
+            k++;
+    } else if (at != TES_NULL_INDEX) { /* a tag held at the start */
+        if (known || t->oper != TES_AND)
+            return n;
+        while (k < n && tes__sparse_set_contains(set, entities[k]))
+            k++;
+    } else { /* absent at the start: a NOT term, an absent optional one */
+        if (t->oper == TES_NOT ? known : !t->data)
+            return n; /* a known NOT term, a tag without a field */
+        while (k < n && !tes__sparse_set_contains(set, entities[k]))
+            k++;
     }
-    return true;
+    return k;
 }
 
-void tes__query_sparse_fields(const tes_query_t *q, const uint32_t *pos, void **fields)
+uint32_t tes__query_match(const tes_query_t *q, tes__match_t *m, const tes_entity_t *entities,
+                          uint32_t n)
 {
+    bool known = (m->how & TES__MATCH_KNOWN) != 0;
+    const tes__entity_index_t *ei = &q->w->entities;
+    const struct tes__filters *f = q->filters;
+    tes_entity_t e = entities[0];
+    /* The first entity: every test, and where its terms sit. */
+    if ((m->driver >= 0 && tes__sparse_is_tombstone(e)) || (m->hide && tes__filters_hide(f, m->hide, e)))
+        return 0;
+    const tes__slot_t *first = NULL;
+    if (m->how & TES__MATCH_TABLE) {
+        first = tes__entity_slot(ei, e);
+        if (!first || (!known && !q->table_ok[tes__slot_table(q->w, first)->id]))
+            return 0;
+        m->slot = first;
+    }
     for (int32_t s = 0; s < q->sparse_count; s++) {
         int32_t i = q->sparse_terms[s];
         const tes__term_info_t *t = &q->terms[i];
-        fields[i] = t->data && pos[i] != TES_NULL_INDEX ? tes__sparse_store_at(&t->info->store, pos[i])
-                                                        : NULL;
+        if (i == m->driver)
+            continue;
+        uint32_t p = TES_NULL_INDEX;
+        if (!known || t->data)
+            p = tes__sparse_set_find(&t->info->store.set, e);
+        if (!known && ((t->oper == TES_AND && p == TES_NULL_INDEX) || (t->oper == TES_NOT && p != TES_NULL_INDEX)))
+            return 0;
+        m->pos[i] = p;
     }
+    /* The others: term by term, each pass shortening the run (the
+     * sequential ones first, so the per-entity tests below see a short
+     * run when the terms cut it short). */
+    for (int32_t s = 0; s < q->sparse_count && n > 1; s++) {
+        int32_t i = q->sparse_terms[s];
+        n = term_run(&q->terms[i], known, i == m->driver, m->pos[i], entities, n);
+    }
+    uint32_t k;
+    if (m->driver >= 0) {
+        for (k = 1; k < n && !tes__sparse_is_tombstone(entities[k]);)
+            k++;
+        n = k;
+    }
+    if (m->hide) {
+        for (k = 1; k < n && !tes__filters_hide(f, m->hide, entities[k]);)
+            k++;
+        n = k;
+    }
+    if (first) {
+        for (k = 1; k < n; k++) {
+            const tes__slot_t *slot = tes__entity_slot(ei, entities[k]);
+            if (!slot || (!known && !q->table_ok[tes__slot_table(q->w, slot)->id]) ||
+                (q->table_data && (((slot->table ^ first->table) & TES__SLOT_TABLE_MASK) != 0 ||
+                                   slot->row != first->row + k)))
+                break;
+        }
+        n = k;
+    }
+    return n;
 }
 
-void tes__query_table_fields(const tes_query_t *q, const tes__slot_t *slot, void **fields)
+void tes__query_fields(const tes_query_t *q, const uint32_t *pos, const tes__slot_t *slot,
+                       void **fields)
 {
-    const tes__table_t *table = tes__slot_table(q->w, slot);
+    const tes__table_t *table = slot ? tes__slot_table(q->w, slot) : NULL;
     for (int32_t i = 0; i < q->term_count; i++) {
         const tes__term_info_t *t = &q->terms[i];
-        if (t->sparse)
+        fields[i] = NULL;
+        if (!t->data)
             continue;
-        int32_t col = t->data ? tes__table_column_index(table, t->comp) : -1;
-        fields[i] = col >= 0 ? tes__table_cell(table, (uint32_t)col, slot->row) : NULL;
+        if (t->sparse) {
+            if (pos[i] != TES_NULL_INDEX)
+                fields[i] = tes__sparse_store_at(&t->info->store, pos[i]);
+        } else if (table) {
+            int32_t col = tes__table_column_index(table, t->comp);
+            if (col >= 0)
+                fields[i] = tes__table_cell(table, (uint32_t)col, slot->row);
+        }
     }
 }
 

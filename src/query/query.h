@@ -1,30 +1,42 @@
 /*
  * Queries: a validated list of terms, the cache of tables that match the
- * table terms, the compiled per-entity matcher, and (optionally) a group.
- * Internal layout shared by query.c (creation, the matcher), iter.c (chunk
- * iteration), group.c (groups over sparse stores), gather.c (gathered
- * chunks of scattered values) and filter.c (the default filters' index).
+ * table terms, the per-entity matcher, and (optionally) a group. Internal
+ * layout shared by query.c (creation, the matcher), iter.c (the walks),
+ * group.c (groups over sparse stores), gather.c (gathered chunks of
+ * scattered values) and filter.c (the default filters' index).
  *
- * A query runs in one of three modes, chosen once at creation:
- * - TABLE: at least one AND term is a table component. The cache lists the
- *   matching tables; a chunk is a whole table (or, when sparse terms are
- *   present, a run of rows whose sparse fields are contiguous too).
- * - DRIVEN: every AND term is sparse. The smallest AND pool drives (seed 002
- *   a): its packed array is walked and the other terms are checked with the
- *   sparse set's branch-free contains; table filters are a per-table byte,
- *   or for sparse-only queries the filter index (filter.h): the positions
- *   of the few hidden entities, listed when an iteration starts, or one
- *   byte per entity when there are many.
- * - ALL: no AND term at all. Every table that passes the filters, plus the
- *   entities of the virtual root (read from the entity index).
- * A group (TES_QUERY_NONOWNING_GROUP / TES_QUERY_OWNING_GROUP) replaces the
- * mode's walk by a walk over the group's own list of matches.
+ * Membership has two halves, each decided in one place:
+ * - per table: the table terms and the default filters, a byte per table
+ *   (table_ok) and, for queries with a table AND term, the cache of
+ *   matching tables (matches), both kept by on_table in query.c;
+ * - per entity: the sparse terms, by tes__query_match below, the one
+ *   matcher every walk and every group asks. It answers for a run of
+ *   entities at once: how many of them match and keep every field a plain
+ *   array, so it also draws each chunk's bounds.
+ *
+ * Four walks yield the chunks (iter.c, group.c), chosen when an iteration
+ * starts:
+ * - table walk (a table AND term, or no AND term at all): the cache's
+ *   tables in order, empty ones skipped; with sparse terms, the runs of
+ *   rows the matcher accepts;
+ * - root walk (no AND term): after the tables, the entities of the
+ *   virtual root read from the entity index, in runs the matcher accepts;
+ * - packed walk: runs of a packed array of entities that the matcher
+ *   accepts: the smallest AND pool when every AND term is sparse (seed 002
+ *   a), or, for a non-owning group, a pool that holds exactly its members
+ *   or else its own member set (the entities are then known to match and
+ *   the matcher only locates their fields). Short runs of scattered values
+ *   become gathered chunks where the query allows it (gather.h);
+ * - owned walk: an owning group's prefix, slices of every owned store.
  */
 #ifndef TES_QUERY_QUERY_H
 #define TES_QUERY_QUERY_H
 
 #include "world/world.h"
 
+/* Chosen once at creation: TABLE has a table AND term (table walk),
+ * DRIVEN only sparse AND terms (packed walk), ALL no AND term (table walk,
+ * then root walk). */
 typedef enum tes__query_mode {
     TES__QUERY_TABLE,
     TES__QUERY_DRIVEN,
@@ -71,13 +83,10 @@ struct tes_query {
     uint8_t filter_mask;  /* TES__FILTER_* bits the default filters hide */
     struct tes__filters *filters; /* the world's filter index (sparse_only
                                      queries with a default filter) */
-    bool and_only;        /* every term is an AND term */
     bool table_data;      /* some table term has a field */
     uint8_t sparse_terms[TES_MAX_TERMS]; /* indices of the sparse terms */
     int32_t sparse_count;
-    uint8_t member_terms[TES_MAX_TERMS]; /* a group's packed-run terms */
-    int32_t member_count; /* -1: members' runs need the general test */
-    bool skip_tables;     /* the driven walk never reads entities' tables:
+    bool skip_tables;     /* the packed walk never reads entities' tables:
                              sparse-only, default filters by the filter index */
     uint32_t gather_k;    /* entities per gathered chunk of a group walk, 0:
                              the query never gathers (gather.h) */
@@ -118,111 +127,59 @@ static inline uint32_t tes__chunk_end(uint32_t pos, uint64_t end)
     return (uint32_t)(end < most ? end : most);
 }
 
-/* True when table t passes the filters that do not depend on AND terms:
- * no table NOT term in its type, and the default filters. */
-bool tes__query_table_ok(const tes_query_t *q, const tes__table_t *t);
+/* The walks (tes_iter_t.priv_phase of a live iteration). */
+enum { TES__WALK_TABLES, TES__WALK_ROOT, TES__WALK_PACKED, TES__WALK_OWNED };
+
+/* How a walk asks the matcher (tes__match_t.how). */
+enum {
+    /* Read each entity's slot: it must be alive and its table pass
+     * table_ok (unless KNOWN), and for a query with table data the rows
+     * must follow each other in one table. For walks of packed arrays
+     * whose entities' tables are not known to pass, and for group
+     * membership. */
+    TES__MATCH_TABLE = 1,
+    /* The entities are known to match (a group's members): no term is
+     * tested, only the data terms are located and kept contiguous. */
+    TES__MATCH_KNOWN = 2
+};
+
+/* A question to the matcher, and the first entity's answers. */
+typedef struct tes__match {
+    uint32_t how;     /* TES__MATCH_* */
+    uint8_t hide;     /* filter-index bits (filter.h) tested per entity, 0: none */
+    int32_t driver;   /* the term whose packed array the entities are (-1: none):
+                         its position is pos[driver], set by the caller, and its
+                         tombstones end runs */
+    uint32_t pos[TES_MAX_TERMS]; /* the first entity's packed position in each
+                                    sparse term's store, TES_NULL_INDEX where
+                                    absent (only data terms when KNOWN) */
+    const tes__slot_t *slot;     /* TES__MATCH_TABLE: the first entity's slot */
+} tes__match_t;
 
 /*
- * The per-entity matcher, compiled once per query: the list of sparse terms
- * (sparse_terms) and, per table, whether it passes the table-level terms
- * (table_ok; the table cache for TABLE mode). Every walk uses these three
- * functions and nothing else to decide membership and fields.
+ * The per-entity matcher: how many of entities[0..n) (n >= 1), from the
+ * first, match q and form one chunk with it, 0 when entities[0] does not
+ * match. An entity matches when it passes the filter bits m->hide, with
+ * TES__MATCH_TABLE when it is alive and its table passes, and when every
+ * sparse AND term holds it and no sparse NOT term does (the table terms
+ * are the caller's: a table walk's tables are in the cache). It joins the
+ * chunk when, besides, each sparse data term's value sits k positions after
+ * the first entity's on the same data page (or is absent for both), its
+ * table row follows (TES__MATCH_TABLE with table data), and it is not a
+ * tombstone of the driver. The first entity's positions and slot go to m.
+ * The first entity costs a lookup per sparse term; the rest cost one
+ * sequential compare per data term (the packed arrays are read in order,
+ * term by term) and a presence test per tag or NOT term.
  */
-
-/* The packed position of e in every sparse term's store (TES_NULL_INDEX
- * where absent) into pos; term `known` (-1: none) is already known to sit
- * at known_pos. False when e fails a sparse AND or NOT term. */
-static inline bool tes__query_match_sparse(const tes_query_t *q, tes_entity_t e, int32_t known,
-                                           uint32_t known_pos, uint32_t *pos)
-{
-    for (int32_t s = 0; s < q->sparse_count; s++) {
-        int32_t i = q->sparse_terms[s];
-        const tes__term_info_t *t = &q->terms[i];
-        uint32_t p = i == known ? known_pos : tes__sparse_set_find(&t->info->store.set, e);
-        if ((t->oper == TES_AND && p == TES_NULL_INDEX) || (t->oper == TES_NOT && p != TES_NULL_INDEX))
-            return false;
-        pos[i] = p;
-    }
-    return true;
-}
-
-/* True when live-or-dead entity e matches a DRIVEN-mode query (every AND
- * term sparse): it is alive, its table passes, its sparse terms match
- * (positions into pos, which may be NULL). Groups decide membership by it. */
-bool tes__query_match_entity(const tes_query_t *q, tes_entity_t e, uint32_t *pos);
-
-/* True when e, k entities after the first of a run whose sparse positions
- * are `start`, extends the run: it satisfies the sparse terms (unless
- * `known`, for entities already known to match: group members) and each
- * sparse data field sits k values after the run's first, on the same data
- * page, or is absent in both. An AND term's check is one compare against
- * the store's packed array: a sequential read, where a lookup would chase
- * the sparse array. */
-bool tes__query_run_continues(const tes_query_t *q, const uint32_t *start, uint32_t k,
-                              tes_entity_t e, bool known);
-
-/* The packed run (the fast case of tes__query_run_continues): given the
- * positions pos of entities[0] in the stores, how many of entities[0..limit)
- * sit at consecutive positions in the store of every term listed in
- * terms[0..n), stopping at the end of a store or of a data page, before a
- * tombstone, and before an entity the filter index hides (hide = the
- * query's mask, 0 to skip the test: pass a literal 0 so the inlined loop
- * has no test at all). The terms must be sparse AND terms:
- * for a driven walk of a sparse-only AND-only query all of them
- * (sparse_terms), for a group's members, known to match, the data terms
- * (member_terms). */
-static inline uint32_t tes__query_packed_run(const tes_query_t *q, const uint8_t *terms, int32_t n,
-                                             const uint32_t *pos, const tes_entity_t *entities,
-                                             uint32_t limit, const uint8_t *tags, uint32_t tags_cap,
-                                             uint8_t hide)
-{
-    const tes_entity_t *packed[TES_MAX_TERMS];
-    for (int32_t s = 0; s < n; s++) {
-        const tes__term_info_t *t = &q->terms[terms[s]];
-        const tes__sparse_store_t *st = &t->info->store;
-        uint32_t at = pos[terms[s]];
-        packed[s] = st->set.packed + at;
-        uint32_t room = st->set.count - at;
-        if (t->data) {
-            uint32_t page_end = ((at >> st->page_shift) + 1) << st->page_shift;
-            if (page_end - at < room)
-                room = page_end - at;
-        }
-        if (room < limit)
-            limit = room;
-    }
-    uint32_t k = 1;
-    for (; k < limit; k++) {
-        tes_entity_t e = entities[k];
-        uint32_t index = tes_entity_index(e);
-        if (tes__sparse_is_tombstone(e) || /* a driver's own store "holds" it */
-            (hide && index < tags_cap && (tags[index] & hide)))
-            break;
-        int32_t s = 0;
-        while (s < n && packed[s][k] == e)
-            s++;
-        if (s < n)
-            break;
-    }
-    return k < limit ? k : limit;
-}
+uint32_t tes__query_match(const tes_query_t *q, tes__match_t *m, const tes_entity_t *entities,
+                          uint32_t n);
 
 /* Points each sparse data term's field at position pos[i] of its store
- * (NULL where absent). */
-void tes__query_sparse_fields(const tes_query_t *q, const uint32_t *pos, void **fields);
-
-/* For walks that are not table walks (driven walks, groups): points each
- * table data term's field at entity's row in its table (NULL where the
- * table lacks it), and tells whether e, k entities after the run's first
- * (whose slot is `first`), keeps those fields contiguous: same table, k rows
- * further. Only queries with table_data need either. */
-void tes__query_table_fields(const tes_query_t *q, const tes__slot_t *slot, void **fields);
-static inline bool tes__query_rows_continue(const tes_query_t *q, const tes__slot_t *first,
-                                            uint32_t k, const tes__slot_t *slot)
-{
-    return !q->table_data || (((slot->table ^ first->table) & TES__SLOT_TABLE_MASK) == 0 &&
-                              slot->row == first->row + k);
-}
+ * (NULL where absent), and each table term's at slot's row of its table
+ * (NULL where the table lacks it, or every table term's when slot is NULL:
+ * entities without table data). */
+void tes__query_fields(const tes_query_t *q, const uint32_t *pos, const tes__slot_t *slot,
+                       void **fields);
 
 /* Makes an iterator's fields stay valid after it moves on (the scheduler
  * keeps every chunk's fields of a frame): it then never gathers values

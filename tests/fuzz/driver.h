@@ -72,6 +72,11 @@ void fz_config_seed(uint64_t seed, fz_config_t *cfg);
  * fixed seed of the model variants and no commit-range seed has. */
 #define FZ_TWIN_SEED_BIT (UINT64_C(1) << 61)
 
+/* The walks a query's chunks can come from (fz_result_t.walks): the table
+ * walk, the root walk, the packed walk over the driving pool, over a
+ * non-owning group's pool, over its member set, and the owned walk. */
+enum { FZ_WALK_TABLES, FZ_WALK_ROOT, FZ_WALK_DRIVEN, FZ_WALK_POOL, FZ_WALK_MEMBERS, FZ_WALK_OWNED };
+
 typedef struct fz_result {
     uint64_t ops;      /* ops performed */
     bool diverged;
@@ -87,6 +92,8 @@ typedef struct fz_result {
      * created and refused. */
     uint64_t iterations, chunks, visited, loop_ops, queued, flushes, staged_ensures;
     uint64_t gathered_chunks; /* fields that were the iterator's gathered copies */
+    /* Chunks per walk (FZ_WALK_*): which ways of walking a query ran. */
+    uint64_t walks[6];
     uint64_t queries_made, queries_refused;
     /* Observers' actions: queries made by hooks, queries freed by hooks,
      * deferral calls tried (and refused) from hooks. */

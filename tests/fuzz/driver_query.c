@@ -25,8 +25,23 @@
 #include <string.h>
 
 #include "fuzz/driver_internal.h"
+#include "query/query.h"
 
 /* ------------------------------------------------------------------ model answers */
+
+/* Which walk yielded the iterator's current chunk (FZ_WALK_*). */
+static int walk_of(const tes_iter_t *it)
+{
+    switch (it->priv_phase) {
+    case TES__WALK_TABLES: return FZ_WALK_TABLES;
+    case TES__WALK_ROOT: return FZ_WALK_ROOT;
+    case TES__WALK_OWNED: return FZ_WALK_OWNED;
+    default:
+        if (!it->priv_query->group)
+            return FZ_WALK_DRIVEN;
+        return it->priv_driver >= 0 ? FZ_WALK_POOL : FZ_WALK_MEMBERS;
+    }
+}
 
 static uint32_t model_count(const fz_driver_t *d, const fz_mquery_t *q)
 {
@@ -305,6 +320,7 @@ void fzd_iterate(fz_driver_t *d, fz_dquery_t *dq, uint32_t ops_per_chunk, bool m
     d->res->iterations++;
     while (!fzd_failed(d) && tes_iter_next(&it)) {
         d->res->chunks++;
+        d->res->walks[walk_of(&it)]++;
         d->res->visited += (uint64_t)(it.count > 0 ? it.count : 0);
         check_chunk(d, &st, &it, true);
         if (ops_per_chunk && budget && !fzd_failed(d)) {

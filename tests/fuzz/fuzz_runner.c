@@ -190,6 +190,16 @@ static int replay(const char *list, int verbose, bool hook_busy)
         total += res.ops;
         if (verbose)
             printf("fuzz: replay %s (%s): %" PRIu64 " ops\n", what, cfg.name, res.ops);
+        /* Every walk must have run: the fixed queries (driver_query.c) are
+         * made to reach each of them within a few thousand ops. */
+        static const char *const walk_names[6] = {"table", "root", "driven", "group pool",
+                                                  "group members", "owned"};
+        for (int w = 0; w < 6 && !res.diverged && res.ops >= 10000; w++)
+            if (!res.walks[w]) {
+                res.diverged = true;
+                res.step = res.ops;
+                snprintf(res.msg, sizeof res.msg, "the %s walk never ran", walk_names[w]);
+            }
         if (res.diverged) {
             divergences++;
             printf("fuzz: DIVERGENCE replaying %s (%s:%u, config %s) at step %" PRIu64 ": %s\n",
@@ -296,6 +306,12 @@ int main(int argc, char **argv)
                    res.iterations, res.chunks, res.visited, res.loop_ops, res.queued, res.flushes,
                    res.staged_ensures, res.queries_made, res.queries_refused, res.gathered_chunks);
         if (verbose)
+            printf("fuzz:   chunks per walk: %" PRIu64 " table, %" PRIu64 " root, %" PRIu64
+                   " driven, %" PRIu64 " group pool, %" PRIu64 " group members, %" PRIu64
+                   " owned\n",
+                   res.walks[FZ_WALK_TABLES], res.walks[FZ_WALK_ROOT], res.walks[FZ_WALK_DRIVEN],
+                   res.walks[FZ_WALK_POOL], res.walks[FZ_WALK_MEMBERS], res.walks[FZ_WALK_OWNED]);
+        if (verbose)
             printf("fuzz:   from observers: %" PRIu64 " queries made, %" PRIu64
                    " freed, %" PRIu64 " deferral calls refused; %" PRIu64 " entities widened\n",
                    res.hook_queries, res.hook_frees, res.hook_defers, res.widened);
@@ -310,6 +326,16 @@ int main(int argc, char **argv)
                    res.inst_destroyed, res.inst_destroy_deferred, res.adopts, res.detaches,
                    res.owned, res.owned_at_flush, res.remaps, res.skipped_members, res.inst_slots,
                    res.inst_retired);
+        /* Every walk must have run: the fixed queries (driver_query.c) are
+         * made to reach each of them within a few thousand ops. */
+        static const char *const walk_names[6] = {"table", "root", "driven", "group pool",
+                                                  "group members", "owned"};
+        for (int w = 0; w < 6 && !res.diverged && res.ops >= 10000; w++)
+            if (!res.walks[w]) {
+                res.diverged = true;
+                res.step = res.ops;
+                snprintf(res.msg, sizeof res.msg, "the %s walk never ran", walk_names[w]);
+            }
         if (res.diverged) {
             divergences++;
             printf("fuzz: DIVERGENCE seed %" PRIu64 " (config %s) at step %" PRIu64 ": %s\n",

@@ -350,6 +350,104 @@ static void test_nonowning_group_runs(void **state)
     tes_world_free(w);
 }
 
+/* The matcher draws chunk bounds where a field would stop being a plain
+ * array, and nowhere else: an optional tag (no field) held by every other
+ * entity splits nothing, and neither does a NOT term nobody holds. */
+static void test_matcher_splits_only_at_fields(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t a = comp(w, "A", sizeof(V3), TES_STORAGE_SPARSE);
+    tes_comp_t t = comp(w, "T", 0, TES_STORAGE_SPARSE);
+    tes_comp_t n = comp(w, "N", sizeof(float), TES_STORAGE_SPARSE);
+    for (int i = 0; i < 300; i++) {
+        tes_entity_t e = tes_spawn(w);
+        assert_int_equal(tes_set(w, e, a, &(V3){(float)i, 0, 0}), TES_OK);
+        if (i % 2 == 0)
+            assert_int_equal(tes_add(w, e, t), TES_OK);
+    }
+    tes_query_desc_t d = {.terms = {{a}, {t, TES_OPTIONAL}, {n, TES_NOT}}};
+    tes_query_t *q = tes_query_new(w, &d);
+    int32_t chunks;
+    assert_int_equal(walk_count(q, &chunks), 300);
+    assert_int_equal(chunks, 1);
+    tes_query_free(q);
+    tes_world_free(w);
+}
+
+/* A table walk with a sparse optional term: the rows of a table split
+ * where the term's value starts and stops being there, each chunk's field
+ * a slice of the store or NULL throughout. */
+static void test_table_rows_split_at_optional_values(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t x = comp(w, "X", sizeof(float), TES_STORAGE_TABLE);
+    tes_comp_t s = comp(w, "S", sizeof(V3), TES_STORAGE_SPARSE);
+    tes_entity_t es[30];
+    for (int i = 0; i < 30; i++) {
+        es[i] = tes_spawn(w);
+        assert_int_equal(tes_set(w, es[i], x, &(float){(float)i}), TES_OK);
+    }
+    for (int i = 10; i < 20; i++)
+        assert_int_equal(tes_set(w, es[i], s, &(V3){(float)i, 0, 0}), TES_OK);
+    tes_query_desc_t d = {.terms = {{x}, {s, TES_OPTIONAL}}};
+    tes_query_t *q = tes_query_new(w, &d);
+    int32_t counts[8] = {0}, chunks = 0;
+    bool has[8] = {false};
+    tes_iter_t it = tes_query_iter(q);
+    while (tes_iter_next(&it)) {
+        assert_true(chunks < 8);
+        V3 *f = tes_field(&it, 1);
+        for (int32_t i = 0; f && i < it.count; i++)
+            assert_ptr_equal(tes_get(w, it.entities[i], s), &f[i]);
+        for (int32_t i = 0; !f && i < it.count; i++)
+            assert_null(tes_get(w, it.entities[i], s));
+        has[chunks] = f != NULL;
+        counts[chunks++] = it.count;
+    }
+    assert_int_equal(chunks, 3);
+    assert_int_equal(counts[0], 10);
+    assert_false(has[0]);
+    assert_int_equal(counts[1], 10);
+    assert_true(has[1]);
+    assert_int_equal(counts[2], 10);
+    assert_false(has[2]);
+    tes_query_free(q);
+    tes_world_free(w);
+}
+
+/* The root walk (a query without AND terms) visits the root entities that
+ * match and only those, each chunk starting at the iterator's scratch. */
+static void test_root_walk_visits_matching_roots(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t s = comp(w, "S", sizeof(float), TES_STORAGE_SPARSE);
+    int expect = 0;
+    for (int i = 0; i < 40; i++) {
+        tes_entity_t e = tes_spawn(w);
+        if (i % 3 == 0)
+            assert_int_equal(tes_set(w, e, s, &(float){1}), TES_OK);
+        else
+            expect++;
+    }
+    tes_query_desc_t d = {.terms = {{s, TES_NOT}}};
+    tes_query_t *q = tes_query_new(w, &d);
+    int32_t seen = 0;
+    tes_iter_t it = tes_query_iter(q);
+    while (tes_iter_next(&it)) {
+        assert_ptr_equal(it.entities, it.priv_scratch);
+        for (int32_t i = 0; i < it.count; i++)
+            assert_false(tes_has(w, it.entities[i], s));
+        seen += it.count;
+    }
+    assert_int_equal(seen, expect);
+    assert_int_equal(tes_query_count(q), expect);
+    tes_query_free(q);
+    tes_world_free(w);
+}
+
 typedef struct {
     tes_world_t *w;
     tes_comp_t pos, vel;
@@ -715,6 +813,9 @@ int main(void)
         cmocka_unit_test(test_sparse_query_made_in_hook_filters_by_table),
         cmocka_unit_test(test_nonowning_flag_on_table_query_walks_tables),
         cmocka_unit_test(test_nonowning_group_runs),
+        cmocka_unit_test(test_matcher_splits_only_at_fields),
+        cmocka_unit_test(test_table_rows_split_at_optional_values),
+        cmocka_unit_test(test_root_walk_visits_matching_roots),
         cmocka_unit_test(test_sparse_view_gathers_scattered_values),
         cmocka_unit_test(test_gathered_writes_back_on_fini_and_keeps_get_mut),
         cmocka_unit_test(test_nonowning_group_gathers),
