@@ -77,6 +77,23 @@ static int parse_u64(const char *s, uint64_t *out)
 }
 
 /* The libFuzzer front end, on a file: same config choice and check period. */
+/* Every walk must have run in a model-variant seed of 10,000 ops or more:
+ * the fixed queries (driver_query.c) are made to reach each of them within
+ * a few thousand ops. The twin variant runs no queries of the model driver,
+ * and the cells variant no groups, so neither is held to it. A walk that
+ * never ran is reported as a divergence at the last step. */
+static void check_walks(const fz_config_t *cfg, fz_result_t *res)
+{
+    static const char *const walk_names[6] = {"table", "root", "driven", "group pool",
+                                              "group members", "owned"};
+    for (int w = 0; w < 6 && !cfg->twin && !cfg->cells && !res->diverged && res->ops >= 10000; w++)
+        if (!res->walks[w]) {
+            res->diverged = true;
+            res->step = res->ops;
+            snprintf(res->msg, sizeof res->msg, "the %s walk never ran", walk_names[w]);
+        }
+}
+
 static int replay_bytes(const char *path, fz_result_t *res, fz_config_t *cfg)
 {
     FILE *f = fopen(path, "rb");
@@ -190,18 +207,7 @@ static int replay(const char *list, int verbose, bool hook_busy)
         total += res.ops;
         if (verbose)
             printf("fuzz: replay %s (%s): %" PRIu64 " ops\n", what, cfg.name, res.ops);
-        /* Every walk must have run in a model-variant seed: the fixed
-         * queries (driver_query.c) are made to reach each of them within a
-         * few thousand ops. The twin variant runs no queries of the model
-         * driver, and the cells variant no groups, so neither is held to it. */
-        static const char *const walk_names[6] = {"table", "root", "driven", "group pool",
-                                                  "group members", "owned"};
-        for (int w = 0; w < 6 && !cfg.twin && !cfg.cells && !res.diverged && res.ops >= 10000; w++)
-            if (!res.walks[w]) {
-                res.diverged = true;
-                res.step = res.ops;
-                snprintf(res.msg, sizeof res.msg, "the %s walk never ran", walk_names[w]);
-            }
+        check_walks(&cfg, &res);
         if (res.diverged) {
             divergences++;
             printf("fuzz: DIVERGENCE replaying %s (%s:%u, config %s) at step %" PRIu64 ": %s\n",
@@ -328,18 +334,7 @@ int main(int argc, char **argv)
                    res.inst_destroyed, res.inst_destroy_deferred, res.adopts, res.detaches,
                    res.owned, res.owned_at_flush, res.remaps, res.skipped_members, res.inst_slots,
                    res.inst_retired);
-        /* Every walk must have run in a model-variant seed: the fixed
-         * queries (driver_query.c) are made to reach each of them within a
-         * few thousand ops. The twin variant runs no queries of the model
-         * driver, and the cells variant no groups, so neither is held to it. */
-        static const char *const walk_names[6] = {"table", "root", "driven", "group pool",
-                                                  "group members", "owned"};
-        for (int w = 0; w < 6 && !cfg.twin && !cfg.cells && !res.diverged && res.ops >= 10000; w++)
-            if (!res.walks[w]) {
-                res.diverged = true;
-                res.step = res.ops;
-                snprintf(res.msg, sizeof res.msg, "the %s walk never ran", walk_names[w]);
-            }
+        check_walks(&cfg, &res);
         if (res.diverged) {
             divergences++;
             printf("fuzz: DIVERGENCE seed %" PRIu64 " (config %s) at step %" PRIu64 ": %s\n",
