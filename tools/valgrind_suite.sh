@@ -11,11 +11,17 @@ shift 4
 start=$(date +%s)
 status=$(mktemp -d)
 trap 'rm -rf "$status"' EXIT INT TERM
+# The longest programs start first, so the short ones fill the other
+# workers around them instead of leaving one long run alone at the end.
 for t in "$dir"/*; do
     [ -x "$t" ] && [ -f "$t" ] || continue
-    case "$t" in *fuzz_libfuzzer|*make_seeds|*.log) continue;; esac
-    echo "$t"
-done | xargs -P "$jobs" -I{} sh -c '
+    case "$t" in
+        *fuzz_libfuzzer|*make_seeds|*.log) continue;;
+        *fault_sweep|*fuzz_runner) echo "0 $t";;
+        *test_system*|*test_memsafety|*api_misuse) echo "1 $t";;
+        *) echo "2 $t";;
+    esac
+done | sort -k1,1n -s | cut -d' ' -f2- | xargs -P "$jobs" -I{} sh -c '
     t=$1 ops=$2 stride=$3 status=$4; shift 4
     args=; case "$t" in *fuzz_runner) args="--ops $ops";; *fault_sweep) args="--stride $stride";; esac
     if valgrind "$@" "$t" $args >"$t.valgrind.log" 2>&1; then
