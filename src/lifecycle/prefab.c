@@ -456,10 +456,7 @@ static int instantiate(tes_world_t *w, tes_entity_t prefab, uint32_t n, tes_inst
     }
     /* Commit: the entities (empty, in the root), their instances, copies. */
     for (uint32_t k = 0; k < total; k++) {
-        p->ents[k] = tes__entity_create(&w->entities);
-        tes__slot_t *slot = &w->entities.slots[tes_entity_index(p->ents[k])];
-        slot->table = 0;
-        slot->row = deferred ? TES__ROW_PENDING : 0;
+        p->ents[k] = tes__entity_create(&w->entities, 0, deferred ? TES__ROW_PENDING : 0);
     }
     for (uint32_t k = 0; k < n; k++) {
         tes_instance_t inst = tes__instance_create(lc);

@@ -78,36 +78,6 @@ static void matching_drop_sparse(tes_world_t *w, tes_entity_t e)
     }
 }
 
-/* Frees the slots of n live entities in order, as tes__entity_free would
- * one by one, with the per-world tests taken out of the loop. */
-static void free_slots(tes__entity_index_t *ei, const tes_entity_t *es, uint32_t n)
-{
-    if (ei->instances) {
-        for (uint32_t i = 0; i < n; i++)
-            tes__entity_free(ei, es[i]);
-        return;
-    }
-    tes__slot_t *slots = ei->slots;
-    uint32_t next = ei->next, limit = ei->generation_limit, freed = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t index = tes_entity_index(es[i]);
-        tes__slot_t *s = &slots[index];
-        s->table = TES__SLOT_FREE;
-        if (tes__unlikely(s->generation >= limit)) {
-            s->generation = TES_TOMBSTONE; /* retired for good */
-            continue;
-        }
-        s->generation++;
-        s->row = next;
-        next = index;
-        freed++;
-    }
-    ei->retired += n - freed;
-    ei->available += freed;
-    ei->alive -= n;
-    ei->next = next;
-}
-
 /* Destroys every entity of table t at once; see the file comment. Runs
  * between tes__world_begin and end; cannot fail. */
 static void empty_table(tes_world_t *w, tes__table_t *t)
@@ -136,7 +106,7 @@ static void empty_table(tes_world_t *w, tes__table_t *t)
         if (ei->slots[tes_entity_index(t->entities[row])].table & TES__SLOT_SPARSE)
             matching_drop_sparse(w, t->entities[row]);
     tes__world_hook_down(w);
-    free_slots(ei, t->entities, n);
+    tes__entity_free_n(ei, t->entities, n);
     t->count = 0;
 }
 
