@@ -438,7 +438,8 @@ int tes__apply_hole(tes_world_t *w, const tes__move_plan_t *p, tes_entity_t e,
  * already in p->dst's entity column after its count, their slots written
  * (a bulk spawn), and only the cells are filled. Rows moved into the
  * virtual root lose their cells (destroyed by the plan) and their slots
- * say the root. `values` is the call's values as the plan reads them.
+ * say the root; with n > 1 their entities stay readable in src's block,
+ * which does not move (debug builds) until the caller has freed them. `values` is the call's values as the plan reads them.
  * Runs the plan's routine, so a hooked plan runs user hooks (between a
  * begin and end); tells no watcher and fires no observer. Returns TES_OK,
  * so that a quiet path returns its result in tail position: inline, with
@@ -484,10 +485,10 @@ static tes__always_inline int tes__apply(tes_world_t *w, const tes__move_plan_t 
         for (uint32_t i = 0; !from_root && i < n; i++)
             tes__slot_set_table(&slots[tes_entity_index(src->entities[from + i])], 0, 0);
     }
-    if (!from_root) {
+    if (!from_root)
         src->count = from;
+    if (!from_root && !to_root)
         tes__table_debug_move(src, &w->alloc);
-    }
     return TES_OK;
 }
 
