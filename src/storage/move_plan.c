@@ -381,3 +381,26 @@ void tes__plan_make(tes__move_plan_t *p, tes__table_t *src, tes__table_t *dst,
     else
         p->cells = mid ? list_mid : list_any;
 }
+
+bool tes__plan_same(const tes__move_plan_t *a, const tes__move_plan_t *b)
+{
+    if (a->src != b->src || a->dst != b->dst || a->cells != b->cells || a->pop != b->pop ||
+        a->id_step != b->id_step || a->moves != b->moves || a->values != b->values ||
+        a->constructs != b->constructs || a->listed != b->listed || a->hooked != b->hooked ||
+        a->value_direct != b->value_direct || a->nvalues != b->nvalues ||
+        a->valued != b->valued || a->split != b->split)
+        return false;
+    for (uint32_t k = 0; k < a->nvalues; k++)
+        if (a->value_comp[k] != b->value_comp[k] || a->value_off[k] != b->value_off[k])
+            return false;
+    for (uint32_t i = 0; i < a->moves; i++)
+        if (a->move_col[i] != b->move_col[i] || a->move_from[i] != b->move_from[i])
+            return false;
+    for (uint32_t i = 0; i < a->values; i++)
+        if (a->value_col[i] != b->value_col[i] || a->value_from[i] != b->value_from[i])
+            return false;
+    for (uint32_t i = 0; i < a->constructs; i++)
+        if (a->construct_col[i] != b->construct_col[i])
+            return false;
+    return true;
+}

@@ -102,6 +102,11 @@ void tes__plan_make(tes__move_plan_t *p, struct tes__table *src, struct tes__tab
                     const tes_comp_t *comps, uint32_t nvalues, uint32_t valued, bool direct,
                     size_t stride);
 
+/* True when plans a and b are the same (the fields a plan's use reads:
+ * the lists up to their counts, the values up to nvalues). For the world
+ * check, which compares each cached plan with the plan made afresh. */
+bool tes__plan_same(const tes__move_plan_t *a, const tes__move_plan_t *b);
+
 /* Value k of a call, as plan p reads it from `values` (NULL: constructed). */
 static inline const void *tes__plan_value(const tes__move_plan_t *p, const void *values,
                                           uint32_t k)

@@ -17,7 +17,8 @@
  * - an entity with a sparse component keeps the slot's sparse hint
  *   through quiet table adds (the slot's table turns by one addition);
  * - tes_spawn_with's cached bundle of 8 to 16-byte values, whose copy is
- *   chosen when it is cached too.
+ *   chosen when it is cached too;
+ * - the world check reports an edge or bundle plan out of step.
  * Each test checks the full world invariant.
  */
 #include <setjmp.h>
@@ -289,6 +290,59 @@ static void test_spawn_with_mid_bundle(void **state)
     tes_world_free(w);
 }
 
+/* The world check compares every cached plan with the plan made afresh:
+ * an edge plan or a bundle plan that is out of step (a copy routine, a
+ * list entry, a destination) is reported, and restoring it passes. */
+static void test_check_sees_stale_plans(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    assert_non_null(w);
+    tes_comp_t a = reg(w, "A", 12), b = reg(w, "B", 8);
+    uint8_t va[12] = {1}, vb[8] = {2};
+    tes_entity_t e = tes_spawn(w);
+    assert_int_equal(tes_set(w, e, a, va), TES_OK);
+    assert_int_equal(tes_set(w, e, b, vb), TES_OK);
+    assert_int_equal(tes_remove(w, e, a), TES_OK);
+    tes_value_t vals[2] = {{a, va}, {b, vb}};
+    assert_true(tes_spawn_with(w, vals, 2) != TES_NULL);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    /* The table of {A}: its add edge (B) and the table of {A, B}: its
+     * remove edge (A). */
+    tes__table_t *ta = add_plan(w, tes_spawn_with(w, vals, 1))->move.src;
+    tes__edge_plan_t *add = &ta->last_edge[1];
+    assert_int_equal(add->comp, b);
+    tes__edge_plan_t saved = *add;
+    add->move.cells = w->bundle.plan.cells; /* another routine */
+    assert_int_not_equal(tes__world_check(w), TES_OK);
+    *add = saved;
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes__edge_plan_t *rem = &add->move.dst->last_edge[0];
+    assert_int_equal(rem->comp, a);
+    assert_true(rem->move.moves == 1);
+    saved = *rem;
+    rem->move.move_from[0] ^= 1;
+    assert_int_not_equal(tes__world_check(w), TES_OK);
+    *rem = saved;
+    rem->move.dst = ta;
+    assert_int_not_equal(tes__world_check(w), TES_OK);
+    *rem = saved;
+    assert_int_equal(tes__world_check(w), TES_OK);
+    /* The bundle of both values: its plan's value offsets, and its quiet
+     * flag. */
+    assert_true(tes_spawn_with(w, vals, 2) != TES_NULL);
+    assert_int_equal(w->bundle.n, 2);
+    tes__bundle_cache_t bundle = w->bundle;
+    w->bundle.plan.value_off[1] = 0;
+    assert_int_not_equal(tes__world_check(w), TES_OK);
+    w->bundle = bundle;
+    w->bundle.quiet = !w->bundle.quiet;
+    assert_int_not_equal(tes__world_check(w), TES_OK);
+    w->bundle = bundle;
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -297,6 +351,7 @@ int main(void)
         cmocka_unit_test(test_tag_forms),
         cmocka_unit_test(test_sparse_hint_kept),
         cmocka_unit_test(test_spawn_with_mid_bundle),
+        cmocka_unit_test(test_check_sees_stale_plans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
