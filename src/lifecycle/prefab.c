@@ -255,8 +255,8 @@ static void copy_member(tes_world_t *w, const plan_t *p, uint32_t i)
         if (p->skip[k * p->m + i])
             continue;
         tes__slot_t *slot = &w->entities.slots[tes_entity_index(e)];
-        slot->table = dst->id | (sparse ? TES__SLOT_SPARSE : 0);
-        slot->row = tes__table_push(dst, e);
+        tes__slot_set_table(slot, dst->id, tes__table_push(dst, e));
+        tes__slot_hint_sparse(slot, sparse);
         rows++;
     }
     /* dst's type is src's without TES_PREFAB, a tag: the columns match one

@@ -81,7 +81,7 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
         if (tes__watch_reserve_one(w, info->id, tes_entity_index(e)))
             return TES_ERR_NOMEM;
         tes__watch_before(w, e, info->id);
-        slot->table |= TES__SLOT_SPARSE; /* before the ctor hook runs */
+        tes__slot_hint_sparse(slot, true); /* before the ctor hook runs */
         *ptr = tes__sparse_store_insert(st, e);
         if (*ptr)
             tes__component_construct1(info, *ptr);

@@ -166,8 +166,8 @@ static void clone_commit(tes_world_t *w, tes_entity_t dst, tes_entity_t src)
     uint32_t src_row = slot->row;
     bool sparse = (slot->table & TES__SLOT_SPARSE) != 0;
     uint32_t dst_row = tes__table_push(table, dst);
-    copy_slot->table = slot->table;
-    copy_slot->row = dst_row;
+    tes__slot_set_table(copy_slot, table->id, dst_row);
+    tes__slot_hint_sparse(copy_slot, sparse);
     for (uint32_t c = 0; c < table->column_count; c++)
         clone_value(table->columns[c].info, tes__table_cell(table, c, dst_row),
                     tes__table_cell(table, c, src_row));

@@ -230,7 +230,7 @@ static tes__noinline int quiet_sparse_add_slow(tes_world_t *w, tes_entity_t e,
     if (!tes__sparse_store_has_room(st, index) &&
         tes__sparse_store_reserve(st, &w->alloc, 1, index, NULL, NULL))
         return tes__fail(w, TES_ERR_NOMEM);
-    w->entities.slots[index].table |= TES__SLOT_SPARSE;
+    tes__slot_hint_sparse(&w->entities.slots[index], true);
     void *ptr = tes__sparse_store_insert(st, e);
     return ptr ? fill_cell_fast(ptr, value, st->size) : TES_OK;
 }
@@ -262,7 +262,7 @@ static tes__noinline int quiet_sparse_add(tes_world_t *w, tes_entity_t e,
         (size && (pos >> st->page_shift) >= st->page_count))
         return quiet_sparse_add_slow(w, e, info, value);
     tes__sparse_set_append_at(set, e, entry);
-    slot->table |= TES__SLOT_SPARSE;
+    tes__slot_hint_sparse(slot, true);
     if (!size)
         return TES_OK;
     return fill_cell_fast(tes__sparse_store_at(st, pos), value, size);
@@ -349,7 +349,7 @@ static tes__always_inline int fixed_sparse_add(tes_world_t *w, tes_entity_t e,
     if (pos >= set->cap || (size && data_page >= st->page_count))
         return quiet_sparse_add_slow(w, e, info, value);
     tes__sparse_set_append_at(set, e, entry);
-    slot->table |= TES__SLOT_SPARSE;
+    tes__slot_hint_sparse(slot, true);
     if (size) {
         void *cell = fixed_cell(st, pos, size);
         if (is_set)

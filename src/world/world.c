@@ -445,5 +445,5 @@ void tes__world_strip(tes_world_t *w, tes_entity_t e, bool destroying)
     if (sparse)
         each_sparse(w, e, drop_sparse);
     tes__world_hook_down(w);
-    w->entities.slots[index].table &= ~TES__SLOT_SPARSE;
+    tes__slot_hint_sparse(&w->entities.slots[index], false);
 }

@@ -407,6 +407,16 @@ static inline tes__table_t *tes__slot_table(const tes_world_t *w, const tes__slo
     return w->tables.tables[s->table & TES__SLOT_TABLE_MASK];
 }
 
+/* Sets or clears a live slot's sparse hint (TES__SLOT_SPARSE: the entity
+ * may own sparse components). The one writer of the bit: set before an
+ * entity gains its first sparse component, cleared once its components
+ * are all gone; creation places it with the slot (tes__entity_create's
+ * table), and tes__slot_set_table keeps it. */
+static inline void tes__slot_hint_sparse(tes__slot_t *s, bool on)
+{
+    s->table = (s->table & ~TES__SLOT_SPARSE) | (on ? TES__SLOT_SPARSE : 0u);
+}
+
 /* Sets a live slot's table, keeping its sparse hint bit. */
 static inline void tes__slot_set_table(tes__slot_t *s, uint32_t table, uint32_t row)
 {
