@@ -160,29 +160,12 @@ static const tes__cells_fn straight_forms[STRAIGHT_COLUMNS + 1][STRAIGHT_COLUMNS
 
 /* ------------------------------------------------------------ list forms */
 
-static tes__always_inline int list_cells(const tes__move_plan_t *p, size_t dst_row,
-                                         size_t src_row, const void *values, size_t n, int cls)
+/* Several rows of a list plan: column by column, one copy or fill each.
+ * Out of line, so that the one-row forms save no registers for it. */
+static tes__noinline int list_rows(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
+                                   const void *values, size_t n)
 {
     const tes__column_t *dc = p->dst->columns, *sc = p->src->columns;
-    if (n == 1) {
-        for (uint32_t i = 0; i < p->moves; i++) {
-            const tes__column_t *col = &dc[p->move_col[i]];
-            copy_cell(col->data + dst_row * col->size,
-                      sc[p->move_from[i]].data + src_row * col->size, col->size, cls);
-        }
-        for (uint32_t i = 0; i < p->values; i++) {
-            const tes__column_t *col = &dc[p->value_col[i]];
-            copy_cell(col->data + dst_row * col->size,
-                      nth_value(tes__plan_value(p, values, p->value_from[i]), 0, col->size),
-                      col->size, cls);
-        }
-        for (uint32_t i = 0; i < p->constructs; i++) {
-            const tes__column_t *col = &dc[p->construct_col[i]];
-            tes__zero_small(col->data + dst_row * col->size, col->size);
-        }
-        return TES_OK;
-    }
-    /* Several rows: column by column, one copy or fill each. */
     for (uint32_t i = 0; i < p->moves; i++) {
         const tes__column_t *col = &dc[p->move_col[i]];
         memcpy(col->data + dst_row * col->size, sc[p->move_from[i]].data + src_row * col->size,
@@ -199,6 +182,56 @@ static tes__always_inline int list_cells(const tes__move_plan_t *p, size_t dst_r
     for (uint32_t i = 0; i < p->constructs; i++) {
         const tes__column_t *col = &dc[p->construct_col[i]];
         memset(col->data + dst_row * col->size, 0, n * col->size);
+    }
+    return TES_OK;
+}
+
+
+/* One row of a list plan: each list walked as bytes of size class cls. */
+static tes__always_inline int list_cells(const tes__move_plan_t *p, size_t dst_row,
+                                         size_t src_row, const void *values, size_t n, int cls)
+{
+    if (tes__unlikely(n != 1))
+        return list_rows(p, dst_row, src_row, values, n);
+    const tes__column_t *dc = p->dst->columns, *sc = p->src->columns;
+    /* The counts read once: the byte copies could alias the plan. */
+    uint32_t moves = p->moves, nv = p->values, constructs = p->constructs;
+    for (uint32_t i = 0; i < moves; i++) {
+        const tes__column_t *col = &dc[p->move_col[i]];
+        copy_cell(col->data + dst_row * col->size,
+                  sc[p->move_from[i]].data + src_row * col->size, col->size, cls);
+    }
+    const unsigned char *table = p->value_direct ? NULL : values;
+    for (uint32_t i = 0; i < nv; i++) {
+        const tes__column_t *col = &dc[p->value_col[i]];
+        const void *v = values;
+        if (table)
+            memcpy(&v, table + p->value_at[i], sizeof v);
+        copy_cell(col->data + dst_row * col->size, v ? v : tes__zero_cell, col->size, cls);
+    }
+    for (uint32_t i = 0; i < constructs; i++) {
+        const tes__column_t *col = &dc[p->construct_col[i]];
+        tes__zero_small(col->data + dst_row * col->size, col->size);
+    }
+    return TES_OK;
+}
+
+/* A row made of the call's values alone, read from a table (a bundle
+ * placed from the root), each of 8 to 16 bytes: one loop, no other list. */
+static int values_mid(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
+                      const void *values, size_t n)
+{
+    if (tes__unlikely(n != 1 || !values))
+        return list_rows(p, dst_row, src_row, values, n);
+    const tes__column_t *dc = p->dst->columns;
+    const unsigned char *table = values;
+    uint32_t nv = p->values;
+    tes__assert(!p->moves && !p->constructs && !p->value_direct);
+    for (uint32_t i = 0; i < nv; i++) {
+        const tes__column_t *col = &dc[p->value_col[i]];
+        const void *v;
+        memcpy(&v, table + p->value_at[i], sizeof v);
+        copy_cell(col->data + dst_row * col->size, v ? v : tes__zero_cell, col->size, CELLS_MID);
     }
     return TES_OK;
 }
@@ -362,6 +395,7 @@ void tes__plan_make(tes__move_plan_t *p, tes__table_t *src, tes__table_t *dst,
         int32_t from = tes__table_column_index(src, id);
         if (value >= 0) {
             p->value_col[p->values] = (uint8_t)c;
+            p->value_at[p->values] = p->value_off[value];
             p->value_from[p->values++] = (uint8_t)value;
             edge = edge && c == p->split;
         } else if (from >= 0) {
@@ -378,6 +412,8 @@ void tes__plan_make(tes__move_plan_t *p, tes__table_t *src, tes__table_t *dst,
         p->cells = edge_form(dst, p->split);
     else if (!dst->column_count)
         p->cells = cells_none;
+    else if (mid && !direct && !p->moves && !p->constructs)
+        p->cells = values_mid;
     else
         p->cells = mid ? list_mid : list_any;
 }
@@ -397,7 +433,8 @@ bool tes__plan_same(const tes__move_plan_t *a, const tes__move_plan_t *b)
         if (a->move_col[i] != b->move_col[i] || a->move_from[i] != b->move_from[i])
             return false;
     for (uint32_t i = 0; i < a->values; i++)
-        if (a->value_col[i] != b->value_col[i] || a->value_from[i] != b->value_from[i])
+        if (a->value_col[i] != b->value_col[i] || a->value_from[i] != b->value_from[i] ||
+            a->value_at[i] != b->value_at[i])
             return false;
     for (uint32_t i = 0; i < a->constructs; i++)
         if (a->construct_col[i] != b->construct_col[i])

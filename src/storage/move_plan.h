@@ -88,6 +88,7 @@ typedef struct tes__move_plan {
     uint16_t value_off[TES__PLAN_VALUES];
     uint8_t move_col[TES__PLAN_COLUMNS], move_from[TES__PLAN_COLUMNS];
     uint8_t value_col[TES__PLAN_VALUES], value_from[TES__PLAN_VALUES];
+    uint16_t value_at[TES__PLAN_VALUES]; /* value_off[value_from[i]] */
     uint8_t construct_col[TES__PLAN_COLUMNS];
 } tes__move_plan_t;
 
