@@ -34,11 +34,10 @@
  * compare; the entity is its table's last row, so the source just counts
  * one row less (no hole to fill, no other entity's slot to touch); the
  * slot turns to the destination by one addition; the cells are copied by
- * the edge's add_cells, chosen when the edge was cached (straight code for
- * up to four columns of 8 to 16 bytes, a loop per size class otherwise),
- * in a tail call that tests nothing per column. Callgrind counts 354
- * instructions per entity for a spawn and three such sets in the bench
- * (474 with a loop over the columns and a dispatch per call).
+ * the edge plan's copy routine (move_plan.h), chosen when the edge was
+ * cached (straight code for up to four columns of 8 to 16 bytes, a loop
+ * per size class otherwise), in a tail call that tests nothing per
+ * column.
  *
  * Guarantees are the generic path's: handles are checked, statuses are the
  * same, and a failed call changes nothing. A step the quiet path does not
@@ -141,16 +140,13 @@ static tes__noinline int quiet_table_add_slow(tes_world_t *w, tes_entity_t e, te
  *
  * The hot case is handled here: e takes its table's last add edge again
  * (one compare finds the edge and its plan), a plain edge into a table
- * with room, and e is the last row of its table (or in the virtual root),
- * as a freshly spawned entity built up one component at a time always is.
- * Its row then moves as bytes and leaves no hole: the source table just
- * counts one row less, and no other entity's slot changes. e's new place
- * is written first, then the edge's own copy (add_cells, made for its
- * columns when the edge was cached) moves the cells, in tail position, so
- * that this path saves no registers and makes no other call. An entity in
- * the middle of its table goes to quiet_add_from_middle, every other case
- * to quiet_table_add_slow, both in tail position. Inlined into tes_set and
- * tes_add. */
+ * with room; the row then moves by the edge's move plan through
+ * tes__apply, whose own hot case (e the last row of its table, as a
+ * freshly spawned entity built up one component at a time always is)
+ * leaves no hole and ends in the plan's copy routine, in tail position, so
+ * that this path saves few registers and makes no other call. Every other
+ * case goes to quiet_table_add_slow, in tail position. Inlined into
+ * tes_set and tes_add. */
 static tes__always_inline int quiet_table_add(tes_world_t *w, tes_entity_t e, tes_comp_t c,
                                               const void *value, const void *cells, bool is_set)
 {
