@@ -101,20 +101,17 @@ struct tes__filters;   /* the query layer's filter index, opaque here */
 struct tes__systems;   /* the system layer's state, opaque here */
 
 /* The last table-only bundle tes_spawn_with placed (bulk_ops.c), keyed by
- * its ids as given: a repeated bundle skips validation and the table
- * lookup. Never stale: tables, columns and components are never deleted. */
-#define TES__BUNDLE_MAX 8
+ * its ids as given, with the move plan that places it: from the root into
+ * its table, value k read from the ptr of the call's value k. A repeated
+ * bundle skips validation, the table lookup and the planning. Never
+ * stale: tables, columns and components are never deleted. */
+#define TES__BUNDLE_MAX TES__PLAN_VALUES
 typedef struct tes__bundle_cache {
     tes_comp_t ids[TES__BUNDLE_MAX];
-    uint16_t col[TES__BUNDLE_MAX]; /* column of each value, UINT16_MAX for a tag */
     uint32_t n;                    /* 0: empty */
-    uint32_t table;
     bool hooked;                   /* some value has on_add or on_set */
-    bool plain;                    /* no value has a ctor or copy hook */
-    bool quiet;                    /* plain, not hooked, every value at most
-                                      TES__SMALL_BYTES: copied as bytes */
-    bool mid;                      /* quiet, no tag, every value 8 to 16
-                                      bytes: two 8-byte moves per value */
+    bool quiet;                    /* neither hooked nor a hooked plan: runs no user code */
+    tes__move_plan_t plan;
 } tes__bundle_cache_t;
 
 /* Whether the world is quiet (see tes__world_quiet), and the four fields
@@ -371,8 +368,10 @@ static inline void tes__watch_after(tes_world_t *w, tes_entity_t e, tes_comp_t c
 int tes__clone_into(tes_world_t *w, tes_entity_t dst, tes_entity_t src);
 
 /* Moves live entity e, whose slot is `slot`, to table dst (which has
- * room): shared columns move, new ones are constructed, dropped ones
- * destroyed. Tells no watcher and fires no observer. */
+ * room) by the plan of the edge between them when one of src's last edges
+ * leads there, else by a plan made now: shared columns move, new ones are
+ * constructed, dropped ones destroyed (the generic move: hooks run). Tells
+ * no watcher and fires no observer. */
 void tes__world_move(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, tes__table_t *dst);
 
 /* The calling thread's lane (only while w->lanes_live). */
@@ -445,6 +444,16 @@ static inline tes__table_t *tes__slot_table(const tes_world_t *w, const tes__slo
     return w->tables.tables[s->table & TES__SLOT_TABLE_MASK];
 }
 
+/* Sets or clears a live slot's sparse hint (TES__SLOT_SPARSE: the entity
+ * may own sparse components). The one writer of the bit: set before an
+ * entity gains its first sparse component, cleared once its components
+ * are all gone; creation places it with the slot (tes__entity_create's
+ * table), and tes__slot_set_table keeps it. */
+static inline void tes__slot_hint_sparse(tes__slot_t *s, bool on)
+{
+    s->table = (s->table & ~TES__SLOT_SPARSE) | (on ? TES__SLOT_SPARSE : 0u);
+}
+
 /* Sets a live slot's table, keeping its sparse hint bit. */
 static inline void tes__slot_set_table(tes__slot_t *s, uint32_t table, uint32_t row)
 {
@@ -452,42 +461,82 @@ static inline void tes__slot_set_table(tes__slot_t *s, uint32_t table, uint32_t 
     s->row = row;
 }
 
-/* Fills the hole a plain row move left at `row` of plain table t with its
- * last row (index `last`, already counted out) and gives the entity moved
- * there its new row. Returns TES_OK. Out of line: a freshly spawned entity
- * built up one component at a time is always its table's last row, and
- * the quiet moves then stay small. */
-int tes__world_fill_hole_plain(tes_world_t *w, tes__table_t *t, uint32_t row, uint32_t last);
+/* Removes row `row` of t, whose cells were moved out or destroyed, when
+ * it is not t's last row: the last row fills the hole (as plain bytes, or
+ * by move hooks) and its entity gets the row; then, in debug builds, t
+ * moves to fresh memory. Out of line: a freshly spawned entity built up
+ * one component at a time is always its table's last row, and the quiet
+ * moves then stay small. Returns TES_OK. */
+int tes__world_vacate(tes_world_t *w, tes__table_t *t, uint32_t row);
 
-/* Moves live entity e, whose slot is `slot`, from its table src into dst
- * (which has room) along a plain edge: dst's type is src's plus (add) or
- * minus one component whose column in the wider table is col (-1 for a
- * tag), and neither table runs hooks or holds large values (the edge's
- * plan says `plain`). The row moves as bytes (tes__table_copy_cells_plain);
- * an added cell is a copy of value, or zeroed for NULL. e gets its new
- * row; when e was not src's last row, the last row fills the hole and its
- * entity gets that row. Runs no user code and tells no watcher. Returns
- * TES_OK, so that a quiet path returns its result in tail position.
- * Inline: the quiet paths stay leaf functions but for the hole, filled by
- * a tail call. */
-static tes__always_inline int tes__world_move_plain(tes_world_t *w, tes_entity_t e,
-                                                    tes__slot_t *slot, tes__table_t *src,
-                                                    tes__table_t *dst, int32_t col, bool add,
-                                                    const void *value)
+/* tes__apply of one row for every case but its hot one: a row from the
+ * middle of p->src (its hole filled after the cells are read), a row into
+ * the virtual root, any row in debug builds. Out of line, so that the
+ * inline apply makes calls only in tail position. Returns TES_OK. */
+int tes__apply_hole(tes_world_t *w, const tes__move_plan_t *p, tes_entity_t e,
+                    const void *values);
+
+/* Moves rows by plan p (move_plan.h), the one way rows go from table to
+ * table: p->dst has room for them. With n == 1, the row of live entity e
+ * (in p->src; a new entity's slot says the root) moves to the end of
+ * p->dst, e's slot follows it and the hole it leaves is filled. With n > 1
+ * the last n rows of p->src move, in order, to the end of p->dst and
+ * their slots follow; when p->src is the virtual root the n entities are
+ * already in p->dst's entity column after its count, their slots written
+ * (a bulk spawn), and only the cells are filled. Rows moved into the
+ * virtual root lose their cells (destroyed by the plan) and their slots
+ * say the root; with n > 1 their entities stay readable in src's block,
+ * which does not move (debug builds) until the caller has freed them. `values` is the call's values as the plan reads them.
+ * Runs the plan's routine, so a hooked plan runs user hooks (between a
+ * begin and end); tells no watcher and fires no observer. Returns TES_OK,
+ * so that a quiet path returns its result in tail position: inline, with
+ * the routine in tail position when e is its table's last row. */
+static tes__always_inline int tes__apply(tes_world_t *w, const tes__move_plan_t *p,
+                                         tes_entity_t e, const void *values, uint32_t n)
 {
-    uint32_t src_row = slot->row;
-    uint32_t row = tes__table_push(dst, e);
-    uint32_t split = col >= 0 ? (uint32_t)col : dst->column_count;
-    tes__table_copy_cells_plain(dst, row, src, src_row, split, add, value);
-    tes__slot_set_table(slot, dst->id, row);
-    tes__table_debug_move(src, &w->alloc);
-    if (src->flags & TES__TABLE_VIRTUAL)
-        return TES_OK;
-    tes__assert(src_row < src->count && !(src->flags & TES__TABLE_NOT_PLAIN));
-    uint32_t last = --src->count;
-    if (src_row == last)
-        return TES_OK;
-    return tes__world_fill_hole_plain(w, src, src_row, last);
+    tes__table_t *src = p->src, *dst = p->dst;
+    if (tes__likely(n == 1)) {
+        /* The hot case: e is its table's last row (or in the virtual
+         * root), as a freshly spawned entity built up one component at a
+         * time always is, and dst stores rows (see the plan's pop). Its
+         * row moves and leaves no
+         * hole: the source just counts one row less, and no other entity's
+         * slot changes. The source's count, less the row it loses, is then
+         * also the row the cells are read from. */
+        tes__slot_t *slot = &w->entities.slots[tes_entity_index(e)];
+        uint32_t src_keeps = src->count - p->pop;
+        if (slot->row != src_keeps || TES__DEBUG_MOVES)
+            return tes__apply_hole(w, p, e, values);
+        uint32_t row = tes__table_push_owned(dst, e);
+        /* The source's count is written between the slot's two fields:
+         * stores to adjacent fields get merged by compilers, through a
+         * vector register, which costs more than the two stores. */
+        slot->table += p->id_step; /* (sparse bit | src's id) + step: sparse bit | dst's id */
+        src->count = src_keeps;
+        slot->row = row;
+        return p->cells(p, row, src_keeps, values, 1);
+    }
+    bool from_root = (src->flags & TES__TABLE_VIRTUAL) != 0;
+    bool to_root = (dst->flags & TES__TABLE_VIRTUAL) != 0;
+    uint32_t from = from_root ? 0 : src->count - n, to = to_root ? 0 : dst->count;
+    tes__assert(from_root || n <= src->count);
+    tes__slot_t *slots = w->entities.slots;
+    if (!from_root && !to_root)
+        memcpy(dst->entities + to, src->entities + from, (size_t)n * sizeof *dst->entities);
+    p->cells(p, to, from, values, n);
+    if (!to_root) {
+        for (uint32_t i = 0; !from_root && i < n; i++)
+            tes__slot_set_table(&slots[tes_entity_index(dst->entities[to + i])], dst->id, to + i);
+        dst->count = to + n;
+    } else {
+        for (uint32_t i = 0; !from_root && i < n; i++)
+            tes__slot_set_table(&slots[tes_entity_index(src->entities[from + i])], 0, 0);
+    }
+    if (!from_root)
+        src->count = from;
+    if (!from_root && !to_root)
+        tes__table_debug_move(src, &w->alloc);
+    return TES_OK;
 }
 
 /* Looks up a live entity for a structural call. Returns TES_OK with *slot
