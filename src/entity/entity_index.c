@@ -74,3 +74,31 @@ int tes__entity_track_instances(tes__entity_index_t *ei, tes__alloc_t *a)
     return TES_OK;
 }
 
+
+void tes__entity_create_n(tes__entity_index_t *ei, uint32_t n, uint32_t table, uint32_t first_row,
+                          uint32_t row_step, tes_entity_t *out)
+{
+    uint32_t i = 0;
+    uint32_t row = first_row;
+    for (; i < n && ei->available; i++, row += row_step)
+        out[i] = tes__entity_create(ei, table, row);
+    /* Fresh slots: generation 1, written whole so the loop stays simple. */
+    uint32_t fresh = n - i;
+    tes__assert(ei->count + fresh <= ei->room);
+    tes__slot_t *slots = ei->slots + ei->count;
+    tes_entity_t *dst = out + i;
+    uint32_t base = ei->count;
+    if (row_step == 0) {
+        for (uint32_t k = 0; k < fresh; k++)
+            slots[k] = (tes__slot_t){1, table, row};
+    } else {
+        for (uint32_t k = 0; k < fresh; k++)
+            slots[k] = (tes__slot_t){1, table, row + k};
+    }
+    if (ei->instances)
+        memset(ei->instances + base, 0, (size_t)fresh * sizeof *ei->instances);
+    for (uint32_t k = 0; k < fresh; k++)
+        dst[k] = tes_entity_make(base + k, 1);
+    ei->count += fresh;
+    ei->alive += fresh;
+}

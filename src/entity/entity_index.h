@@ -126,14 +126,12 @@ static inline tes_entity_t tes__entity_create(tes__entity_index_t *ei, uint32_t 
     return tes_entity_make(index, s->generation);
 }
 
-/* Issues n handles at once (reserved beforehand) into out, placed at slot
- * table `table`, rows first_row, first_row + row_step, ... */
-static inline void tes__entity_create_n(tes__entity_index_t *ei, uint32_t n, uint32_t table,
-                                        uint32_t first_row, uint32_t row_step, tes_entity_t *out)
-{
-    for (uint32_t i = 0; i < n; i++, first_row += row_step)
-        out[i] = tes__entity_create(ei, table, first_row);
-}
+/* Issues n handles at once (reserved beforehand) into out and places them:
+ * slot table `table`, rows first_row, first_row + row_step, ... Free slots
+ * are taken first, in LIFO order (tes__entity_create), then fresh ones in a
+ * tight loop that writes each slot whole. */
+void tes__entity_create_n(tes__entity_index_t *ei, uint32_t n, uint32_t table, uint32_t first_row,
+                          uint32_t row_step, tes_entity_t *out);
 
 /* Walks the indices the next creates will use, in order: the free list
  * (LIFO), then fresh indices. Lets callers reserve per-index room (sparse

@@ -65,15 +65,14 @@ static tes__always_inline const uint8_t *nth_value(const void *value, size_t r, 
  * constants, so the loops unroll into straight code that keeps every
  * value in the registers a call may use; the others read them from the
  * plan. */
-static tes__always_inline int edge_cells(const tes__move_plan_t *p, size_t dst_row,
-                                         size_t src_row, const void *value, uint32_t ncols,
-                                         uint32_t split, int cls)
+static tes__always_inline int edge_cells(tes__table_t *dst, size_t dst_row,
+                                         const tes__table_t *src, const void *value,
+                                         size_t src_row, uint32_t ncols, uint32_t split, int cls)
 {
     /* Read once: the byte copies could alias any field of the tables. */
-    const tes__column_t *dc = p->dst->columns, *sc = p->src->columns;
+    const tes__column_t *dc = dst->columns, *sc = src->columns;
     bool cell = split < ncols;
-    tes__assert(p->value_direct && ncols == p->dst->column_count &&
-                ncols == p->src->column_count + cell);
+    tes__assert(ncols == dst->column_count && ncols == src->column_count + cell);
     if (cell)
         copy_cell(dc[split].data + dst_row * dc[split].size, value ? value : tes__zero_cell,
                   dc[split].size, cls);
@@ -88,25 +87,26 @@ static tes__always_inline int edge_cells(const tes__move_plan_t *p, size_t dst_r
 
 /* Several rows along an edge: one at a time (edges move rows one by one;
  * a run of them takes a list form). */
-static tes__noinline int edge_rows(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
-                                   const void *value, size_t n)
+static int edge_rows(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
+                     const void *value, size_t n)
 {
-    const tes__table_t *dst = p->dst;
+    tes__table_t *dst = p->dst;
     uint32_t size = p->split < dst->column_count ? dst->columns[p->split].size : 0;
+    tes__assert(p->value_direct);
     for (size_t r = 0; r < n; r++)
-        edge_cells(p, dst_row + r, src_row + r, nth_value(value, r, size), dst->column_count,
-                   p->split, CELLS_ANY);
+        edge_cells(dst, dst_row + r, p->src, nth_value(value, r, size), src_row + r,
+                   dst->column_count, p->split, CELLS_ANY);
     return TES_OK;
 }
 
-/* The forms for any table: the column count and split from the plan. */
+/* The forms for any table: the column count from dst, the split from the
+ * plan. */
 #define LOOP_FORM(cls_name, cls)                                                               \
-    static int edge_##cls_name(const tes__move_plan_t *p, size_t dst_row, size_t src_row,     \
-                               const void *value, size_t n)                                    \
+    static int edge_##cls_name(tes__table_t *dst, size_t dst_row, const tes__table_t *src,    \
+                               const void *value, size_t src_row, const tes__move_plan_t *p)  \
     {                                                                                          \
-        if (tes__unlikely(n != 1))                                                             \
-            return edge_rows(p, dst_row, src_row, value, n);                                   \
-        return edge_cells(p, dst_row, src_row, value, p->dst->column_count, p->split, cls);    \
+        return edge_cells(dst, dst_row, src, value, src_row, dst->column_count, p->split,      \
+                          cls);                                                                \
     }
 LOOP_FORM(mid, CELLS_MID)
 LOOP_FORM(small, CELLS_SMALL)
@@ -117,12 +117,12 @@ LOOP_FORM(any, CELLS_ANY)
  * (three 4-byte floats, two doubles, a pointer and a count...), the
  * common case of an entity being built up one component at a time. */
 #define STRAIGHT_FORM(ncols, split)                                                            \
-    static int edge_##ncols##_##split(const tes__move_plan_t *p, size_t dst_row,               \
-                                      size_t src_row, const void *value, size_t n)             \
+    static int edge_##ncols##_##split(tes__table_t *dst, size_t dst_row,                       \
+                                      const tes__table_t *src, const void *value,              \
+                                      size_t src_row, const tes__move_plan_t *p)               \
     {                                                                                          \
-        if (tes__unlikely(n != 1))                                                             \
-            return edge_rows(p, dst_row, src_row, value, n);                                   \
-        return edge_cells(p, dst_row, src_row, value, ncols, split, CELLS_MID);                \
+        (void)p;                                                                               \
+        return edge_cells(dst, dst_row, src, value, src_row, ncols, split, CELLS_MID);         \
     }
 STRAIGHT_FORM(1, 0)
 STRAIGHT_FORM(1, 1)
@@ -142,6 +142,12 @@ STRAIGHT_FORM(4, 4)
 
 /* Nothing to copy: a tag added to a table with no column, or rows that
  * leave a table with no column. */
+static int one_none(tes__table_t *dst, size_t dst_row, const tes__table_t *src,
+                    const void *value, size_t src_row, const tes__move_plan_t *p)
+{
+    (void)dst, (void)dst_row, (void)src, (void)value, (void)src_row, (void)p;
+    return TES_OK;
+}
 static int cells_none(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
                       const void *value, size_t n)
 {
@@ -150,8 +156,8 @@ static int cells_none(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
 }
 
 #define STRAIGHT_COLUMNS 4
-static const tes__cells_fn straight_forms[STRAIGHT_COLUMNS + 1][STRAIGHT_COLUMNS + 1] = {
-    {cells_none},
+static const tes__cell1_fn straight_forms[STRAIGHT_COLUMNS + 1][STRAIGHT_COLUMNS + 1] = {
+    {one_none},
     {edge_1_0, edge_1_1},
     {edge_2_0, edge_2_1, edge_2_2},
     {edge_3_0, edge_3_1, edge_3_2, edge_3_3},
@@ -162,7 +168,7 @@ static const tes__cells_fn straight_forms[STRAIGHT_COLUMNS + 1][STRAIGHT_COLUMNS
 
 /* Several rows of a list plan: column by column, one copy or fill each.
  * Out of line, so that the one-row forms save no registers for it. */
-static tes__noinline int list_rows(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
+static int list_rows(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
                                    const void *values, size_t n)
 {
     const tes__column_t *dc = p->dst->columns, *sc = p->src->columns;
@@ -188,12 +194,11 @@ static tes__noinline int list_rows(const tes__move_plan_t *p, size_t dst_row, si
 
 
 /* One row of a list plan: each list walked as bytes of size class cls. */
-static tes__always_inline int list_cells(const tes__move_plan_t *p, size_t dst_row,
-                                         size_t src_row, const void *values, size_t n, int cls)
+static tes__always_inline int list_cell(const tes__move_plan_t *p, tes__table_t *dst,
+                                        size_t dst_row, const tes__table_t *src,
+                                        const void *values, size_t src_row, int cls)
 {
-    if (tes__unlikely(n != 1))
-        return list_rows(p, dst_row, src_row, values, n);
-    const tes__column_t *dc = p->dst->columns, *sc = p->src->columns;
+    const tes__column_t *dc = dst->columns, *sc = src->columns;
     /* The counts read once: the byte copies could alias the plan. */
     uint32_t moves = p->moves, nv = p->values, constructs = p->constructs;
     for (uint32_t i = 0; i < moves; i++) {
@@ -218,12 +223,13 @@ static tes__always_inline int list_cells(const tes__move_plan_t *p, size_t dst_r
 
 /* A row made of the call's values alone, read from a table (a bundle
  * placed from the root), each of 8 to 16 bytes: one loop, no other list. */
-static int values_mid(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
-                      const void *values, size_t n)
+static int values_mid(tes__table_t *dst, size_t dst_row, const tes__table_t *src,
+                      const void *values, size_t src_row, const tes__move_plan_t *p)
 {
-    if (tes__unlikely(n != 1 || !values))
-        return list_rows(p, dst_row, src_row, values, n);
-    const tes__column_t *dc = p->dst->columns;
+    (void)src, (void)src_row;
+    if (tes__unlikely(!values))
+        return list_rows(p, dst_row, src_row, values, 1);
+    const tes__column_t *dc = dst->columns;
     const unsigned char *table = values;
     uint32_t nv = p->values;
     tes__assert(!p->moves && !p->constructs && !p->value_direct);
@@ -236,16 +242,16 @@ static int values_mid(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
     return TES_OK;
 }
 
-static int list_mid(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
-                    const void *values, size_t n)
+static int list_mid(tes__table_t *dst, size_t dst_row, const tes__table_t *src,
+                    const void *values, size_t src_row, const tes__move_plan_t *p)
 {
-    return list_cells(p, dst_row, src_row, values, n, CELLS_MID);
+    return list_cell(p, dst, dst_row, src, values, src_row, CELLS_MID);
 }
 
-static int list_any(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
-                    const void *values, size_t n)
+static int list_any(tes__table_t *dst, size_t dst_row, const tes__table_t *src,
+                    const void *values, size_t src_row, const tes__move_plan_t *p)
 {
-    return list_cells(p, dst_row, src_row, values, n, CELLS_ANY);
+    return list_cell(p, dst, dst_row, src, values, src_row, CELLS_ANY);
 }
 
 /* ------------------------------------------------------------ the walk */
@@ -322,10 +328,17 @@ static int walk_cells(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
     return TES_OK;
 }
 
+static int walk_one(tes__table_t *dst, size_t dst_row, const tes__table_t *src,
+                    const void *values, size_t src_row, const tes__move_plan_t *p)
+{
+    (void)dst, (void)src;
+    return walk_cells(p, dst_row, src_row, values, 1);
+}
+
 /* ------------------------------------------------------------ making plans */
 
 /* The edge form for a plain plan adding one column (or tag) at split. */
-static tes__cells_fn edge_form(const tes__table_t *wide, uint32_t split)
+static tes__cell1_fn edge_form(const tes__table_t *wide, uint32_t split)
 {
     uint32_t n = wide->column_count;
     bool mid = true, small = true;
@@ -376,6 +389,7 @@ void tes__plan_make(tes__move_plan_t *p, tes__table_t *src, tes__table_t *dst,
     p->listed = !hooked && dst->column_count <= TES__PLAN_COLUMNS &&
                 src->column_count <= TES__PLAN_COLUMNS;
     if (!p->listed) {
+        p->one = walk_one;
         p->cells = walk_cells;
         return;
     }
@@ -408,19 +422,23 @@ void tes__plan_make(tes__move_plan_t *p, tes__table_t *src, tes__table_t *dst,
         }
     }
     edge = edge && src->column_count + p->values == dst->column_count;
-    if (edge)
-        p->cells = edge_form(dst, p->split);
-    else if (!dst->column_count)
+    if (edge) {
+        p->one = edge_form(dst, p->split);
+        p->cells = edge_rows;
+    } else if (!dst->column_count) {
+        p->one = one_none;
         p->cells = cells_none;
-    else if (mid && !direct && !p->moves && !p->constructs)
-        p->cells = values_mid;
-    else
-        p->cells = mid ? list_mid : list_any;
+    } else {
+        p->one = mid && !direct && !p->moves && !p->constructs ? values_mid
+                 : mid                                         ? list_mid
+                                                               : list_any;
+        p->cells = list_rows;
+    }
 }
 
 bool tes__plan_same(const tes__move_plan_t *a, const tes__move_plan_t *b)
 {
-    if (a->src != b->src || a->dst != b->dst || a->cells != b->cells || a->pop != b->pop ||
+    if (a->src != b->src || a->dst != b->dst || a->cells != b->cells || a->one != b->one || a->pop != b->pop ||
         a->id_step != b->id_step || a->moves != b->moves || a->values != b->values ||
         a->constructs != b->constructs || a->listed != b->listed || a->hooked != b->hooked ||
         a->value_direct != b->value_direct || a->nvalues != b->nvalues ||

@@ -41,22 +41,29 @@
 struct tes__table;
 struct tes__move_plan;
 
-/* A plan's copy routine: fills the n raw rows from dst_row on of p->dst
- * from the rows from src_row on of p->src (which it leaves moved-out or
- * destroyed, never removed: the caller fills the hole) and from the call's
- * values. `values` is where the call's values are, as the plan says
- * (see value_direct and value_off); NULL, or a NULL value, constructs the
- * cell instead. With n > 1 each value is n consecutive cells. Cannot fail;
- * returns TES_OK so that a quiet add returns its result in tail position.
- * The argument order is tes_set's, so that the value stays in its
- * register down to the tail call. */
+/* A plan's copy routines. `cells` fills the n raw rows from dst_row on of
+ * p->dst from the rows from src_row on of p->src (which it leaves
+ * moved-out or destroyed, never removed: the caller fills the hole) and
+ * from the call's values. `values` is where the call's values are, as the
+ * plan says (see value_direct and value_off); NULL, or a NULL value,
+ * constructs the cell instead. With n > 1 each value is n consecutive
+ * cells. `one` does the same for one row, the hot case of a quiet add:
+ * its arguments are those of the edge forms that today's per-shape copies
+ * were (the tables in registers the caller already holds, the value
+ * fourth, where tes_set receives it, so that a tail call leaves it in its
+ * register), the plan last for the forms that need it. Neither can fail;
+ * both return TES_OK so that a quiet add returns its result in tail
+ * position. Both are chosen once, by tes__plan_make. */
 typedef int (*tes__cells_fn)(const struct tes__move_plan *p, size_t dst_row, size_t src_row,
                              const void *values, size_t n);
+typedef int (*tes__cell1_fn)(struct tes__table *dst, size_t dst_row, const struct tes__table *src,
+                             const void *values, size_t src_row, const struct tes__move_plan *p);
 
 typedef struct tes__move_plan {
     struct tes__table *src;
     struct tes__table *dst;
-    tes__cells_fn cells;  /* the copy routine, chosen by tes__plan_make */
+    tes__cell1_fn one;    /* the copy routine for one row, chosen by tes__plan_make */
+    tes__cells_fn cells;  /* the copy routine for n rows, chosen with it */
     /* For the world's apply of one row, so that its hot case tests one
      * compare (see tes__apply): `pop` is the rows src loses (0 when it is
      * the virtual root, whose entities own no row and whose count stays 0,

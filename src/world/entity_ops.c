@@ -75,9 +75,15 @@ tes_entity_t tes_spawn(tes_world_t *w)
     /* The plain case, kept to a few instructions: a fresh index, a quiet
      * world (no hook running, nothing deferred, no system running: one
      * word), no watcher to tell of an empty entity. */
-    if (tes__likely(tes__world_quiet(w) && !w->creation_watchers &&
-                    (ei->available || ei->count < ei->room)))
-        return tes__entity_create(ei, 0, 0);
+    if (tes__likely(tes__world_quiet(w) && !(w->creation_watchers | ei->available) &&
+                    ei->count < ei->room)) {
+        uint32_t index = ei->count++;
+        ei->slots[index] = (tes__slot_t){1, 0, 0};
+        if (ei->instances)
+            ei->instances[index] = 0;
+        ei->alive++;
+        return tes_entity_make(index, 1);
+    }
     return spawn_slow(w);
 }
 

@@ -27,7 +27,7 @@ tes__noinline int tes__apply_hole(tes_world_t *w, const tes__move_plan_t *p, tes
     uint32_t src_row = (src->flags & TES__TABLE_VIRTUAL) ? 0 : slot->row;
     uint32_t row = tes__table_push(dst, e);
     tes__slot_set_table(slot, dst->id, row);
-    p->cells(p, row, src_row, values, 1);
+    p->one(dst, row, src, values, src_row, p);
     if (src->flags & TES__TABLE_VIRTUAL)
         return TES_OK;
     return tes__world_vacate(w, src, src_row);

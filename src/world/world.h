@@ -514,7 +514,7 @@ static tes__always_inline int tes__apply(tes_world_t *w, const tes__move_plan_t 
         slot->table += p->id_step; /* (sparse bit | src's id) + step: sparse bit | dst's id */
         src->count = src_keeps;
         slot->row = row;
-        return p->cells(p, row, src_keeps, values, 1);
+        return p->one(dst, row, src, values, src_keeps, p);
     }
     bool from_root = (src->flags & TES__TABLE_VIRTUAL) != 0;
     bool to_root = (dst->flags & TES__TABLE_VIRTUAL) != 0;
