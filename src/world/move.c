@@ -9,7 +9,7 @@
  */
 #include "world/world.h"
 
-tes__noinline int tes__world_vacate(tes_world_t *w, tes__table_t *t, uint32_t row)
+tes__noinline int tes__world_vacate_slow(tes_world_t *w, tes__table_t *t, uint32_t row)
 {
     tes_entity_t moved = (t->flags & TES__TABLE_NOT_PLAIN) ? tes__table_remove_row(t, row)
                                                            : tes__table_remove_row_plain(t, row);

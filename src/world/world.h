@@ -467,7 +467,20 @@ static inline void tes__slot_set_table(tes__slot_t *s, uint32_t table, uint32_t 
  * moves to fresh memory. Out of line: a freshly spawned entity built up
  * one component at a time is always its table's last row, and the quiet
  * moves then stay small. Returns TES_OK. */
-int tes__world_vacate(tes_world_t *w, tes__table_t *t, uint32_t row);
+int tes__world_vacate_slow(tes_world_t *w, tes__table_t *t, uint32_t row);
+static tes__always_inline int tes__world_vacate(tes_world_t *w, tes__table_t *t, uint32_t row)
+{
+    /* Plain rows (the common case) are filled inline: a destroy then makes
+     * no call; move hooks, large values and debug moves go out of line. */
+    if ((t->flags & (TES__TABLE_NOT_PLAIN | TES__TABLE_VIRTUAL)) || TES__DEBUG_MOVES)
+        return tes__world_vacate_slow(w, t, row);
+    uint32_t last = --t->count;
+    if (row != last) {
+        tes_entity_t moved = tes__table_fill_hole_plain(t, row, last);
+        w->entities.slots[tes_entity_index(moved)].row = row;
+    }
+    return TES_OK;
+}
 
 /* tes__apply of one row for every case but its hot one: a row from the
  * middle of p->src (its hole filled after the cells are read), a row into
