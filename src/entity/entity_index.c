@@ -102,3 +102,31 @@ void tes__entity_create_n(tes__entity_index_t *ei, uint32_t n, uint32_t table, u
     ei->count += fresh;
     ei->alive += fresh;
 }
+
+void tes__entity_free_n(tes__entity_index_t *ei, const tes_entity_t *es, uint32_t n)
+{
+    if (ei->instances) {
+        for (uint32_t i = 0; i < n; i++)
+            tes__entity_free(ei, es[i]);
+        return;
+    }
+    tes__slot_t *slots = ei->slots;
+    uint32_t next = ei->next, limit = ei->generation_limit, freed = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t index = tes_entity_index(es[i]);
+        tes__slot_t *s = &slots[index];
+        s->table = TES__SLOT_FREE;
+        if (tes__unlikely(s->generation >= limit)) {
+            s->generation = TES_TOMBSTONE; /* retired for good */
+            continue;
+        }
+        s->generation++;
+        s->row = next;
+        next = index;
+        freed++;
+    }
+    ei->retired += n - freed;
+    ei->available += freed;
+    ei->alive -= n;
+    ei->next = next;
+}

@@ -195,11 +195,8 @@ static inline void tes__entity_free(tes__entity_index_t *ei, tes_entity_t e)
     ei->available++;
 }
 
-/* Frees the slots of n live entities, in order. */
-static inline void tes__entity_free_n(tes__entity_index_t *ei, const tes_entity_t *es, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        tes__entity_free(ei, es[i]);
-}
+/* Frees the slots of n live entities, in order, as tes__entity_free
+ * would one by one, with the per-world tests taken out of the loop. */
+void tes__entity_free_n(tes__entity_index_t *ei, const tes_entity_t *es, uint32_t n);
 
 #endif

@@ -155,6 +155,64 @@ static int cells_none(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
     return TES_OK;
 }
 
+/* The drop forms, the edge forms' mirror for a plain plan that removes
+ * one component: ncols columns in dst (src has ncols + 1, or ncols for a
+ * tag), the source column at split dropped (split == ncols for a tag):
+ * the columns below split sit at the same position in both tables, the
+ * ones from it on one further on in src. Nothing is given; the dropped
+ * cell is left behind as bytes. */
+static tes__always_inline int drop_cells(tes__table_t *dst, size_t dst_row,
+                                         const tes__table_t *src, size_t src_row, uint32_t ncols,
+                                         uint32_t split, int cls)
+{
+    const tes__column_t *dc = dst->columns, *sc = src->columns;
+    tes__assert(ncols == dst->column_count && split <= ncols &&
+                (src->column_count == ncols || src->column_count == ncols + 1));
+    for (uint32_t i = 0; i < split; i++)
+        copy_cell(dc[i].data + dst_row * dc[i].size, sc[i].data + src_row * dc[i].size,
+                  dc[i].size, cls);
+    for (uint32_t i = split; i < ncols; i++)
+        copy_cell(dc[i].data + dst_row * dc[i].size, sc[i + 1].data + src_row * dc[i].size,
+                  dc[i].size, cls);
+    return TES_OK;
+}
+
+#define DROP_LOOP(cls_name, cls)                                                               \
+    static int drop_##cls_name(tes__table_t *dst, size_t dst_row, const tes__table_t *src,    \
+                               const void *value, size_t src_row, const tes__move_plan_t *p)  \
+    {                                                                                          \
+        (void)value;                                                                           \
+        return drop_cells(dst, dst_row, src, src_row, dst->column_count, p->split, cls);       \
+    }
+DROP_LOOP(mid, CELLS_MID)
+DROP_LOOP(small, CELLS_SMALL)
+DROP_LOOP(any, CELLS_ANY)
+#undef DROP_LOOP
+
+#define DROP_FORM(ncols, split)                                                                \
+    static int drop_##ncols##_##split(tes__table_t *dst, size_t dst_row,                       \
+                                      const tes__table_t *src, const void *value,              \
+                                      size_t src_row, const tes__move_plan_t *p)               \
+    {                                                                                          \
+        (void)value, (void)p;                                                                  \
+        return drop_cells(dst, dst_row, src, src_row, ncols, split, CELLS_MID);                \
+    }
+DROP_FORM(1, 0)
+DROP_FORM(1, 1)
+DROP_FORM(2, 0)
+DROP_FORM(2, 1)
+DROP_FORM(2, 2)
+DROP_FORM(3, 0)
+DROP_FORM(3, 1)
+DROP_FORM(3, 2)
+DROP_FORM(3, 3)
+DROP_FORM(4, 0)
+DROP_FORM(4, 1)
+DROP_FORM(4, 2)
+DROP_FORM(4, 3)
+DROP_FORM(4, 4)
+#undef DROP_FORM
+
 #define STRAIGHT_COLUMNS 4
 static const tes__cell1_fn straight_forms[STRAIGHT_COLUMNS + 1][STRAIGHT_COLUMNS + 1] = {
     {one_none},
@@ -162,6 +220,14 @@ static const tes__cell1_fn straight_forms[STRAIGHT_COLUMNS + 1][STRAIGHT_COLUMNS
     {edge_2_0, edge_2_1, edge_2_2},
     {edge_3_0, edge_3_1, edge_3_2, edge_3_3},
     {edge_4_0, edge_4_1, edge_4_2, edge_4_3, edge_4_4},
+};
+
+static const tes__cell1_fn drop_forms[STRAIGHT_COLUMNS + 1][STRAIGHT_COLUMNS + 1] = {
+    {one_none},
+    {drop_1_0, drop_1_1},
+    {drop_2_0, drop_2_1, drop_2_2},
+    {drop_3_0, drop_3_1, drop_3_2, drop_3_3},
+    {drop_4_0, drop_4_1, drop_4_2, drop_4_3, drop_4_4},
 };
 
 /* ------------------------------------------------------------ list forms */
@@ -354,6 +420,24 @@ static tes__cell1_fn edge_form(const tes__table_t *wide, uint32_t split)
     return small ? edge_small : edge_any;
 }
 
+/* The drop form for a plain plan removing the source column at split (or
+ * a tag: split == dst's column count, the column lists equal). */
+static tes__cell1_fn drop_form(const tes__table_t *src, const tes__table_t *dst, uint32_t split)
+{
+    uint32_t n = dst->column_count;
+    bool mid = true, small = true;
+    for (uint32_t i = 0; i < src->column_count; i++) {
+        uint32_t size = src->columns[i].size;
+        mid &= size >= 8 && size <= 16;
+        small &= size >= 4 && size <= 8;
+    }
+    if (mid && n <= STRAIGHT_COLUMNS)
+        return drop_forms[n][split];
+    if (mid)
+        return drop_mid;
+    return small ? drop_small : drop_any;
+}
+
 void tes__plan_make(tes__move_plan_t *p, tes__table_t *src, tes__table_t *dst,
                     const tes_comp_t *comps, uint32_t nvalues, uint32_t valued, bool direct,
                     size_t stride)
@@ -422,9 +506,29 @@ void tes__plan_make(tes__move_plan_t *p, tes__table_t *src, tes__table_t *dst,
         }
     }
     edge = edge && src->column_count + p->values == dst->column_count;
+    /* A removal edge (nothing given or constructed, every column moved,
+     * below one source column at the same position, from it on one
+     * further on) takes a drop form. */
+    uint32_t drop = src->column_count;
+    bool dropping = !nvalues && !p->constructs && p->moves == dst->column_count &&
+                    (src->column_count == dst->column_count ||
+                     src->column_count == dst->column_count + 1);
+    for (uint32_t i = 0; dropping && i < p->moves; i++) {
+        uint32_t c = p->move_col[i], from = p->move_from[i];
+        if (from != c && drop == src->column_count && from == c + 1)
+            drop = c;
+        dropping = from == (c < drop ? c : c + 1);
+    }
+    if (dropping && src->column_count == dst->column_count + 1 && drop == src->column_count)
+        drop = dst->column_count; /* the last source column is the one dropped */
+    dropping = dropping && (drop < src->column_count || src->column_count == dst->column_count);
     if (edge) {
         p->one = edge_form(dst, p->split);
         p->cells = edge_rows;
+    } else if (dropping && dst->column_count) {
+        p->split = drop < dst->column_count ? drop : dst->column_count;
+        p->one = drop_form(src, dst, p->split);
+        p->cells = list_rows;
     } else if (!dst->column_count) {
         p->one = one_none;
         p->cells = cells_none;

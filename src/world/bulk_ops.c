@@ -190,9 +190,7 @@ static void remember_bundle(tes_world_t *w, const tes_value_t *values, const com
  * tes_spawn_with. */
 static tes__always_inline tes_entity_t spawn_quiet(tes_world_t *w, const tes_value_t *values)
 {
-    tes_entity_t e = tes__entity_create(&w->entities, 0, 0);
-    tes__apply(w, &w->bundle.plan, e, bundle_values(values), 1);
-    return e;
+    return tes__apply_spawn(w, &w->bundle.plan, bundle_values(values));
 }
 
 /* Whether a watcher must be told of an entity created with bundle b:

@@ -497,8 +497,8 @@ int tes__apply_hole(tes_world_t *w, const tes__move_plan_t *p, tes_entity_t e,
  * their slots follow; when p->src is the virtual root the n entities are
  * already in p->dst's entity column after its count, their slots written
  * (a bulk spawn), and only the cells are filled. Rows moved into the
- * virtual root lose their cells (destroyed by the plan) and their slots
- * say the root; with n > 1 their entities stay readable in src's block,
+ * virtual root lose their cells (destroyed by the plan); with n == 1
+ * their slots say the root, with n > 1 the caller frees them, and their entities stay readable in src's block,
  * which does not move (debug builds) until the caller has freed them. `values` is the call's values as the plan reads them.
  * Runs the plan's routine, so a hooked plan runs user hooks (between a
  * begin and end); tells no watcher and fires no observer. Returns TES_OK,
@@ -541,15 +541,32 @@ static tes__always_inline int tes__apply(tes_world_t *w, const tes__move_plan_t 
         for (uint32_t i = 0; !from_root && i < n; i++)
             tes__slot_set_table(&slots[tes_entity_index(dst->entities[to + i])], dst->id, to + i);
         dst->count = to + n;
-    } else {
-        for (uint32_t i = 0; !from_root && i < n; i++)
-            tes__slot_set_table(&slots[tes_entity_index(src->entities[from + i])], 0, 0);
     }
+    /* Rows moved into the root with n > 1 are a whole table being
+     * destroyed: their slots are left for the caller, which frees them. */
     if (!from_root)
         src->count = from;
     if (!from_root && !to_root)
         tes__table_debug_move(src, &w->alloc);
     return TES_OK;
+}
+
+/* tes__apply for a new entity placed straight from the virtual root by
+ * plan p (p->src is the root, p->dst a table with room): the entity is
+ * created at p->dst's next row (its slot written once) and the plan's
+ * one-row routine fills the cells. The hot case of tes_spawn_with; the
+ * caller has reserved the slot. Returns the entity. */
+static tes__always_inline tes_entity_t tes__apply_spawn(tes_world_t *w, const tes__move_plan_t *p,
+                                                        const void *values)
+{
+    tes__table_t *dst = p->dst;
+    tes__assert(p->pop == 0 && dst->count < dst->cap);
+    uint32_t row = dst->count;
+    tes_entity_t e = tes__entity_create(&w->entities, dst->id, row);
+    dst->entities[row] = e;
+    dst->count = row + 1;
+    p->one(dst, row, p->src, values, 0, p);
+    return e;
 }
 
 /* Looks up a live entity for a structural call. Returns TES_OK with *slot
