@@ -162,8 +162,7 @@ static tes__always_inline int quiet_table_add(tes_world_t *w, tes_entity_t e, te
         return quiet_table_add_slow(w, e, c, value, is_set);
     /* A table with room does not move for the new row, so a value inside
      * it stays put: no image is needed. */
-    (void)slot;
-    return tes__apply(w, &edge->move, e, cells, 1);
+    return tes__apply_one(w, &edge->move, e, slot, src, cells);
 }
 
 static tes__noinline int quiet_table_remove(tes_world_t *w, tes_entity_t e,
@@ -540,7 +539,7 @@ int tes_destroy(tes_world_t *w, tes_entity_t e)
         (w->strict_lifecycle && tes__entity_instance(&w->entities, index)))
         return tes__destroy_generic(w, e);
     if (slot->table != 0)
-        tes__world_vacate(w, t, slot->row);
+        tes__world_vacate_plain(w, t, slot->row);
     tes__entity_free(&w->entities, e);
     return TES_OK;
 }

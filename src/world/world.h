@@ -468,17 +468,24 @@ static inline void tes__slot_set_table(tes__slot_t *s, uint32_t table, uint32_t 
  * one component at a time is always its table's last row, and the quiet
  * moves then stay small. Returns TES_OK. */
 int tes__world_vacate_slow(tes_world_t *w, tes__table_t *t, uint32_t row);
+/* tes__world_vacate for a table known to move its rows as small plain
+ * bytes (no TES__TABLE_NOT_PLAIN flag): inline, with no call but the
+ * debug move, so that a quiet destroy makes none. */
+static tes__always_inline void tes__world_vacate_plain(tes_world_t *w, tes__table_t *t,
+                                                       uint32_t row)
+{
+    tes_entity_t moved = tes__table_remove_row_plain(t, row);
+    if (moved != TES_NULL)
+        w->entities.slots[tes_entity_index(moved)].row = row;
+    tes__table_debug_move(t, &w->alloc);
+}
 static tes__always_inline int tes__world_vacate(tes_world_t *w, tes__table_t *t, uint32_t row)
 {
-    /* Plain rows (the common case) are filled inline: a destroy then makes
-     * no call; move hooks, large values and debug moves go out of line. */
-    if ((t->flags & (TES__TABLE_NOT_PLAIN | TES__TABLE_VIRTUAL)) || TES__DEBUG_MOVES)
+    /* Plain rows (the common case) are filled inline; move hooks and
+     * large values go out of line. */
+    if (t->flags & TES__TABLE_NOT_PLAIN)
         return tes__world_vacate_slow(w, t, row);
-    uint32_t last = --t->count;
-    if (row != last) {
-        tes_entity_t moved = tes__table_fill_hole_plain(t, row, last);
-        w->entities.slots[tes_entity_index(moved)].row = row;
-    }
+    tes__world_vacate_plain(w, t, row);
     return TES_OK;
 }
 
@@ -504,31 +511,42 @@ int tes__apply_hole(tes_world_t *w, const tes__move_plan_t *p, tes_entity_t e,
  * begin and end); tells no watcher and fires no observer. Returns TES_OK,
  * so that a quiet path returns its result in tail position: inline, with
  * the routine in tail position when e is its table's last row. */
+/* tes__apply of one row whose slot and source table (p->src) the caller
+ * has in hand: the quiet add reads both to find the plan, so passing them
+ * saves reading them again. */
+static tes__always_inline int tes__apply_one(tes_world_t *w, const tes__move_plan_t *p,
+                                             tes_entity_t e, tes__slot_t *slot,
+                                             tes__table_t *src, const void *values)
+{
+    /* The hot case: e is its table's last row (or in the virtual root),
+     * as a freshly spawned entity built up one component at a time always
+     * is, and dst stores rows (see the plan's pop). Its row moves and
+     * leaves no hole: the source just counts one row less, and no other
+     * entity's slot changes. The source's count, less the row it loses,
+     * is then also the row the cells are read from. */
+    tes__assert(src == p->src && slot == &w->entities.slots[tes_entity_index(e)]);
+    uint32_t src_keeps = src->count - p->pop;
+    if (slot->row != src_keeps || TES__DEBUG_MOVES)
+        return tes__apply_hole(w, p, e, values);
+    tes__table_t *dst = p->dst;
+    size_t row = dst->count; /* a size_t: the routine takes rows unwidened */
+    dst->entities[row] = e;
+    dst->count = (uint32_t)row + 1;
+    /* The source's count is written between the slot's two fields:
+     * stores to adjacent fields get merged by compilers, through a vector
+     * register, which costs more than the two stores. */
+    slot->table += p->id_step; /* (sparse bit | src's id) + step: sparse bit | dst's id */
+    src->count = src_keeps;
+    slot->row = (uint32_t)row;
+    return p->one(dst, row, src, values, src_keeps, p);
+}
+
 static tes__always_inline int tes__apply(tes_world_t *w, const tes__move_plan_t *p,
                                          tes_entity_t e, const void *values, uint32_t n)
 {
     tes__table_t *src = p->src, *dst = p->dst;
-    if (tes__likely(n == 1)) {
-        /* The hot case: e is its table's last row (or in the virtual
-         * root), as a freshly spawned entity built up one component at a
-         * time always is, and dst stores rows (see the plan's pop). Its
-         * row moves and leaves no
-         * hole: the source just counts one row less, and no other entity's
-         * slot changes. The source's count, less the row it loses, is then
-         * also the row the cells are read from. */
-        tes__slot_t *slot = &w->entities.slots[tes_entity_index(e)];
-        uint32_t src_keeps = src->count - p->pop;
-        if (slot->row != src_keeps || TES__DEBUG_MOVES)
-            return tes__apply_hole(w, p, e, values);
-        uint32_t row = tes__table_push_owned(dst, e);
-        /* The source's count is written between the slot's two fields:
-         * stores to adjacent fields get merged by compilers, through a
-         * vector register, which costs more than the two stores. */
-        slot->table += p->id_step; /* (sparse bit | src's id) + step: sparse bit | dst's id */
-        src->count = src_keeps;
-        slot->row = row;
-        return p->one(dst, row, src, values, src_keeps, p);
-    }
+    if (tes__likely(n == 1))
+        return tes__apply_one(w, p, e, &w->entities.slots[tes_entity_index(e)], src, values);
     bool from_root = (src->flags & TES__TABLE_VIRTUAL) != 0;
     bool to_root = (dst->flags & TES__TABLE_VIRTUAL) != 0;
     uint32_t from = from_root ? 0 : src->count - n, to = to_root ? 0 : dst->count;
