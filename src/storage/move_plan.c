@@ -74,8 +74,7 @@ static tes__always_inline int edge_cells(tes__table_t *dst, size_t dst_row,
     bool cell = split < ncols;
     tes__assert(ncols == dst->column_count && ncols == src->column_count + cell);
     if (cell)
-        copy_cell(dc[split].data + dst_row * dc[split].size, value ? value : tes__zero_cell,
-                  dc[split].size, cls);
+        copy_cell(dc[split].data + dst_row * dc[split].size, value, dc[split].size, cls);
     for (uint32_t i = 0; i < split; i++)
         copy_cell(dc[i].data + dst_row * dc[i].size, sc[i].data + src_row * dc[i].size,
                   dc[i].size, cls);
@@ -472,6 +471,7 @@ void tes__plan_make(tes__move_plan_t *p, tes__table_t *src, tes__table_t *dst,
     p->hooked = hooked;
     p->listed = !hooked && dst->column_count <= TES__PLAN_COLUMNS &&
                 src->column_count <= TES__PLAN_COLUMNS;
+    p->edge = false;
     if (!p->listed) {
         p->one = walk_one;
         p->cells = walk_cells;
@@ -522,6 +522,7 @@ void tes__plan_make(tes__move_plan_t *p, tes__table_t *src, tes__table_t *dst,
     if (dropping && src->column_count == dst->column_count + 1 && drop == src->column_count)
         drop = dst->column_count; /* the last source column is the one dropped */
     dropping = dropping && (drop < src->column_count || src->column_count == dst->column_count);
+    p->edge = edge;
     if (edge) {
         p->one = edge_form(dst, p->split);
         p->cells = edge_rows;
@@ -542,7 +543,7 @@ void tes__plan_make(tes__move_plan_t *p, tes__table_t *src, tes__table_t *dst,
 
 bool tes__plan_same(const tes__move_plan_t *a, const tes__move_plan_t *b)
 {
-    if (a->src != b->src || a->dst != b->dst || a->cells != b->cells || a->one != b->one || a->pop != b->pop ||
+    if (a->src != b->src || a->dst != b->dst || a->cells != b->cells || a->one != b->one || a->edge != b->edge || a->pop != b->pop ||
         a->id_step != b->id_step || a->moves != b->moves || a->values != b->values ||
         a->constructs != b->constructs || a->listed != b->listed || a->hooked != b->hooked ||
         a->value_direct != b->value_direct || a->nvalues != b->nvalues ||

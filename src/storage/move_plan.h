@@ -79,6 +79,8 @@ typedef struct tes__move_plan {
      * the source columns in none are dropped, as bytes. */
     uint8_t moves, values, constructs;
     bool listed;          /* false: the walk matches columns by id */
+    bool edge;            /* `one` is an edge form: its value is never NULL
+                             (tes__apply passes a zero cell for none) */
     bool hooked;          /* a column of either table has a ctor, dtor or move hook
                              or is large, or a value has a copy hook: the walk */
     /* Values: with value_direct (a plan with one value, an edge's) the

@@ -545,8 +545,14 @@ static tes__always_inline int tes__apply(tes_world_t *w, const tes__move_plan_t 
                                          tes_entity_t e, const void *values, uint32_t n)
 {
     tes__table_t *src = p->src, *dst = p->dst;
-    if (tes__likely(n == 1))
+    if (tes__likely(n == 1)) {
+        /* An edge form copies its value unconditionally (the quiet add
+         * always has one): no value is a zero cell, which is what
+         * constructing a plain cell gives. */
+        if (p->edge && !values)
+            values = tes__zero_cell;
         return tes__apply_one(w, p, e, &w->entities.slots[tes_entity_index(e)], src, values);
+    }
     bool from_root = (src->flags & TES__TABLE_VIRTUAL) != 0;
     bool to_root = (dst->flags & TES__TABLE_VIRTUAL) != 0;
     uint32_t from = from_root ? 0 : src->count - n, to = to_root ? 0 : dst->count;
