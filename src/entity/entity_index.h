@@ -117,9 +117,10 @@ static inline tes_entity_t tes__entity_create(tes__entity_index_t *ei, uint32_t 
         index = ei->count++;
         s = &ei->slots[index];
         s->generation = 1;
+        /* A freed index had its instance cleared by tes__entity_free. */
+        if (ei->instances)
+            ei->instances[index] = 0;
     }
-    if (ei->instances)
-        ei->instances[index] = 0;
     s->table = table;
     s->row = row;
     ei->alive++;

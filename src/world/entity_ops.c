@@ -56,10 +56,10 @@ static tes__noinline tes_entity_t spawn_slow(tes_world_t *w)
         return TES_NULL;
     }
     /* The root table is virtual: an empty entity is just its slot. */
-    /* Deferred: alive at once, hidden from root scans until the flush. */
-    bool deferred = w->defer.depth > 0;
-    tes_entity_t e = tes__entity_create(ei, 0, deferred ? TES__ROW_PENDING : 0);
-    if (deferred) {
+    tes_entity_t e = tes__entity_create(ei, 0, 0);
+    if (w->defer.depth > 0) {
+        /* Alive at once, hidden from root scans until the flush. */
+        ei->slots[tes_entity_index(e)].row = TES__ROW_PENDING;
         tes__defer_push(w, TES__OP_MATERIALIZE, e, 0, TES_NULL, NULL);
     } else {
         tes__watch_after(w, e, TES__WATCH_EMPTY);
