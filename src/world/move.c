@@ -19,8 +19,10 @@ tes__noinline int tes__world_vacate_slow(tes_world_t *w, tes__table_t *t, uint32
     return TES_OK;
 }
 
-tes__noinline int tes__apply_hole(tes_world_t *w, const tes__move_plan_t *p, tes_entity_t e,
-                                  const void *values)
+/* tes__apply_hole's other cases: a row from or into the virtual root
+ * (the root's entities own no row), and debug builds' moves. */
+static tes__noinline int apply_root(tes_world_t *w, const tes__move_plan_t *p, tes_entity_t e,
+                                    const void *values)
 {
     tes__table_t *src = p->src, *dst = p->dst;
     tes__slot_t *slot = &w->entities.slots[tes_entity_index(e)];
@@ -31,6 +33,34 @@ tes__noinline int tes__apply_hole(tes_world_t *w, const tes__move_plan_t *p, tes
     if (src->flags & TES__TABLE_VIRTUAL)
         return TES_OK;
     return tes__world_vacate(w, src, src_row);
+}
+
+tes__noinline int tes__apply_hole(tes_world_t *w, const tes__move_plan_t *p, tes_entity_t e,
+                                  const void *values)
+{
+    /* A row from the middle of a table into a table: pop is 1 for
+     * exactly these (see the plan). */
+    if (p->pop != 1 || TES__DEBUG_MOVES)
+        return apply_root(w, p, e, values);
+    tes__table_t *src = p->src, *dst = p->dst;
+    tes__slot_t *slot = &w->entities.slots[tes_entity_index(e)];
+    uint32_t src_row = slot->row;
+    size_t row = dst->count;
+    dst->entities[row] = e;
+    /* dst's count is written between the slot's two fields, which keeps
+     * the compiler from merging them through a vector register. */
+    slot->table += p->id_step; /* keeps the sparse bit, as in tes__apply_one */
+    dst->count = (uint32_t)row + 1;
+    slot->row = (uint32_t)row;
+    p->one(dst, row, src, values, src_row, p);
+    if (src->flags & TES__TABLE_NOT_PLAIN)
+        return tes__world_vacate_slow(w, src, src_row);
+    /* src stores rows (pop is 1): the last row fills the hole as bytes. */
+    uint32_t last = --src->count;
+    if (src_row != last)
+        w->entities.slots[tes_entity_index(tes__table_fill_hole_plain(src, src_row, last))].row =
+            src_row;
+    return TES_OK;
 }
 
 void tes__world_move(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, tes__table_t *dst)
