@@ -233,7 +233,7 @@ static const tes__cell1_fn drop_forms[STRAIGHT_COLUMNS + 1][STRAIGHT_COLUMNS + 1
 
 /* Several rows of a list plan: column by column, one copy or fill each.
  * Out of line, so that the one-row forms save no registers for it. */
-static int list_rows(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
+static tes__noinline int list_rows(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
                                    const void *values, size_t n)
 {
     const tes__column_t *dc = p->dst->columns, *sc = p->src->columns;
@@ -287,25 +287,50 @@ static tes__always_inline int list_cell(const tes__move_plan_t *p, tes__table_t 
 }
 
 /* A row made of the call's values alone, read from a table (a bundle
- * placed from the root), each of 8 to 16 bytes: one loop, no other list. */
-static int values_mid(tes__table_t *dst, size_t dst_row, const tes__table_t *src,
-                      const void *values, size_t src_row, const tes__move_plan_t *p)
+ * placed from the root), each of 8 to 16 bytes: one loop over nv values,
+ * no other list. The forms for up to four values pass nv as a constant,
+ * so the copy is straight code. */
+static tes__always_inline int values_cells(tes__table_t *dst, size_t dst_row,
+                                           const void *values, const tes__move_plan_t *p,
+                                           uint32_t nv)
 {
-    (void)src, (void)src_row;
-    if (tes__unlikely(!values))
-        return list_rows(p, dst_row, src_row, values, 1);
-    const tes__column_t *dc = dst->columns;
     const unsigned char *table = values;
-    uint32_t nv = p->values;
-    tes__assert(!p->moves && !p->constructs && !p->value_direct);
+    (void)dst;
+    tes__assert(!p->moves && !p->constructs && !p->value_direct && nv == p->values);
     for (uint32_t i = 0; i < nv; i++) {
-        const tes__column_t *col = &dc[p->value_col[i]];
+        const tes__column_t *col = p->value_column[i];
         const void *v;
         memcpy(&v, table + p->value_at[i], sizeof v);
         copy_cell(col->data + dst_row * col->size, v ? v : tes__zero_cell, col->size, CELLS_MID);
     }
     return TES_OK;
 }
+
+static int values_mid(tes__table_t *dst, size_t dst_row, const tes__table_t *src,
+                      const void *values, size_t src_row, const tes__move_plan_t *p)
+{
+    if (tes__unlikely(!values))
+        return list_rows(p, dst_row, src_row, values, 1);
+    (void)src;
+    return values_cells(dst, dst_row, values, p, p->values);
+}
+
+#define VALUES_FORM(nv)                                                                        \
+    static int values_##nv(tes__table_t *dst, size_t dst_row, const tes__table_t *src,         \
+                           const void *values, size_t src_row, const tes__move_plan_t *p)      \
+    {                                                                                          \
+        if (tes__unlikely(!values))                                                            \
+            return list_rows(p, dst_row, src_row, values, 1);                                  \
+        (void)src;                                                                             \
+        return values_cells(dst, dst_row, values, p, nv);                                      \
+    }
+VALUES_FORM(1)
+VALUES_FORM(2)
+VALUES_FORM(3)
+VALUES_FORM(4)
+#undef VALUES_FORM
+
+static const tes__cell1_fn values_forms[5] = {values_mid, values_1, values_2, values_3, values_4};
 
 static int list_mid(tes__table_t *dst, size_t dst_row, const tes__table_t *src,
                     const void *values, size_t src_row, const tes__move_plan_t *p)
@@ -492,6 +517,7 @@ void tes__plan_make(tes__move_plan_t *p, tes__table_t *src, tes__table_t *dst,
                 value = (int32_t)k;
         int32_t from = tes__table_column_index(src, id);
         if (value >= 0) {
+            p->value_column[p->values] = &dst->columns[c];
             p->value_col[p->values] = (uint8_t)c;
             p->value_at[p->values] = p->value_off[value];
             p->value_from[p->values++] = (uint8_t)value;
@@ -534,9 +560,10 @@ void tes__plan_make(tes__move_plan_t *p, tes__table_t *src, tes__table_t *dst,
         p->one = one_none;
         p->cells = cells_none;
     } else {
-        p->one = mid && !direct && !p->moves && !p->constructs ? values_mid
-                 : mid                                         ? list_mid
-                                                               : list_any;
+        bool only_values = mid && !direct && !p->moves && !p->constructs;
+        p->one = only_values ? values_forms[p->values <= 4 ? p->values : 0]
+                 : mid       ? list_mid
+                             : list_any;
         p->cells = list_rows;
     }
 }
