@@ -28,6 +28,8 @@
  * anything up to TES__SMALL_BYTES (tes__copy_small, which tests the size). */
 enum { CELLS_MID, CELLS_SMALL, CELLS_ANY };
 
+const unsigned char tes__plan_raw[1];
+
 static tes__always_inline void copy_cell(uint8_t *d, const uint8_t *s, uint32_t size, int cls)
 {
     if (cls == CELLS_MID) {
@@ -242,7 +244,7 @@ static tes__noinline int list_rows(const tes__move_plan_t *p, size_t dst_row, si
         memcpy(col->data + dst_row * col->size, sc[p->move_from[i]].data + src_row * col->size,
                n * col->size);
     }
-    for (uint32_t i = 0; i < p->values; i++) {
+    for (uint32_t i = 0; values != TES__PLAN_RAW && i < p->values; i++) {
         const tes__column_t *col = &dc[p->value_col[i]];
         const void *v = tes__plan_value(p, values, p->value_from[i]);
         if (v)
@@ -384,6 +386,8 @@ static void write_values(const tes__component_t *info, uint8_t *cells, const voi
 static int walk_cells(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
                       const void *values, size_t n)
 {
+    if (values == TES__PLAN_RAW)
+        values = NULL; /* constructed, then assigned by the caller */
     const tes__table_t *dst = p->dst, *src = p->src;
     uint32_t rows = (uint32_t)n;
     uint32_t i = 0, j = 0; /* i walks dst columns, j walks src columns */

@@ -120,6 +120,14 @@ void tes__plan_make(tes__move_plan_t *p, struct tes__table *src, struct tes__tab
  * check, which compares each cached plan with the plan made afresh. */
 bool tes__plan_same(const tes__move_plan_t *a, const tes__move_plan_t *b);
 
+/* `values` for a run of n > 1 rows whose value cells the caller fills
+ * itself right after (a flushed run of staged sets): the n-row routines
+ * of plans made with values given by a table (not direct) leave those
+ * cells raw (or constructed, for a plan that runs hooks) instead of
+ * zeroing them first. */
+extern const unsigned char tes__plan_raw[1];
+#define TES__PLAN_RAW ((const void *)tes__plan_raw)
+
 /* Value k of a call, as plan p reads it from `values` (NULL: constructed). */
 static inline const void *tes__plan_value(const tes__move_plan_t *p, const void *values,
                                           uint32_t k)

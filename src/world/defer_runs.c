@@ -56,7 +56,8 @@ static void move_block(tes_world_t *w, const tes__group_plan_t *plan, tes__op_t 
     const tes__move_plan_t *p = &plan->move;
     const uint32_t k = plan->k, to = p->dst->count;
     tes__assert(n <= p->src->count && !(p->src->flags & TES__TABLE_VIRTUAL));
-    tes__apply(w, p, ops[at].e, NULL, n); /* the value cells zeroed, assigned below */
+    /* The value cells are assigned below: a run leaves them raw. */
+    tes__apply(w, p, ops[at].e, n > 1 ? TES__PLAN_RAW : NULL, n);
     /* One pass over the run's commands: each group's staged values, its
      * commands marked. */
     uint8_t *cells[TES__GROUP_MAX];
