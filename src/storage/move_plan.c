@@ -291,16 +291,18 @@ static tes__always_inline int list_cell(const tes__move_plan_t *p, tes__table_t 
 /* A row made of the call's values alone, read from a table (a bundle
  * placed from the root), each of 8 to 16 bytes: one loop over nv values,
  * no other list. The forms for up to four values pass nv as a constant,
- * so the copy is straight code. */
+ * so the copy is straight code. (Keeping each value's column pointer in
+ * the plan would save an index per value, but every table holds two
+ * plans, and the bytes per table are bounded.) */
 static tes__always_inline int values_cells(tes__table_t *dst, size_t dst_row,
                                            const void *values, const tes__move_plan_t *p,
                                            uint32_t nv)
 {
     const unsigned char *table = values;
-    (void)dst;
+    const tes__column_t *dc = dst->columns;
     tes__assert(!p->moves && !p->constructs && !p->value_direct && nv == p->values);
     for (uint32_t i = 0; i < nv; i++) {
-        const tes__column_t *col = p->value_column[i];
+        const tes__column_t *col = &dc[p->value_col[i]];
         const void *v;
         memcpy(&v, table + p->value_at[i], sizeof v);
         copy_cell(col->data + dst_row * col->size, v ? v : tes__zero_cell, col->size, CELLS_MID);
@@ -521,7 +523,6 @@ void tes__plan_make(tes__move_plan_t *p, tes__table_t *src, tes__table_t *dst,
                 value = (int32_t)k;
         int32_t from = tes__table_column_index(src, id);
         if (value >= 0) {
-            p->value_column[p->values] = &dst->columns[c];
             p->value_col[p->values] = (uint8_t)c;
             p->value_at[p->values] = p->value_off[value];
             p->value_from[p->values++] = (uint8_t)value;

@@ -98,9 +98,6 @@ typedef struct tes__move_plan {
     uint8_t move_col[TES__PLAN_COLUMNS], move_from[TES__PLAN_COLUMNS];
     uint8_t value_col[TES__PLAN_VALUES], value_from[TES__PLAN_VALUES];
     uint16_t value_at[TES__PLAN_VALUES]; /* value_off[value_from[i]] */
-    /* &dst->columns[value_col[i]]: a table's column array is made with
-     * the table and never moves, so the value forms skip the index. */
-    const struct tes__column *value_column[TES__PLAN_VALUES];
     uint8_t construct_col[TES__PLAN_COLUMNS];
 } tes__move_plan_t;
 
