@@ -225,6 +225,10 @@ static int check_plain_room(const tes_world_t *w)
     CHECK(d->paired <= d->count && d->count <= d->cap && d->ent_count <= d->ent_cap,
           "queue counts: paired %u, count %u of %u, entity records %u of %u", d->paired,
           d->count, d->cap, d->ent_count, d->ent_cap);
+    /* The lanes' ensure mode (see tes__defer_t): every lane stages, as
+     * the lanes serve only structural, parallel systems. */
+    for (int32_t t = 0; w->lanes && t < w->threads; t++)
+        CHECK(w->lanes[t].queue.stage_ensures, "lane %d does not stage ensures", (int)t);
     if (d->plain_room <= d->count)
         return TES_OK;
     uint64_t records = (uint64_t)d->ent_count + (d->plain_room - 1u - d->paired) + 1u;

@@ -188,13 +188,6 @@ struct tes_world {
      * lanes_live, queuing calls, hook depth and scratch are per thread. */
     tes__lane_t *lanes;           /* threads entries, or NULL */
     bool lanes_live;
-    /* Set while a structural and parallel system runs (on any thread
-     * count): a deferred tes_ensure then stages a value even for a
-     * component the entity has, instead of handing out the stored value's
-     * address, so every change such a system makes is a command applied
-     * in row order, and none lands in a row another thread may be
-     * reading. Written by the calling thread only, between jobs. */
-    bool stage_ensures;
     struct tes__systems *systems; /* created by the system layer on first use */
 };
 
