@@ -290,6 +290,103 @@ static void test_spawn_with_mid_bundle(void **state)
     tes_world_free(w);
 }
 
+/* The drop forms: entities holding components of sizes[0..n) lose
+ * component number `gone` by tes_remove, every other entity first (rows
+ * from the middle of the table: the last row fills each hole), then the
+ * rest (the table's last rows). Every other cell keeps its value, and the
+ * cached remove edge's plan names the dropped source column. */
+static void drop_and_check(const uint32_t *sizes, uint32_t n, uint32_t gone)
+{
+    tes_world_t *w = tes_world_new(NULL);
+    assert_non_null(w);
+    tes_comp_t comps[MAX_COMPS];
+    for (uint32_t k = 0; k < n; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "D%u", (unsigned)k);
+        comps[k] = reg(w, name, sizes[k]);
+    }
+    tes_entity_t es[ENTITIES];
+    uint8_t value[TES__SMALL_BYTES];
+    for (uint32_t i = 0; i < ENTITIES; i++) {
+        es[i] = tes_spawn(w);
+        for (uint32_t k = 0; k < n; k++) {
+            pattern(value, sizes[k], i, k);
+            assert_int_equal(tes_set(w, es[i], comps[k], sizes[k] ? value : NULL), TES_OK);
+        }
+    }
+    const tes__slot_t *slot = &w->entities.slots[tes_entity_index(es[0])];
+    tes__table_t *full = w->tables.tables[slot->table & TES__SLOT_TABLE_MASK];
+    for (uint32_t pass = 0; pass < 2; pass++)
+        for (uint32_t i = pass; i < ENTITIES; i += 2)
+            assert_int_equal(tes_remove(w, es[i], comps[gone]), TES_OK);
+    const tes__edge_plan_t *edge = &full->last_edge[0];
+    assert_int_equal(edge->comp, comps[gone]);
+    int32_t col = tes__table_column_index(full, comps[gone]);
+    assert_int_equal(edge->move.split, col >= 0 ? (uint32_t)col : edge->move.dst->column_count);
+    for (uint32_t i = 0; i < ENTITIES; i++) {
+        assert_false(tes_has(w, es[i], comps[gone]));
+        for (uint32_t k = 0; k < n; k++)
+            if (k != gone && sizes[k])
+                assert_cell(w, es[i], comps[k], sizes[k], i, k, false);
+    }
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
+static void test_drop_forms(void **state)
+{
+    (void)state;
+    static const uint32_t straight[4] = {12, 8, 16, 12};    /* straight forms */
+    static const uint32_t loop[6] = {8, 12, 16, 8, 12, 16}; /* drop_mid */
+    static const uint32_t mixed[5] = {4, 12, 2, 16, 8};     /* drop_any */
+    static const uint32_t tagged[3] = {12, 0, 8};           /* a tag dropped */
+    for (uint32_t n = 1; n <= 4; n++)
+        for (uint32_t g = 0; g < n; g++)
+            drop_and_check(straight, n, g);
+    for (uint32_t g = 0; g < 6; g++)
+        drop_and_check(loop, 6, g);
+    for (uint32_t g = 0; g < 5; g++)
+        drop_and_check(mixed, 5, g);
+    for (uint32_t g = 0; g < 3; g++)
+        drop_and_check(tagged, 3, g);
+}
+
+/* Bundles of one to five values placed from the root: the value forms
+ * (straight for up to four values) copy each value into its column,
+ * whatever the order the values are given in. */
+static void test_value_forms(void **state)
+{
+    (void)state;
+    for (uint32_t n = 1; n <= 5; n++) {
+        tes_world_t *w = tes_world_new(NULL);
+        assert_non_null(w);
+        static const uint32_t sizes[5] = {12, 8, 16, 12, 8};
+        tes_comp_t comps[5];
+        for (uint32_t k = 0; k < n; k++) {
+            char name[16];
+            snprintf(name, sizeof name, "V%u", (unsigned)k);
+            comps[k] = reg(w, name, sizes[k]);
+        }
+        uint8_t values[5][16];
+        tes_entity_t es[ENTITIES];
+        for (uint32_t i = 0; i < ENTITIES; i++) {
+            tes_value_t vals[5];
+            for (uint32_t k = 0; k < n; k++) {
+                uint32_t c = n - 1 - k; /* given in reverse registration order */
+                pattern(values[c], sizes[c], i, c);
+                vals[k] = (tes_value_t){comps[c], values[c]};
+            }
+            es[i] = tes_spawn_with(w, vals, (int32_t)n);
+            assert_true(es[i] != TES_NULL);
+        }
+        for (uint32_t i = 0; i < ENTITIES; i++)
+            for (uint32_t k = 0; k < n; k++)
+                assert_cell(w, es[i], comps[k], sizes[k], i, k, false);
+        assert_int_equal(tes__world_check(w), TES_OK);
+        tes_world_free(w);
+    }
+}
+
 /* The world check compares every cached plan with the plan made afresh:
  * an edge plan or a bundle plan that is out of step (a copy routine, a
  * list entry, a destination) is reported, and restoring it passes. */
@@ -352,6 +449,8 @@ int main(void)
         cmocka_unit_test(test_sparse_hint_kept),
         cmocka_unit_test(test_spawn_with_mid_bundle),
         cmocka_unit_test(test_check_sees_stale_plans),
+        cmocka_unit_test(test_drop_forms),
+        cmocka_unit_test(test_value_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
