@@ -1,7 +1,9 @@
 /*
- * Move plans (move_plan.h): making a plan, and its copy routines. The
- * routine is picked once, in tes__plan_make, from what the plan's tables
- * and values are:
+ * Move plans (move_plan.h): making a plan, and its copy routines. Each
+ * plan has two, picked once, in tes__plan_make, from what the plan's
+ * tables and values are: `one` for a single row (the quiet add's hot
+ * case: five register arguments and the plan, no test per call) and
+ * `cells` for n rows (flushed runs, bulk spawns, whole tables):
  *
  * - the edge forms, for a plain plan that adds one component given as a
  *   direct value (a cached add edge: tes_set and tes_add one component at
@@ -9,6 +11,11 @@
  *   16 bytes, 4 to 8, or any size up to TES__SMALL_BYTES), and for up to
  *   four columns of 8 to 16 bytes the column count and split are
  *   constants, so the copy is straight code;
+ * - the drop forms, their mirror for a plain plan that removes one
+ *   component (a cached remove edge), straight the same way;
+ * - the value forms, for a plain bundle placed from the root (every cell
+ *   a value of 8 to 16 bytes read from the call's table): straight for up
+ *   to four values;
  * - the list forms, for the other plain plans: three lists (moved, value,
  *   constructed) walked as bytes, with a form for columns of 8 to 16 bytes
  *   that tests no size; several rows go column by column;
@@ -17,7 +24,9 @@
  *   ctor, copy and dtor hooks.
  *
  * Tuned for one row at a time on the quiet add and for runs of thousands
- * of rows on the flush and the bulk spawn.
+ * of rows on the flush and the bulk spawn: the one-row forms are the
+ * straight per-shape copies the quiet paths had before there was one
+ * plan type, and cost the same instructions.
  */
 #include "storage/move_plan.h"
 
