@@ -23,6 +23,7 @@
  * where the per-row cost is freeing the entity slot.
  */
 #include "query/query.h"
+#include "world/move.h"
 
 #include <string.h>
 

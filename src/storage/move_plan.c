@@ -37,8 +37,6 @@
  * anything up to TES__SMALL_BYTES (tes__copy_small, which tests the size). */
 enum { CELLS_MID, CELLS_SMALL, CELLS_ANY };
 
-const unsigned char tes__plan_raw[1];
-
 static tes__always_inline void copy_cell(uint8_t *d, const uint8_t *s, uint32_t size, int cls)
 {
     if (cls == CELLS_MID) {

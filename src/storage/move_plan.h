@@ -122,8 +122,7 @@ bool tes__plan_same(const tes__move_plan_t *a, const tes__move_plan_t *b);
  * of plans made with values given by a table (not direct) leave those
  * cells raw (or constructed, for a plan that runs hooks) instead of
  * zeroing them first. */
-extern const unsigned char tes__plan_raw[1];
-#define TES__PLAN_RAW ((const void *)tes__plan_raw)
+#define TES__PLAN_RAW ((const void *)(uintptr_t)1) /* never read: compared only */
 
 /* Value k of a call, as plan p reads it from `values` (NULL: constructed). */
 static inline const void *tes__plan_value(const tes__move_plan_t *p, const void *values,

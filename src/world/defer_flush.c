@@ -49,6 +49,7 @@
 #include "world/defer.h"
 
 #include "world/defer_runs.h"
+#include "world/move.h"
 #include "world/world.h"
 
 /* Distinct components one merged move tracks; more end the merge there

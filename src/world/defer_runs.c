@@ -29,6 +29,7 @@
 
 #include <string.h>
 
+#include "world/move.h"
 #include "world/world.h"
 
 /* Whether e is alive in table src (an entity a run may move). */

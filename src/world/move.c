@@ -7,6 +7,7 @@
  * (the edge's own plan) or several steps at once (a flush's merged move:
  * a plan made for the move).
  */
+#include "world/move.h"
 #include "world/world.h"
 
 tes__noinline int tes__world_vacate_slow(tes_world_t *w, tes__table_t *t, uint32_t row)

@@ -46,6 +46,7 @@
  * may move when it grows) hands the call to the generic path before
  * anything has changed.
  */
+#include "world/move.h"
 #include "world/world.h"
 
 #include <string.h>

@@ -3,6 +3,7 @@
  * structural operation shares (the entry guard, hook firing, stripping an
  * entity of all its components).
  */
+#include "world/move.h"
 #include "world/world.h"
 
 #include <stdio.h>
