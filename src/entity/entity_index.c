@@ -74,17 +74,14 @@ int tes__entity_track_instances(tes__entity_index_t *ei, tes__alloc_t *a)
     return TES_OK;
 }
 
+
 void tes__entity_create_n(tes__entity_index_t *ei, uint32_t n, uint32_t table, uint32_t first_row,
                           uint32_t row_step, tes_entity_t *out)
 {
     uint32_t i = 0;
     uint32_t row = first_row;
-    for (; i < n && ei->available; i++, row += row_step) {
-        out[i] = tes__entity_create(ei);
-        tes__slot_t *s = &ei->slots[tes_entity_index(out[i])];
-        s->table = table;
-        s->row = row;
-    }
+    for (; i < n && ei->available; i++, row += row_step)
+        out[i] = tes__entity_create(ei, table, row);
     /* Fresh slots: generation 1, written whole so the loop stays simple. */
     uint32_t fresh = n - i;
     tes__assert(ei->count + fresh <= ei->room);
@@ -104,4 +101,32 @@ void tes__entity_create_n(tes__entity_index_t *ei, uint32_t n, uint32_t table, u
         dst[k] = tes_entity_make(base + k, 1);
     ei->count += fresh;
     ei->alive += fresh;
+}
+
+void tes__entity_free_n(tes__entity_index_t *ei, const tes_entity_t *es, uint32_t n)
+{
+    if (ei->instances) {
+        for (uint32_t i = 0; i < n; i++)
+            tes__entity_free(ei, es[i]);
+        return;
+    }
+    tes__slot_t *slots = ei->slots;
+    uint32_t next = ei->next, limit = ei->generation_limit, freed = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t index = tes_entity_index(es[i]);
+        tes__slot_t *s = &slots[index];
+        s->table = TES__SLOT_FREE;
+        if (tes__unlikely(s->generation >= limit)) {
+            s->generation = TES_TOMBSTONE; /* retired for good */
+            continue;
+        }
+        s->generation++;
+        s->row = next;
+        next = index;
+        freed++;
+    }
+    ei->retired += n - freed;
+    ei->available += freed;
+    ei->alive -= n;
+    ei->next = next;
 }

@@ -99,29 +99,38 @@ static inline uint32_t tes__entity_instance(const tes__entity_index_t *ei, uint3
  * the slot array cannot grow; nothing changes on failure. */
 int tes__entity_reserve(tes__entity_index_t *ei, tes__alloc_t *a, uint32_t n);
 
-/* Issues a handle; requires a prior successful reserve. The slot's location
- * is left for the caller to fill in. */
-static inline tes_entity_t tes__entity_create(tes__entity_index_t *ei)
+/* Issues a handle, placed at (table, row) of its slot; requires a prior
+ * successful reserve. A free index is taken first (LIFO), else a fresh
+ * one. The one way an entity is created (tes__entity_create_n repeats it). */
+static inline tes_entity_t tes__entity_create(tes__entity_index_t *ei, uint32_t table,
+                                              uint32_t row)
 {
     uint32_t index;
+    tes__slot_t *s;
     if (ei->available) {
         index = ei->next;
-        ei->next = ei->slots[index].row;
+        s = &ei->slots[index];
+        ei->next = s->row;
         ei->available--;
     } else {
         tes__assert(ei->count < ei->room);
         index = ei->count++;
-        ei->slots[index].generation = 1;
+        s = &ei->slots[index];
+        s->generation = 1;
+        /* A freed index had its instance cleared by tes__entity_free. */
         if (ei->instances)
             ei->instances[index] = 0;
     }
+    s->table = table;
+    s->row = row;
     ei->alive++;
-    return tes_entity_make(index, ei->slots[index].generation);
+    return tes_entity_make(index, s->generation);
 }
 
 /* Issues n handles at once (reserved beforehand) into out and places them:
  * slot table `table`, rows first_row, first_row + row_step, ... Free slots
- * are taken first, in LIFO order, then fresh ones in a tight loop. */
+ * are taken first, in LIFO order (tes__entity_create), then fresh ones in a
+ * tight loop that writes each slot whole. */
 void tes__entity_create_n(tes__entity_index_t *ei, uint32_t n, uint32_t table, uint32_t first_row,
                           uint32_t row_step, tes_entity_t *out);
 
@@ -166,7 +175,8 @@ static inline tes__slot_t *tes__entity_slot(const tes__entity_index_t *ei, tes_e
 }
 
 /* Frees the slot of a live entity: bumps its generation and pushes it on the
- * free list, or retires it when the generation limit is reached. */
+ * free list, or retires it when the generation limit is reached. The one
+ * way an entity is freed (tes__entity_free_n repeats it). */
 static inline void tes__entity_free(tes__entity_index_t *ei, tes_entity_t e)
 {
     uint32_t index = tes_entity_index(e);
@@ -185,5 +195,9 @@ static inline void tes__entity_free(tes__entity_index_t *ei, tes_entity_t e)
     ei->next = index;
     ei->available++;
 }
+
+/* Frees the slots of n live entities, in order, as tes__entity_free
+ * would one by one, with the per-world tests taken out of the loop. */
+void tes__entity_free_n(tes__entity_index_t *ei, const tes_entity_t *es, uint32_t n);
 
 #endif

@@ -126,10 +126,7 @@ int tes__instances_reserve(tes__lifecycle_t *lc, uint32_t n, uint32_t max_index)
 
 tes_instance_t tes__instance_create(tes__lifecycle_t *lc)
 {
-    tes_instance_t id = tes__entity_create(&lc->ids);
-    tes__slot_t *s = &lc->ids.slots[tes_entity_index(id)];
-    s->table = 0; /* marks the id alive */
-    s->row = 0;
+    tes_instance_t id = tes__entity_create(&lc->ids, 0, 0); /* table 0: the id is alive */
     lc->recs[tes_entity_index(id)] = (tes__instance_rec_t){TES_NULL_INDEX, TES_NULL_INDEX, 0};
     lc->w->instances_alive++;
     return id;

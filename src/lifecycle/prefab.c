@@ -263,8 +263,8 @@ static void copy_member(tes_world_t *w, const plan_t *p, uint32_t i)
         if (p->skip[k * p->m + i])
             continue;
         tes__slot_t *slot = &w->entities.slots[tes_entity_index(e)];
-        slot->table = dst->id | (sparse ? TES__SLOT_SPARSE : 0);
-        slot->row = tes__table_push(dst, e);
+        tes__slot_set_table(slot, dst->id, tes__table_push(dst, e));
+        tes__slot_hint_sparse(slot, sparse);
         rows++;
     }
     /* dst's type is src's without TES_PREFAB, a tag: the columns match one
@@ -474,10 +474,7 @@ static int instantiate(tes_world_t *w, tes_entity_t prefab, uint32_t n, tes_inst
     }
     /* Commit: the entities (empty, in the root), their instances, copies. */
     for (uint32_t k = 0; k < total; k++) {
-        p->ents[k] = tes__entity_create(&w->entities);
-        tes__slot_t *slot = &w->entities.slots[tes_entity_index(p->ents[k])];
-        slot->table = 0;
-        slot->row = deferred ? TES__ROW_PENDING : 0;
+        p->ents[k] = tes__entity_create(&w->entities, 0, deferred ? TES__ROW_PENDING : 0);
     }
     for (uint32_t k = 0; k < n; k++) {
         tes_instance_t inst = tes__instance_create(lc);

@@ -23,6 +23,7 @@
  * where the per-row cost is freeing the entity slot.
  */
 #include "query/query.h"
+#include "world/move.h"
 
 #include <string.h>
 
@@ -78,36 +79,6 @@ static void matching_drop_sparse(tes_world_t *w, tes_entity_t e)
     }
 }
 
-/* Frees the slots of n live entities in order, as tes__entity_free would
- * one by one, with the per-world tests taken out of the loop. */
-static void free_slots(tes__entity_index_t *ei, const tes_entity_t *es, uint32_t n)
-{
-    if (ei->instances) {
-        for (uint32_t i = 0; i < n; i++)
-            tes__entity_free(ei, es[i]);
-        return;
-    }
-    tes__slot_t *slots = ei->slots;
-    uint32_t next = ei->next, limit = ei->generation_limit, freed = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t index = tes_entity_index(es[i]);
-        tes__slot_t *s = &slots[index];
-        s->table = TES__SLOT_FREE;
-        if (tes__unlikely(s->generation >= limit)) {
-            s->generation = TES_TOMBSTONE; /* retired for good */
-            continue;
-        }
-        s->generation++;
-        s->row = next;
-        next = index;
-        freed++;
-    }
-    ei->retired += n - freed;
-    ei->available += freed;
-    ei->alive -= n;
-    ei->next = next;
-}
-
 /* Destroys every entity of table t at once; see the file comment. Runs
  * between tes__world_begin and end; cannot fail. */
 static void empty_table(tes_world_t *w, tes__table_t *t)
@@ -127,17 +98,22 @@ static void empty_table(tes_world_t *w, tes__table_t *t)
     }
     for (uint32_t row = 0; row < n && w->watcher_count; row++)
         tes__watch_before(w, t->entities[row], TES__WATCH_DESTROY);
-    /* Then destructors: one call per column, and the sparse components of
-     * the rows that may have some. */
+    /* Then destructors: the rows move to the root by a plan, which
+     * destroys their cells (one call per column), then the sparse
+     * components of the rows that may have some. The rows' entities stay
+     * readable in the table's block until it moves (see tes__apply). */
     tes__world_hook_up(w);
-    for (uint32_t c = 0; (t->flags & TES__TABLE_HAS_DTOR) && c < t->column_count; c++)
-        tes__component_destruct(t->columns[c].info, t->columns[c].data, n);
+    tes__move_plan_t plan;
+    tes__plan_make(&plan, t, w->tables.tables[0], NULL, 0, 0, false, 0);
+    tes_entity_t only = t->entities[0]; /* a single row's block moves at once */
+    const tes_entity_t *es = n == 1 ? &only : t->entities;
+    tes__apply(w, &plan, only, NULL, n);
     for (uint32_t row = 0; sparse && row < n; row++)
-        if (ei->slots[tes_entity_index(t->entities[row])].table & TES__SLOT_SPARSE)
-            matching_drop_sparse(w, t->entities[row]);
+        if (ei->slots[tes_entity_index(es[row])].table & TES__SLOT_SPARSE)
+            matching_drop_sparse(w, es[row]);
     tes__world_hook_down(w);
-    free_slots(ei, t->entities, n);
-    t->count = 0;
+    tes__entity_free_n(ei, es, n);
+    tes__table_debug_move(t, &w->alloc);
 }
 
 /* The whole-table way (immediate, no sparse term, no group). */

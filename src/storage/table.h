@@ -19,6 +19,7 @@
 
 #include "core/hash.h"
 #include "storage/component.h"
+#include "storage/move_plan.h"
 
 /* Table flags, computed once from the type (hooks never change after a
  * component is registered), so hot paths skip loops that would do nothing. */
@@ -55,60 +56,21 @@ typedef struct tes__column {
  * registry's small ids: tes_get reads both maps with one index). */
 #define TES__TABLE_DIRECT_IDS TES__REGISTRY_SMALL_IDS
 
-struct tes__table;
-
-/* Copies the cells of a row that moves along a plain add edge (see
- * tes__edge_plan_t) from row src_row of src into the raw row dst_row of
- * dst: the cells src has, as bytes, and the added component's cell (the
- * column at the edge's split in dst) from `value`, which is never NULL (a
- * zero cell for tes_add) and is not read for a tag. src's last add edge
- * must be this edge. Returns TES_OK, so that a quiet add returns its
- * result in tail position. One form per edge, chosen when the edge is
- * cached (tes__table_add_cells_for). value comes fourth, where tes_set
- * receives it, so that the tail call leaves it in its register; rows are
- * size_t, which the callee need not widen. */
-typedef int (*tes__add_cells_fn)(struct tes__table *dst, size_t dst_row,
-                                 const struct tes__table *src, const void *value,
-                                 size_t src_row);
-
-/* The last graph edge a table took in one direction, with its move plan,
- * computed when the edge is cached (tables and edges are never deleted, so
- * a plan never goes stale: a table that grows keeps its columns' order and
- * sizes, and the plan holds no address inside a block). `col` is the
- * column of the edge's component in the wider of the two tables (-1 for a
- * tag): where the two column lists part, every other column mapping to
- * the same position or the next one. `plain` says that neither table runs
- * hooks when a row moves or holds values larger than TES__SMALL_BYTES, so
- * a row moves as plain bytes, column after column, with no call. The
- * destination is kept as a pointer (tables never move), so a cached step
- * costs one compare and one load.
- *
- * The fields first in the struct serve the quiet add of quiet_ops.c,
- * whose hot path reads the plan alone: `plain_comp` (the component when
- * the edge is plain, else 0) decides with one compare that the path
- * applies; `split` is `col`, or for a tag the column count (no column is
- * the component's); `pop` is the rows the source loses (0 when it is the
- * virtual root, whose entities own no row and whose count stays 0, else
- * 1); `id_step` (dst's id minus the source's, modulo 2^32) turns the
- * entity's slot from the one table to the other with one addition, which
- * leaves the slot's sparse bit as it was and needs neither dst loaded nor
- * the slot's old value kept (a chain of quiet adds on one entity, each
- * waiting for the slot the last one wrote, stays two dependent loads long
- * per add);
- * `add_cells` (plain add edges only, else NULL) is the copy made for
- * this edge's columns: whether a cell is added (not for a tag) and the
- * one size class every column falls in are decided here, once, so the
- * copy tests neither per call nor per column. */
+/* The last graph edge a table took in one direction, with its move plan
+ * (move_plan.h), made when the edge is cached; tables and edges are never
+ * deleted, so the plan never goes stale. `plain_comp` (the component when
+ * neither table runs hooks when a row moves or holds values larger than
+ * TES__SMALL_BYTES, else 0) lets the quiet add of quiet_ops.c decide with
+ * one compare that its path applies; `col` is the component's column in
+ * the wider table (-1 for a tag). An add edge's plan takes the added value
+ * directly (value 0, the call's value; NULL constructs); a remove edge's
+ * takes none. */
 typedef struct tes__edge_plan {
     tes_comp_t plain_comp;
-    uint32_t split;
-    uint32_t id_step;       /* dst->id - src->id, modulo 2^32 */
-    uint32_t pop;
-    struct tes__table *dst;
-    tes__add_cells_fn add_cells;
     tes_comp_t comp;        /* the edge's component; 0 before any edge is taken */
     int32_t col;
     bool plain;
+    tes__move_plan_t move;
 } tes__edge_plan_t;
 
 typedef struct tes__table {
@@ -281,57 +243,5 @@ static inline tes_entity_t tes__table_remove_row_plain(tes__table_t *t, uint32_t
         return TES_NULL;
     return tes__table_fill_hole_plain(t, row, last);
 }
-
-/* Copies row src_row of src into the raw row dst_row of dst along a plain
- * edge (see tes__edge_plan_t): dst's type is src's plus (add) or minus one
- * component whose column in the wider table is `split` (for a tag: the
- * column count, the column lists being equal). Shared cells are copied as
- * bytes; an added cell is copied from `value` (zeroed when NULL); a dropped
- * cell is left behind. Columns below `split` sit at the same position in
- * both tables, the ones above it one further on in the wider one: two
- * plain loops, with no test per column. Always inlined: a quiet move built
- * from it keeps everything in registers. */
-static tes__always_inline void tes__table_copy_cells_plain(tes__table_t *dst, uint32_t dst_row,
-                                                           const tes__table_t *src,
-                                                           uint32_t src_row, uint32_t split,
-                                                           bool add, const void *value)
-{
-    const tes__column_t *dc = dst->columns, *sc = src->columns;
-    uint32_t n = dst->column_count;
-    tes__assert(split <= n);
-    /* The added cell first: value is then no longer needed, which leaves
-     * the loops more registers. */
-    if (add && tes__likely(split < n)) /* a data component, not a tag */
-        tes__copy_small(dc[split].data + (size_t)dst_row * dc[split].size,
-                        value ? value : tes__zero_cell, dc[split].size);
-    for (uint32_t i = 0; i < split; i++)
-        tes__copy_small(dc[i].data + (size_t)dst_row * dc[i].size,
-                        sc[i].data + (size_t)src_row * dc[i].size, dc[i].size);
-    if (add) {
-        for (uint32_t i = split + 1; i < n; i++)
-            tes__copy_small(dc[i].data + (size_t)dst_row * dc[i].size,
-                            sc[i - 1].data + (size_t)src_row * dc[i].size, dc[i].size);
-    } else {
-        for (uint32_t i = split; i < n; i++)
-            tes__copy_small(dc[i].data + (size_t)dst_row * dc[i].size,
-                            sc[i + 1].data + (size_t)src_row * dc[i].size, dc[i].size);
-    }
-}
-
-/* The add_cells form for a plain add edge into wide (whose type is the
- * source's plus one component, with its column at split, or split ==
- * wide's column count for a tag): picked by the size class that all of
- * wide's columns fall in (8 to 16 bytes, 4 to 8, or any size up to
- * TES__SMALL_BYTES) and, for up to four columns of 8 to 16 bytes, by the
- * column count and split themselves, so that the copy is straight code.
- * Cannot fail. */
-tes__add_cells_fn tes__table_add_cells_for(const tes__table_t *wide, uint32_t split);
-
-/* Moves entity e, at src_row, into dst (which must have room): shared
- * columns are relocated, columns only dst has are constructed, columns
- * only src has are destroyed, then src_row is removed. Returns the new row
- * in dst; *moved receives the entity relocated within src (or TES_NULL). */
-uint32_t tes__table_move_row(tes__table_t *dst, tes__table_t *src, uint32_t src_row,
-                             tes_entity_t e, tes_entity_t *moved);
 
 #endif

@@ -73,24 +73,16 @@ tes__table_t *tes__graph_ensure(tes__table_graph_t *g, tes__alloc_t *a, const te
 }
 
 /* Caches the edge t -> next (adding or removing c) as t's last edge in that
- * direction, with its move plan. A plain add edge also gets the cell copy
- * made for its columns, chosen here once. */
+ * direction, with its move plan (whose copy routine is chosen here, once). */
 static void remember_edge(tes__table_t *t, tes__table_t *next, tes_comp_t c, bool add)
 {
-    int32_t col = tes__table_column_index(add ? next : t, c);
+    tes__edge_plan_t *e = &t->last_edge[add];
     bool plain = !((t->flags | next->flags) & TES__TABLE_NOT_PLAIN);
-    uint32_t split = col >= 0 ? (uint32_t)col : t->column_count;
-    t->last_edge[add] = (tes__edge_plan_t){
-        .plain_comp = plain ? c : 0,
-        .split = split,
-        .id_step = next->id - t->id,
-        .pop = (t->flags & TES__TABLE_VIRTUAL) ? 0u : 1u,
-        .dst = next,
-        .add_cells = plain && add ? tes__table_add_cells_for(next, split) : NULL,
-        .comp = c,
-        .col = col,
-        .plain = plain,
-    };
+    e->plain_comp = plain ? c : 0;
+    e->comp = c;
+    e->col = tes__table_column_index(add ? next : t, c);
+    e->plain = plain;
+    tes__plan_make(&e->move, t, next, &c, add ? 1u : 0u, add ? 1u : 0u, add, 0);
 }
 
 tes__table_t *tes__graph_step(tes__table_graph_t *g, tes__alloc_t *a, const tes__registry_t *r,
@@ -99,7 +91,7 @@ tes__table_t *tes__graph_step(tes__table_graph_t *g, tes__alloc_t *a, const tes_
     /* Systems tend to add and remove the same component over and over: the
      * last edge taken in each direction is one compare away. */
     if (t->last_edge[add].comp == c)
-        return t->last_edge[add].dst;
+        return t->last_edge[add].move.dst;
     uint64_t key = (uint64_t)c | ((uint64_t)add << 32);
     uint64_t id;
     if (tes__map_get(&t->edges, key, &id)) {

@@ -22,7 +22,9 @@
  * on which thread ran which block either: its queue forgets its records
  * before each block (a deferred tes_ensure sees only the same call's
  * commands), and tes_ensure stages a value even for a component the
- * entity has (w->stage_ensures), so no write lands before the system
+ * entity has (the stage_ensures mode of the lanes' queues, and of the
+ * world's queue while the blocks run on the calling thread), so no write
+ * lands before the system
  * ends. Without workers, or when memory for the plan is short, the same
  * blocks run on the calling thread into the world's queue.
  *
@@ -439,9 +441,9 @@ static int run_blocks_inline(tes_world_t *w, const tes__systems_t *ss, tes_syste
     if (!s->query) {
         /* One call, count 0: a block of its own. The flag stays up through
          * the flush, which queues no ensure (hooks may not call it). */
-        w->stage_ensures = true;
+        tes__defer_stage_ensures(w, true);
         int rc = run_live(w, ss, s);
-        w->stage_ensures = false;
+        tes__defer_stage_ensures(w, false);
         return rc;
     }
     tes__defer_open(w);
@@ -449,7 +451,7 @@ static int run_blocks_inline(tes_world_t *w, const tes__systems_t *ss, tes_syste
     tes__world_refuse_set(w, refuse | TES__REFUSE_CREATE);
     tes_iter_t it = tes_query_iter(s->query);
     tes__iter_keep_fields(&it);
-    w->stage_ensures = true;
+    tes__defer_stage_ensures(w, true);
     while (tes_iter_next(&it)) {
         tes__chunk_t c = {it.count, it.entities, {0}};
         for (int32_t i = 0; i < s->term_count; i++)
@@ -457,7 +459,7 @@ static int run_blocks_inline(tes_world_t *w, const tes__systems_t *ss, tes_syste
         for (int32_t b = 0; b < c.count; b += SPLIT_ROWS)
             run_block(ss, s, &c, b, c.count - b > SPLIT_ROWS ? b + SPLIT_ROWS : c.count, 0);
     }
-    w->stage_ensures = false;
+    tes__defer_stage_ensures(w, false);
     tes__world_refuse_set(w, refuse);
     return tes__defer_end(w);
 }
@@ -500,11 +502,9 @@ static int run_split(tes_world_t *w, tes__systems_t *ss, tes_system_t *s)
     for (int32_t t = 0; t < w->threads; t++)
         w->thread_errors[t] = w->last_error;
     tes__defer_lanes_begin(w);
-    w->stage_ensures = true;
     w->parallel = true;
     tes__pool_run(w->pool, split_worker, &job);
     w->parallel = false;
-    w->stage_ensures = false;
     tes__world_refuse_set(w, refuse);
     return tes__defer_lanes_end(w, ss->spans, ss->unit_count);
 }

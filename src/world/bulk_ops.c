@@ -19,6 +19,7 @@
  * Tuned for spawning thousands to millions of entities with their data (a
  * level load, a particle burst) and destroying them again.
  */
+#include "world/move.h"
 #include "world/world.h"
 
 #include <string.h>
@@ -147,10 +148,8 @@ static tes_entity_t spawn_with_deferred(tes_world_t *w, const tes_value_t *value
                 unstage_value(w, tes__registry_get(&w->components, values[i].comp), staged[i]);
         tes__fail(w, rc);
     } else {
-        e = tes__entity_create(&w->entities);
-        tes__slot_t *slot = &w->entities.slots[tes_entity_index(e)];
-        slot->table = 0;
-        slot->row = TES__ROW_PENDING; /* alive, hidden from root scans until the flush */
+        /* Alive, hidden from root scans until the flush. */
+        e = tes__entity_create(&w->entities, 0, TES__ROW_PENDING);
         tes__defer_push(w, TES__OP_MATERIALIZE, e, 0, TES_NULL, NULL);
         for (uint32_t i = 0; i < n; i++)
             tes__defer_push(w, values[i].ptr ? TES__OP_SET : TES__OP_ADD, e, values[i].comp,
@@ -161,77 +160,38 @@ static tes_entity_t spawn_with_deferred(tes_world_t *w, const tes_value_t *value
     return e;
 }
 
-/* Keeps a table-only bundle for the fast path of tes_spawn_with. */
+/* Where plans made for tes_spawn_with read value k: the ptr of values[k]. */
+static inline const void *bundle_values(const tes_value_t *values)
+{
+    return (const unsigned char *)values + offsetof(tes_value_t, ptr);
+}
+
+/* Keeps a table-only bundle, with its plan, for the fast path of
+ * tes_spawn_with. */
 static void remember_bundle(tes_world_t *w, const tes_value_t *values, const comp_lists_t *l,
-                            const tes__table_t *table)
+                            tes__table_t *table)
 {
     tes__bundle_cache_t *b = &w->bundle;
     if (l->sparse_count || !l->n || l->n > TES__BUNDLE_MAX)
         return;
-    b->plain = true;
-    b->mid = true;
-    for (uint32_t i = 0; i < l->n; i++) {
-        int32_t col = tes__table_column_index(table, values[i].comp);
-        if (col >= (int32_t)UINT16_MAX) {
-            b->n = 0;
-            return;
-        }
-        const tes__component_t *info = tes__registry_get(&w->components, values[i].comp);
-        b->plain &= !info->hooks.ctor && !info->hooks.copy;
-        b->mid &= info->size >= 8 && info->size <= 16;
+    for (uint32_t i = 0; i < l->n; i++)
         b->ids[i] = values[i].comp;
-        b->col[i] = col < 0 ? UINT16_MAX : (uint16_t)col;
-    }
+    tes__plan_make(&b->plan, w->tables.tables[0], table, b->ids, l->n, (1u << l->n) - 1u, false,
+                   sizeof *values);
     b->n = l->n;
-    b->table = table->id;
     b->hooked = l->hooked;
-    b->quiet = b->plain && !b->hooked && !(table->flags & TES__TABLE_LARGE);
-    b->mid &= b->quiet;
+    b->quiet = !b->plan.hooked && !b->hooked;
 }
 
 /* The quiet form of spawn_with_cached (see there): no ctor, copy or
- * observer to run, no watcher to tell, every value at most
- * TES__SMALL_BYTES: the entity is placed and its cells copied as bytes
- * (a NULL value copies zeroes), with no call. A bundle of data values of
- * 8 to 16 bytes each (b->mid, known when it was cached) is copied by a
- * loop that tests neither for a tag nor the size. Inlined into
+ * observer to run, no watcher to tell: the entity is created in the root
+ * and moved into the bundle's table by its plan, whose routine (chosen
+ * when the bundle was cached) copies the values as bytes (a NULL value
+ * copies zeroes), with no call but the routine's. Inlined into
  * tes_spawn_with. */
-static tes__always_inline tes_entity_t spawn_quiet(tes_world_t *w, const tes_value_t *values,
-                                                   uint32_t n, tes__table_t *t)
+static tes__always_inline tes_entity_t spawn_quiet(tes_world_t *w, const tes_value_t *values)
 {
-    const tes__bundle_cache_t *b = &w->bundle;
-    tes_entity_t e = tes__entity_create(&w->entities);
-    /* A cached bundle holds at least one table component, so its table is
-     * never the virtual root. */
-    uint32_t row = tes__table_push_owned(t, e);
-    tes__slot_t *slot = &w->entities.slots[tes_entity_index(e)];
-    slot->table = t->id;
-    slot->row = row;
-    const tes__column_t *columns = t->columns;
-    if (tes__likely(b->mid)) {
-        for (uint32_t i = 0; i < n; i++) {
-            const tes__column_t *col = &columns[b->col[i]];
-            const uint8_t *from = values[i].ptr ? values[i].ptr : tes__zero_cell;
-            /* The size read once: the stores below could alias the column
-             * as far as the compiler knows, which would reload it. */
-            size_t size = col->size;
-            uint8_t *cell = col->data + (size_t)row * size;
-            uint64_t lo, hi;
-            memcpy(&lo, from, 8);
-            memcpy(&hi, from + size - 8, 8);
-            memcpy(cell, &lo, 8);
-            memcpy(cell + size - 8, &hi, 8);
-        }
-        return e;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        if (b->col[i] == UINT16_MAX)
-            continue; /* a tag */
-        const tes__column_t *col = &columns[b->col[i]];
-        const void *from = values[i].ptr ? values[i].ptr : tes__zero_cell;
-        tes__copy_small(col->data + (size_t)row * col->size, from, col->size);
-    }
-    return e;
+    return tes__apply_spawn(w, &w->bundle.plan, bundle_values(values));
 }
 
 /* Whether a watcher must be told of an entity created with bundle b:
@@ -251,7 +211,7 @@ static bool spawn_with_cached(tes_world_t *w, const tes_value_t *values, int32_t
                               tes_entity_t *out)
 {
     const tes__bundle_cache_t *b = &w->bundle;
-    if ((uint32_t)n != b->n || !values)
+    if (!b->n || (uint32_t)n != b->n || !values)
         return false;
     for (int32_t i = 0; i < n; i++)
         if (values[i].comp != b->ids[i])
@@ -259,7 +219,7 @@ static bool spawn_with_cached(tes_world_t *w, const tes_value_t *values, int32_t
     tes__entity_index_t *ei = &w->entities;
     if (!ei->available && ei->count >= ei->room)
         return false;
-    tes__table_t *t = w->tables.tables[b->table];
+    tes__table_t *t = b->plan.dst;
     /* A table with room does not move for the new row, so a value inside
      * it stays put; one that must grow first would move it. */
     if (TES__DEBUG_MOVES || t->count >= t->cap) {
@@ -275,7 +235,7 @@ static bool spawn_with_cached(tes_world_t *w, const tes_value_t *values, int32_t
     /* Quiet: no ctor, copy or observer to run and no watcher to tell (all
      * fixed for the cached bundle but the watchers). */
     if (b->quiet && !bundle_heard(w, b)) {
-        *out = spawn_quiet(w, values, (uint32_t)n, t);
+        *out = spawn_quiet(w, values);
         return true;
     }
     if (tes__watch_reserve_one(w, 0, next_index(ei))) {
@@ -283,24 +243,9 @@ static bool spawn_with_cached(tes_world_t *w, const tes_value_t *values, int32_t
         *out = TES_NULL;
         return true;
     }
-    tes_entity_t e = tes__entity_create(ei);
-    tes__slot_t *slot = &ei->slots[tes_entity_index(e)];
-    uint32_t row = tes__table_push(t, e);
-    slot->table = t->id;
-    slot->row = row;
+    tes_entity_t e = tes__entity_create(ei, 0, 0);
     tes__hook_enter(w); /* ctor and copy hooks may not change the world */
-    for (int32_t i = 0; i < n; i++) {
-        if (b->col[i] == UINT16_MAX)
-            continue;
-        const tes__column_t *col = &t->columns[b->col[i]];
-        uint8_t *cell = col->data + (size_t)row * col->size;
-        if (!b->plain)
-            write_value(col->info, cell, values[i].ptr);
-        else if (values[i].ptr)
-            tes__copy_bytes(cell, values[i].ptr, col->size);
-        else
-            tes__zero_bytes(cell, col->size);
-    }
+    tes__apply(w, &b->plan, e, bundle_values(values), 1);
     if (w->watcher_count)
         tes__watch_after(w, e, 0);
     if (b->hooked) {
@@ -318,6 +263,35 @@ static bool spawn_with_cached(tes_world_t *w, const tes_value_t *values, int32_t
     tes__world_end(w); /* releases queries a hook freed */
     *out = e;
     return true;
+}
+
+/* Fills the table cells of the n new entities of `table` (e, or with n >
+ * 1 the entities already placed in its next rows) from the values a call
+ * gives for components comps[0..nc) (src[k]: n consecutive values of
+ * comps[k], or NULL for the default; values of other tables' components
+ * are not read), by a plan from the root. Past TES__PLAN_VALUES values,
+ * the plan constructs every cell and the values are then assigned, which
+ * is the same. Runs ctor and copy hooks: between a begin and an end. */
+static void place_values(tes_world_t *w, tes__table_t *table, tes_entity_t e, uint32_t n,
+                         const tes_comp_t *comps, const void *const *src, uint32_t nc)
+{
+    bool fits = nc <= TES__PLAN_VALUES;
+    tes__move_plan_t plan;
+    tes__plan_make(&plan, w->tables.tables[0], table, comps, fits ? nc : 0,
+                   fits ? (1u << nc) - 1u : 0u, false, sizeof *src);
+    uint32_t first_row = table->count;
+    tes__apply(w, &plan, e, fits ? src : NULL, n);
+    for (uint32_t k = 0; !fits && k < nc; k++) {
+        int32_t col = tes__table_column_index(table, comps[k]);
+        if (col < 0 || !src[k])
+            continue;
+        const tes__component_t *info = table->columns[col].info;
+        uint8_t *cells = tes__table_cell(table, (uint32_t)col, first_row);
+        if (info->hooks.copy)
+            info->hooks.copy(cells, src[k], (int32_t)n, info->hooks.ctx);
+        else
+            memcpy(cells, src[k], (size_t)n * info->size);
+    }
 }
 
 /* Immediate: reserve the row, the slot, the sparse room and the watchers'
@@ -367,21 +341,30 @@ static int spawn_with_now(tes_world_t *w, const tes_value_t *values, const comp_
     }
     if (tes__watch_reserve_one(w, 0, index))
         return TES_ERR_NOMEM;
-    /* Commit: nothing below can fail. */
-    tes_entity_t e = tes__entity_create(ei);
-    tes__slot_t *slot = &ei->slots[index];
-    slot->table = table->id | (l->sparse_count ? TES__SLOT_SPARSE : 0);
-    slot->row = tes__table_push(table, e);
+    /* Commit: nothing below can fail. The table values by the plan, then
+     * the sparse ones. */
+    tes_entity_t e = tes__entity_create(ei, l->sparse_count ? TES__SLOT_SPARSE : 0, 0);
+    tes_comp_t comps_small[TES__PLAN_VALUES];
+    for (uint32_t i = 0; i < l->n && l->n <= TES__PLAN_VALUES; i++)
+        comps_small[i] = values[i].comp;
+    if (l->n <= TES__PLAN_VALUES) {
+        place_values(w, table, e, 1, comps_small, src, l->n);
+    } else {
+        /* More values than a plan takes: constructed, then assigned. */
+        place_values(w, table, e, 1, NULL, NULL, 0);
+        for (uint32_t i = 0; i < l->n; i++) {
+            int32_t col = tes__table_column_index(table, values[i].comp);
+            if (col >= 0 && src[i])
+                tes__component_copy1(table->columns[col].info,
+                                     tes__table_cell(table, (uint32_t)col, table->count - 1),
+                                     src[i]);
+        }
+    }
     for (uint32_t i = 0; i < l->n; i++) {
         tes__component_t *info = tes__registry_get(&w->components, values[i].comp);
-        void *cell;
-        if (info->storage == TES_STORAGE_SPARSE)
-            cell = tes__sparse_store_insert(&info->store, e);
-        else if (info->size)
-            cell = tes__table_cell(table, (uint32_t)tes__table_column_index(table, info->id),
-                                   slot->row);
-        else
+        if (info->storage != TES_STORAGE_SPARSE)
             continue;
+        void *cell = tes__sparse_store_insert(&info->store, e);
         if (cell)
             write_value(info, cell, src[i]);
     }
@@ -462,10 +445,10 @@ tes_entity_t tes_spawn_with(tes_world_t *w, const tes_value_t *values, int32_t n
     for (int32_t i = 0; i < n; i++)
         if (values[i].comp != b->ids[i])
             return spawn_with_slow(w, values, n); /* another bundle */
-    tes__table_t *t = w->tables.tables[b->table];
+    const tes__table_t *t = b->plan.dst;
     if (TES__DEBUG_MOVES || t->count >= t->cap)
         return spawn_with_slow(w, values, n); /* growth: see spawn_with_cached */
-    return spawn_quiet(w, values, (uint32_t)n, t);
+    return spawn_quiet(w, values);
 }
 
 /* ------------------------------------------------------------------ spawn_bulk */
@@ -618,23 +601,6 @@ static int bulk_reserve(tes_world_t *w, const tes_bulk_desc_t *d, const comp_lis
     return TES_OK;
 }
 
-/* Fills n new cells of a column: defaults, or copies of src. */
-static void fill_column(const tes__component_t *info, uint8_t *cells, const uint8_t *src,
-                        uint32_t n)
-{
-    if (!src) {
-        tes__component_construct(info, cells, n);
-    } else if (!info->hooks.ctor && !info->hooks.copy) {
-        memcpy(cells, src, (size_t)n * info->size);
-    } else {
-        tes__component_construct(info, cells, n);
-        if (info->hooks.copy)
-            info->hooks.copy(cells, src, (int32_t)n, info->hooks.ctx);
-        else
-            memcpy(cells, src, (size_t)n * info->size);
-    }
-}
-
 static int spawn_bulk_now(tes_world_t *w, const tes_bulk_desc_t *d, const comp_lists_t *l)
 {
     tes__alloc_t *a = &w->alloc;
@@ -653,28 +619,29 @@ static int spawn_bulk_now(tes_world_t *w, const tes_bulk_desc_t *d, const comp_l
     bool is_virtual = (table->flags & TES__TABLE_VIRTUAL) != 0;
     uint32_t first_row = table->count;
     tes_entity_t *handles = is_virtual ? (d->out ? d->out : s.handles) : table->entities + first_row;
-    tes__entity_create_n(&w->entities, n, table->id | (l->sparse_count ? TES__SLOT_SPARSE : 0),
-                         is_virtual ? 0 : first_row, is_virtual ? 0 : 1, handles);
-    if (!is_virtual) {
-        table->count += n;
-        if (d->out)
-            memcpy(d->out, handles, (size_t)n * sizeof *handles);
-    }
+    /* Placed in their rows at once, but for a single entity, which the
+     * plan moves from the root like any one row (see tes__apply). */
+    bool placed = !is_virtual && n > 1;
+    tes__entity_create_n(&w->entities, n,
+                         (placed ? table->id : 0) | (l->sparse_count ? TES__SLOT_SPARSE : 0),
+                         placed ? first_row : 0, placed ? 1 : 0, handles);
+    if (!is_virtual && d->out)
+        memcpy(d->out, handles, (size_t)n * sizeof *handles);
     /* Ctor and copy hooks run from here on, before the watchers hear of the
-     * batch: a group one of them builds reserves room for all of it. */
+     * batch: a group one of them builds reserves room for all of it. The
+     * table values by a plan (moving the placed rows in), then the sparse
+     * ones. */
     tes__watch_scope_list(w, NULL, handles, n);
+    place_values(w, table, n == 1 ? handles[0] : TES_NULL, n, d->comps, s.src, nc);
     for (uint32_t k = 0; k < nc; k++) {
         tes__component_t *info = tes__registry_get(&w->components, d->comps[k]);
         const uint8_t *src = s.src[k];
-        if (info->storage == TES_STORAGE_SPARSE) {
-            for (uint32_t i = 0; i < n; i++) {
-                void *cell = tes__sparse_store_insert(&info->store, handles[i]);
-                if (cell)
-                    write_value(info, cell, src ? src + (size_t)i * info->size : NULL);
-            }
-        } else if (info->size) {
-            uint32_t col = (uint32_t)tes__table_column_index(table, info->id);
-            fill_column(info, tes__table_cell(table, col, first_row), src, n);
+        if (info->storage != TES_STORAGE_SPARSE)
+            continue;
+        for (uint32_t i = 0; i < n; i++) {
+            void *cell = tes__sparse_store_insert(&info->store, handles[i]);
+            if (cell)
+                write_value(info, cell, src ? src + (size_t)i * info->size : NULL);
         }
     }
     for (uint32_t i = 0; i < n && w->watcher_count; i++)

@@ -2,7 +2,9 @@
  * The invariant check behind tes__world_check. It re-derives every count
  * and back-pointer from scratch and compares: entity index against tables,
  * tables against the entity index, sparse sets against themselves and the
- * entity index. Slow on purpose; only tests call it.
+ * entity index, and every cached move plan (each table's last edges,
+ * tes_spawn_with's bundle) against the plan made afresh. Slow on purpose;
+ * only tests call it.
  */
 #include "world/check.h"
 
@@ -223,6 +225,10 @@ static int check_plain_room(const tes_world_t *w)
     CHECK(d->paired <= d->count && d->count <= d->cap && d->ent_count <= d->ent_cap,
           "queue counts: paired %u, count %u of %u, entity records %u of %u", d->paired,
           d->count, d->cap, d->ent_count, d->ent_cap);
+    /* The lanes' ensure mode (see tes__defer_t): every lane stages, as
+     * the lanes serve only structural, parallel systems. */
+    for (int32_t t = 0; w->lanes && t < w->threads; t++)
+        CHECK(w->lanes[t].queue.stage_ensures, "lane %d does not stage ensures", (int)t);
     if (d->plain_room <= d->count)
         return TES_OK;
     uint64_t records = (uint64_t)d->ent_count + (d->plain_room - 1u - d->paired) + 1u;
@@ -250,6 +256,80 @@ static int check_watchers(const tes_world_t *w)
     return TES_OK;
 }
 
+/* Each table's last edge in each direction: it leads to the table of the
+ * type with its component added or removed, it is the edge the graph
+ * caches, and its plan is the plan made now for that step. */
+static int check_edges(const tes_world_t *w)
+{
+    for (uint32_t t = 0; t < w->tables.count; t++) {
+        tes__table_t *table = w->tables.tables[t];
+        for (uint32_t add = 0; add < 2; add++) {
+            const tes__edge_plan_t *e = &table->last_edge[add];
+            if (!e->comp)
+                continue;
+            tes__table_t *dst = e->move.dst;
+            uint64_t id;
+            CHECK(dst && e->move.src == table &&
+                      tes__map_get(&table->edges, (uint64_t)e->comp | ((uint64_t)add << 32), &id) &&
+                      id == dst->id,
+                  "table %u: last %s edge (component %u) is not a cached edge", t,
+                  add ? "add" : "remove", e->comp);
+            bool in_src = tes__table_type_index(table, e->comp) >= 0;
+            bool in_dst = tes__table_type_index(dst, e->comp) >= 0;
+            CHECK(in_src != add && in_dst == add &&
+                      dst->type_count == table->type_count + (add ? 1u : 0u) - (add ? 0u : 1u),
+                  "table %u: last %s edge (component %u) leads to table %u of another type", t,
+                  add ? "add" : "remove", e->comp, dst->id);
+            bool plain = !((table->flags | dst->flags) & TES__TABLE_NOT_PLAIN);
+            CHECK(e->plain == plain && e->plain_comp == (plain ? e->comp : 0) &&
+                      e->col == tes__table_column_index(add ? dst : table, e->comp),
+                  "table %u: last %s edge (component %u) is out of step", t,
+                  add ? "add" : "remove", e->comp);
+            tes__move_plan_t fresh;
+            tes_comp_t c = e->comp;
+            tes__plan_make(&fresh, table, dst, &c, add, add, add != 0, 0);
+            CHECK(tes__plan_same(&fresh, &e->move),
+                  "table %u: the plan of its last %s edge (component %u) is stale", t,
+                  add ? "add" : "remove", e->comp);
+        }
+    }
+    return TES_OK;
+}
+
+/* The cached bundle of tes_spawn_with: distinct table components, whose
+ * table is its plan's destination, with the plan made now for them. */
+static int check_bundle(const tes_world_t *w)
+{
+    const tes__bundle_cache_t *b = &w->bundle;
+    if (!b->n)
+        return TES_OK;
+    CHECK(b->n <= TES__BUNDLE_MAX, "bundle of %u values", b->n);
+    tes__table_t *dst = b->plan.dst;
+    CHECK(dst && b->plan.src == w->tables.tables[0] && dst->id < w->tables.count &&
+              w->tables.tables[dst->id] == dst,
+          "bundle plan does not lead from the root to a table");
+    bool hooked = false;
+    uint32_t in_type = 0;
+    for (uint32_t i = 0; i < b->n; i++) {
+        const tes__component_t *info = tes__registry_get(&w->components, b->ids[i]);
+        CHECK(info && info->storage == TES_STORAGE_TABLE, "bundle value %u: component %u", i,
+              b->ids[i]);
+        for (uint32_t j = 0; j < i; j++)
+            CHECK(b->ids[j] != b->ids[i], "bundle lists component %u twice", b->ids[i]);
+        hooked |= info->hooks.on_add || info->hooks.on_set;
+        in_type += tes__table_type_index(dst, b->ids[i]) >= 0;
+    }
+    CHECK(in_type == b->n && dst->type_count == b->n,
+          "bundle table %u is not the table of its components", dst->id);
+    CHECK(b->hooked == hooked && b->quiet == (!b->plan.hooked && !hooked),
+          "bundle flags out of step");
+    tes__move_plan_t fresh;
+    tes__plan_make(&fresh, w->tables.tables[0], dst, b->ids, b->n, (1u << b->n) - 1u, false,
+                   sizeof(tes_value_t));
+    CHECK(tes__plan_same(&fresh, &b->plan), "bundle plan is stale");
+    return TES_OK;
+}
+
 int tes__world_check(const tes_world_t *w)
 {
     if (!w)
@@ -265,5 +345,9 @@ int tes__world_check(const tes_world_t *w)
         rc = check_tables(w);
     if (!rc)
         rc = check_sparse(w);
+    if (!rc)
+        rc = check_edges(w);
+    if (!rc)
+        rc = check_bundle(w);
     return rc;
 }

@@ -50,19 +50,6 @@ static int enter_component(tes_world_t *w, tes_entity_t e, tes_comp_t c, tes__sl
     return *info ? TES_OK : tes__fail_detail(w, TES_ERR_INVALID, "component id %u is not registered in this world", (unsigned)c);
 }
 
-void tes__world_move(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, tes__table_t *dst)
-{
-    tes__table_t *src = tes__slot_table(w, slot);
-    uint32_t src_row = slot->row;
-    tes_entity_t moved;
-    uint32_t row = tes__table_move_row(dst, src, src_row, e, &moved);
-    /* The move ran move, ctor and dtor hooks: slots are found again. */
-    if (moved != TES_NULL)
-        w->entities.slots[tes_entity_index(moved)].row = src_row;
-    tes__slot_set_table(&w->entities.slots[tes_entity_index(e)], dst->id, row);
-    tes__table_debug_move(src, &w->alloc);
-}
-
 /* Keeps a bitwise image of *value in the world's scratch buffer and points
  * *value at it. TES_OK or TES_ERR_NOMEM. */
 static int hold_value(tes_world_t *w, const tes__component_t *info, const void **value)
@@ -103,7 +90,7 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
         if (tes__watch_reserve_one(w, info->id, tes_entity_index(e)))
             return TES_ERR_NOMEM;
         tes__watch_before(w, e, info->id);
-        slot->table |= TES__SLOT_SPARSE; /* before the ctor hook runs */
+        tes__slot_hint_sparse(slot, true); /* before the ctor hook runs */
         *ptr = tes__sparse_store_insert(st, e);
         if (*ptr)
             tes__component_construct1(info, *ptr);

@@ -531,10 +531,10 @@ void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *statu
          * user code or copies values (every queued command is a quiet
          * change of other values), writing it now is writing it at this
          * place: the current address serves. In a split structural
-         * system every ensure stages its value (see stage_ensures), so no
+         * system every ensure stages its value (the queue's stage_ensures), so no
          * write lands before the system's commands are applied. */
         void *now = tes__get(w, e, c);
-        if (now && d->barrier_count == 0 && !w->stage_ensures)
+        if (now && d->barrier_count == 0 && !d->stage_ensures)
             return now;
         h.kind = now ? HELD_VALUE : HELD_NONE;
         h.value = now;

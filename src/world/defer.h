@@ -162,6 +162,15 @@ typedef struct tes__defer {
      * several entities and a reset can lower it, and set it to 0 (ask
      * again). tes__world_check verifies it. */
     uint32_t plain_room;
+    /* The queue's mode for deferred tes_ensure: set, an ensure queued here
+     * stages a value even for a component the entity has, instead of
+     * handing out the stored value's address, so that every change is a
+     * command applied in order and none lands in a row another thread may
+     * be reading. The queues of a structural, parallel system: every lane
+     * (set when the lanes are made, as they serve only such systems) and
+     * the world's queue while such a system runs on the calling thread
+     * (tes__defer_stage_ensures, its one writer). */
+    bool stage_ensures;
     /* One per entity whose pair records or reset the queue keeps; room
      * for the records the pending plain sets will need (see paired). */
     tes__defer_entity_t *ents;
@@ -296,6 +305,9 @@ void tes__defer_open(tes_world_t *w);
  * queued them) and applies it; returns the first error met. */
 int tes__defer_lanes_reserve(tes_world_t *w);
 void tes__defer_lanes_begin(tes_world_t *w);
+/* Sets the world queue's stage_ensures mode (see tes__defer_t): on while
+ * a structural, parallel system runs its blocks on the calling thread. */
+void tes__defer_stage_ensures(tes_world_t *w, bool on);
 /* The calling thread's lane number and its queue length (a span's bound). */
 uint32_t tes__defer_lane_index(const tes_world_t *w);
 uint32_t tes__defer_lane_count(const tes_world_t *w, uint32_t lane);

@@ -49,6 +49,7 @@
 #include "world/defer.h"
 
 #include "world/defer_runs.h"
+#include "world/move.h"
 #include "world/world.h"
 
 /* Distinct components one merged move tracks; more end the merge there
@@ -189,14 +190,14 @@ static int apply_single(tes_world_t *w, uint32_t at, tes__slot_t *slot, step_mem
     if (!dst || (dst != src && (tes__table_reserve(dst, &w->alloc, 1) ||
                                 tes__watch_reserve_one(w, op->comp, tes_entity_index(op->e)))))
         return apply_each(w, at, at + 1);
-    if (dst != src && info->dispatch == TES__DISPATCH_TABLE && src->last_edge[1].comp == op->comp &&
-        src->last_edge[1].dst == dst && src->last_edge[1].plain) {
+    const tes__edge_plan_t *edge = &src->last_edge[1];
+    if (dst != src && info->dispatch == TES__DISPATCH_TABLE && edge->comp == op->comp &&
+        edge->move.dst == dst && edge->plain) {
         /* The quiet case (quiet_ops.c's table add): no hook for any column
          * of either table and no watcher hears the component, so the row
-         * moves as bytes along the edge's plan, the staged value (in the
+         * moves as bytes by the edge's plan, the staged value (in the
          * arena, never inside a table) copied straight into its cell. */
-        tes__world_move_plain(w, op->e, slot, src, dst, src->last_edge[1].col, true,
-                              op->kind != TES__OP_ADD ? op->value : NULL);
+        tes__apply(w, &edge->move, op->e, op->kind != TES__OP_ADD ? op->value : NULL, 1);
         op->kind = TES__OP_DONE;
         return TES_OK;
     }
@@ -350,33 +351,14 @@ static bool plan_group(tes_world_t *w, tes__group_plan_t *plan, const tes__table
     }
     if (!dst)
         return false;
-    plain = plain && dst->column_count <= TES__PLAN_COLUMNS &&
-            !((src->flags | dst->flags) & TES__TABLE_NOT_PLAIN);
-    plan->moves = plan->sets = plan->zeros = 0;
-    for (uint32_t c = 0; plain && c < dst->column_count; c++) {
-        tes_comp_t id = dst->columns[c].id;
-        int32_t from = tes__table_column_index(src, id);
-        int32_t value = -1;
-        for (uint32_t j = 0; j < k; j++) /* the last value staged wins */
-            if (comps[j] == id && (valued >> j & 1u))
-                value = (int32_t)j;
-        if (value >= 0) {
-            plan->set_col[plan->sets] = (uint8_t)c;
-            plan->set_from[plan->sets++] = (uint8_t)value;
-        } else if (from >= 0) {
-            plan->move_col[plan->moves] = (uint8_t)c;
-            plan->move_from[plan->moves++] = (uint8_t)from;
-        } else {
-            plan->zero_col[plan->zeros++] = (uint8_t)c;
-        }
-    }
+    tes__plan_make(&plan->move, (tes__table_t *)src, dst, comps, k, valued, false,
+                   sizeof(const void *));
     plan->src = src;
     plan->k = k;
     plan->valued = valued;
     for (uint32_t j = 0; j < k; j++)
         plan->comps[j] = comps[j];
-    plan->dst = dst;
-    plan->plain = plain;
+    plan->plain = plain && plan->move.listed;
     return true;
 }
 
@@ -422,22 +404,22 @@ static inline bool apply_group(tes_world_t *w, uint32_t at, uint32_t end, tes__g
     }
     if (!plan->plain)
         return false;
-    tes__table_t *dst = plan->dst;
+    tes__table_t *dst = plan->move.dst;
     if (run && consecutive && dst != src) {
         *run = true;
         return true;
     }
     if (dst == src) { /* nothing added: the values are assigned in place */
         const tes__column_t *dc = dst->columns;
-        for (uint32_t i = 0; i < plan->sets; i++) {
-            const tes__column_t *col = &dc[plan->set_col[i]];
-            tes__copy_small(col->data + (size_t)slot->row * col->size, values[plan->set_from[i]],
-                            col->size);
+        for (uint32_t i = 0; i < plan->move.values; i++) {
+            const tes__column_t *col = &dc[plan->move.value_col[i]];
+            tes__copy_small(col->data + (size_t)slot->row * col->size,
+                            values[plan->move.value_from[i]], col->size);
         }
     } else {
         if (tes__table_reserve(dst, &w->alloc, 1))
             return false;
-        tes__move_by_plan(w, plan, slot, e, src, dst, values);
+        tes__apply(w, &plan->move, e, values, 1);
     }
     /* The staged values have no destructor: marking is all the release. */
     if (consecutive) {

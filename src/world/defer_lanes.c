@@ -31,8 +31,15 @@ int tes__defer_lanes_reserve(tes_world_t *w)
     if (w->lanes)
         return TES_OK;
     w->lanes = tes__calloc(&w->alloc, (size_t)w->threads * sizeof *w->lanes);
-    return w->lanes ? TES_OK : TES_ERR_NOMEM;
+    if (!w->lanes)
+        return TES_ERR_NOMEM;
+    /* Lanes serve only structural, parallel systems: their ensures stage. */
+    for (int32_t t = 0; t < w->threads; t++)
+        w->lanes[t].queue.stage_ensures = true;
+    return TES_OK;
 }
+
+void tes__defer_stage_ensures(tes_world_t *w, bool on) { w->defer.stage_ensures = on; }
 
 void tes__defer_lanes_begin(tes_world_t *w)
 {

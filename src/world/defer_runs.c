@@ -14,7 +14,7 @@
  * queue made by a loop over a table names its entities in row order. When
  * they are the table's last rows in that order (a loop over the whole
  * table, or its end), the rows move as one block, column by column
- * (move_block_by_plan). Otherwise they move back to front: each row moved
+ * (move_block). Otherwise they move back to front: each row moved
  * is then its table's last when the entities are in row order, so there is
  * no hole to fill and no other entity's slot to touch (front to back, half
  * the moves fill a hole), and the commands read last by the check are read
@@ -29,6 +29,7 @@
 
 #include <string.h>
 
+#include "world/move.h"
 #include "world/world.h"
 
 /* Whether e is alive in table src (an entity a run may move). */
@@ -47,58 +48,43 @@ static inline uint32_t row_of(const tes_world_t *w, tes_entity_t e)
 /* The whole of a run whose n groups (k commands each, from `at`) name
  * src's last n rows in order, the usual queue of a loop over a whole table
  * (or its end): the rows move to the end of dst, which has room, as one
- * block by the plan, each moved cell column by column in one copy per
- * column, the staged values copied one by one, and the entities keep
- * their order. */
-static void move_block_by_plan(tes_world_t *w, const tes__group_plan_t *plan, tes__op_t *ops,
-                               uint32_t at, uint32_t n)
+ * block by the plan (each moved cell column by column, in one copy per
+ * column), then the staged values are copied one by one; the entities
+ * keep their order. */
+static void move_block(tes_world_t *w, const tes__group_plan_t *plan, tes__op_t *ops,
+                       uint32_t at, uint32_t n)
 {
-    tes__table_t *src = (tes__table_t *)plan->src, *dst = plan->dst;
-    const uint32_t k = plan->k, from = src->count - n, to = dst->count;
-    tes__assert(n <= src->count && !(src->flags & TES__TABLE_VIRTUAL) &&
-                (uint64_t)to + n <= dst->cap);
-    const tes__column_t *dc = dst->columns, *sc = src->columns;
-    for (uint32_t i = 0; i < plan->moves; i++) {
-        const tes__column_t *col = &dc[plan->move_col[i]];
-        memcpy(col->data + (size_t)to * col->size,
-               sc[plan->move_from[i]].data + (size_t)from * col->size, (size_t)n * col->size);
-    }
-    for (uint32_t i = 0; i < plan->zeros; i++) {
-        const tes__column_t *col = &dc[plan->zero_col[i]];
-        memset(col->data + (size_t)to * col->size, 0, (size_t)n * col->size);
-    }
-    memcpy(dst->entities + to, src->entities + from, (size_t)n * sizeof *dst->entities);
-    /* One pass over the run's commands (the largest array here): each
-     * group's staged values, its entity's slot, its commands marked. */
+    const tes__move_plan_t *p = &plan->move;
+    const uint32_t k = plan->k, to = p->dst->count;
+    tes__assert(n <= p->src->count && !(p->src->flags & TES__TABLE_VIRTUAL));
+    /* The value cells are assigned below: a run leaves them raw. */
+    tes__apply(w, p, ops[at].e, n > 1 ? TES__PLAN_RAW : NULL, n);
+    /* One pass over the run's commands: each group's staged values, its
+     * commands marked. */
     uint8_t *cells[TES__GROUP_MAX];
     uint32_t sizes[TES__GROUP_MAX];
-    for (uint32_t i = 0; i < plan->sets; i++) {
-        const tes__column_t *col = &dc[plan->set_col[i]];
+    const tes__column_t *dc = p->dst->columns;
+    for (uint32_t i = 0; i < p->values; i++) {
+        const tes__column_t *col = &dc[p->value_col[i]];
         cells[i] = col->data + (size_t)to * col->size;
         sizes[i] = col->size;
     }
-    tes__slot_t *slots = w->entities.slots;
     tes__op_t *op = &ops[at];
-    if (k == 1 && plan->sets == 1) { /* one set per entity: the usual run */
+    if (k == 1 && p->values == 1) { /* one set per entity: the usual run */
         for (uint32_t g = 0; g < n; g++, op++, cells[0] += sizes[0]) {
             tes__copy_small(cells[0], op->value, sizes[0]);
-            tes__slot_set_table(&slots[tes_entity_index(op->e)], dst->id, to + g);
             op->kind = TES__OP_DONE;
         }
-    } else {
-        for (uint32_t g = 0; g < n; g++, op += k) {
-            for (uint32_t i = 0; i < plan->sets; i++) {
-                tes__copy_small(cells[i], op[plan->set_from[i]].value, sizes[i]);
-                cells[i] += sizes[i];
-            }
-            tes__slot_set_table(&slots[tes_entity_index(op->e)], dst->id, to + g);
-            for (uint32_t j = 0; j < k; j++)
-                op[j].kind = TES__OP_DONE; /* no destructor: that is the release */
-        }
+        return;
     }
-    dst->count = to + n;
-    src->count = from;
-    tes__table_debug_move(src, &w->alloc);
+    for (uint32_t g = 0; g < n; g++, op += k) {
+        for (uint32_t i = 0; i < p->values; i++) {
+            tes__copy_small(cells[i], op[p->value_from[i]].value, sizes[i]);
+            cells[i] += sizes[i];
+        }
+        for (uint32_t j = 0; j < k; j++)
+            op[j].kind = TES__OP_DONE; /* no destructor: that is the release */
+    }
 }
 
 /* Moves the entity of a run's group (its k commands from op) by the
@@ -111,8 +97,7 @@ static tes__always_inline void run_group_move(tes_world_t *w, const tes__group_p
         values[j] = op[j].value;
         op[j].kind = TES__OP_DONE; /* no destructor: that is the release */
     }
-    tes__slot_t *slot = &w->entities.slots[tes_entity_index(op->e)];
-    tes__move_by_plan(w, plan, slot, op->e, (tes__table_t *)plan->src, plan->dst, values);
+    tes__apply(w, &plan->move, op->e, values, 1);
 }
 
 /* Applies the run of groups right after a plain group that moved its
@@ -127,7 +112,7 @@ uint32_t tes__defer_group_run(tes_world_t *w, uint32_t at, uint32_t end,
                               const tes__group_plan_t *plan, const uint8_t *kinds)
 {
     tes__op_t *ops = w->defer.ops;
-    tes__table_t *src = (tes__table_t *)plan->src, *dst = plan->dst;
+    tes__table_t *src = plan->move.src, *dst = plan->move.dst;
     const uint32_t k = plan->k;
     if (tes__table_reserve(dst, &w->alloc, 1))
         return at; /* no row at all: no scan (so a run that cannot grow costs O(1) a command) */
@@ -160,7 +145,7 @@ uint32_t tes__defer_group_run(tes_world_t *w, uint32_t at, uint32_t end,
     }
     if (n && !tes__table_reserve(dst, &w->alloc, n)) {
         if (block && base + n == src->count && !(src->flags & TES__TABLE_VIRTUAL))
-            move_block_by_plan(w, plan, ops, at, n);
+            move_block(w, plan, ops, at, n);
         else
             for (uint32_t g = n; g-- > 0;) /* back to front: see the top of this file */
                 run_group_move(w, plan, &ops[at + g * k]);
@@ -174,14 +159,14 @@ uint32_t tes__defer_group_run(tes_world_t *w, uint32_t at, uint32_t end,
     return at + n * k;
 }
 
-/* Moves the entity of a run's single command along the plain edge from
- * src to dst (room reserved) and marks the command done. */
-static tes__always_inline void single_move(tes_world_t *w, tes__op_t *op, tes__table_t *src,
-                                           tes__table_t *dst, int32_t col, bool valued)
+/* Moves the entity of a run's single command by the plan (room
+ * reserved) and marks the command done; its staged value (if it stages
+ * one) is the plan's value 0, read from the command. */
+static tes__always_inline void single_move(tes_world_t *w, tes__op_t *op,
+                                           const tes__group_plan_t *plan)
 {
     op->kind = TES__OP_DONE;
-    tes__slot_t *slot = &w->entities.slots[tes_entity_index(op->e)];
-    tes__world_move_plain(w, op->e, slot, src, dst, col, true, valued ? op->value : NULL);
+    tes__apply(w, &plan->move, op->e, &op->value, 1);
 }
 
 /* tes__defer_group_run for groups of one command: dst is src plus the
@@ -192,10 +177,8 @@ uint32_t tes__defer_single_run(tes_world_t *w, uint32_t at, uint32_t end,
                                const tes__group_plan_t *plan, uint8_t kind)
 {
     tes__op_t *ops = w->defer.ops;
-    tes__table_t *src = (tes__table_t *)plan->src, *dst = plan->dst;
+    tes__table_t *src = plan->move.src, *dst = plan->move.dst;
     const tes_comp_t comp = plan->comps[0];
-    const bool valued = plan->valued != 0;
-    const int32_t col = tes__table_column_index(dst, comp);
     if (tes__table_reserve(dst, &w->alloc, 1))
         return at; /* as in tes__defer_group_run */
     uint32_t n = 0, base = 0;
@@ -211,16 +194,16 @@ uint32_t tes__defer_single_run(tes_world_t *w, uint32_t at, uint32_t end,
     }
     if (n && !tes__table_reserve(dst, &w->alloc, n)) {
         if (block && base + n == src->count && !(src->flags & TES__TABLE_VIRTUAL))
-            move_block_by_plan(w, plan, ops, at, n);
+            move_block(w, plan, ops, at, n);
         else
             for (uint32_t j = n; j-- > 0;) /* see tes__defer_group_run: back to front */
-                single_move(w, &ops[at + j], src, dst, col, valued);
+                single_move(w, &ops[at + j], plan);
         return at + n;
     }
     for (uint32_t j = 0; j < n; j++) {
         if (tes__table_reserve(dst, &w->alloc, 1))
             return at + j;
-        single_move(w, &ops[at + j], src, dst, col, valued);
+        single_move(w, &ops[at + j], plan);
     }
     return at + n;
 }

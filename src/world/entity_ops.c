@@ -56,13 +56,10 @@ static tes__noinline tes_entity_t spawn_slow(tes_world_t *w)
         return TES_NULL;
     }
     /* The root table is virtual: an empty entity is just its slot. */
-    tes_entity_t e = tes__entity_create(ei);
-    tes__slot_t *slot = &ei->slots[tes_entity_index(e)];
-    slot->table = 0;
-    slot->row = 0;
+    tes_entity_t e = tes__entity_create(ei, 0, 0);
     if (w->defer.depth > 0) {
         /* Alive at once, hidden from root scans until the flush. */
-        slot->row = TES__ROW_PENDING;
+        ei->slots[tes_entity_index(e)].row = TES__ROW_PENDING;
         tes__defer_push(w, TES__OP_MATERIALIZE, e, 0, TES_NULL, NULL);
     } else {
         tes__watch_after(w, e, TES__WATCH_EMPTY);
@@ -175,8 +172,8 @@ static void clone_commit(tes_world_t *w, tes_entity_t dst, tes_entity_t src)
     uint32_t src_row = slot->row;
     bool sparse = (slot->table & TES__SLOT_SPARSE) != 0;
     uint32_t dst_row = tes__table_push(table, dst);
-    copy_slot->table = slot->table;
-    copy_slot->row = dst_row;
+    tes__slot_set_table(copy_slot, table->id, dst_row);
+    tes__slot_hint_sparse(copy_slot, sparse);
     for (uint32_t c = 0; c < table->column_count; c++)
         clone_value(table->columns[c].info, tes__table_cell(table, c, dst_row),
                     tes__table_cell(table, c, src_row));
@@ -225,13 +222,9 @@ static tes_entity_t clone_impl(tes_world_t *w, tes_entity_t e)
         tes__fail(w, rc);
         return TES_NULL;
     }
-    tes_entity_t copy = tes__entity_create(&w->entities);
-    tes__slot_t *copy_slot = &w->entities.slots[tes_entity_index(copy)];
-    copy_slot->table = 0;
-    copy_slot->row = 0;
+    tes_entity_t copy = tes__entity_create(&w->entities, 0, deferred ? TES__ROW_PENDING : 0);
     if (deferred) {
         /* The copy is taken at the flush, from e as it is then. */
-        copy_slot->row = TES__ROW_PENDING;
         tes__defer_push(w, TES__OP_MATERIALIZE, copy, 0, TES_NULL, NULL);
         tes__defer_push(w, TES__OP_CLONE, copy, 0, e, NULL);
         return copy;

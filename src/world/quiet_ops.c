@@ -34,11 +34,10 @@
  * compare; the entity is its table's last row, so the source just counts
  * one row less (no hole to fill, no other entity's slot to touch); the
  * slot turns to the destination by one addition; the cells are copied by
- * the edge's add_cells, chosen when the edge was cached (straight code for
- * up to four columns of 8 to 16 bytes, a loop per size class otherwise),
- * in a tail call that tests nothing per column. Callgrind counts 354
- * instructions per entity for a spawn and three such sets in the bench
- * (474 with a loop over the columns and a dispatch per call).
+ * the edge plan's copy routine (move_plan.h), chosen when the edge was
+ * cached (straight code for up to four columns of 8 to 16 bytes, a loop
+ * per size class otherwise), in a tail call that tests nothing per
+ * column.
  *
  * Guarantees are the generic path's: handles are checked, statuses are the
  * same, and a failed call changes nothing. A step the quiet path does not
@@ -47,6 +46,7 @@
  * may move when it grows) hands the call to the generic path before
  * anything has changed.
  */
+#include "world/move.h"
 #include "world/world.h"
 
 #include <string.h>
@@ -68,14 +68,6 @@ static inline tes__component_t *quiet_component(const tes_world_t *w, tes_comp_t
 /* Records a stale handle: out of line, so that the quiet paths, whose hot
  * paths make calls only in tail position, save no registers for it. */
 static tes__noinline int quiet_stale(tes_world_t *w, tes_entity_t e) { return tes__fail_stale(w, e); }
-
-tes__noinline int tes__world_fill_hole_plain(tes_world_t *w, tes__table_t *t, uint32_t row,
-                                             uint32_t last)
-{
-    tes_entity_t moved = tes__table_fill_hole_plain(t, row, last);
-    w->entities.slots[tes_entity_index(moved)].row = row;
-    return TES_OK;
-}
 
 /* The start of a quiet table add or remove: e's slot and table into *slot
  * and *src. False for a handle that is not alive (the caller records
@@ -101,7 +93,7 @@ static inline tes__table_t *quiet_step(tes_world_t *w, tes__table_t *src,
 {
     tes_comp_t c = info->id;
     if (src->last_edge[add].comp == c)
-        return src->last_edge[add].dst;
+        return src->last_edge[add].move.dst;
     bool has = info->size ? tes__table_column_index(src, c) >= 0
                           : tes__table_type_index(src, c) >= 0;
     if (has == add)
@@ -138,18 +130,8 @@ static tes__noinline int quiet_table_add_slow(tes_world_t *w, tes_entity_t e, te
         return is_set ? tes__set_generic(w, e, info->id, value) : tes__add_generic(w, e, info->id);
     if (tes__table_reserve(dst, &w->alloc, 1))
         return tes__fail(w, TES_ERR_NOMEM);
-    return tes__world_move_plain(w, e, slot, src, dst, src->last_edge[1].col, true, value);
-}
-
-/* quiet_table_add along the cached plain edge (which leads into a table
- * with room) for an entity that is not its table's last row: the last row
- * fills the hole it leaves. */
-static tes__noinline int quiet_add_from_middle(tes_world_t *w, tes_entity_t e, const void *value)
-{
-    tes__slot_t *slot = tes__entity_slot(&w->entities, e);
-    tes__table_t *src = tes__slot_table(w, slot);
-    const tes__edge_plan_t *edge = &src->last_edge[1];
-    return tes__world_move_plain(w, e, slot, src, edge->dst, edge->col, true, value);
+    (void)slot;
+    return tes__apply(w, &src->last_edge[1].move, e, value, 1);
 }
 
 /* Adds c to e if missing (the new cell a copy of value, zeroed for NULL);
@@ -159,16 +141,13 @@ static tes__noinline int quiet_add_from_middle(tes_world_t *w, tes_entity_t e, c
  *
  * The hot case is handled here: e takes its table's last add edge again
  * (one compare finds the edge and its plan), a plain edge into a table
- * with room, and e is the last row of its table (or in the virtual root),
- * as a freshly spawned entity built up one component at a time always is.
- * Its row then moves as bytes and leaves no hole: the source table just
- * counts one row less, and no other entity's slot changes. e's new place
- * is written first, then the edge's own copy (add_cells, made for its
- * columns when the edge was cached) moves the cells, in tail position, so
- * that this path saves no registers and makes no other call. An entity in
- * the middle of its table goes to quiet_add_from_middle, every other case
- * to quiet_table_add_slow, both in tail position. Inlined into tes_set and
- * tes_add. */
+ * with room; the row then moves by the edge's move plan through
+ * tes__apply, whose own hot case (e the last row of its table, as a
+ * freshly spawned entity built up one component at a time always is)
+ * leaves no hole and ends in the plan's copy routine, in tail position, so
+ * that this path saves few registers and makes no other call. Every other
+ * case goes to quiet_table_add_slow, in tail position. Inlined into
+ * tes_set and tes_add. */
 static tes__always_inline int quiet_table_add(tes_world_t *w, tes_entity_t e, tes_comp_t c,
                                               const void *value, const void *cells, bool is_set)
 {
@@ -177,30 +156,14 @@ static tes__always_inline int quiet_table_add(tes_world_t *w, tes_entity_t e, te
     if (!quiet_enter(w, e, &slot, &src))
         return quiet_stale(w, e);
     const tes__edge_plan_t *edge = &src->last_edge[1];
-    tes__table_t *dst = edge->dst;
     if (!tes__likely(edge->plain_comp == c))
         return quiet_table_add_slow(w, e, c, value, is_set);
-    size_t dst_row = dst->count; /* a size_t: no widening for the index below */
-    if (dst_row >= dst->cap || TES__DEBUG_MOVES)
+    const tes__table_t *dst = edge->move.dst;
+    if (dst->count >= dst->cap || TES__DEBUG_MOVES)
         return quiet_table_add_slow(w, e, c, value, is_set);
-    /* e is src's last row: its row is the count src keeps, src->count - 1.
-     * A root entity is at row 0 of the root, whose count stays 0: the
-     * count it keeps is src->count - 0. That count is then also the row
-     * the cells are read from, so one value serves as both. A table with
-     * room does not move for the new row, so a value inside it stays put:
-     * no image is needed. */
-    uint32_t src_keeps = src->count - edge->pop;
-    if (slot->row != src_keeps)
-        return quiet_add_from_middle(w, e, value);
-    dst->entities[dst_row] = e;
-    dst->count = (uint32_t)dst_row + 1;
-    /* The source's count is written between the slot's two fields: stores
-     * to adjacent fields get merged by compilers, through a vector
-     * register, which costs more than the two stores. */
-    slot->table += edge->id_step; /* (sparse bit | src's id) + step: sparse bit | dst's id */
-    src->count = src_keeps;
-    slot->row = (uint32_t)dst_row;
-    return edge->add_cells(dst, dst_row, src, cells, src_keeps);
+    /* A table with room does not move for the new row, so a value inside
+     * it stays put: no image is needed. */
+    return tes__apply_one(w, &edge->move, e, slot, src, cells);
 }
 
 static tes__noinline int quiet_table_remove(tes_world_t *w, tes_entity_t e,
@@ -219,7 +182,8 @@ static tes__noinline int quiet_table_remove(tes_world_t *w, tes_entity_t e,
         return tes__remove_generic(w, e, info->id);
     if (tes__table_reserve(dst, &w->alloc, 1))
         return tes__fail(w, TES_ERR_NOMEM);
-    return tes__world_move_plain(w, e, slot, src, dst, src->last_edge[0].col, false, NULL);
+    (void)slot;
+    return tes__apply(w, &src->last_edge[0].move, e, NULL, 1);
 }
 
 /* The sparse forms: no watcher means no owning group, so stored values
@@ -262,7 +226,7 @@ static tes__noinline int quiet_sparse_add_slow(tes_world_t *w, tes_entity_t e,
     if (!tes__sparse_store_has_room(st, index) &&
         tes__sparse_store_reserve(st, &w->alloc, 1, index, NULL, NULL))
         return tes__fail(w, TES_ERR_NOMEM);
-    w->entities.slots[index].table |= TES__SLOT_SPARSE;
+    tes__slot_hint_sparse(&w->entities.slots[index], true);
     void *ptr = tes__sparse_store_insert(st, e);
     return ptr ? fill_cell_fast(ptr, value, st->size) : TES_OK;
 }
@@ -294,7 +258,7 @@ static tes__noinline int quiet_sparse_add(tes_world_t *w, tes_entity_t e,
         (size && (pos >> st->page_shift) >= st->page_count))
         return quiet_sparse_add_slow(w, e, info, value);
     tes__sparse_set_append_at(set, e, entry);
-    slot->table |= TES__SLOT_SPARSE;
+    tes__slot_hint_sparse(slot, true);
     if (!size)
         return TES_OK;
     return fill_cell_fast(tes__sparse_store_at(st, pos), value, size);
@@ -381,7 +345,7 @@ static tes__always_inline int fixed_sparse_add(tes_world_t *w, tes_entity_t e,
     if (pos >= set->cap || (size && data_page >= st->page_count))
         return quiet_sparse_add_slow(w, e, info, value);
     tes__sparse_set_append_at(set, e, entry);
-    slot->table |= TES__SLOT_SPARSE;
+    tes__slot_hint_sparse(slot, true);
     if (size) {
         void *cell = fixed_cell(st, pos, size);
         if (is_set)
@@ -575,13 +539,8 @@ int tes_destroy(tes_world_t *w, tes_entity_t e)
         (t->flags & (TES__TABLE_NOT_PLAIN | TES__TABLE_HAS_ON_REMOVE)) ||
         (w->strict_lifecycle && tes__entity_instance(&w->entities, index)))
         return tes__destroy_generic(w, e);
-    if (slot->table != 0) {
-        uint32_t row = slot->row;
-        tes_entity_t moved = tes__table_remove_row_plain(t, row);
-        if (moved != TES_NULL)
-            w->entities.slots[tes_entity_index(moved)].row = row;
-        tes__table_debug_move(t, &w->alloc);
-    }
+    if (slot->table != 0)
+        tes__world_vacate_plain(w, t, slot->row);
     tes__entity_free(&w->entities, e);
     return TES_OK;
 }

@@ -3,6 +3,7 @@
  * structural operation shares (the entry guard, hook firing, stripping an
  * entity of all its components).
  */
+#include "world/move.h"
 #include "world/world.h"
 
 #include <stdio.h>
@@ -418,16 +419,9 @@ void tes__world_strip(tes_world_t *w, tes_entity_t e, bool destroying)
     uint32_t row = w->entities.slots[index].row;
     tes__assert(tes__slot_table(w, &w->entities.slots[index]) == table);
     tes__table_destruct_row(table, row);
-    /* A table whose rows move as small plain bytes (fixed when it was
-     * created) fills the hole without the per-column hook checks. */
-    tes_entity_t moved = (table->flags & TES__TABLE_NOT_PLAIN)
-                             ? tes__table_remove_row(table, row)
-                             : tes__table_remove_row_plain(table, row);
-    if (moved != TES_NULL)
-        w->entities.slots[tes_entity_index(moved)].row = row;
-    tes__table_debug_move(table, &w->alloc);
+    tes__world_vacate(w, table, row);
     if (sparse)
         each_sparse(w, e, drop_sparse);
     tes__world_hook_down(w);
-    w->entities.slots[index].table &= ~TES__SLOT_SPARSE;
+    tes__slot_hint_sparse(&w->entities.slots[index], false);
 }

@@ -101,20 +101,17 @@ struct tes__filters;   /* the query layer's filter index, opaque here */
 struct tes__systems;   /* the system layer's state, opaque here */
 
 /* The last table-only bundle tes_spawn_with placed (bulk_ops.c), keyed by
- * its ids as given: a repeated bundle skips validation and the table
- * lookup. Never stale: tables, columns and components are never deleted. */
-#define TES__BUNDLE_MAX 8
+ * its ids as given, with the move plan that places it: from the root into
+ * its table, value k read from the ptr of the call's value k. A repeated
+ * bundle skips validation, the table lookup and the planning. Never
+ * stale: tables, columns and components are never deleted. */
+#define TES__BUNDLE_MAX TES__PLAN_VALUES
 typedef struct tes__bundle_cache {
     tes_comp_t ids[TES__BUNDLE_MAX];
-    uint16_t col[TES__BUNDLE_MAX]; /* column of each value, UINT16_MAX for a tag */
     uint32_t n;                    /* 0: empty */
-    uint32_t table;
     bool hooked;                   /* some value has on_add or on_set */
-    bool plain;                    /* no value has a ctor or copy hook */
-    bool quiet;                    /* plain, not hooked, every value at most
-                                      TES__SMALL_BYTES: copied as bytes */
-    bool mid;                      /* quiet, no tag, every value 8 to 16
-                                      bytes: two 8-byte moves per value */
+    bool quiet;                    /* neither hooked nor a hooked plan: runs no user code */
+    tes__move_plan_t plan;
 } tes__bundle_cache_t;
 
 /* Whether the world is quiet (see tes__world_quiet), and the four fields
@@ -191,13 +188,6 @@ struct tes_world {
      * lanes_live, queuing calls, hook depth and scratch are per thread. */
     tes__lane_t *lanes;           /* threads entries, or NULL */
     bool lanes_live;
-    /* Set while a structural and parallel system runs (on any thread
-     * count): a deferred tes_ensure then stages a value even for a
-     * component the entity has, instead of handing out the stored value's
-     * address, so every change such a system makes is a command applied
-     * in row order, and none lands in a row another thread may be
-     * reading. Written by the calling thread only, between jobs. */
-    bool stage_ensures;
     struct tes__systems *systems; /* created by the system layer on first use */
 };
 
@@ -371,8 +361,10 @@ static inline void tes__watch_after(tes_world_t *w, tes_entity_t e, tes_comp_t c
 int tes__clone_into(tes_world_t *w, tes_entity_t dst, tes_entity_t src);
 
 /* Moves live entity e, whose slot is `slot`, to table dst (which has
- * room): shared columns move, new ones are constructed, dropped ones
- * destroyed. Tells no watcher and fires no observer. */
+ * room) by the plan of the edge between them when one of src's last edges
+ * leads there, else by a plan made now: shared columns move, new ones are
+ * constructed, dropped ones destroyed (the generic move: hooks run). Tells
+ * no watcher and fires no observer. */
 void tes__world_move(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, tes__table_t *dst);
 
 /* The calling thread's lane (only while w->lanes_live). */
@@ -445,49 +437,21 @@ static inline tes__table_t *tes__slot_table(const tes_world_t *w, const tes__slo
     return w->tables.tables[s->table & TES__SLOT_TABLE_MASK];
 }
 
+/* Sets or clears a live slot's sparse hint (TES__SLOT_SPARSE: the entity
+ * may own sparse components). The one writer of the bit: set before an
+ * entity gains its first sparse component, cleared once its components
+ * are all gone; creation places it with the slot (tes__entity_create's
+ * table), and tes__slot_set_table keeps it. */
+static inline void tes__slot_hint_sparse(tes__slot_t *s, bool on)
+{
+    s->table = (s->table & ~TES__SLOT_SPARSE) | (on ? TES__SLOT_SPARSE : 0u);
+}
+
 /* Sets a live slot's table, keeping its sparse hint bit. */
 static inline void tes__slot_set_table(tes__slot_t *s, uint32_t table, uint32_t row)
 {
     s->table = (s->table & TES__SLOT_SPARSE) | table;
     s->row = row;
-}
-
-/* Fills the hole a plain row move left at `row` of plain table t with its
- * last row (index `last`, already counted out) and gives the entity moved
- * there its new row. Returns TES_OK. Out of line: a freshly spawned entity
- * built up one component at a time is always its table's last row, and
- * the quiet moves then stay small. */
-int tes__world_fill_hole_plain(tes_world_t *w, tes__table_t *t, uint32_t row, uint32_t last);
-
-/* Moves live entity e, whose slot is `slot`, from its table src into dst
- * (which has room) along a plain edge: dst's type is src's plus (add) or
- * minus one component whose column in the wider table is col (-1 for a
- * tag), and neither table runs hooks or holds large values (the edge's
- * plan says `plain`). The row moves as bytes (tes__table_copy_cells_plain);
- * an added cell is a copy of value, or zeroed for NULL. e gets its new
- * row; when e was not src's last row, the last row fills the hole and its
- * entity gets that row. Runs no user code and tells no watcher. Returns
- * TES_OK, so that a quiet path returns its result in tail position.
- * Inline: the quiet paths stay leaf functions but for the hole, filled by
- * a tail call. */
-static tes__always_inline int tes__world_move_plain(tes_world_t *w, tes_entity_t e,
-                                                    tes__slot_t *slot, tes__table_t *src,
-                                                    tes__table_t *dst, int32_t col, bool add,
-                                                    const void *value)
-{
-    uint32_t src_row = slot->row;
-    uint32_t row = tes__table_push(dst, e);
-    uint32_t split = col >= 0 ? (uint32_t)col : dst->column_count;
-    tes__table_copy_cells_plain(dst, row, src, src_row, split, add, value);
-    tes__slot_set_table(slot, dst->id, row);
-    tes__table_debug_move(src, &w->alloc);
-    if (src->flags & TES__TABLE_VIRTUAL)
-        return TES_OK;
-    tes__assert(src_row < src->count && !(src->flags & TES__TABLE_NOT_PLAIN));
-    uint32_t last = --src->count;
-    if (src_row == last)
-        return TES_OK;
-    return tes__world_fill_hole_plain(w, src, src_row, last);
 }
 
 /* Looks up a live entity for a structural call. Returns TES_OK with *slot

@@ -1,6 +1,6 @@
 /*
  * The move plans of cached add edges (tes__edge_plan_t): when an edge is
- * cached, the copy its rows take on the quiet path (add_cells) is chosen
+ * cached, the copy routine of its plan (move_plan.h) is chosen
  * once, by whether a cell is added (a tag adds none), by the size class all
  * of the destination's columns fall in (8 to 16 bytes, 4 to 8, or any
  * small size) and, for up to four columns of 8 to 16 bytes, by the column
@@ -17,7 +17,8 @@
  * - an entity with a sparse component keeps the slot's sparse hint
  *   through quiet table adds (the slot's table turns by one addition);
  * - tes_spawn_with's cached bundle of 8 to 16-byte values, whose copy is
- *   chosen when it is cached too.
+ *   chosen when it is cached too;
+ * - the world check reports an edge or bundle plan out of step.
  * Each test checks the full world invariant.
  */
 #include <setjmp.h>
@@ -113,7 +114,8 @@ static void build_and_check(const uint32_t *sizes, uint32_t n, uint32_t last)
             /* The edge is cached: its plan, before the destination grows. */
             plan = add_plan(w, es[i]);
             assert_int_equal(plan->comp, comps[last]);
-            assert_true(plan->plain && plan->add_cells != NULL);
+            assert_true(plan->plain && plan->move.cells != NULL && plan->move.listed &&
+                        plan->move.value_direct);
             cached = *plan;
         }
         pattern(value, sizes[last], i, last);
@@ -126,14 +128,13 @@ static void build_and_check(const uint32_t *sizes, uint32_t n, uint32_t last)
     /* Tables are never deleted and plans hold no addresses: the plan of the
      * edge is the one cached for the first entities, though its destination
      * grew (from room for 16 rows to room for ENTITIES). */
-    assert_true(plan->comp == cached.comp && plan->plain_comp == cached.plain_comp &&
-                plan->col == cached.col && plan->split == cached.split &&
-                plan->id_step == cached.id_step && plan->pop == cached.pop &&
-                plan->dst == cached.dst && plan->add_cells == cached.add_cells &&
-                plan->plain == cached.plain);
-    tes__table_t *dst = plan->dst;
+    assert_memory_equal(plan, &cached, sizeof cached);
+    tes__table_t *dst = plan->move.dst;
     assert_true(dst->count == ENTITIES && dst->cap >= ENTITIES);
-    assert_true(plan->add_cells == tes__table_add_cells_for(dst, plan->split));
+    /* The plan made now for the same edge is the cached one. */
+    tes__move_plan_t fresh = plan->move;
+    tes__plan_make(&fresh, plan->move.src, dst, &plan->comp, 1, 1, true, 0);
+    assert_memory_equal(&fresh, &plan->move, sizeof fresh);
     for (uint32_t i = 0; i < ENTITIES; i++)
         for (uint32_t k = 0; k < n; k++)
             if (sizes[k])
@@ -269,7 +270,7 @@ static void test_spawn_with_mid_bundle(void **state)
         junk[i] = tes_spawn_with(w, vals, 3);
         assert_true(junk[i] != TES_NULL);
     }
-    assert_true(w->bundle.quiet && w->bundle.mid);
+    assert_true(w->bundle.quiet && w->bundle.plan.listed && !w->bundle.plan.hooked);
     for (uint32_t i = 0; i < 20; i++)
         assert_int_equal(tes_destroy(w, junk[i]), TES_OK);
     tes_entity_t es[ENTITIES];
@@ -289,6 +290,156 @@ static void test_spawn_with_mid_bundle(void **state)
     tes_world_free(w);
 }
 
+/* The drop forms: entities holding components of sizes[0..n) lose
+ * component number `gone` by tes_remove, every other entity first (rows
+ * from the middle of the table: the last row fills each hole), then the
+ * rest (the table's last rows). Every other cell keeps its value, and the
+ * cached remove edge's plan names the dropped source column. */
+static void drop_and_check(const uint32_t *sizes, uint32_t n, uint32_t gone)
+{
+    tes_world_t *w = tes_world_new(NULL);
+    assert_non_null(w);
+    tes_comp_t comps[MAX_COMPS];
+    for (uint32_t k = 0; k < n; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "D%u", (unsigned)k);
+        comps[k] = reg(w, name, sizes[k]);
+    }
+    tes_entity_t es[ENTITIES];
+    uint8_t value[TES__SMALL_BYTES];
+    for (uint32_t i = 0; i < ENTITIES; i++) {
+        es[i] = tes_spawn(w);
+        for (uint32_t k = 0; k < n; k++) {
+            pattern(value, sizes[k], i, k);
+            assert_int_equal(tes_set(w, es[i], comps[k], sizes[k] ? value : NULL), TES_OK);
+        }
+    }
+    const tes__slot_t *slot = &w->entities.slots[tes_entity_index(es[0])];
+    tes__table_t *full = w->tables.tables[slot->table & TES__SLOT_TABLE_MASK];
+    for (uint32_t pass = 0; pass < 2; pass++)
+        for (uint32_t i = pass; i < ENTITIES; i += 2)
+            assert_int_equal(tes_remove(w, es[i], comps[gone]), TES_OK);
+    const tes__edge_plan_t *edge = &full->last_edge[0];
+    assert_int_equal(edge->comp, comps[gone]);
+    int32_t col = tes__table_column_index(full, comps[gone]);
+    assert_int_equal(edge->move.split, col >= 0 ? (uint32_t)col : edge->move.dst->column_count);
+    for (uint32_t i = 0; i < ENTITIES; i++) {
+        assert_false(tes_has(w, es[i], comps[gone]));
+        for (uint32_t k = 0; k < n; k++)
+            if (k != gone && sizes[k])
+                assert_cell(w, es[i], comps[k], sizes[k], i, k, false);
+    }
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
+static void test_drop_forms(void **state)
+{
+    (void)state;
+    static const uint32_t straight[4] = {12, 8, 16, 12};    /* straight forms */
+    static const uint32_t loop[6] = {8, 12, 16, 8, 12, 16}; /* drop_mid */
+    static const uint32_t mixed[5] = {4, 12, 2, 16, 8};     /* drop_any */
+    static const uint32_t tagged[3] = {12, 0, 8};           /* a tag dropped */
+    for (uint32_t n = 1; n <= 4; n++)
+        for (uint32_t g = 0; g < n; g++)
+            drop_and_check(straight, n, g);
+    for (uint32_t g = 0; g < 6; g++)
+        drop_and_check(loop, 6, g);
+    for (uint32_t g = 0; g < 5; g++)
+        drop_and_check(mixed, 5, g);
+    for (uint32_t g = 0; g < 3; g++)
+        drop_and_check(tagged, 3, g);
+}
+
+/* Bundles of one to five values placed from the root: the value forms
+ * (straight for up to four values) copy each value into its column,
+ * whatever the order the values are given in. */
+static void test_value_forms(void **state)
+{
+    (void)state;
+    for (uint32_t n = 1; n <= 5; n++) {
+        tes_world_t *w = tes_world_new(NULL);
+        assert_non_null(w);
+        static const uint32_t sizes[5] = {12, 8, 16, 12, 8};
+        tes_comp_t comps[5];
+        for (uint32_t k = 0; k < n; k++) {
+            char name[16];
+            snprintf(name, sizeof name, "V%u", (unsigned)k);
+            comps[k] = reg(w, name, sizes[k]);
+        }
+        uint8_t values[5][16];
+        tes_entity_t es[ENTITIES];
+        for (uint32_t i = 0; i < ENTITIES; i++) {
+            tes_value_t vals[5];
+            for (uint32_t k = 0; k < n; k++) {
+                uint32_t c = n - 1 - k; /* given in reverse registration order */
+                pattern(values[c], sizes[c], i, c);
+                vals[k] = (tes_value_t){comps[c], values[c]};
+            }
+            es[i] = tes_spawn_with(w, vals, (int32_t)n);
+            assert_true(es[i] != TES_NULL);
+        }
+        for (uint32_t i = 0; i < ENTITIES; i++)
+            for (uint32_t k = 0; k < n; k++)
+                assert_cell(w, es[i], comps[k], sizes[k], i, k, false);
+        assert_int_equal(tes__world_check(w), TES_OK);
+        tes_world_free(w);
+    }
+}
+
+/* The world check compares every cached plan with the plan made afresh:
+ * an edge plan or a bundle plan that is out of step (a copy routine, a
+ * list entry, a destination) is reported, and restoring it passes. */
+static void test_check_sees_stale_plans(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    assert_non_null(w);
+    tes_comp_t a = reg(w, "A", 12), b = reg(w, "B", 8);
+    uint8_t va[12] = {1}, vb[8] = {2};
+    tes_entity_t e = tes_spawn(w);
+    assert_int_equal(tes_set(w, e, a, va), TES_OK);
+    assert_int_equal(tes_set(w, e, b, vb), TES_OK);
+    assert_int_equal(tes_remove(w, e, a), TES_OK);
+    tes_value_t vals[2] = {{a, va}, {b, vb}};
+    assert_true(tes_spawn_with(w, vals, 2) != TES_NULL);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    /* The table of {A}: its add edge (B) and the table of {A, B}: its
+     * remove edge (A). */
+    tes__table_t *ta = add_plan(w, tes_spawn_with(w, vals, 1))->move.src;
+    tes__edge_plan_t *add = &ta->last_edge[1];
+    assert_int_equal(add->comp, b);
+    tes__edge_plan_t saved = *add;
+    add->move.cells = w->bundle.plan.cells; /* another routine */
+    assert_int_not_equal(tes__world_check(w), TES_OK);
+    *add = saved;
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes__edge_plan_t *rem = &add->move.dst->last_edge[0];
+    assert_int_equal(rem->comp, a);
+    assert_true(rem->move.moves == 1);
+    saved = *rem;
+    rem->move.move_from[0] ^= 1;
+    assert_int_not_equal(tes__world_check(w), TES_OK);
+    *rem = saved;
+    rem->move.dst = ta;
+    assert_int_not_equal(tes__world_check(w), TES_OK);
+    *rem = saved;
+    assert_int_equal(tes__world_check(w), TES_OK);
+    /* The bundle of both values: its plan's value offsets, and its quiet
+     * flag. */
+    assert_true(tes_spawn_with(w, vals, 2) != TES_NULL);
+    assert_int_equal(w->bundle.n, 2);
+    tes__bundle_cache_t bundle = w->bundle;
+    w->bundle.plan.value_off[1] = 0;
+    assert_int_not_equal(tes__world_check(w), TES_OK);
+    w->bundle = bundle;
+    w->bundle.quiet = !w->bundle.quiet;
+    assert_int_not_equal(tes__world_check(w), TES_OK);
+    w->bundle = bundle;
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -297,6 +448,9 @@ int main(void)
         cmocka_unit_test(test_tag_forms),
         cmocka_unit_test(test_sparse_hint_kept),
         cmocka_unit_test(test_spawn_with_mid_bundle),
+        cmocka_unit_test(test_check_sees_stale_plans),
+        cmocka_unit_test(test_drop_forms),
+        cmocka_unit_test(test_value_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

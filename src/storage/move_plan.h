@@ -1,0 +1,138 @@
+/*
+ * The move plan: the one description of how rows go from one table to
+ * another, used by every write that moves rows (a single add or remove,
+ * quiet or hooked, a flushed group or run, a spawn with its values, a bulk
+ * spawn, a whole table destroyed). A plan names its source and
+ * destination tables and, for each destination column, where the cell
+ * comes from: moved from the source row, value k of the call, or
+ * constructed (the ctor hook, or zeroes); source columns the destination
+ * lacks are dropped (destroyed). The copy routine that does it is chosen
+ * when the plan is made, from the tables' hooks, the columns' sizes and
+ * counts, so a call tests nothing per column: straight code for an entity
+ * built up one small component at a time, lists walked as plain bytes for
+ * other plain tables, and a walk that runs move, ctor, copy and dtor hooks
+ * for the rest.
+ *
+ * Plans are cached where their shape recurs (each table's last edge in
+ * each direction, the last bundle tes_spawn_with placed, the flush's last
+ * group shape) and never go stale: tables, their columns and components
+ * are never deleted, a table that grows keeps its columns' order and
+ * sizes, and a plan holds no address inside a column block.
+ *
+ * This layer copies cells only; the world's apply (world.h, tes__apply)
+ * moves the entities, slots and counts around the routine.
+ */
+#ifndef TES_STORAGE_MOVE_PLAN_H
+#define TES_STORAGE_MOVE_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tessera.h"
+
+/* Destination columns whose sources a plan lists, and values one call may
+ * give (a flushed group's commands, a bundle's values). A wider table's
+ * plan takes the walk, which matches the columns by id instead. */
+#define TES__PLAN_COLUMNS 32
+#define TES__PLAN_VALUES 8
+
+struct tes__table;
+struct tes__move_plan;
+
+/* A plan's copy routines. `cells` fills the n raw rows from dst_row on of
+ * p->dst from the rows from src_row on of p->src (which it leaves
+ * moved-out or destroyed, never removed: the caller fills the hole) and
+ * from the call's values. `values` is where the call's values are, as the
+ * plan says (see value_direct and value_off); NULL, or a NULL value,
+ * constructs the cell instead. With n > 1 each value is n consecutive
+ * cells. `one` does the same for one row, the hot case of a quiet add:
+ * its arguments are those of the edge forms that today's per-shape copies
+ * were (the tables in registers the caller already holds, the value
+ * fourth, where tes_set receives it, so that a tail call leaves it in its
+ * register), the plan last for the forms that need it. Neither can fail;
+ * both return TES_OK so that a quiet add returns its result in tail
+ * position. Both are chosen once, by tes__plan_make. */
+typedef int (*tes__cells_fn)(const struct tes__move_plan *p, size_t dst_row, size_t src_row,
+                             const void *values, size_t n);
+typedef int (*tes__cell1_fn)(struct tes__table *dst, size_t dst_row, const struct tes__table *src,
+                             const void *values, size_t src_row, const struct tes__move_plan *p);
+
+typedef struct tes__move_plan {
+    struct tes__table *src;
+    struct tes__table *dst;
+    tes__cell1_fn one;    /* the copy routine for one row, chosen by tes__plan_make */
+    tes__cells_fn cells;  /* the copy routine for n rows, chosen with it */
+    /* For the world's apply of one row, so that its hot case tests one
+     * compare (see tes__apply): `pop` is the rows src loses (0 when it is
+     * the virtual root, whose entities own no row and whose count stays 0,
+     * else 1), or UINT32_MAX when dst is the virtual root, which stores no
+     * row (src's count less that is never a row, so such a move takes the
+     * general case); `id_step` is dst's id minus src's (modulo 2^32),
+     * which turns a slot from the one table to the other with one
+     * addition and leaves its sparse bit as it was. */
+    uint32_t pop;
+    uint32_t id_step;
+    /* The lists (plain plans of tables up to TES__PLAN_COLUMNS columns,
+     * see `listed`): each destination column is in exactly one of them;
+     * the source columns in none are dropped, as bytes. */
+    uint8_t moves, values, constructs;
+    bool listed;          /* false: the walk matches columns by id */
+    bool edge;            /* `one` is an edge form: its value is never NULL
+                             (tes__apply passes a zero cell for none) */
+    bool hooked;          /* a column of either table has a ctor, dtor or move hook
+                             or is large, or a value has a copy hook: the walk */
+    /* Values: with value_direct (a plan with one value, an edge's) the
+     * routine's `values` argument is the value itself; otherwise it points
+     * at a table of value pointers, value k's at byte offset value_off[k]
+     * (a pointer array, or the ptr fields of a tes_value_t array). */
+    bool value_direct;
+    uint8_t nvalues;
+    uint32_t valued;      /* bit k: the call gives value k */
+    /* For a plan of one added component: its column in dst (the straight
+     * forms' split), or dst's column count for a tag. */
+    uint32_t split;
+    tes_comp_t value_comp[TES__PLAN_VALUES];
+    uint16_t value_off[TES__PLAN_VALUES];
+    uint8_t move_col[TES__PLAN_COLUMNS], move_from[TES__PLAN_COLUMNS];
+    uint8_t value_col[TES__PLAN_VALUES], value_from[TES__PLAN_VALUES];
+    uint16_t value_at[TES__PLAN_VALUES]; /* value_off[value_from[i]] */
+    uint8_t construct_col[TES__PLAN_COLUMNS];
+} tes__move_plan_t;
+
+/* Makes the plan from src to dst for a call giving nvalues values
+ * (at most TES__PLAN_VALUES): value k is for component comps[k]; bit k of
+ * `valued` says the call gives it (a value not given leaves its cell to
+ * the source or the constructor); when a component has several, the last
+ * given wins. Every component of a given value must be in dst. The values
+ * are read as `direct` (one value, passed itself) or from a table with
+ * value k at byte offset k * stride. Picks the copy routine. Cannot fail. */
+void tes__plan_make(tes__move_plan_t *p, struct tes__table *src, struct tes__table *dst,
+                    const tes_comp_t *comps, uint32_t nvalues, uint32_t valued, bool direct,
+                    size_t stride);
+
+/* True when plans a and b are the same (the fields a plan's use reads:
+ * the lists up to their counts, the values up to nvalues). For the world
+ * check, which compares each cached plan with the plan made afresh. */
+bool tes__plan_same(const tes__move_plan_t *a, const tes__move_plan_t *b);
+
+/* `values` for a run of n > 1 rows whose value cells the caller fills
+ * itself right after (a flushed run of staged sets): the n-row routines
+ * of plans made with values given by a table (not direct) leave those
+ * cells raw (or constructed, for a plan that runs hooks) instead of
+ * zeroing them first. */
+#define TES__PLAN_RAW ((const void *)(uintptr_t)1) /* never read: compared only */
+
+/* Value k of a call, as plan p reads it from `values` (NULL: constructed). */
+static inline const void *tes__plan_value(const tes__move_plan_t *p, const void *values,
+                                          uint32_t k)
+{
+    if (!values || p->value_direct)
+        return values;
+    const void *v;
+    memcpy(&v, (const unsigned char *)values + p->value_off[k], sizeof v);
+    return v;
+}
+
+#endif
