@@ -46,6 +46,7 @@
 #include <time.h>
 
 #include "core/thread_pool.h"
+#include "query/changes_iter.h"
 #include "system/system.h"
 
 static bool shares(const tes_comp_t *a, int32_t na, const tes_comp_t *b, int32_t nb)
@@ -196,6 +197,10 @@ static int capture(tes_world_t *w, tes_system_t *s)
     s->handle_count = 0;
     tes_iter_t it = tes_query_iter(s->query);
     tes__iter_keep_fields(&it); /* the fields are used after the walk */
+    if (it.priv_change_live & TES__CHANGE_WINDOW) {
+        it.priv_change_live |= TES__CHANGE_HOLD;
+        s->change_held = true;
+    }
     while (tes_iter_next(&it)) {
         bool copy = in_iterator(&it, it.entities);
         if (tes__grow(&w->alloc, (void **)&s->chunks, &s->chunk_cap,
@@ -330,6 +335,15 @@ static void level_worker(void *ctx, int32_t thread)
     }
 }
 
+/* Ends the change window capture() left open for s (see change_held). */
+static void end_held(tes_system_t *s)
+{
+    if (s->change_held) {
+        s->change_held = false;
+        tes__query_changes_end(s->query);
+    }
+}
+
 /* Runs systems order[first..last) (one level, none structural). */
 static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32_t last)
 {
@@ -353,6 +367,7 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
         /* Out of memory for the plan: the same systems, one by one. */
         for (uint32_t i = first; i < last; i++) {
             tes_system_t *s = ss->items[ss->order[i]];
+            end_held(s);
             if (!s->doomed)
                 run_live(w, ss, s);
         }
@@ -380,6 +395,8 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
             run_unit(ss, &ss->units[u], 0);
     }
     tes__world_refuse_set(w, w->unquiet.refuse & (uint8_t)~TES__REFUSE_STRUCTURAL);
+    for (uint32_t i = first; i < last; i++)
+        end_held(ss->items[ss->order[i]]);
 }
 
 /* The rows one call of a structural, parallel system's run gets at most:
@@ -481,7 +498,17 @@ static int plan_blocks(tes_world_t *w, tes__systems_t *ss, tes_system_t *s)
  * the threads. Without workers, when its plan, its spans or the lanes
  * cannot be had, or it is one block, the same blocks run on the calling
  * thread instead: same result. Returns the first error its changes met. */
+static int run_split_once(tes_world_t *w, tes__systems_t *ss, tes_system_t *s);
+
+/* A split system; a change window its capture opened ends with it. */
 static int run_split(tes_world_t *w, tes__systems_t *ss, tes_system_t *s)
+{
+    int rc = run_split_once(w, ss, s);
+    end_held(s);
+    return rc;
+}
+
+static int run_split_once(tes_world_t *w, tes__systems_t *ss, tes_system_t *s)
 {
     ss->unit_count = 0;
     if (!w->pool || !s->query || tes__defer_lanes_reserve(w) || prepare_system(w, s) ||

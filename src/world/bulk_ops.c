@@ -19,6 +19,7 @@
  * Tuned for spawning thousands to millions of entities with their data (a
  * level load, a particle burst) and destroying them again.
  */
+#include "world/changes.h"
 #include "world/world.h"
 
 #include <string.h>
@@ -177,7 +178,7 @@ static void remember_bundle(tes_world_t *w, const tes_value_t *values, const com
             return;
         }
         const tes__component_t *info = tes__registry_get(&w->components, values[i].comp);
-        b->plain &= !info->hooks.ctor && !info->hooks.copy;
+        b->plain &= !info->hooks.ctor && !info->hooks.copy && !info->track_changes;
         b->mid &= info->size >= 8 && info->size <= 16;
         b->ids[i] = values[i].comp;
         b->col[i] = col < 0 ? UINT16_MAX : (uint16_t)col;
@@ -301,6 +302,8 @@ static bool spawn_with_cached(tes_world_t *w, const tes_value_t *values, int32_t
         else
             tes__zero_bytes(cell, col->size);
     }
+    if (!b->plain)
+        tes__stamp_added(w, t, row, 1); /* nothing for an untracked table */
     if (w->watcher_count)
         tes__watch_after(w, e, 0);
     if (b->hooked) {
@@ -385,6 +388,7 @@ static int spawn_with_now(tes_world_t *w, const tes_value_t *values, const comp_
         if (cell)
             write_value(info, cell, src[i]);
     }
+    tes__stamp_added(w, table, slot->row, 1); /* nothing for an untracked table */
     if (w->watcher_count)
         tes__watch_after(w, e, 0);
     *out = e;
@@ -677,6 +681,8 @@ static int spawn_bulk_now(tes_world_t *w, const tes_bulk_desc_t *d, const comp_l
             fill_column(info, tes__table_cell(table, col, first_row), src, n);
         }
     }
+    if (!is_virtual)
+        tes__stamp_added(w, table, first_row, n); /* nothing for an untracked table */
     for (uint32_t i = 0; i < n && w->watcher_count; i++)
         tes__watch_after(w, handles[i], s.event);
     /* Observers last, once every entity of the batch is complete: on_add

@@ -8,6 +8,7 @@
  * reserve before they commit and fire observers last, so hooks see a
  * consistent world and a failed call changes nothing.
  */
+#include "world/changes.h"
 #include "world/last_error.h"
 #include "world/world.h"
 
@@ -197,6 +198,8 @@ static int set_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *va
         if (info->hooks.copy)
             ptr = component_ptr(w, e, c);
     }
+    if (info->track_changes)
+        tes__stamp_entity(w, e, info);
     tes__fire(w, info->hooks.on_set, info, e, ptr);
     return TES_OK;
 }
@@ -232,6 +235,8 @@ static void *ensure_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
         tes__fire(w, info->hooks.on_add, info, e, ptr);
         ptr = component_ptr(w, e, c); /* the observer may have moved it */
     }
+    if (info->track_changes) /* a pointer to write through */
+        tes__stamp_entity(w, e, info);
     return ptr;
 }
 
@@ -377,7 +382,17 @@ void *tes__get(const tes_world_t *w, tes_entity_t e, tes_comp_t c) { return comp
 void *tes_get_mut(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
     void *p = component_ptr(w, e, c);
-    return tes__likely(p != NULL) ? p : tes__fail_const_get(w, e, c);
+    if (tes__unlikely(p == NULL))
+        return tes__fail_const_get(w, e, c);
+    /* A tracked component's reads take the general path (its get_of is
+     * 0, set at registration), and only that path stamps: the small-id
+     * path above is the one untracked reads take, unchanged. */
+    if (c >= TES__REGISTRY_SMALL_IDS || !w->components.get_of[c]) {
+        const tes__component_t *info = w->components.items[c];
+        if (info->track_changes)
+            tes__stamp_entity(w, e, info);
+    }
+    return p;
 }
 
 const void *tes_get(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
