@@ -138,7 +138,8 @@ tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_comp
                   h->on_remove;
     /* A tracked component takes the generic paths, which stamp its
      * writes: chosen here, once, so the quiet paths test nothing. */
-    c->plain_dispatch = hooked || c->track_changes ? TES__DISPATCH_GENERIC
+    c->plain_dispatch = hooked ? TES__DISPATCH_GENERIC
+                        : c->track_changes ? TES__DISPATCH_TRACKED
                         : c->storage == TES_STORAGE_SPARSE
                             ? (uint8_t)(TES__DISPATCH_SPARSE + tes__sparse_shape(c->size, c->stable))
                             : TES__DISPATCH_TABLE;

@@ -38,6 +38,10 @@
 #define TES__SPARSE_SHAPE_12 4
 #define TES__SPARSE_SHAPE_16 5
 #define TES__SPARSE_SHAPES 6
+/* A table component that tracks changes and has no hook: its quiet set
+ * writes the value and stamps it (quiet_ops.c); its add and remove take
+ * the generic paths. */
+#define TES__DISPATCH_TRACKED (TES__DISPATCH_SPARSE + TES__SPARSE_SHAPES)
 
 /* The store shape of a sparse component of this size and stability. */
 static inline uint8_t tes__sparse_shape(uint32_t size, bool stable)

@@ -88,7 +88,7 @@ void tes__stamp_entity(tes_world_t *w, tes_entity_t e, const tes__component_t *c
         return;
     tes__table_t *t = tes__slot_table(w, slot);
     if (tes__table_column_index(t, c->id) >= 0)
-        tes__stamp_rows(w, t, slot->row, 1, c);
+        tes__stamp_one(w, t, slot->row, c);
 }
 
 uint32_t tes_world_tick(const tes_world_t *w) { return w ? tes__tick_now(w) : 0; }

@@ -46,6 +46,22 @@ static inline bool tes__tick_after(uint32_t stamp, uint32_t since)
     return (int32_t)(stamp - since) > 0;
 }
 
+/* tes__stamp_rows for one row, inlined where a single write is stamped
+ * (tes_set's quiet form): the stamp column is one byte load away for a
+ * small id, and the summary is the table's first for a table with one
+ * tracked component. */
+static inline void tes__stamp_one(tes_world_t *w, tes__table_t *t, uint32_t row,
+                                  const tes__component_t *c)
+{
+    int32_t col = tes__table_column_index(t, c->stamps);
+    uint32_t tick = tes__tick_now(w);
+    ((uint32_t *)(void *)t->columns[col].data)[row] = tick;
+    tes__stamp_sum_t *s = t->sums[0].comp == c->id ? &t->sums[0] : tes__table_sum(t, c->id);
+    uint32_t b = row >> TES__STAMP_BLOCK_BITS;
+    if (b < s->blocks)
+        atomic_store_explicit(&s->max[b], tick, memory_order_relaxed);
+}
+
 /* Stamps rows [row, row + n) of t's tracked component c as changed at the
  * current tick and raises their blocks' summary. t must hold c. */
 void tes__stamp_rows(tes_world_t *w, tes__table_t *t, uint32_t row, uint32_t n,
