@@ -1117,6 +1117,7 @@ struct tes__cxx_options {
     tes_hooks_t hooks = {};
     size_t entity_fields[TES_MAX_ENTITY_FIELDS] = {};
     int32_t entity_field_count = 0;
+    bool track_changes = false;
 };
 
 static inline tes_component_desc_t tes__cxx_desc_with(tes_component_desc_t d,
@@ -1128,6 +1129,7 @@ static inline tes_component_desc_t tes__cxx_desc_with(tes_component_desc_t d,
     for (int i = 0; i < TES_MAX_ENTITY_FIELDS; i++)
         d.entity_fields[i] = o.entity_fields[i];
     d.entity_field_count = o.entity_field_count;
+    d.track_changes = o.track_changes;
     return d;
 }
 #endif

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -461,16 +462,18 @@ static void test_snapshot_load_adds(void **state)
 
 /* A system that moves what changed; the frame's result must not depend on
  * the thread count. */
-typedef struct sys_ctx { int64_t seen; int64_t sum; } sys_ctx_t;
+/* Atomic: a parallel system's run is called on several threads at once. */
+typedef struct sys_ctx { _Atomic int64_t seen; _Atomic int64_t sum; } sys_ctx_t;
 
 static void count_changed(tes_iter_t *it)
 {
     sys_ctx_t *c = it->ctx;
     const Pos *p = tes_field(it, 0);
-    for (int32_t i = 0; i < it->count; i++) {
-        c->seen++;
-        c->sum += (int64_t)p[i].x;
-    }
+    int64_t sum = 0;
+    for (int32_t i = 0; i < it->count; i++)
+        sum += (int64_t)p[i].x;
+    atomic_fetch_add(&c->seen, it->count);
+    atomic_fetch_add(&c->sum, sum);
 }
 
 static void writer_sys(tes_iter_t *it)
@@ -489,7 +492,9 @@ static void run_frames(int32_t threads, int64_t *seen, int64_t *sum)
         if (i % 3 == 0)
             assert_int_equal(tes_add(f.w, e, f.tag), TES_OK);
     }
-    sys_ctx_t c = {0, 0};
+    static sys_ctx_t c;
+    atomic_store(&c.seen, 0);
+    atomic_store(&c.sum, 0);
     tes_system_desc_t r = {.name = "reader", .run = count_changed, .ctx = &c, .parallel = true,
                            .query = {.terms = {{.comp = f.pos, .access = TES_IN, .change = TES_CHANGE_CHANGED}}}};
     assert_non_null(tes_system_new(f.w, &r));
@@ -498,8 +503,8 @@ static void run_frames(int32_t threads, int64_t *seen, int64_t *sum)
     assert_non_null(tes_system_new(f.w, &wsys));
     for (int frame = 0; frame < 4; frame++)
         assert_int_equal(tes_progress(f.w, 0.016f), TES_OK);
-    *seen = c.seen;
-    *sum = c.sum;
+    *seen = atomic_load(&c.seen);
+    *sum = atomic_load(&c.sum);
     teardown(&f);
 }
 
