@@ -110,29 +110,38 @@ static void rebuild(tes_world_t *w, tes__table_t *t, const tes__component_t *c, 
     atomic_store_explicit(&s->epoch, epoch, memory_order_relaxed);
 }
 
-/* The first row at or after `row` of match m whose stamps pass every
- * change term (t->count if none): blocks with nothing new are stepped
- * over by their summary. */
-static uint32_t first_passing(const tes_query_t *q, tes__table_t *t, uint32_t row, uint32_t since,
-                              const uint32_t *const *stamps, tes__stamp_sum_t *const *sums,
-                              const bool *exact)
+/* The first row at or after `row` of t whose stamps pass every change
+ * term (t->count if none). The first term is scanned block by block: a
+ * block its exact summary shows to hold nothing new is stepped over whole,
+ * the others are read with a plain loop over the stamps; a row the first
+ * term passes is then tested against the other terms. */
+static uint32_t first_passing(const tes_query_t *q, const tes__table_t *t, uint32_t row,
+                              uint32_t since, const uint32_t *const *stamps,
+                              tes__stamp_sum_t *const *sums, const bool *exact)
 {
-    uint32_t n = t->count;
+    const uint32_t n = t->count;
+    const uint32_t *s0 = stamps[0];
+    const tes__stamp_sum_t *sum0 = sums[0];
+    const uint32_t covered = exact[0] ? sum0->blocks : 0;
     while (row < n) {
-        bool pass = true;
-        for (int32_t k = 0; k < q->change_count && pass; k++) {
-            uint32_t b = row >> TES__STAMP_BLOCK_BITS;
-            if (exact[k] && b < sums[k]->blocks &&
-                !tes__tick_after(atomic_load_explicit(&sums[k]->max[b], memory_order_relaxed), since)) {
-                row = (b + 1) << TES__STAMP_BLOCK_BITS; /* nothing new in this block */
-                pass = false;
-            } else if (!tes__tick_after(stamps[k][row], since)) {
-                row++;
-                pass = false;
-            }
+        uint32_t b = row >> TES__STAMP_BLOCK_BITS;
+        if (b < covered &&
+            !tes__tick_after(atomic_load_explicit(&sum0->max[b], memory_order_relaxed), since)) {
+            row = (b + 1) << TES__STAMP_BLOCK_BITS; /* nothing new in this block */
+            continue;
         }
-        if (pass)
-            return row;
+        uint32_t stop = b < covered ? (b + 1) << TES__STAMP_BLOCK_BITS : n;
+        if (stop > n)
+            stop = n;
+        for (; row < stop; row++) {
+            if (!tes__tick_after(s0[row], since))
+                continue;
+            bool pass = true;
+            for (int32_t k = 1; k < q->change_count && pass; k++)
+                pass = tes__tick_after(stamps[k][row], since);
+            if (pass)
+                return row;
+        }
     }
     return n;
 }
