@@ -460,6 +460,38 @@ static void test_snapshot_load_adds(void **state)
     teardown(&f);
 }
 
+/* Two change terms must both hold. */
+static void test_two_change_terms(void **state)
+{
+    (void)state;
+    fixture_t f;
+    setup(&f, 0);
+    tes_component_desc_t hd = {.name = "Hp", .size = 4, .track_changes = true};
+    tes_comp_t hp = tes_component(f.w, &hd);
+    assert_int_not_equal(hp, 0);
+    tes_entity_t es[6];
+    for (int i = 0; i < 6; i++) {
+        es[i] = spawn_pos(&f, (float)i);
+        if (i < 4)
+            assert_int_equal(tes_add(f.w, es[i], hp), TES_OK);
+    }
+    tes_query_desc_t d = {.terms = {{.comp = f.pos, .access = TES_IN, .change = TES_CHANGE_CHANGED},
+                                    {.comp = hp, .access = TES_IN, .change = TES_CHANGE_ADDED}}};
+    tes_query_t *q = tes_query_new(f.w, &d);
+    assert_non_null(q);
+    expect(q, es, 4); /* the first time: every match */
+    Pos p = {1, 1, 1};
+    int32_t v = 3;
+    assert_int_equal(tes_set(f.w, es[0], f.pos, &p), TES_OK); /* Pos changed, Hp old */
+    assert_int_equal(tes_set(f.w, es[1], hp, &v), TES_OK);    /* Hp written, not added */
+    assert_int_equal(tes_add(f.w, es[4], hp), TES_OK);        /* Hp added, Pos old */
+    expect(q, NULL, 0);
+    assert_int_equal(tes_add(f.w, es[5], hp), TES_OK);        /* both */
+    assert_int_equal(tes_set(f.w, es[5], f.pos, &p), TES_OK);
+    expect(q, &es[5], 1);
+    teardown(&f);
+}
+
 /* A system that moves what changed; the frame's result must not depend on
  * the thread count. */
 /* Atomic: a parallel system's run is called on several threads at once. */
@@ -533,6 +565,7 @@ int main(void)
         cmocka_unit_test(test_wrap),
         cmocka_unit_test(test_blocks_random),
         cmocka_unit_test(test_snapshot_load_adds),
+        cmocka_unit_test(test_two_change_terms),
         cmocka_unit_test(test_systems_thread_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
