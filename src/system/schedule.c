@@ -150,6 +150,27 @@ static void run_unit(const tes__systems_t *ss, const tes__unit_t *u, int32_t thr
     }
 }
 
+/* Holds the change window of a system's iteration open (see change_held)
+ * until end_held: a system's window ends after its changes are applied,
+ * however it ran (captured, live or in blocks), so what it sees next frame
+ * never depends on which way that was. */
+static void hold_window(tes_system_t *s, tes_iter_t *it)
+{
+    if (it->priv_change_live & TES__CHANGE_WINDOW) {
+        it->priv_change_live |= TES__CHANGE_HOLD;
+        s->change_held = true;
+    }
+}
+
+/* Ends the change window held for s (see change_held). */
+static void end_held(tes_system_t *s)
+{
+    if (s->change_held) {
+        s->change_held = false;
+        tes__query_changes_end(s->query);
+    }
+}
+
 /* Runs s on the calling thread with a live iterator (structural systems,
  * and the fallback when capturing failed). Its structural changes are
  * queued under a deferral level of its own and applied when it ends.
@@ -166,13 +187,16 @@ static int run_live(tes_world_t *w, const tes__systems_t *ss, tes_system_t *s)
         run_empty(ss, s, 0);
     } else {
         tes_iter_t it = tes_query_iter(s->query);
+        hold_window(s, &it);
         it.delta_time = ss->delta_time;
         it.ctx = s->ctx;
         while (tes_iter_next(&it))
             s->run(&it);
     }
     tes__world_refuse_set(w, refuse);
-    return tes__defer_end(w);
+    int rc = tes__defer_end(w);
+    end_held(s); /* after its changes were applied */
+    return rc;
 }
 
 /* True when p lies inside the iterator object it: storage the walk reuses
@@ -197,10 +221,7 @@ static int capture(tes_world_t *w, tes_system_t *s)
     s->handle_count = 0;
     tes_iter_t it = tes_query_iter(s->query);
     tes__iter_keep_fields(&it); /* the fields are used after the walk */
-    if (it.priv_change_live & TES__CHANGE_WINDOW) {
-        it.priv_change_live |= TES__CHANGE_HOLD;
-        s->change_held = true;
-    }
+    hold_window(s, &it);
     while (tes_iter_next(&it)) {
         bool copy = in_iterator(&it, it.entities);
         if (tes__grow(&w->alloc, (void **)&s->chunks, &s->chunk_cap,
@@ -335,15 +356,6 @@ static void level_worker(void *ctx, int32_t thread)
     }
 }
 
-/* Ends the change window capture() left open for s (see change_held). */
-static void end_held(tes_system_t *s)
-{
-    if (s->change_held) {
-        s->change_held = false;
-        tes__query_changes_end(s->query);
-    }
-}
-
 /* Runs systems order[first..last) (one level, none structural). */
 static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32_t last)
 {
@@ -466,6 +478,7 @@ static int run_blocks_inline(tes_world_t *w, const tes__systems_t *ss, tes_syste
     tes__world_refuse_set(w, refuse | TES__REFUSE_CREATE);
     tes_iter_t it = tes_query_iter(s->query);
     tes__iter_keep_fields(&it);
+    hold_window(s, &it);
     w->stage_ensures = true;
     while (tes_iter_next(&it)) {
         tes__chunk_t c = {it.count, it.entities, {0}};

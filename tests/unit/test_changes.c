@@ -553,6 +553,53 @@ static void test_systems_thread_counts(void **state)
     assert_int_equal(s1, 5000 + 3 * 3333);
 }
 
+/* A structural system that writes (deferred) what it sees never sees its
+ * own writes next frame, whether it runs in blocks over threads or on the
+ * calling thread. */
+static void self_writer(tes_iter_t *it)
+{
+    sys_ctx_t *c = it->ctx;
+    atomic_fetch_add(&c->seen, it->count);
+    for (int32_t i = 0; i < it->count; i++) {
+        Pos p = {1, 2, 3};
+        tes_set(it->world, it->entities[i], g_pos, &p);
+    }
+}
+
+static void self_frames(int32_t threads, bool parallel, int64_t seen[3])
+{
+    fixture_t f;
+    setup(&f, threads);
+    for (int i = 0; i < 3000; i++)
+        spawn_pos(&f, (float)i);
+    static sys_ctx_t c;
+    tes_system_desc_t sd = {.name = "self", .run = self_writer, .ctx = &c, .parallel = parallel,
+                            .structural = true,
+                            .query = {.terms = {{.comp = f.pos, .access = TES_IN, .change = TES_CHANGE_CHANGED}}}};
+    assert_non_null(tes_system_new(f.w, &sd));
+    for (int frame = 0; frame < 3; frame++) {
+        atomic_store(&c.seen, 0);
+        assert_int_equal(tes_progress(f.w, 0.016f), TES_OK);
+        seen[frame] = atomic_load(&c.seen);
+    }
+    teardown(&f);
+}
+
+static void test_system_own_writes(void **state)
+{
+    (void)state;
+    for (int parallel = 0; parallel < 2; parallel++) {
+        int64_t one[3], four[3];
+        self_frames(1, parallel, one);
+        self_frames(4, parallel, four);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(one[i], four[i]);
+        assert_int_equal(one[0], 3000);
+        assert_int_equal(one[1], 0); /* its own writes of frame 0 */
+        assert_int_equal(one[2], 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -567,6 +614,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_load_adds),
         cmocka_unit_test(test_two_change_terms),
         cmocka_unit_test(test_systems_thread_counts),
+        cmocka_unit_test(test_system_own_writes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
