@@ -18,7 +18,7 @@ help:
 	@echo "                  also make all, make build"
 	@echo "make deps         install cmocka, the test dependency (as root)"
 	@echo "make run          build and run the demo (ARGS='--help' lists its options)"
-	@echo "make samples      build and run the seven samples in examples/"
+	@echo "make samples      build and run the eight samples in examples/"
 	@echo "make test         build and run every test (installs cmocka as root)"
 	@echo "make sanitize     every test under ASan + UBSan, with TES_DEBUG on"
 	@echo "make tsan         the threaded tests under ThreadSanitizer"
@@ -42,7 +42,7 @@ run:
 	$(CMAKE) --build $(BUILD) -j $(JOBS) --target demo
 	./$(BUILD)/examples/demo $(ARGS)
 
-SAMPLES := sample_hello sample_storage sample_stable sample_prefab sample_defer sample_snapshot sample_systems
+SAMPLES := sample_hello sample_storage sample_stable sample_prefab sample_defer sample_snapshot sample_systems sample_changes
 samples:
 	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTES_BUILD_TESTS=OFF
 	$(CMAKE) --build $(BUILD) -j $(JOBS) --target $(SAMPLES)
@@ -92,14 +92,15 @@ sanitize: deps
 	cd $(SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
 # ThreadSanitizer over the tests that use threads (systems on worker
-# threads; concurrent reads and iteration: threads_read, two threads
+# threads, and a system with a change filter: test_changes; concurrent reads
+# and iteration: threads_read, two threads
 # iterating and reading one world; the demo on 3 threads): any report
 # fails the target. CI runs it.
 # Only the programs those tests run are built (TSAN_TARGETS; the other
 # test programs would take most of the build and never run here).
 TSAN := build/tsan
-TSAN_TESTS ?= test_system|threads
-TSAN_TARGETS ?= test_system test_system_calls threads_read threads_last_error demo
+TSAN_TESTS ?= test_system|threads|test_changes
+TSAN_TARGETS ?= test_system test_system_calls test_changes threads_read threads_last_error demo
 tsan: deps
 	$(CMAKE) -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g" -DTES_TSAN=ON -DTES_BUILD_BENCH=OFF -DTES_DEBUG_LIBRARY=OFF -DTES_BUILD_EXAMPLES=ON
 	$(CMAKE) --build $(TSAN) -j $(JOBS) --target $(TSAN_TARGETS)

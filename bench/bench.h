@@ -130,6 +130,10 @@ extern const bench_workload_t bench_cliff_nonowning_w4;
 extern const bench_workload_t bench_cliff_nonowning_w8;
 extern const bench_workload_t bench_cliff_w8_view;
 extern const bench_workload_t bench_cliff_spawns;
+extern const bench_workload_t bench_changes_set;
+extern const bench_workload_t bench_changes_w4;
+extern const bench_workload_t bench_changes_idle;
+extern const bench_workload_t bench_changes_some;
 extern const bench_memory_t bench_memory_probes[];
 extern const int bench_memory_probe_count;
 

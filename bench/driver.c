@@ -99,6 +99,10 @@ static const bench_workload_t *const workloads[] = {
     &bench_cliff_nonowning_w8,
     &bench_cliff_w8_view,
     &bench_cliff_spawns,
+    &bench_changes_set,
+    &bench_changes_w4,
+    &bench_changes_idle,
+    &bench_changes_some,
 };
 #define WORKLOAD_COUNT ((int)(sizeof workloads / sizeof workloads[0]))
 

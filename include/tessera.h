@@ -284,6 +284,11 @@ typedef struct tes_component_desc_t {
     tes_hooks_t hooks;
     size_t entity_fields[TES_MAX_ENTITY_FIELDS]; /* byte offsets of tes_entity_t members */
     int32_t entity_field_count;
+    /* Keep an "added" and a "changed" tick beside every value (8 bytes per
+     * value), so that queries can filter with tes_term_t.change. Table
+     * storage and a size > 0 only (TES_ERR_INVALID otherwise). Components
+     * without it pay nothing. See "Change detection" below. */
+    bool track_changes;
 } tes_component_desc_t;
 
 /* Registers a component and returns its id. Registering the same name with
@@ -712,10 +717,19 @@ typedef enum tes_access_t {
     TES_NOACCESS = 3
 } tes_access_t;
 
+/* A term's change filter (components registered with track_changes only,
+ * on TES_AND terms; TES_ERR_INVALID otherwise). */
+typedef enum tes_change_t {
+    TES_CHANGE_NONE = 0,
+    TES_CHANGE_ADDED = 1,   /* added since this query's previous iteration */
+    TES_CHANGE_CHANGED = 2  /* added or written since then */
+} tes_change_t;
+
 typedef struct tes_term_t {
     tes_comp_t comp; /* 0 ends the term list */
     tes_oper_t oper;
     tes_access_t access;
+    tes_change_t change;
 } tes_term_t;
 
 enum {
@@ -781,6 +795,9 @@ typedef struct tes_iter_t {
     uint32_t priv_hidden_next;     /* the first of them the walk has not passed */
     uint32_t priv_hidden[TES_ITER_HIDDEN]; /* ascending */
     uint64_t priv_gather[TES_ITER_GATHER_BYTES / 8]; /* gathered values */
+    uint32_t priv_change_since;    /* change filters: ticks after this one pass */
+    uint32_t priv_change_tick;     /* the tick this iteration advanced to */
+    uint32_t priv_change_live;     /* nonzero: this iteration ends a change window */
 } tes_iter_t;
 
 /* Creates a query. Fails with NULL and TES_ERR_INVALID for no terms, a
@@ -945,6 +962,26 @@ TES_API int tes_instance_detach(tes_world_t *w, tes_entity_t e);
 TES_API int tes_instance_adopt(tes_world_t *w, tes_instance_t inst, tes_entity_t e);
 
 /* ------------------------------------------------------------------------ */
+/* Change detection                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* The world's tick: starts at 1; each iteration of a query with change
+ * terms advances it when it starts and again when it ends. Every write of
+ * a tracked value (tes_set, tes_ensure, tes_get_mut, adds, chunks handed
+ * out through TES_INOUT/TES_OUT terms, tes_mark_changed) is stamped with
+ * the tick current at the write. Ticks wrap: a stamp older than 2^31 ticks
+ * reads as changed. 0 for a NULL world. */
+TES_API uint32_t tes_world_tick(const tes_world_t *w);
+
+/* Stamps e's c as changed at the current tick, for a value written
+ * through a pointer the stamp did not see (one kept from tes_get_mut
+ * across a tick, or a raw field array). TES_ERR_STALE if e is not alive;
+ * TES_ERR_INVALID (with a detail) if c is not registered, not tracked
+ * (track_changes) or e does not have it. Not structural: works while
+ * deferred and from a system's run. */
+TES_API int tes_mark_changed(tes_world_t *w, tes_entity_t e, tes_comp_t c);
+
+/* ------------------------------------------------------------------------ */
 /* Snapshots                                                                 */
 /* ------------------------------------------------------------------------ */
 
@@ -1080,6 +1117,7 @@ struct tes__cxx_options {
     tes_hooks_t hooks = {};
     size_t entity_fields[TES_MAX_ENTITY_FIELDS] = {};
     int32_t entity_field_count = 0;
+    bool track_changes = false;
 };
 
 static inline tes_component_desc_t tes__cxx_desc_with(tes_component_desc_t d,
@@ -1091,6 +1129,7 @@ static inline tes_component_desc_t tes__cxx_desc_with(tes_component_desc_t d,
     for (int i = 0; i < TES_MAX_ENTITY_FIELDS; i++)
         d.entity_fields[i] = o.entity_fields[i];
     d.entity_field_count = o.entity_field_count;
+    d.track_changes = o.track_changes;
     return d;
 }
 #endif

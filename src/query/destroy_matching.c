@@ -208,7 +208,8 @@ int32_t tes_destroy_matching(tes_query_t *q)
     if (rc)
         return rc;
     int32_t result;
-    if (w->defer.depth == 0 && !q->group && !q->has_sparse && q->mode != TES__QUERY_DRIVEN)
+    if (w->defer.depth == 0 && !q->group && !q->has_sparse && !q->change_count &&
+        q->mode != TES__QUERY_DRIVEN)
         result = destroy_tables(w, q);
     else
         result = destroy_listed(w, q);

@@ -21,6 +21,7 @@
  */
 #include <string.h>
 
+#include "query/changes_iter.h"
 #include "query/filter.h"
 #include "query/gather.h"
 #include "query/group.h"
@@ -224,8 +225,14 @@ static tes_iter_t iter_start(tes_query_t *q)
     it.priv_gather_mask = 0;
     it.priv_hidden_count = 0;
     it.priv_hidden_next = 0;
+    it.priv_change_tick = 0;
+    it.priv_change_live = 0;
+    it.priv_change_since = 0;
     if (!q)
         return it;
+    it.priv_change_since = atomic_load_explicit(&q->change_last, memory_order_relaxed);
+    if (q->change_count && !atomic_load_explicit(&q->change_ended, memory_order_relaxed))
+        it.priv_change_live = TES__CHANGE_ALL;
     if (q->group) {
         it.priv_phase = q->group->owning ? TES__WALK_OWNED : TES__WALK_PACKED;
         it.priv_driver = tes__group_pool(q->group);
@@ -251,8 +258,12 @@ static bool walk_in_frame_level(const tes_world_t *w)
 tes_iter_t tes_query_iter(tes_query_t *q)
 {
     tes_iter_t it = iter_start(q);
-    if (!q || walk_in_frame_level(q->w))
+    if (!q)
         return it;
+    if (walk_in_frame_level(q->w)) {
+        tes__changes_iter_begin(&it);
+        return it;
+    }
     /* Inside a hook the world is in the middle of a change (a value hook
      * may run halfway through a row move), and an iterator's deferral level
      * would make the rest of that change queue up: refused, with an
@@ -264,6 +275,7 @@ tes_iter_t tes_query_iter(tes_query_t *q)
     }
     tes__world_depth_up(q->w);
     atomic_fetch_add_explicit(&q->iters_open, 1, memory_order_relaxed);
+    tes__changes_iter_begin(&it);
     return it;
 }
 
@@ -271,6 +283,8 @@ static tes__noinline bool advance(tes_iter_t *it)
 {
     switch (it->priv_phase) {
     case TES__WALK_TABLES:
+        if (it->priv_query->change_count) /* always a table walk */
+            return tes__changes_next_chunk(it);
         if (next_table_chunk(it))
             return true;
         if (it->priv_query->mode != TES__QUERY_ALL)
@@ -293,10 +307,13 @@ bool tes_iter_next(tes_iter_t *it)
     if (it->priv_gather_mask) /* the last chunk's gathered values go back */
         tes__gather_flush(it);
     const tes_query_t *q = it->priv_query;
-    if (it->priv_phase == TES__WALK_TABLES && !q->has_sparse && next_whole_table(it, q))
+    if (it->priv_phase == TES__WALK_TABLES && q->whole_tables && next_whole_table(it, q))
         return true;
-    if (advance(it))
+    if (advance(it)) {
+        if (it->priv_change_live & TES__CHANGE_STAMP)
+            tes__changes_stamp_chunk(it);
         return true;
+    }
     tes_iter_fini(it);
     return false;
 }
@@ -351,6 +368,10 @@ void tes_iter_fini(tes_iter_t *it)
         atomic_fetch_sub_explicit(&it->priv_query->iters_open, 1, memory_order_relaxed);
         tes__defer_end(it->world);
     }
+    /* After the flush: deferred writes of this iteration are stamped
+     * inside its window, so the query's next iteration does not see them. */
+    if (it->priv_change_live & ~TES__CHANGE_ALL)
+        tes__changes_iter_end(it);
 }
 
 tes_iter_t tes__query_walk_start(tes_query_t *q) { return iter_start(q); }
@@ -364,7 +385,7 @@ int32_t tes_query_count(tes_query_t *q)
     int64_t n = 0;
     if (q->group) {
         n = q->group->owning ? q->group->length : q->group->members.count;
-    } else if (q->mode == TES__QUERY_TABLE && !q->has_sparse) {
+    } else if (q->mode == TES__QUERY_TABLE && !q->has_sparse && !q->change_count) {
         for (uint32_t i = 0; i < q->match_count; i++)
             n += q->matches[i].table->count;
     } else {

@@ -6,6 +6,7 @@
  * memory). The per-entity matcher every walk and group shares (query.h)
  * lives here too, with the fields of a chunk it accepts.
  */
+#include "query/changes_iter.h"
 #include "query/query.h"
 #include "world/explain.h"
 
@@ -135,7 +136,7 @@ static int setup_terms(tes_query_t *q, const tes_query_desc_t *d)
     if ((q->flags & (TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP)) && !any_and)
         return tes__fail_detail(q->w, TES_ERR_INVALID, "query flags 0x%x ask for a group, which needs at least one TES_AND term", (unsigned)q->flags);
     tes__gather_plan(q);
-    return TES_OK;
+    return tes__query_changes_setup(q, d);
 }
 
 /* A term list ends at its first all-zero term. A term whose component is

@@ -50,6 +50,7 @@ typedef struct tes__term_info {
     tes__component_t *info;
     bool sparse; /* stored in a sparse store */
     bool data;   /* has a field (size > 0 and not a NOT term) */
+    tes_change_t change; /* the term's change filter (changes_iter.c) */
 } tes__term_info_t;
 
 /* One matching table and, per term, its column there (-1: no column). */
@@ -103,6 +104,18 @@ struct tes_query {
      * name the query of a loop left without tes_iter_fini. Atomic: several
      * threads may iterate one query at once. */
     _Atomic uint32_t iters_open;
+    /* tes_iter_next's fast path (a whole table per chunk, nothing else to
+     * do): no sparse term, no change filter, no tracked term to stamp. */
+    bool whole_tables;
+    /* Change detection (changes_iter.c): the terms with a change filter,
+     * the tracked terms a chunk stamps (TES_INOUT/TES_OUT), and the tick
+     * at which this query's previous iteration ended. */
+    uint8_t change_terms[TES_MAX_TERMS];
+    int32_t change_count;
+    uint8_t stamp_terms[TES_MAX_TERMS];
+    int32_t stamp_count;
+    _Atomic uint32_t change_last;
+    _Atomic bool change_ended; /* some iteration's window has ended */
 };
 
 /* Counts the terms of d into *count: those before the first term whose

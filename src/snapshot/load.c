@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "snapshot/snapshot.h"
+#include "world/changes.h"
 #include "world/explain.h"
 
 typedef struct stage {
@@ -423,8 +424,11 @@ static void commit(tes__snap_plan_t *p, stage_t *s)
     s->slots = NULL;
     s->instances = NULL;
     /* Tables. */
-    for (uint32_t t = 0; t < p->ntables; t++)
+    for (uint32_t t = 0; t < p->ntables; t++) {
         p->tables[t].target->count = p->tables[t].rows;
+        /* Tracked values are stamped as added at the load. */
+        tes__stamp_added(w, p->tables[t].target, 0, p->tables[t].rows);
+    }
     /* Sparse stores: staged ones replace theirs; the rest are emptied (they
      * hold no entity, but a stable store may hold tombstones). */
     tes__registry_t *reg = &w->components;

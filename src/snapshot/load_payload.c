@@ -81,15 +81,21 @@ static uint32_t table_columns(const tes__snap_plan_t *p, const tes__snap_table_t
 {
     uint32_t n = 0;
     for (uint32_t k = 0; k < st->type_count; k++) {
-        const tes__component_t *info = p->comps[tes__get_u32(st->type + 4 * k)].info;
-        if (!info->size)
+        const tes__component_t *owner = p->comps[tes__get_u32(st->type + 4 * k)].info;
+        if (!owner->size)
             continue;
-        uint32_t at = n++;
-        while (at && cols[at - 1]->id > info->id) {
-            cols[at] = cols[at - 1];
-            at--;
+        /* A tracked component's stamp columns are laid out too (the load
+         * stamps them as added). */
+        for (uint32_t j = 0; j < (owner->track_changes ? 3u : 1u); j++) {
+            const tes__component_t *info =
+                j ? tes__registry_get(&p->w->components, owner->stamps + j - 1) : owner;
+            uint32_t at = n++;
+            while (at && cols[at - 1]->id > info->id) {
+                cols[at] = cols[at - 1];
+                at--;
+            }
+            cols[at] = info;
         }
-        cols[at] = info;
     }
     return n;
 }
@@ -168,16 +174,17 @@ int tes__snap_read_payload(tes__snap_plan_t *p, const tes_reader_t *in)
     size_t *offsets = NULL;
     int rc = TES_OK;
     if (p->ntables && p->ncomps) {
-        cols = tes__malloc(p->a, (size_t)p->ncomps * sizeof *cols);
-        offsets = tes__malloc(p->a, (size_t)p->ncomps * sizeof *offsets);
+        /* Up to three columns a component (a tracked one's stamps). */
+        cols = tes__malloc(p->a, (size_t)p->ncomps * 3 * sizeof *cols);
+        offsets = tes__malloc(p->a, (size_t)p->ncomps * 3 * sizeof *offsets);
         if (!cols || !offsets)
             rc = TES_ERR_NOMEM;
     }
     for (uint32_t t = 0; !rc && t < p->ntables; t++)
         rc = p->tables[t].payload ? read_table(p, in, &sum, &p->tables[t], cols, offsets)
                                   : make_block(p, &p->tables[t], cols, offsets);
-    tes__free(p->a, cols, cols ? (size_t)p->ncomps * sizeof *cols : 0);
-    tes__free(p->a, offsets, offsets ? (size_t)p->ncomps * sizeof *offsets : 0);
+    tes__free(p->a, cols, cols ? (size_t)p->ncomps * 3 * sizeof *cols : 0);
+    tes__free(p->a, offsets, offsets ? (size_t)p->ncomps * 3 * sizeof *offsets : 0);
     if (rc)
         return rc;
     uint8_t stated[TES__SNAP_SUM_SIZE];

@@ -17,7 +17,8 @@ void tes__registry_fini(tes__registry_t *r, tes__alloc_t *a)
     for (uint32_t i = 1; i < r->count; i++) {
         tes__component_t *c = r->items[i];
         tes__sparse_store_fini(&c->store, a);
-        tes__free(a, c->name, c->name_size);
+        if (!c->hidden)
+            tes__free(a, c->name, c->name_size);
         tes__free(a, c, sizeof *c);
     }
     tes__free(a, r->items, (size_t)r->cap * sizeof *r->items);
@@ -66,7 +67,10 @@ static int normalise(const tes__registry_t *r, const tes_component_desc_t *d,
     for (int32_t i = 0; i < d->entity_field_count; i++)
         if (d->entity_fields[i] > d->size || d->size - d->entity_fields[i] < sizeof(tes_entity_t))
             return REFUSE(r, "component '%.64s': entity_fields[%d] = %zu does not fit a tes_entity_t in size %zu", d->name, (int)i, d->entity_fields[i], d->size);
+    if (d->track_changes && (d->size == 0 || d->stable || d->storage != TES_STORAGE_TABLE))
+        return REFUSE(r, "component '%.64s': track_changes needs table storage and a size > 0 (this desc is %s)", d->name, d->size == 0 ? "a tag" : "sparse");
     memset(out, 0, sizeof *out);
+    out->track_changes = d->track_changes;
     out->size = (uint32_t)d->size;
     out->align = (uint32_t)align;
     out->stable = d->stable;
@@ -88,16 +92,26 @@ tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_comp
     if (existing) {
         const tes__component_t *c = r->items[existing];
         if (c->size == layout.size && c->align == layout.align &&
-            c->storage == layout.storage && c->stable == layout.stable)
+            c->storage == layout.storage && c->stable == layout.stable &&
+            c->track_changes == layout.track_changes)
             return existing;
         *status = REFUSE(r, "component '%.64s' is registered with size %u align %u %s, this desc has size %u align %u %s", d->name, c->size, c->align, c->stable ? "stable" : c->storage == TES_STORAGE_SPARSE ? "sparse" : "table", layout.size, layout.align, layout.stable ? "stable" : layout.storage == TES_STORAGE_SPARSE ? "sparse" : "table");
         return 0;
     }
-    /* Reserve everything, then commit: nothing changes on failure. */
+    /* Reserve everything, then commit: nothing changes on failure. A
+     * tracked component takes two more ids, its stamp companions. */
     uint32_t id = r->count ? r->count : 1;
+    uint32_t ids = layout.track_changes ? 3u : 1u;
+    tes__component_t *companion[2] = {NULL, NULL};
     *status = TES_ERR_NOMEM;
-    if (tes__grow(a, (void **)&r->items, &r->cap, (uint64_t)id + 1, sizeof *r->items, 64))
+    if (tes__grow(a, (void **)&r->items, &r->cap, (uint64_t)id + ids, sizeof *r->items, 64))
         return 0;
+    for (uint32_t k = 0; k + 1 < ids; k++) {
+        if (!(companion[k] = tes__calloc(a, sizeof *companion[k]))) {
+            tes__free(a, companion[0], sizeof *companion[0]);
+            return 0;
+        }
+    }
     if (layout.storage == TES_STORAGE_SPARSE &&
         tes__grow(a, (void **)&r->sparse, &r->sparse_cap, (uint64_t)r->sparse_count + 1,
                   sizeof *r->sparse, 16))
@@ -105,21 +119,27 @@ tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_comp
     if (tes__map_reserve(&r->by_name, a, 1))
         return 0;
     tes__component_t *c = tes__malloc(a, sizeof *c);
-    if (!c)
-        return 0;
-    *c = layout;
-    c->name = tes__strdup(a, d->name, &c->name_size);
-    if (!c->name) {
+    if (!c || !(c->name = tes__strdup(a, d->name, &c->name_size))) {
         tes__free(a, c, sizeof *c);
+        tes__free(a, companion[0], sizeof *companion[0]);
+        tes__free(a, companion[1], sizeof *companion[1]);
         return 0;
     }
+    char *name = c->name;
+    size_t name_size = c->name_size;
+    *c = layout;
+    c->name = name;
+    c->name_size = name_size;
     *status = TES_OK;
     c->id = id;
     tes__sparse_store_init(&c->store, c->size, c->stable);
     const tes_hooks_t *h = &c->hooks;
     bool hooked = h->ctor || h->dtor || h->copy || h->move || h->on_add || h->on_set ||
                   h->on_remove;
+    /* A tracked component takes the generic paths, which stamp its
+     * writes: chosen here, once, so the quiet paths test nothing. */
     c->plain_dispatch = hooked ? TES__DISPATCH_GENERIC
+                        : c->track_changes ? TES__DISPATCH_TRACKED
                         : c->storage == TES_STORAGE_SPARSE
                             ? (uint8_t)(TES__DISPATCH_SPARSE + tes__sparse_shape(c->size, c->stable))
                             : TES__DISPATCH_TABLE;
@@ -128,7 +148,25 @@ tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_comp
         r->items[0] = NULL;
     r->items[id] = c;
     r->count = id + 1;
-    if (id < TES__REGISTRY_SMALL_IDS && c->size && c->size < TES__GET_SPARSE) {
+    for (uint32_t k = 0; k + 1 < ids; k++) {
+        tes__component_t *s = companion[k];
+        s->id = id + 1 + k;
+        s->size = s->align = 4;
+        s->storage = TES_STORAGE_TABLE;
+        s->hooks = r->stamp_hooks;
+        s->hidden = true;
+        s->name = c->name; /* shared: freed with the owner */
+        tes__sparse_store_init(&s->store, 4, false);
+        s->plain_dispatch = TES__DISPATCH_GENERIC;
+        tes__registry_set_dispatch(r, s, TES__DISPATCH_GENERIC);
+        r->items[s->id] = s;
+        r->count = s->id + 1;
+    }
+    if (c->track_changes)
+        c->stamps = id + 1;
+    /* A tracked component is read through the general path (get_of 0),
+     * where tes_get_mut stamps. */
+    if (id < TES__REGISTRY_SMALL_IDS && c->size && c->size < TES__GET_SPARSE && !c->track_changes) {
         r->get_of[id] = c->size | (c->storage == TES_STORAGE_SPARSE ? TES__GET_SPARSE : 0);
         if (c->storage == TES_STORAGE_SPARSE)
             r->sparse_of[id] = &c->store;

@@ -38,6 +38,10 @@
 #define TES__SPARSE_SHAPE_12 4
 #define TES__SPARSE_SHAPE_16 5
 #define TES__SPARSE_SHAPES 6
+/* A table component that tracks changes and has no hook: its quiet set
+ * writes the value and stamps it (quiet_ops.c); its add and remove take
+ * the generic paths. */
+#define TES__DISPATCH_TRACKED (TES__DISPATCH_SPARSE + TES__SPARSE_SHAPES)
 
 /* The store shape of a sparse component of this size and stability. */
 static inline uint8_t tes__sparse_shape(uint32_t size, bool stable)
@@ -74,6 +78,16 @@ typedef struct tes__component {
      * changes of the component (the world keeps it up to date). */
     uint8_t plain_dispatch;
     uint8_t dispatch;
+    /* Change detection (changes.h): a tracked component's stamps live in
+     * two hidden companion components registered right after it, with ids
+     * `stamps` ("changed" ticks) and `stamps + 1` ("added" ticks). Every
+     * table that holds the component holds their columns too (right after
+     * its own), so every row move, swap and growth carries the stamps with
+     * no code of its own. The companions are `hidden`: never in a type,
+     * never named, never a term. */
+    bool track_changes;
+    bool hidden;
+    tes_comp_t stamps; /* a tracked component: its first companion; else 0 */
 } tes__component_t;
 
 /* Component ids below this have a read descriptor in the registry itself
@@ -113,6 +127,9 @@ typedef struct tes__registry {
     uint32_t sparse_count;
     uint32_t sparse_cap;
     tes__detail_t *detail;    /* where a refusal is explained (the world's); may be NULL */
+    /* The hooks of the stamp companions (4-byte ticks): set by the world
+     * (changes.c), which owns the tick; the registry only copies them. */
+    tes_hooks_t stamp_hooks;
 } tes__registry_t;
 
 void tes__registry_init(tes__registry_t *r);

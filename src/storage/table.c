@@ -7,6 +7,7 @@
 
 #include "core/checked.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 uint64_t tes__type_hash(const tes_comp_t *type, uint32_t count)
@@ -18,17 +19,18 @@ tes__table_t *tes__table_new(tes__alloc_t *a, const tes__registry_t *r, uint32_t
                              const tes_comp_t *type, uint32_t type_count)
 {
     /* Column and type positions are int32_t (tes__table_type_index): a
-     * longer type is refused, like any request too large to allocate. */
+     * longer type is refused, like any request too large to allocate. A
+     * tracked component brings two stamp columns (component.h). */
     size_t type_bytes, column_bytes;
-    if (type_count > INT32_MAX || !tes__size_mul(&type_bytes, type_count, sizeof *type) ||
-        !tes__size_mul(&column_bytes, type_count, sizeof(tes__column_t)))
+    if (type_count > INT32_MAX / 3 || !tes__size_mul(&type_bytes, type_count, sizeof *type) ||
+        !tes__size_mul(&column_bytes, type_count, 3 * sizeof(tes__column_t)))
         return NULL;
     tes__table_t *t = tes__calloc(a, sizeof *t);
     if (!t)
         return NULL;
     t->id = id;
     t->hash = tes__type_hash(type, type_count);
-    uint32_t columns = 0;
+    uint32_t columns = 0, tracked = 0;
     for (uint32_t i = 0; i < type_count; i++) {
         const tes__component_t *info = tes__registry_get(r, type[i]);
         columns += info->size ? 1 : 0;
@@ -40,6 +42,13 @@ tes__table_t *tes__table_new(tes__alloc_t *a, const tes__registry_t *r, uint32_t
                     (type[i] == TES_DISABLED ? TES__TABLE_DISABLED : 0) |
                     (type[i] == TES_PREFAB ? TES__TABLE_PREFAB : 0) |
                     (info->size > TES__SMALL_BYTES ? TES__TABLE_LARGE : 0);
+        if (info->track_changes) {
+            const tes__component_t *stamp = tes__registry_get(r, info->stamps);
+            columns += 2;
+            tracked++;
+            t->flags |= TES__TABLE_TRACKED | (stamp->hooks.ctor ? TES__TABLE_HAS_CTOR : 0) |
+                        (stamp->hooks.move ? TES__TABLE_HAS_MOVE : 0);
+        }
     }
     if (type_count) {
         t->type = tes__malloc(a, type_bytes);
@@ -48,22 +57,31 @@ tes__table_t *tes__table_new(tes__alloc_t *a, const tes__registry_t *r, uint32_t
         memcpy(t->type, type, type_bytes);
         t->type_count = type_count;
     }
+    if (tracked) {
+        t->sums = tes__calloc(a, (size_t)tracked * sizeof *t->sums);
+        if (!t->sums)
+            goto fail;
+        t->sum_count = tracked;
+    }
     if (columns) {
         t->columns = tes__calloc(a, (size_t)columns * sizeof *t->columns); /* <= column_bytes */
         if (!t->columns)
             goto fail;
         t->column_count = columns;
-        uint32_t col = 0;
+        uint32_t col = 0, sum = 0;
         for (uint32_t i = 0; i < type_count; i++) {
             const tes__component_t *info = tes__registry_get(r, type[i]);
-            if (info->size) {
-                t->columns[col].info = info;
-                t->columns[col].id = info->id;
-                t->columns[col].size = info->size;
-                if (info->id < TES__TABLE_DIRECT_IDS)
-                    t->column_of[info->id] = col < UINT8_MAX - 1 ? (uint8_t)(col + 1) : UINT8_MAX;
+            for (uint32_t k = 0; info->size && k < (info->track_changes ? 3u : 1u); k++) {
+                const tes__component_t *ci = k ? tes__registry_get(r, info->stamps + k - 1) : info;
+                t->columns[col].info = ci;
+                t->columns[col].id = ci->id;
+                t->columns[col].size = ci->size;
+                if (ci->id < TES__TABLE_DIRECT_IDS)
+                    t->column_of[ci->id] = col < UINT8_MAX - 1 ? (uint8_t)(col + 1) : UINT8_MAX;
                 col++;
             }
+            if (info->track_changes)
+                t->sums[sum++].comp = info->id;
         }
     }
     return t;
@@ -79,6 +97,9 @@ void tes__table_free(tes__table_t *t, tes__alloc_t *a)
     tes__free(a, t->block, t->block_size);
     tes__free(a, t->type, (size_t)t->type_count * sizeof *t->type);
     tes__free(a, t->columns, (size_t)t->column_count * sizeof *t->columns);
+    for (uint32_t i = 0; i < t->sum_count; i++)
+        tes__free(a, (void *)t->sums[i].max, (size_t)t->sums[i].blocks * sizeof *t->sums[i].max);
+    tes__free(a, t->sums, (size_t)t->sum_count * sizeof *t->sums);
     tes__map_fini(&t->edges, a);
     tes__free(a, t, sizeof *t);
 }
@@ -155,6 +176,26 @@ static void adopt_block(tes__table_t *t, uint8_t *block, size_t size, const size
     t->cap = (uint32_t)cap;
 }
 
+/* Grows every summary of a tracked table to cover cap rows (before the
+ * block grows, so a failure changes nothing that matters: a longer summary
+ * is only unused). New blocks hold 0 and the summary's epoch is cleared,
+ * so no query trusts it before a rebuild. TES_OK or TES_ERR_NOMEM. */
+static int grow_sums(tes__table_t *t, tes__alloc_t *a, uint32_t cap)
+{
+    uint32_t blocks = (cap + TES__STAMP_BLOCK - 1) >> TES__STAMP_BLOCK_BITS;
+    for (uint32_t i = 0; i < t->sum_count; i++) {
+        tes__stamp_sum_t *s = &t->sums[i];
+        if (s->blocks >= blocks)
+            continue;
+        void *p = (void *)s->max;
+        if (tes__grow(a, &p, &s->blocks, blocks, sizeof *s->max, blocks))
+            return TES_ERR_NOMEM;
+        s->max = p;
+        atomic_store_explicit(&s->epoch, 0, memory_order_relaxed);
+    }
+    return TES_OK;
+}
+
 int tes__table_reserve_slow(tes__table_t *t, tes__alloc_t *a, uint32_t extra)
 {
     uint64_t need = (uint64_t)t->count + extra;
@@ -166,6 +207,8 @@ int tes__table_reserve_slow(tes__table_t *t, tes__alloc_t *a, uint32_t extra)
     uint64_t cap = fits ? t->cap : t->cap ? (uint64_t)t->cap * 2 : 16;
     if (cap < need)
         cap = need;
+    if (t->sum_count && grow_sums(t, a, (uint32_t)cap))
+        return TES_ERR_NOMEM;
     /* Old and new column offsets: on the stack for the common case. */
     size_t small[32];
     size_t *offsets = small;

@@ -42,6 +42,9 @@
 /* Some column's values are larger than TES__SMALL_BYTES: rows are not
  * moved by the plain (call-free) copies. */
 #define TES__TABLE_LARGE (1u << 8)
+/* Some type entry tracks changes: the table holds stamp columns (their
+ * hooks make it HOOKED too, so no plain path moves its rows). */
+#define TES__TABLE_TRACKED (1u << 9)
 /* What makes a table's rows move other than as small plain bytes. */
 #define TES__TABLE_NOT_PLAIN (TES__TABLE_HOOKED | TES__TABLE_LARGE)
 
@@ -55,6 +58,29 @@ typedef struct tes__column {
 /* Component ids below this are found in a table's column_of map (the
  * registry's small ids: tes_get reads both maps with one index). */
 #define TES__TABLE_DIRECT_IDS TES__REGISTRY_SMALL_IDS
+
+struct tes__table;
+
+/* Rows per summary block of a tracked column (see tes__stamp_sum_t). */
+#define TES__STAMP_BLOCK_BITS 6u
+#define TES__STAMP_BLOCK (1u << TES__STAMP_BLOCK_BITS)
+
+/* The summary of one tracked column of a table: for each block of
+ * TES__STAMP_BLOCK rows, the newest "changed" tick written into the block
+ * (every stamp of the block is at most it), so that a change filter skips
+ * a block without reading its stamps. Stamping writes keep it; any move
+ * or construction of stamps (changes.c's hooks) advances the world's
+ * stamp epoch, after which the summary counts only once a query that had
+ * to read the stamps anyway has rebuilt it (`epoch` then equals the
+ * world's). Blocks past `blocks` (rows the array has not grown to yet)
+ * are always read. Entries are atomic: parallel systems stamp disjoint
+ * rows that may share a block. */
+typedef struct tes__stamp_sum {
+    tes_comp_t comp;          /* the tracked component */
+    uint32_t blocks;          /* entries in max */
+    _Atomic uint32_t *max;
+    _Atomic uint64_t epoch;   /* the world's stamp epoch when last exact */
+} tes__stamp_sum_t;
 
 /* The last graph edge a table took in one direction, with its move plan
  * (move_plan.h), made when the edge is cached; tables and edges are never
@@ -101,7 +127,20 @@ typedef struct tes__table {
      * one load here (the table pointer and this line are hot), instead of
      * column_of, the column array and the column. */
     uint8_t *data_of[TES__TABLE_DIRECT_IDS];
+    /* Tracked columns' summaries (TES__TABLE_TRACKED), one per tracked
+     * component, in column order. */
+    tes__stamp_sum_t *sums;
+    uint32_t sum_count;
 } tes__table_t;
+
+/* The summary of tracked component c in t, or NULL. */
+static inline tes__stamp_sum_t *tes__table_sum(const tes__table_t *t, tes_comp_t c)
+{
+    for (uint32_t i = 0; i < t->sum_count; i++)
+        if (t->sums[i].comp == c)
+            return &t->sums[i];
+    return NULL;
+}
 
 /* A table for `type` (sorted, unique ids of table components), or NULL on
  * TES_ERR_NOMEM. The table starts empty, with no block. */

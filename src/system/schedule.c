@@ -48,6 +48,7 @@
 #include <time.h>
 
 #include "core/thread_pool.h"
+#include "query/changes_iter.h"
 #include "system/system.h"
 
 static bool shares(const tes_comp_t *a, int32_t na, const tes_comp_t *b, int32_t nb)
@@ -151,6 +152,27 @@ static void run_unit(const tes__systems_t *ss, const tes__unit_t *u, int32_t thr
     }
 }
 
+/* Holds the change window of a system's iteration open (see change_held)
+ * until end_held: a system's window ends after its changes are applied,
+ * however it ran (captured, live or in blocks), so what it sees next frame
+ * never depends on which way that was. */
+static void hold_window(tes_system_t *s, tes_iter_t *it)
+{
+    if (it->priv_change_live & TES__CHANGE_WINDOW) {
+        it->priv_change_live |= TES__CHANGE_HOLD;
+        s->change_held = true;
+    }
+}
+
+/* Ends the change window held for s (see change_held). */
+static void end_held(tes_system_t *s)
+{
+    if (s->change_held) {
+        s->change_held = false;
+        tes__query_changes_end(s->query);
+    }
+}
+
 /* Runs s on the calling thread with a live iterator (structural systems,
  * and the fallback when capturing failed). Its structural changes are
  * queued under a deferral level of its own and applied when it ends.
@@ -167,13 +189,16 @@ static int run_live(tes_world_t *w, const tes__systems_t *ss, tes_system_t *s)
         run_empty(ss, s, 0);
     } else {
         tes_iter_t it = tes_query_iter(s->query);
+        hold_window(s, &it);
         it.delta_time = ss->delta_time;
         it.ctx = s->ctx;
         while (tes_iter_next(&it))
             s->run(&it);
     }
     tes__world_refuse_set(w, refuse);
-    return tes__defer_end(w);
+    int rc = tes__defer_end(w);
+    end_held(s); /* after its changes were applied */
+    return rc;
 }
 
 /* True when p lies inside the iterator object it: storage the walk reuses
@@ -198,6 +223,7 @@ static int capture(tes_world_t *w, tes_system_t *s)
     s->handle_count = 0;
     tes_iter_t it = tes_query_iter(s->query);
     tes__iter_keep_fields(&it); /* the fields are used after the walk */
+    hold_window(s, &it);
     while (tes_iter_next(&it)) {
         bool copy = in_iterator(&it, it.entities);
         if (tes__grow(&w->alloc, (void **)&s->chunks, &s->chunk_cap,
@@ -355,6 +381,7 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
         /* Out of memory for the plan: the same systems, one by one. */
         for (uint32_t i = first; i < last; i++) {
             tes_system_t *s = ss->items[ss->order[i]];
+            end_held(s);
             if (!s->doomed)
                 run_live(w, ss, s);
         }
@@ -382,6 +409,8 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
             run_unit(ss, &ss->units[u], 0);
     }
     tes__world_refuse_set(w, w->unquiet.refuse & (uint8_t)~TES__REFUSE_STRUCTURAL);
+    for (uint32_t i = first; i < last; i++)
+        end_held(ss->items[ss->order[i]]);
 }
 
 /* The rows one call of a structural, parallel system's run gets at most:
@@ -451,6 +480,7 @@ static int run_blocks_inline(tes_world_t *w, const tes__systems_t *ss, tes_syste
     tes__world_refuse_set(w, refuse | TES__REFUSE_CREATE);
     tes_iter_t it = tes_query_iter(s->query);
     tes__iter_keep_fields(&it);
+    hold_window(s, &it);
     tes__defer_stage_ensures(w, true);
     while (tes_iter_next(&it)) {
         tes__chunk_t c = {it.count, it.entities, {0}};
@@ -483,7 +513,17 @@ static int plan_blocks(tes_world_t *w, tes__systems_t *ss, tes_system_t *s)
  * the threads. Without workers, when its plan, its spans or the lanes
  * cannot be had, or it is one block, the same blocks run on the calling
  * thread instead: same result. Returns the first error its changes met. */
+static int run_split_once(tes_world_t *w, tes__systems_t *ss, tes_system_t *s);
+
+/* A split system; a change window its capture opened ends with it. */
 static int run_split(tes_world_t *w, tes__systems_t *ss, tes_system_t *s)
+{
+    int rc = run_split_once(w, ss, s);
+    end_held(s);
+    return rc;
+}
+
+static int run_split_once(tes_world_t *w, tes__systems_t *ss, tes_system_t *s)
 {
     ss->unit_count = 0;
     if (!w->pool || !s->query || tes__defer_lanes_reserve(w) || prepare_system(w, s) ||

@@ -37,6 +37,10 @@ struct tes_system {
     void *ctx;
     bool parallel;
     bool structural;
+    /* capture() walked the query and left its change window open: it is
+     * ended once the system's run is over (end_held in schedule.c), so
+     * writes made during the run fall inside it, as with a live loop. */
+    bool change_held;
     /* Freed inside tes_progress (maybe from a worker thread, hence atomic):
      * runs no more from the next level on, freed when the frame ends. */
     _Atomic bool doomed;

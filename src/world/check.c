@@ -88,6 +88,11 @@ static int check_tables(const tes_world_t *w)
                           !table->cap,
                       "table %u column %u misaligned", t, columns);
                 columns++;
+                /* A tracked component's two stamp columns follow its own. */
+                for (uint32_t k = 0; info->track_changes && k < 2; k++, columns++)
+                    CHECK(columns < table->column_count &&
+                              table->columns[columns].id == info->stamps + k,
+                          "table %u column %u is not a stamp column of its type", t, columns);
             }
         }
         CHECK(columns == table->column_count, "table %u has %u columns, type says %u", t,
@@ -121,7 +126,8 @@ static int check_sparse(const tes_world_t *w)
      * component, 0 for the others (which take the general path). */
     for (tes_comp_t c = 0; c < TES__REGISTRY_SMALL_IDS; c++) {
         const tes__component_t *info = tes__registry_get(reg, c);
-        uint32_t want = info && info->size && info->size < TES__GET_SPARSE
+        uint32_t want = info && info->size && info->size < TES__GET_SPARSE &&
+                                !info->track_changes && !info->hidden
                             ? info->size | (info->storage == TES_STORAGE_SPARSE ? TES__GET_SPARSE : 0)
                             : 0;
         CHECK(reg->get_of[c] == want, "component %u: read descriptor %x, want %x", c,

@@ -8,6 +8,7 @@
  * reserve before they commit and fire observers last, so hooks see a
  * consistent world and a failed call changes nothing.
  */
+#include "world/changes.h"
 #include "world/last_error.h"
 #include "world/world.h"
 
@@ -184,6 +185,8 @@ static int set_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *va
         if (info->hooks.copy)
             ptr = component_ptr(w, e, c);
     }
+    if (info->track_changes)
+        tes__stamp_entity(w, e, info);
     tes__fire(w, info->hooks.on_set, info, e, ptr);
     return TES_OK;
 }
@@ -219,6 +222,8 @@ static void *ensure_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
         tes__fire(w, info->hooks.on_add, info, e, ptr);
         ptr = component_ptr(w, e, c); /* the observer may have moved it */
     }
+    if (info->track_changes) /* a pointer to write through */
+        tes__stamp_entity(w, e, info);
     return ptr;
 }
 
@@ -361,8 +366,40 @@ void *tes__get(const tes_world_t *w, tes_entity_t e, tes_comp_t c) { return comp
 /* A read that finds nothing records why for the calling thread
  * (last_error.h): a few stores, out of line, so the hit path gains one
  * test of the pointer it returns anyway. */
+/* tes_get_mut's general path (an id without a read descriptor, which
+ * every tracked component is: its get_of is 0 from registration): the
+ * address as component_ptr finds it, and for a tracked component the
+ * stamp, written through the slot and table already at hand. */
+static tes__noinline void *get_mut_general(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    if (c - 1u < w->components.count - 1u) {
+        const tes__component_t *info = w->components.items[c];
+        if (info->track_changes) {
+            const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+            if (slot) {
+                tes__table_t *t = tes__slot_table(w, slot);
+                int32_t col = tes__table_column_index(t, c);
+                if (col >= 0) {
+                    tes__stamp_one(w, t, slot->row, info);
+                    return tes__table_cell(t, (uint32_t)col, slot->row);
+                }
+            }
+            return tes__fail_const_get(w, e, c);
+        }
+    }
+    void *p = component_ptr(w, e, c);
+    return tes__likely(p != NULL) ? p : tes__fail_const_get(w, e, c);
+}
+
+/* A read that finds nothing records why for the calling thread
+ * (last_error.h): a few stores, out of line, so the hit path gains one
+ * test of the pointer it returns anyway. A small id with a read
+ * descriptor (every untracked data component with a small id) takes
+ * component_ptr's short path, as tes_get does. */
 void *tes_get_mut(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
+    if (tes__unlikely(!w || c >= TES__REGISTRY_SMALL_IDS || !w->components.get_of[c]))
+        return w ? get_mut_general(w, e, c) : NULL;
     void *p = component_ptr(w, e, c);
     return tes__likely(p != NULL) ? p : tes__fail_const_get(w, e, c);
 }

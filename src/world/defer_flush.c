@@ -48,6 +48,7 @@
  */
 #include "world/defer.h"
 
+#include "world/changes.h"
 #include "world/defer_runs.h"
 #include "world/move.h"
 #include "world/world.h"
@@ -211,6 +212,8 @@ static int apply_single(tes_world_t *w, uint32_t at, tes__slot_t *slot, step_mem
         int32_t col = memo->col;
         tes__component_copy1(info, tes__table_cell(dst, (uint32_t)col, slot->row), op->value);
         tes__component_destruct(info, op->value, 1);
+        if (info->track_changes) /* a deferred write is stamped when applied */
+            tes__stamp_rows(w, dst, slot->row, 1, info);
     }
     tes__world_end(w);
     op->kind = TES__OP_DONE;
@@ -301,8 +304,11 @@ static int apply_merged(tes_world_t *w, uint32_t first, uint32_t end, step_memo_
             tes__component_destruct(info, cell, 1);
             tes__component_construct1(info, cell);
         }
-        if (net[k].value)
+        if (net[k].value) {
             tes__component_copy1(info, cell, net[k].value);
+            if (info->track_changes) /* stamped when applied */
+                tes__stamp_rows(w, dst, slot->row, 1, info);
+        }
     }
     tes__world_end(w);
     for (uint32_t j = first; j < stop; j = d->ops[j].next) {

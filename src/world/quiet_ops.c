@@ -47,6 +47,7 @@
  * anything has changed.
  */
 #include "world/move.h"
+#include "world/changes.h"
 #include "world/world.h"
 
 #include <string.h>
@@ -417,6 +418,37 @@ static int quiet_table_remove_form(tes_world_t *w, tes_entity_t e, tes__componen
     return quiet_table_remove(w, e, info);
 }
 
+/* A tracked component's quiet forms (TES__DISPATCH_TRACKED): a set of a
+ * value the entity has is a copy and a stamp; everything else (an add, a
+ * removal, a set that adds) is the generic path's, which stamps adds. */
+static int quiet_tracked_add(tes_world_t *w, tes_entity_t e, tes__component_t *info)
+{
+    return tes__add_generic(w, e, info->id);
+}
+static int quiet_tracked_set(tes_world_t *w, tes_entity_t e, tes__component_t *info,
+                             const void *value)
+{
+    const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+    if (tes__likely(slot != NULL)) {
+        tes__table_t *t = tes__slot_table(w, slot);
+        int32_t col = tes__table_column_index(t, info->id);
+        if (tes__likely(col >= 0)) {
+            uint8_t *cell = tes__table_cell(t, (uint32_t)col, slot->row);
+            if (info->size <= TES__SMALL_BYTES)
+                tes__copy_small(cell, value, info->size);
+            else
+                tes__copy_bytes(cell, value, info->size);
+            tes__stamp_one(w, t, slot->row, info);
+            return TES_OK;
+        }
+    }
+    return tes__set_generic(w, e, info->id, value);
+}
+static int quiet_tracked_remove(tes_world_t *w, tes_entity_t e, tes__component_t *info)
+{
+    return tes__remove_generic(w, e, info->id);
+}
+
 /* The quiet forms by dispatch (TABLE, or SPARSE + the store's shape), one
  * table per call, so that a dispatcher makes one indirect jump with the
  * byte it has loaded and no test of it. GENERIC has no entry: such a
@@ -424,22 +456,25 @@ static int quiet_table_remove_form(tes_world_t *w, tes_entity_t e, tes__componen
 typedef int (*quiet_add_fn)(tes_world_t *, tes_entity_t, tes__component_t *);
 typedef int (*quiet_set_fn)(tes_world_t *, tes_entity_t, tes__component_t *, const void *);
 typedef int (*quiet_remove_fn)(tes_world_t *, tes_entity_t, tes__component_t *);
-#define QUIET_FORMS (TES__DISPATCH_SPARSE + TES__SPARSE_SHAPES)
+#define QUIET_FORMS (TES__DISPATCH_TRACKED + 1)
 #define SHAPE(name) [TES__DISPATCH_SPARSE + TES__SPARSE_SHAPE_##name]
 static const quiet_add_fn quiet_add_of[QUIET_FORMS] = {
     [TES__DISPATCH_TABLE] = quiet_table_add_only,
+    [TES__DISPATCH_TRACKED] = quiet_tracked_add,
     SHAPE(ANY) = quiet_sparse_add_any, SHAPE(TAG) = quiet_sparse_add_tag,
     SHAPE(4) = quiet_sparse_add_4, SHAPE(8) = quiet_sparse_add_8,
     SHAPE(12) = quiet_sparse_add_12, SHAPE(16) = quiet_sparse_add_16,
 };
 static const quiet_set_fn quiet_set_of[QUIET_FORMS] = {
     [TES__DISPATCH_TABLE] = quiet_table_set,
+    [TES__DISPATCH_TRACKED] = quiet_tracked_set,
     SHAPE(ANY) = quiet_sparse_add, SHAPE(TAG) = quiet_sparse_set_tag,
     SHAPE(4) = quiet_sparse_set_4, SHAPE(8) = quiet_sparse_set_8,
     SHAPE(12) = quiet_sparse_set_12, SHAPE(16) = quiet_sparse_set_16,
 };
 static const quiet_remove_fn quiet_remove_of[QUIET_FORMS] = {
     [TES__DISPATCH_TABLE] = quiet_table_remove_form,
+    [TES__DISPATCH_TRACKED] = quiet_tracked_remove,
     SHAPE(ANY) = quiet_sparse_remove, SHAPE(TAG) = quiet_sparse_remove_tag,
     SHAPE(4) = quiet_sparse_remove_4, SHAPE(8) = quiet_sparse_remove_8,
     SHAPE(12) = quiet_sparse_remove_12, SHAPE(16) = quiet_sparse_remove_16,

@@ -5,6 +5,7 @@
  */
 #include "world/move.h"
 #include "world/world.h"
+#include "world/changes.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -57,6 +58,7 @@ tes_world_t *tes_world_new(const tes_world_desc_t *desc)
     tes__entity_index_init(&w->entities, desc->generation_limit, desc->entity_limit);
     tes__registry_init(&w->components);
     w->components.detail = &w->detail;
+    tes__changes_init(w);
     if (register_builtin(w, "tes.Disabled") != TES_DISABLED ||
         register_builtin(w, "tes.Prefab") != TES_PREFAB ||
         tes__graph_init(&w->tables, &w->alloc, &w->components)) {

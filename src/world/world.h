@@ -136,8 +136,19 @@ typedef struct tes__unquiet {
     uint8_t refuse;     /* TES__REFUSE_* bits, set by tes_progress */
 } tes__unquiet_t;
 
+/* Change detection's clock (changes.c). `tick` stamps writes of tracked
+ * values; `epoch` counts every move or construction of stamps (it never
+ * wraps in practice), so a table's summary counts only while no stamp
+ * moved since it was rebuilt. Atomic: systems on worker threads read the
+ * tick while stamping and the epoch while filtering. */
+typedef struct tes__changes {
+    _Atomic uint32_t tick;
+    _Atomic uint64_t epoch;
+} tes__changes_t;
+
 struct tes_world {
     tes__alloc_t alloc;
+    tes__changes_t changes;
     tes__entity_index_t entities;
     tes__registry_t components;
     tes__table_graph_t tables;

@@ -175,6 +175,9 @@ void fs_register_base(fs_run_t *r);
 /* Registers one more component; returns its index or -1. */
 int fs_register(fs_run_t *r, const char *name, uint32_t size, uint32_t align,
                 tes_storage_t storage, bool stable, bool hooks);
+/* Registers a table component with track_changes (no hooks); returns its
+ * index or -1. */
+int fs_register_tracked(fs_run_t *r, const char *name, uint32_t size);
 /* Registers a component whose entity_fields are the nfields offsets in
  * fields; returns its index or -1. */
 int fs_register_refs(fs_run_t *r, const char *name, uint32_t size, tes_storage_t storage,
@@ -260,6 +263,8 @@ void fs_sc_bulk_destroy_matching(fs_run_t *r);
 /* Scenarios of scenarios_snapshot.c. */
 void fs_sc_snapshot(fs_run_t *r);
 void fs_sc_snapshot_large(fs_run_t *r);
+/* Scenarios of scenarios_changes.c. */
+void fs_sc_changes(fs_run_t *r);
 /* Scenarios of scenarios_systems.c. */
 void fs_sc_systems(fs_run_t *r);
 

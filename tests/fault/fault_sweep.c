@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "fault/fault.h"
+#include "query/query.h"
 #include "query/filter.h"
 #include "world/check.h"
 #include "world/world.h" /* the deferred queue's length: a failed call queues nothing */
@@ -159,7 +160,11 @@ static tes_entity_t *query_matches(fs_run_t *r, int i, uint32_t *n)
         fprintf(stderr, "fault: out of memory\n");
         exit(2);
     }
-    if (!r->queries[i])
+    /* A query with change terms or a tracked TES_INOUT term is not
+     * iterated here: an iteration ends its change window or stamps what
+     * it yields, which would make the check change what it checks. Its
+     * tes_query_count (which changes nothing) is still compared. */
+    if (!r->queries[i] || r->queries[i]->change_count || r->queries[i]->stamp_count)
         return buf;
     tes_iter_t it = tes_query_iter(r->queries[i]);
     while (tes_iter_next(&it)) {
@@ -567,6 +572,16 @@ int fs_register(fs_run_t *r, const char *name, uint32_t size, uint32_t align,
     d.storage = storage;
     d.stable = stable;
     return register_desc(r, &d, hooks);
+}
+
+int fs_register_tracked(fs_run_t *r, const char *name, uint32_t size)
+{
+    tes_component_desc_t d;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.size = size;
+    d.track_changes = true;
+    return register_desc(r, &d, false);
 }
 
 int fs_register_refs(fs_run_t *r, const char *name, uint32_t size, tes_storage_t storage,

@@ -295,6 +295,8 @@ const fs_scenario_t fs_scenarios[] = {
     {"bulk_spawn_bulk", fs_sc_bulk_spawn_bulk},
     {"bulk_destroy_n", fs_sc_bulk_destroy_n},
     {"bulk_destroy_matching", fs_sc_bulk_destroy_matching},
+    /* scenarios_changes.c */
+    {"changes", fs_sc_changes},
     /* scenarios_snapshot.c */
     {"snapshot", fs_sc_snapshot},
     {"snapshot_large", fs_sc_snapshot_large},

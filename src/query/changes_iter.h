@@ -1,0 +1,41 @@
+/*
+ * Change filters and stamping in queries (see world/changes.h for the
+ * stamps). A query with change terms is always a table walk (change
+ * filters are on tracked table components, AND terms only); its chunks
+ * are the runs of rows whose stamps pass every filter. The iteration
+ * reads a block's summary first and its stamps only when the summary says
+ * something in the block is newer than the query's previous iteration.
+ * Chunks handed out through a tracked TES_INOUT/TES_OUT term are stamped
+ * as changed. Queries without either pay nothing: they keep their walks.
+ */
+#ifndef TES_QUERY_CHANGES_ITER_H
+#define TES_QUERY_CHANGES_ITER_H
+
+#include "query/query.h"
+
+/* tes_iter_t.priv_change_live bits. */
+#define TES__CHANGE_WINDOW 1u /* the iteration ends a change window */
+#define TES__CHANGE_STAMP 2u  /* chunks are stamped as written */
+#define TES__CHANGE_HOLD 4u   /* the window is ended later, by the scheduler */
+#define TES__CHANGE_ALL 8u    /* the query's first iteration: every row passes */
+
+/* Validates the change filters of d's terms and fills q's change and
+ * stamp lists (after the terms are set up). TES_OK or TES_ERR_INVALID
+ * recorded with a detail. */
+int tes__query_changes_setup(tes_query_t *q, const tes_query_desc_t *d);
+
+/* A live iteration starts: advances the tick for a query with change
+ * terms and arms the stamping of chunks. */
+void tes__changes_iter_begin(tes_iter_t *it);
+/* A live iteration ends (after its deferred changes were applied). */
+void tes__changes_iter_end(tes_iter_t *it);
+/* Ends a change window held by the scheduler (TES__CHANGE_HOLD): the
+ * query remembers the current tick, which then advances. */
+void tes__query_changes_end(tes_query_t *q);
+
+/* The next chunk of a change-filtered table walk, or false. */
+bool tes__changes_next_chunk(tes_iter_t *it);
+/* Stamps the chunk just handed out in every tracked written term. */
+void tes__changes_stamp_chunk(tes_iter_t *it);
+
+#endif
