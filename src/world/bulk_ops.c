@@ -369,7 +369,8 @@ static int spawn_with_now(tes_world_t *w, const tes_value_t *values, const comp_
         if (cell)
             write_value(info, cell, src[i]);
     }
-    tes__stamp_added(w, table, slot->row, 1); /* nothing for an untracked table */
+    if (table->count) /* the new row is the last; nothing for an untracked table */
+        tes__stamp_added(w, table, table->count - 1, 1);
     if (w->watcher_count)
         tes__watch_after(w, e, 0);
     *out = e;
