@@ -68,6 +68,16 @@ static inline uint32_t tes__link_parent(const tes__hier_t *h, uint32_t i)
  * TES_ERR_NOMEM (not recorded; pages made stay, they are only room). */
 int tes__links_reserve(tes__hier_t *h, tes__alloc_t *a, uint32_t ia, uint32_t ib);
 
+/* Makes index c (a root, its page made) the last child of index p. */
+void tes__link_append(tes__hier_t *h, uint32_t c, uint32_t p);
+
+/* Instances (instances.c): tes__hier_ops_t's instance_* entries. */
+int tes__hier_instance_prepare(tes_world_t *w, const tes_entity_t *members, uint32_t m,
+                               uint32_t n, const uint32_t *indices, void **prep);
+void tes__hier_instance_commit(tes_world_t *w, void *prep, const uint32_t *indices,
+                               const uint8_t *skip);
+void tes__hier_instance_discard(tes_world_t *w, void *prep);
+
 /* Names (names.c). The key of a name among the children of parent index +
  * 1 `parent1` (0: the roots). */
 uint64_t tes__sibling_key(uint32_t parent1, const char *name, size_t len);

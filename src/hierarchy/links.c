@@ -140,8 +140,7 @@ static void unlink_child(tes__hier_t *h, uint32_t c)
     h->linked--;
 }
 
-/* Makes index c (a root) the last child of index p. */
-static void append_child(tes__hier_t *h, uint32_t c, uint32_t p)
+void tes__link_append(tes__hier_t *h, uint32_t c, uint32_t p)
 {
     tes__link_t *l = tes__link(h, c);
     tes__link_t *pl = tes__link(h, p);
@@ -180,11 +179,13 @@ static int clone_link(tes_world_t *w, tes_entity_t src, uint32_t copy, bool comm
         return TES_OK;
     if (!commit)
         return tes__links_reserve(h, &w->alloc, copy, p1 - 1);
-    append_child(h, copy, p1 - 1);
+    tes__link_append(h, copy, p1 - 1);
     return TES_OK;
 }
 
-static const tes__hier_ops_t hier_ops = {has_children, plan, destroyed, clone_link};
+static const tes__hier_ops_t hier_ops = {has_children, plan, destroyed, clone_link,
+                                         tes__hier_instance_prepare, tes__hier_instance_commit,
+                                         tes__hier_instance_discard};
 
 tes__hier_t *tes__hier(tes_world_t *w)
 {
@@ -286,7 +287,7 @@ static int link_now(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
     if (old1)
         unlink_child(h, c);
     if (p1)
-        append_child(h, c, p1 - 1);
+        tes__link_append(h, c, p1 - 1);
     if (tes__name_of(h, c))
         tes__name_move(h, c, old1, p1);
     return TES_OK;

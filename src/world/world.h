@@ -225,6 +225,18 @@ typedef struct tes__hier_ops {
      * false, reserves what linking `copy` (entity index) needs (TES_OK or
      * TES_ERR_NOMEM); with commit true, links it (cannot fail). */
     int (*clone_link)(tes_world_t *w, tes_entity_t src, uint32_t copy, bool commit);
+    /* Instantiation: n instances of the m prefab members (TES_NULL for a
+     * dead one) go to the entity indices indices[k * m + i]. Prepare
+     * reserves what copying the links among the members (remapped, child
+     * order kept) and the names of members under another member needs:
+     * TES_OK with *prep (NULL: nothing to copy) or TES_ERR_NOMEM (nothing
+     * kept). Commit applies and frees prep, skipping entities marked in
+     * skip (NULL: none); discard frees an unused prep. */
+    int (*instance_prepare)(tes_world_t *w, const tes_entity_t *members, uint32_t m, uint32_t n,
+                            const uint32_t *indices, void **prep);
+    void (*instance_commit)(tes_world_t *w, void *prep, const uint32_t *indices,
+                            const uint8_t *skip);
+    void (*instance_discard)(tes_world_t *w, void *prep);
 } tes__hier_ops_t;
 
 /* The entities a destroy of a listed set really destroys, in order: the

@@ -570,6 +570,63 @@ static void test_deferred_link_name_clash(void **state)
     tes_world_free(w);
 }
 
+/* ------------------------------------------------------------------ prefabs */
+
+static void test_instances_copy_links_and_names(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    /* ship -> {turret_b, turret_a -> barrel}; loose: a member root. */
+    tes_entity_t pf = tes_prefab_new(w);
+    tes_entity_t tb = tes_prefab_child(w, pf), ta = tes_prefab_child(w, pf);
+    tes_entity_t barrel = tes_prefab_child(w, pf), loose = tes_prefab_child(w, pf);
+    assert_int_equal(tes_set_parent(w, ta, pf), TES_OK);
+    assert_int_equal(tes_set_parent(w, tb, pf), TES_OK); /* child order: ta, tb */
+    assert_int_equal(tes_set_parent(w, barrel, ta), TES_OK);
+    assert_int_equal(tes_set_name(w, pf, "ship"), TES_OK);
+    assert_int_equal(tes_set_name(w, ta, "turret_a"), TES_OK);
+    assert_int_equal(tes_set_name(w, tb, "turret_b"), TES_OK);
+    assert_int_equal(tes_set_name(w, barrel, "barrel"), TES_OK);
+    assert_int_equal(tes_set_name(w, loose, "loose"), TES_OK);
+    for (int deferred = 0; deferred < 2; deferred++) {
+        tes_entity_t e[5];
+        if (deferred)
+            assert_int_equal(tes_defer_begin(w), TES_OK);
+        tes_instance_t inst = tes_instantiate(w, pf, e, 5);
+        assert_true(inst != 0);
+        if (deferred)
+            assert_int_equal(tes_defer_end(w), TES_OK);
+        /* e: root, tb, ta, barrel, loose (prefab member order). */
+        expect_children(w, e[0], (tes_entity_t[]){e[2], e[1]}, 2);
+        assert_true(tes_parent(w, e[3]) == e[2]);
+        assert_true(tes_parent(w, e[4]) == TES_NULL);
+        assert_null(tes_name(w, e[0]));
+        assert_null(tes_name(w, e[4]));
+        assert_string_equal(tes_name(w, e[2]), "turret_a");
+        assert_string_equal(tes_name(w, e[3]), "barrel");
+        /* The instance is named like any tree. */
+        char name[16];
+        snprintf(name, sizeof name, "ship%d", deferred);
+        assert_int_equal(tes_set_name(w, e[0], name), TES_OK);
+        char path[64];
+        snprintf(path, sizeof path, "ship%d/turret_a/barrel", deferred);
+        assert_true(tes_lookup_path(w, path) == e[3]);
+    }
+    /* The prefab keeps its own tree. */
+    assert_true(tes_lookup_path(w, "ship/turret_a/barrel") == barrel);
+    tes_instance_t many[3];
+    assert_int_equal(tes_instantiate_n(w, pf, 3, many), TES_OK);
+    for (int k = 0; k < 3; k++) {
+        tes_entity_t m[5];
+        assert_int_equal(tes_instance_members(w, many[k], m, 5), 5);
+        assert_true(tes_parent(w, m[3]) == m[2]);
+        assert_int_equal(tes_depth(w, m[3]), 2);
+        assert_int_equal(tes_instance_destroy(w, many[k]), TES_OK);
+    }
+    assert_int_equal(tes__world_check(w), 0);
+    tes_world_free(w);
+}
+
 /* ------------------------------------------------------------------ memory */
 
 static void test_allocation_failures(void **state)
@@ -577,7 +634,7 @@ static void test_allocation_failures(void **state)
     (void)state;
     /* Each call is retried with its k-th allocation failing until it
      * succeeds; every failure must leave the forest as it was. */
-    for (int scenario = 0; scenario < 5; scenario++) {
+    for (int scenario = 0; scenario < 6; scenario++) {
         for (uint64_t k = 1;; k++) {
             ca_state_t ca;
             ca_init(&ca, 0);
@@ -601,6 +658,16 @@ static void test_allocation_failures(void **state)
             case 1: rc = tes_set_parent(w, e[1], far); break;
             case 2: rc = tes_set_name(w, e[2], "two"); break;
             case 4: rc = tes_clone(w, e[1]) ? TES_OK : tes_last_error(w); break;
+            case 5: {
+                ca_fail_in(&ca, 0);
+                tes_entity_t pf = tes_prefab_new(w), m = tes_prefab_child(w, pf);
+                assert_int_equal(tes_set_parent(w, m, pf), TES_OK);
+                assert_int_equal(tes_set_name(w, m, "m"), TES_OK);
+                ca_fail_in(&ca, k);
+                tes_instance_t many[4];
+                rc = tes_instantiate_n(w, pf, 4, many);
+                break;
+            }
             case 3:
                 assert_int_equal(tes_defer_begin(w), TES_OK);
                 rc = tes_set_parent(w, e[3], e[1]);
@@ -645,6 +712,7 @@ int main(void)
         cmocka_unit_test(test_names_and_paths),
         cmocka_unit_test(test_name_refusals),
         cmocka_unit_test(test_deferred_link_name_clash),
+        cmocka_unit_test(test_instances_copy_links_and_names),
         cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
