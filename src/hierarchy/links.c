@@ -165,10 +165,11 @@ static void destroyed(tes_world_t *w, tes_entity_t e)
     tes__link_t *l = tes__link(h, i);
     /* Every destroy plans its subtree: the children died first. */
     tes__assert(!l || !l->first);
-    if (l && l->parent)
-        unlink_child(h, i);
+    /* The name first: its sibling key is made from the parent. */
     if (h->names.count)
         tes__name_drop(w, h, i);
+    if (l && l->parent)
+        unlink_child(h, i);
 }
 
 static int clone_link(tes_world_t *w, tes_entity_t src, uint32_t copy, bool commit)

@@ -57,8 +57,10 @@ void tes__name_move(tes__hier_t *h, uint32_t i, uint32_t old_parent1, uint32_t n
 static void name_remove(tes__alloc_t *a, tes__hier_t *h, uint32_t i, char *s)
 {
     size_t len = strlen(s);
-    tes__map_remove(&h->siblings, tes__sibling_key(tes__link_parent(h, i), s, len), i);
-    tes__map_remove(&h->names, (uint64_t)i + 1, (uint64_t)(uintptr_t)s);
+    bool had = tes__map_remove(&h->siblings, tes__sibling_key(tes__link_parent(h, i), s, len), i);
+    had &= tes__map_remove(&h->names, (uint64_t)i + 1, (uint64_t)(uintptr_t)s);
+    tes__assert(had);
+    (void)had;
     tes__free(a, s, len + 1);
 }
 

@@ -506,6 +506,26 @@ static void test_names_and_paths(void **state)
     tes_world_free(w);
 }
 
+/* Regression: a named child's destroy dropped its sibling key with the
+ * parent already unlinked (the key of a root), leaving a stale key that a
+ * later lookup under the old parent followed to an entity with no name. */
+static void test_destroyed_child_name_is_free_again(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_entity_t p = spawn_named(w, TES_NULL, "p");
+    tes_entity_t c = spawn_named(w, p, "x");
+    assert_int_equal(tes_destroy(w, c), TES_OK);
+    assert_true(tes_lookup_path(w, "p/x") == TES_NULL);
+    tes_entity_t d = spawn_named(w, p, "x");
+    assert_true(tes_lookup_path(w, "p/x") == d);
+    assert_int_equal(tes_destroy(w, p), TES_OK);
+    assert_true(tes_lookup_path(w, "p") == TES_NULL);
+    assert_true(tes_lookup_path(w, "x") == TES_NULL);
+    assert_int_equal(tes__world_check(w), 0);
+    tes_world_free(w);
+}
+
 static void test_name_refusals(void **state)
 {
     (void)state;
@@ -710,6 +730,7 @@ int main(void)
         cmocka_unit_test(test_instance_destroy_refuses_foreign_member),
         cmocka_unit_test(test_deferred_links),
         cmocka_unit_test(test_names_and_paths),
+        cmocka_unit_test(test_destroyed_child_name_is_free_again),
         cmocka_unit_test(test_name_refusals),
         cmocka_unit_test(test_deferred_link_name_clash),
         cmocka_unit_test(test_instances_copy_links_and_names),
