@@ -18,7 +18,7 @@ help:
 	@echo "                  also make all, make build"
 	@echo "make deps         install cmocka, the test dependency (as root)"
 	@echo "make run          build and run the demo (ARGS='--help' lists its options)"
-	@echo "make samples      build and run the seven samples in examples/"
+	@echo "make samples      build and run the eight samples in examples/"
 	@echo "make test         build and run every test (installs cmocka as root)"
 	@echo "make sanitize     every test under ASan + UBSan, with TES_DEBUG on"
 	@echo "make tsan         the threaded tests under ThreadSanitizer"
@@ -42,7 +42,7 @@ run:
 	$(CMAKE) --build $(BUILD) -j $(JOBS) --target demo
 	./$(BUILD)/examples/demo $(ARGS)
 
-SAMPLES := sample_hello sample_storage sample_stable sample_prefab sample_defer sample_snapshot sample_systems
+SAMPLES := sample_hello sample_storage sample_stable sample_prefab sample_defer sample_snapshot sample_systems sample_hierarchy
 samples:
 	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTES_BUILD_TESTS=OFF
 	$(CMAKE) --build $(BUILD) -j $(JOBS) --target $(SAMPLES)
