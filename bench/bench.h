@@ -130,6 +130,12 @@ extern const bench_workload_t bench_cliff_nonowning_w4;
 extern const bench_workload_t bench_cliff_nonowning_w8;
 extern const bench_workload_t bench_cliff_w8_view;
 extern const bench_workload_t bench_cliff_spawns;
+extern const bench_workload_t bench_h1_reparent;
+extern const bench_workload_t bench_h2_cascade;
+extern const bench_workload_t bench_h3_paths;
+extern const bench_workload_t bench_w4_linked;
+/* The hierarchy's memory probe (hierarchy.c). */
+bool bench_memory_linked(const bench_cfg_t *cfg, uint64_t *bytes, uint64_t *entities);
 extern const bench_memory_t bench_memory_probes[];
 extern const int bench_memory_probe_count;
 
