@@ -89,6 +89,11 @@ static int check_name_text(tes_world_t *w, const char *name, size_t *len)
 
 static int set_name_impl(tes_world_t *w, tes_entity_t e, const char *name)
 {
+    /* A name applies at once: from a system split over threads, where
+     * other threads run the same code, the maps would be written by
+     * several threads. */
+    if (w->lanes_live)
+        return tes__fail_busy(w, "tes_set_name (from a parallel structural system)");
     if (!tes_alive(w, e))
         return tes__fail_stale(w, e);
     uint32_t i = tes_entity_index(e);

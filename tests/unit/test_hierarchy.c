@@ -647,6 +647,46 @@ static void test_instances_copy_links_and_names(void **state)
     tes_world_free(w);
 }
 
+/* ------------------------------------------------------------------ systems */
+
+typedef struct sys_ctx {
+    tes_entity_t parent;
+    int name_busy, link_ok;
+} sys_ctx_t;
+
+static void split_run(tes_iter_t *it)
+{
+    sys_ctx_t *c = it->ctx;
+    for (int32_t i = 0; i < it->count; i++) {
+        /* Names apply at once: refused on a split system's threads. */
+        if (tes_set_name(it->world, it->entities[i], "n") == TES_ERR_BUSY)
+            __atomic_fetch_add(&c->name_busy, 1, __ATOMIC_RELAXED);
+        /* Links are queued into the thread's lane. */
+        if (tes_set_parent(it->world, it->entities[i], c->parent) == TES_OK)
+            __atomic_fetch_add(&c->link_ok, 1, __ATOMIC_RELAXED);
+    }
+}
+
+static void test_split_structural_system(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(&(tes_world_desc_t){.threads = 2});
+    tes_comp_t pos = TES_COMPONENT(w, Pos);
+    sys_ctx_t c = {tes_spawn(w), 0, 0};
+    enum { N = 3000 };
+    for (int i = 0; i < N; i++)
+        tes_set(w, tes_spawn(w), pos, &(Pos){0, 0});
+    tes_system_desc_t d = {.name = "adopt", .run = split_run, .ctx = &c, .parallel = true,
+                           .structural = true, .query = {.terms = {{pos}}}};
+    assert_non_null(tes_system_new(w, &d));
+    assert_int_equal(tes_progress(w, 0.0f), TES_OK);
+    assert_int_equal(c.name_busy, N);
+    assert_int_equal(c.link_ok, N);
+    assert_int_equal(tes_children(w, c.parent, NULL, 0), N);
+    assert_int_equal(tes__world_check(w), 0);
+    tes_world_free(w);
+}
+
 /* ------------------------------------------------------------------ memory */
 
 static void test_allocation_failures(void **state)
@@ -734,6 +774,7 @@ int main(void)
         cmocka_unit_test(test_name_refusals),
         cmocka_unit_test(test_deferred_link_name_clash),
         cmocka_unit_test(test_instances_copy_links_and_names),
+        cmocka_unit_test(test_split_structural_system),
         cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
