@@ -418,7 +418,10 @@ TES_API int tes_spawn_bulk(tes_world_t *w, const tes_bulk_desc_t *d);
  * TES_ERR_STALE if any is not alive, TES_ERR_INVALID if one is listed twice
  * (or n < 0, or es NULL with n > 0), TES_ERR_OWNED if any belongs to an
  * instance in a strict_lifecycle world; the first bad entry in list order
- * decides. Needs no memory. Deferred like tes_destroy. */
+ * decides. Needs no memory unless an entry has children: descendants die
+ * first (see tes_set_parent), checked first too (TES_ERR_OWNED for an
+ * owned descendant), and a cascade's plan may fail with TES_ERR_NOMEM,
+ * nothing destroyed. Deferred like tes_destroy. */
 TES_API int tes_destroy_n(tes_world_t *w, const tes_entity_t *es, int32_t n);
 
 /* out[i] = tes_get(w, es[i], c) for i < n; returns how many are not NULL.
@@ -436,7 +439,11 @@ TES_API int32_t tes_get_n(const tes_world_t *w, tes_comp_t c, const tes_entity_t
 /* Destroys an entity: fires on_remove for each component, runs destructors,
  * frees the slot (and takes it out of its instance). TES_ERR_STALE if e is
  * not alive; TES_ERR_OWNED if e belongs to an instance and the world is
- * strict_lifecycle (destroy the instance, or detach e first). */
+ * strict_lifecycle (destroy the instance, or detach e first). Its
+ * descendants are destroyed first, in post-order (see tes_set_parent); the
+ * whole subtree is checked first (TES_ERR_OWNED if any member of it is
+ * owned), and a cascade's plan may fail with TES_ERR_NOMEM, nothing
+ * destroyed. */
 TES_API int tes_destroy(tes_world_t *w, tes_entity_t e);
 
 TES_API bool tes_alive(const tes_world_t *w, tes_entity_t e);
