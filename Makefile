@@ -42,7 +42,7 @@ run:
 	$(CMAKE) --build $(BUILD) -j $(JOBS) --target demo
 	./$(BUILD)/examples/demo $(ARGS)
 
-SAMPLES := sample_hello sample_storage sample_stable sample_prefab sample_defer sample_snapshot sample_systems sample_changes
+SAMPLES := sample_hello sample_storage sample_stable sample_prefab sample_defer sample_snapshot sample_systems sample_hierarchy sample_changes
 samples:
 	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTES_BUILD_TESTS=OFF
 	$(CMAKE) --build $(BUILD) -j $(JOBS) --target $(SAMPLES)

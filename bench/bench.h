@@ -134,6 +134,12 @@ extern const bench_workload_t bench_changes_set;
 extern const bench_workload_t bench_changes_w4;
 extern const bench_workload_t bench_changes_idle;
 extern const bench_workload_t bench_changes_some;
+extern const bench_workload_t bench_h1_reparent;
+extern const bench_workload_t bench_h2_cascade;
+extern const bench_workload_t bench_h3_paths;
+extern const bench_workload_t bench_w4_linked;
+/* The hierarchy's memory probe (hierarchy.c). */
+bool bench_memory_linked(const bench_cfg_t *cfg, uint64_t *bytes, uint64_t *entities);
 extern const bench_memory_t bench_memory_probes[];
 extern const int bench_memory_probe_count;
 

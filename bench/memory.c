@@ -127,6 +127,7 @@ const bench_memory_t bench_memory_probes[] = {
     {"memory: 3 table comps (spawn+set)", 36, 40, table_set},
     {"memory: 3 sparse comps (spawn_n)", 36, 64, sparse_spawn_n},
     {"memory: 3 sparse comps (spawn+set)", 36, 64, sparse_set},
+    {"memory: links only (every entity linked)", 0, 16, bench_memory_linked},
 };
 const int bench_memory_probe_count =
     (int)(sizeof bench_memory_probes / sizeof bench_memory_probes[0]);

@@ -151,6 +151,10 @@ static tes_entity_t add_part(sim_t *s, tes_entity_t root, float dx, float dy)
         die(s, "tes_prefab_child");
     set_or_die(s, e, s->c.xform, &(Transform){0, 0, 1, 0});
     set_or_die(s, e, s->c.mount, &(Mount){root, dx, dy});
+    /* Parts are the ship's children: instances copy the links, and a
+     * destroyed ship takes its parts with it. */
+    if (tes_set_parent(s->w, e, root) != TES_OK)
+        die(s, "tes_set_parent");
     return e;
 }
 

@@ -308,18 +308,21 @@ static void dock(tes_iter_t *it)
     }
 }
 
-/* Parallel; Transform INOUT, Mount IN. The ship's Transform is read through
- * tes_get: ships have no Mount, so those rows are never this system's own,
- * and no other system writes Transform meanwhile. */
+/* Parallel; Transform INOUT, Mount IN. Every part is a child of its ship
+ * (the prefab links them; each instance is a tree like its prefab), so the
+ * ship is the part's parent. The ship's Transform is read through tes_get:
+ * ships have no Mount, so those rows are never this system's own, and no
+ * other system writes Transform meanwhile. */
 static void follow_ship(tes_iter_t *it)
 {
     const sim_t *s = it->ctx;
     Transform *t = tes_field(it, 0);
     const Mount *m = tes_field(it, 1);
     for (int32_t i = 0; i < it->count; i++) {
-        const Transform *st = tes_get(s->w, m[i].ship, s->c.xform);
-        if (!st)
-            die(s, "Mount.ship lookup");
+        tes_entity_t ship = tes_parent(s->w, it->entities[i]);
+        const Transform *st = tes_get(s->w, ship, s->c.xform);
+        if (!st || ship != m[i].ship)
+            die(s, "the parent of a ship part");
         t[i].x = st->x + st->c * m[i].dx - st->s * m[i].dy;
         t[i].y = st->y + st->s * m[i].dx + st->c * m[i].dy;
         t[i].c = st->c;

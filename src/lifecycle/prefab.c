@@ -155,6 +155,7 @@ typedef struct plan {
     tes_entity_t *ents;
     uint32_t *indices;
     uint8_t *skip;       /* per entity: died before a deferred plan ran */
+    void *links;         /* the hierarchy's prepared links and names, or NULL */
 } plan_t;
 
 /* Walks the indices of the copies of the members that have a given sparse
@@ -225,6 +226,10 @@ static int plan_reserve(tes_world_t *w, plan_t *p)
     for (uint32_t k = 0; w->watcher_count && k < p->n * p->m; k++)
         if (tes__watch_reserve(w, 0, p->indices[k], k ? 0 : p->n * p->m))
             return TES_ERR_NOMEM;
+    /* Last: nothing after it can fail, so a prepared copy is always used. */
+    if (w->hier && !p->links &&
+        w->hier_ops->instance_prepare(w, p->members, p->m, p->n, p->indices, &p->links))
+        return TES_ERR_NOMEM;
     return TES_OK;
 }
 
@@ -306,11 +311,16 @@ static void copy_member(tes_world_t *w, const plan_t *p, uint32_t i)
 
 /* Fills the plan's entities (reserved, in the root, empty); then watchers
  * and on_add observers see the finished instances. */
-static void plan_commit(tes_world_t *w, const plan_t *p)
+static void plan_commit(tes_world_t *w, plan_t *p)
 {
     /* Copy hooks and observers run from here on; the watchers will still
      * hear of every entity of the plan. */
     tes__watch_scope_list(w, p->indices, NULL, p->n * p->m);
+    /* Links and names first: hooks see an instance shaped like its prefab. */
+    if (p->links) {
+        w->hier_ops->instance_commit(w, p->links, p->indices, p->skip);
+        p->links = NULL;
+    }
     for (uint32_t i = 0; i < p->m; i++)
         if (p->members[i])
             copy_member(w, p, i);
@@ -371,6 +381,8 @@ static int plan_new(tes_world_t *w, const tes__prefab_rec_t *rec, uint32_t n, pl
 static void plan_free(tes_world_t *w, plan_t *p)
 {
     tes__alloc_t *a = &w->alloc;
+    if (p->links)
+        w->hier_ops->instance_discard(w, p->links);
     size_t total = (size_t)p->n * p->m;
     tes__free(a, p->members, p->m * sizeof *p->members);
     tes__free(a, p->dst, p->m * sizeof *p->dst);
@@ -528,4 +540,16 @@ int tes_instantiate_n(tes_world_t *w, tes_entity_t prefab, int32_t n, tes_instan
                                   : tes__fail_stale(w, prefab);
     tes__world_end(w);
     return rc ? tes__fail(w, rc) : TES_OK;
+}
+
+tes_entity_t tes__prefab_root_of(const tes_world_t *w, tes_entity_t e)
+{
+    const tes__lifecycle_t *lc = w->lifecycle;
+    for (uint32_t p = 0; lc && p < lc->prefab_count; p++) {
+        const tes__prefab_rec_t *rec = &lc->prefabs[p];
+        for (uint32_t i = 0; rec->members && i < rec->count; i++)
+            if (rec->members[i] == e)
+                return rec->members[0];
+    }
+    return TES_NULL;
 }

@@ -23,7 +23,9 @@
 #include "core/alloc.h"
 
 #define TES__SNAP_MAGIC "TESSNAP\0"
-#define TES__SNAP_VERSION 2u
+#define TES__SNAP_VERSION 3u
+/* The oldest version this library still reads (2: no hierarchy section). */
+#define TES__SNAP_VERSION_MIN 2u
 /* magic (8), version (4), flags (4), meta size (8), payload size (8) */
 #define TES__SNAP_HEADER_SIZE 32u
 /* each of the two checksums: after the meta, after the payload */

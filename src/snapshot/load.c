@@ -496,6 +496,9 @@ static int load(tes_world_t *w, const tes_reader_t *in)
         rc = stage_stores(&p);
     if (!rc)
         rc = stage_entities(&p, &s, w->entities.instances != NULL);
+    char **names = NULL;
+    if (!rc)
+        rc = tes__snap_stage_hierarchy(&p, &names);
     if (!rc) {
         rc = fill_tables(&p, &s);
         if (!rc)
@@ -503,8 +506,11 @@ static int load(tes_world_t *w, const tes_reader_t *in)
         if (rc)
             unwind(&p, &s);
     }
-    if (!rc)
+    if (!rc) {
         commit(&p, &s);
+        tes__snap_commit_hierarchy(&p, names);
+    }
+    tes__snap_free_hierarchy(&p, names);
     stage_free(&p, &s);
     tes__snap_parse_free(&p);
     return rc;

@@ -68,9 +68,10 @@ static int read_input(tes__snap_plan_t *p, const tes_reader_t *in)
         return rc;
     if (memcmp(header, TES__SNAP_MAGIC, 8) != 0)
         return tes__snap_bad(p, 0, "bad magic (not a Tessera snapshot)");
-    if (tes__get_u32(header + 8) != TES__SNAP_VERSION)
-        return tes__snap_bad(p, 8, "version %u (this library reads version %u)",
-                             (unsigned)tes__get_u32(header + 8), TES__SNAP_VERSION);
+    p->version = tes__get_u32(header + 8);
+    if (p->version < TES__SNAP_VERSION_MIN || p->version > TES__SNAP_VERSION)
+        return tes__snap_bad(p, 8, "version %u (this library reads versions %u to %u)",
+                             (unsigned)p->version, TES__SNAP_VERSION_MIN, TES__SNAP_VERSION);
     if (tes__get_u32(header + 12) != 0)
         return tes__snap_bad(p, 12, "flags 0x%x (must be 0)", (unsigned)tes__get_u32(header + 12));
     uint64_t meta = tes__get_u64(header + 16);
@@ -543,6 +544,8 @@ int tes__snap_parse(tes__snap_plan_t *p, const tes_reader_t *in)
         rc = parse_stores(p, &c);
     if (!rc)
         rc = parse_lifecycle(p, &c);
+    if (!rc && !c.bad && p->version >= 3)
+        rc = tes__snap_parse_hierarchy(p, &c);
     if (!rc && c.bad)
         rc = tes__snap_bad(p, at(p, &c), "the meta part ends inside the lifecycle section");
     else if (!rc && c.p != c.end)
@@ -571,6 +574,8 @@ void tes__snap_parse_free(tes__snap_plan_t *p)
     tes__free(a, p->tables, (size_t)p->ntables * sizeof *p->tables);
     tes__free(a, p->stores, (size_t)p->nstores * sizeof *p->stores);
     tes__free(a, p->inst_state, p->instances.count);
+    tes__free(a, p->parent_of, slots * 4);
+    p->parent_of = NULL;
     p->buf = NULL;
     p->comps = NULL;
     p->state = p->inst_state = NULL;

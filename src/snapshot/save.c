@@ -390,6 +390,8 @@ static int save_body(tes__outbuf_t *o, const save_plan_t *p)
         rc = save_stores(o, p);
     if (!rc)
         save_lifecycle(o, w);
+    if (!rc)
+        tes__snap_save_hierarchy(o, w);
     return rc ? rc : o->status;
 }
 
@@ -413,7 +415,7 @@ static size_t estimate(const save_plan_t *p)
     }
     if (w->lifecycle)
         n += (size_t)w->lifecycle->ids.count * 12 + (size_t)w->entities.count * 4;
-    return n;
+    return n + tes__snap_hierarchy_estimate(w);
 }
 
 /* Inside a hook level (a hook, a snapshot callback), a frame of systems

@@ -87,6 +87,12 @@ typedef struct tes__snap_plan {
     uint32_t nprefabs;
     const uint8_t *prefabs;  /* member lists of the prefab records */
     bool lifecycle;          /* the snapshot holds instance ids or prefabs */
+    uint32_t version;        /* the file's format version (2 or 3) */
+    const uint8_t *hier_pairs; /* hierarchy section (version 3): (child, parent) pairs */
+    uint32_t hier_npairs;
+    const uint8_t *hier_names; /* (entity, length, bytes) records */
+    uint32_t hier_nnames;
+    uint32_t *parent_of;     /* parse scratch: per entity slot, parent index + 1 */
 } tes__snap_plan_t;
 
 /* Records TES_ERR_FORMAT with the detail "snapshot: <what> at byte <at>"
@@ -163,5 +169,17 @@ static inline const uint8_t *tes__snap_value(tes__cursor_t *c, bool framed, uint
     *len = tes__cursor_u32(c);
     return tes__cursor_take(c, *len);
 }
+
+/* The hierarchy section (hierarchy.c). Save writes it after the lifecycle
+ * section; estimate bounds its size. Parse validates it (version 3 files)
+ * and records where it is; stage reserves the world's link pages and map
+ * room and copies the names into *names; commit links and names (cannot
+ * fail; takes the names); free releases what stage left. */
+void tes__snap_save_hierarchy(tes__outbuf_t *o, const tes_world_t *w);
+size_t tes__snap_hierarchy_estimate(const tes_world_t *w);
+int tes__snap_parse_hierarchy(tes__snap_plan_t *p, tes__cursor_t *c);
+int tes__snap_stage_hierarchy(tes__snap_plan_t *p, char ***names);
+void tes__snap_commit_hierarchy(tes__snap_plan_t *p, char **names);
+void tes__snap_free_hierarchy(tes__snap_plan_t *p, char **names);
 
 #endif

@@ -281,6 +281,16 @@ static void fs_snapshot(fs_run_t *r, fs_snap_t *s, bool with_tables)
         snap_put(s, &nm, sizeof nm);
         if (nm > 0)
             snap_put(s, members, (size_t)(nm < 64 ? nm : 64) * sizeof *members);
+        /* The hierarchy: parent, children in order, name. */
+        tes_entity_t parent = tes_parent(r->w, e);
+        snap_put(s, &parent, sizeof parent);
+        tes_entity_t kids[64];
+        int32_t nk = tes_children(r->w, e, kids, 64);
+        snap_put(s, &nk, sizeof nk);
+        if (nk > 0)
+            snap_put(s, kids, (size_t)(nk < 64 ? nk : 64) * sizeof *kids);
+        const char *name = tes_name(r->w, e);
+        snap_put(s, name ? name : "", name ? strlen(name) + 1 : 1);
     }
     s->ent_off[r->nents] = s->len;
     for (uint32_t i = 0; i < r->ninsts; i++) {

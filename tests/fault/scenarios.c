@@ -302,5 +302,7 @@ const fs_scenario_t fs_scenarios[] = {
     {"snapshot_large", fs_sc_snapshot_large},
     /* scenarios_systems.c */
     {"systems", fs_sc_systems},
+    {"hierarchy", fs_sc_hierarchy},
+    {"hierarchy_defer", fs_sc_hierarchy_defer},
 };
 const int fs_nscenarios = (int)(sizeof fs_scenarios / sizeof fs_scenarios[0]);

@@ -101,11 +101,13 @@ static void forge_live_slots(bytes_t *b, uint32_t count)
     }
 }
 
-/* No instances, no prefabs. */
+/* No instances, no prefabs; then (format version 3) no links, no names. */
 static void forge_no_lifecycle(bytes_t *b)
 {
     u32(b, 0);
     u32(b, 0xFFFFFFFFu);
+    u32(b, 0);
+    u32(b, 0);
     u32(b, 0);
     u32(b, 0);
 }
@@ -535,6 +537,8 @@ static void test_lifecycle_records(void **state)
             }
             u32(&f.meta, 0);
         }
+        u32(&f.meta, 0); /* no links */
+        u32(&f.meta, 0); /* no names */
         bytes_t in;
         forge_finish(&f, &in);
         size_t extra;

@@ -1,0 +1,102 @@
+/*
+ * The allocation-failure sweep's hierarchy scenarios: every allocation of
+ * link pages (entities in two pages), the name maps and name copies, the
+ * destroy plan of a cascade (tes_destroy, tes_destroy_n,
+ * tes_destroy_matching), a clone that joins its source's parent, an
+ * instantiation that copies its prefab's links and names, and deferred
+ * links (the queued call's argument, the flush). The sweep's snapshot
+ * holds each entity's parent, children in order and name, so a failed
+ * call must leave all of them as they were.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "fault/fault.h"
+
+static void link(fs_run_t *r, tes_entity_t c, tes_entity_t p)
+{
+    FS_STEP(r, tes_set_parent(r->w, c, p));
+}
+
+static void name(fs_run_t *r, tes_entity_t e, const char *n)
+{
+    FS_STEP(r, tes_set_name(r->w, e, n));
+}
+
+void fs_sc_hierarchy(fs_run_t *r)
+{
+    if (!fs_world_new(r, NULL))
+        return;
+    fs_register_base(r);
+    /* Roots in the first link page, children past index 1024 (a second). */
+    tes_entity_t root[3], kid[12];
+    for (int i = 0; i < 3 && !r->dead; i++) {
+        root[i] = fs_spawn(r);
+        fs_set(r, root[i], FS_C_T24, (uint32_t)i);
+    }
+    static const int plain[] = {FS_C_T4};
+    fs_spawn_n(r, 1100, plain, 1);
+    for (int i = 0; i < 12 && !r->dead; i++) {
+        kid[i] = fs_spawn(r);
+        fs_set(r, kid[i], i % 2 ? FS_C_S8 : FS_C_T24, 100 + (uint32_t)i);
+    }
+    if (r->dead)
+        return;
+    for (int i = 0; i < 12; i++)
+        link(r, kid[i], i < 4 ? root[i % 3] : kid[i - 4]);
+    char buf[16];
+    for (int i = 0; i < 12; i++) {
+        snprintf(buf, sizeof buf, "k%d", i);
+        name(r, kid[i], buf);
+    }
+    name(r, root[0], "r0");
+    name(r, root[1], "r1");
+    name(r, kid[0], "renamed");
+    name(r, kid[1], NULL);
+    /* Reparenting moves the sibling key; the clone joins its parent. */
+    link(r, kid[5], root[2]);
+    link(r, kid[6], TES_NULL);
+    fs_clone(r, kid[4]);
+    /* A prefab tree and its instances. */
+    tes_entity_t pf = fs_prefab_new(r);
+    tes_entity_t m1 = fs_prefab_child(r, pf), m2 = fs_prefab_child(r, pf);
+    link(r, m1, pf);
+    link(r, m2, m1);
+    name(r, m1, "m1");
+    name(r, m2, "m2");
+    fs_instantiate(r, pf, 3);
+    fs_instantiate_n(r, pf, 3);
+    /* Cascades: one subtree, a list, the matches of a query. */
+    fs_destroy(r, kid[4]);
+    tes_entity_t two[2] = {kid[5], root[1]};
+    FS_STEP(r, tes_destroy_n(r->w, two, 2));
+    tes_query_desc_t d;
+    memset(&d, 0, sizeof d);
+    d.terms[0].comp = r->ids[FS_C_T24];
+    int q = fs_query_new(r, &d, -1);
+    if (q >= 0 && !r->dead)
+        FS_STEP(r, tes_destroy_matching(r->queries[q]) < 0 ? tes_last_error(r->w) : TES_OK);
+}
+
+void fs_sc_hierarchy_defer(fs_run_t *r)
+{
+    if (!fs_world_new(r, NULL))
+        return;
+    fs_register_base(r);
+    tes_entity_t e[8];
+    for (int i = 0; i < 8 && !r->dead; i++) {
+        e[i] = fs_spawn(r);
+        fs_set(r, e[i], FS_C_T24, (uint32_t)i);
+    }
+    if (r->dead)
+        return;
+    fs_defer_begin(r);
+    for (int i = 1; i < 8; i++)
+        link(r, e[i], e[(i - 1) / 2]);
+    fs_defer_end(r);
+    fs_defer_begin(r);
+    link(r, e[7], e[1]);
+    fs_destroy(r, e[2]);
+    fs_defer_end(r);
+    fs_destroy(r, e[0]);
+}

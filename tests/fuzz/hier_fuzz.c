@@ -1,0 +1,395 @@
+/*
+ * Differential fuzzer for the hierarchy: random links, reparents, names,
+ * clones, cascading destroys (tes_destroy and tes_destroy_n, immediate and
+ * deferred), path lookups and snapshot round trips against a small
+ * reference model (parent, ordered children, name per entity). Every
+ * status is predicted by the model (cycles, self links, stale handles,
+ * sibling name clashes, bad names), the destroy order seen by on_remove
+ * must be the model's post-order, and after every op the forest, depths,
+ * names and paths must equal the model's.
+ *
+ * Usage: hier_fuzz [--seeds N] [--ops N] [--seed S]. Exit 1 on the first
+ * divergence, printing the seed and op number to replay.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snapshot/mem_stream.h"
+#include "tessera.h"
+#include "world/check.h"
+
+#define MAXE 160
+
+typedef struct ment {
+    tes_entity_t h; /* the handle, kept after death (a stale handle) */
+    bool live;
+    int parent;     /* model index, -1 for a root */
+    int kids[MAXE];
+    int nkids;
+    char name[8]; /* "" for none */
+} ment_t;
+
+typedef struct qop {
+    int kind; /* 0 set_parent, 1 destroy */
+    int a, b; /* model indices (b -1: TES_NULL) */
+} qop_t;
+
+static ment_t M[MAXE * 4];
+static int NM;
+static uint64_t rng;
+static unsigned long long g_seed, g_op;
+static tes_entity_t seen_log[MAXE * 4];
+static int seen_n;
+static tes_comp_t TAG;
+/* Coverage counters, printed at the end: a run that never reaches a case
+ * proves nothing about it. */
+static unsigned long long c_link_ok, c_link_invalid, c_link_stale, c_cascade, c_name_invalid,
+    c_defer_error, c_max_live;
+
+static uint32_t rnd(uint32_t n)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (uint32_t)(rng % n);
+}
+
+#define CHECK(cond)                                                                         \
+    do {                                                                                    \
+        if (!(cond)) {                                                                      \
+            fprintf(stderr, "hier_fuzz: seed %llu op %llu: %s failed (line %d)\n", g_seed,  \
+                    g_op, #cond, __LINE__);                                                 \
+            exit(1);                                                                        \
+        }                                                                                   \
+    } while (0)
+
+static void on_remove(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
+{
+    (void)w, (void)ptr, (void)ctx;
+    if (seen_n < MAXE * 4)
+        seen_log[seen_n++] = e;
+}
+
+static tes_world_t *new_world(void)
+{
+    tes_world_t *w = tes_world_new(NULL);
+    tes_component_desc_t d = {0};
+    d.name = "Marker";
+    d.size = 4;
+    d.align = 4;
+    d.hooks.on_remove = on_remove;
+    TAG = tes_component(w, &d);
+    return w;
+}
+
+static bool alive(int i) { return i >= 0 && i < NM && M[i].live; }
+
+static int live_pick(void)
+{
+    for (int tries = 0; tries < 40; tries++) {
+        int i = (int)rnd((uint32_t)(NM ? NM : 1));
+        if (alive(i))
+            return i;
+    }
+    return NM ? (int)rnd((uint32_t)NM) : -1; /* maybe dead */
+}
+
+static bool is_descendant(int x, int of) /* x in of's subtree (x == of counts) */
+{
+    for (int p = x; p >= 0; p = M[p].parent)
+        if (p == of)
+            return true;
+    return false;
+}
+
+static int sibling_named(int parent, const char *name, int except)
+{
+    for (int i = 0; i < NM; i++)
+        if (alive(i) && i != except && M[i].parent == parent && M[i].name[0] && !strcmp(M[i].name, name))
+            return i;
+    return -1;
+}
+
+static void unlink_m(int c)
+{
+    int p = M[c].parent;
+    if (p < 0)
+        return;
+    int k = 0;
+    while (M[p].kids[k] != c)
+        k++;
+    memmove(&M[p].kids[k], &M[p].kids[k + 1], (size_t)(M[p].nkids - k - 1) * sizeof(int));
+    M[p].nkids--;
+    M[c].parent = -1;
+}
+
+/* The model's status for tes_set_parent(a, b), and the change if OK. */
+static int m_set_parent(int a, int b, bool apply)
+{
+    if (!alive(a) || (b >= 0 && !alive(b)))
+        return TES_ERR_STALE;
+    if (b >= 0 && is_descendant(b, a))
+        return TES_ERR_INVALID;
+    if (M[a].parent == b)
+        return TES_OK;
+    if (M[a].name[0] && sibling_named(b, M[a].name, a) >= 0)
+        return TES_ERR_INVALID;
+    if (apply) {
+        unlink_m(a);
+        if (b >= 0) {
+            M[b].kids[M[b].nkids++] = a;
+            M[a].parent = b;
+        }
+    }
+    return TES_OK;
+}
+
+static void post_order(int r, int *out, int *n)
+{
+    for (int k = 0; k < M[r].nkids; k++)
+        post_order(M[r].kids[k], out, n);
+    out[(*n)++] = r;
+}
+
+/* Destroys r's subtree in the model; appends the order to want. */
+static void m_destroy(int r, tes_entity_t *want, int *nwant)
+{
+    int order[MAXE * 4], n = 0;
+    post_order(r, order, &n);
+    unlink_m(r);
+    for (int k = 0; k < n; k++) {
+        want[(*nwant)++] = M[order[k]].h;
+        M[order[k]].live = false;
+        M[order[k]].nkids = 0;
+        M[order[k]].parent = -1;
+        M[order[k]].name[0] = '\0';
+    }
+}
+
+static tes_entity_t H(int i) { return i >= 0 ? M[i].h : TES_NULL; }
+
+static void model_path(int i, char *buf, size_t cap)
+{
+    char tmp[300] = "";
+    for (int p = i; p >= 0; p = M[p].parent) {
+        if (!M[p].name[0]) {
+            buf[0] = '\0';
+            return;
+        }
+        char t2[300];
+        snprintf(t2, sizeof t2, "%.8s%s%.280s", M[p].name, tmp[0] ? "/" : "", tmp);
+        strcpy(tmp, t2);
+    }
+    snprintf(buf, cap, "%.250s", tmp);
+}
+
+static void compare(tes_world_t *w)
+{
+    CHECK(tes__world_check(w) == 0);
+    int live = 0;
+    for (int i = 0; i < NM; i++) {
+        if (!alive(i))
+            continue;
+        live++;
+        tes_entity_t e = M[i].h;
+        CHECK(tes_alive(w, e));
+        CHECK(tes_parent(w, e) == H(M[i].parent));
+        tes_entity_t kids[MAXE * 4];
+        CHECK(tes_children(w, e, kids, MAXE * 4) == M[i].nkids);
+        for (int k = 0; k < M[i].nkids; k++)
+            CHECK(kids[k] == M[M[i].kids[k]].h);
+        int d = 0;
+        for (int p = M[i].parent; p >= 0; p = M[p].parent)
+            d++;
+        CHECK(tes_depth(w, e) == d);
+        const char *name = tes_name(w, e);
+        CHECK(M[i].name[0] ? name && !strcmp(name, M[i].name) : name == NULL);
+        char want[256], got[256];
+        model_path(i, want, sizeof want);
+        CHECK(tes_path(w, e, got, sizeof got) == (int32_t)strlen(want));
+        CHECK(!strcmp(got, want));
+        if (want[0])
+            CHECK(tes_lookup_path(w, want) == e);
+    }
+    CHECK(tes_entity_count(w) == live);
+    if ((unsigned long long)live > c_max_live)
+        c_max_live = (unsigned long long)live;
+}
+
+static const char *NAMES[] = {"a", "b", "c", "dd", "e"};
+
+static void one_op(tes_world_t **wp, qop_t *queue, int *nq, bool deferred)
+{
+    tes_world_t *w = *wp;
+    uint32_t r = rnd(100);
+    if (r < 20 && NM < MAXE * 4 - 2) { /* spawn, maybe under a parent */
+        tes_entity_t e = tes_spawn(w);
+        CHECK(e != TES_NULL && tes_add(w, e, TAG) == TES_OK);
+        M[NM] = (ment_t){.h = e, .live = true, .parent = -1};
+        NM++;
+        int p = live_pick();
+        if (!deferred && rnd(2) && alive(p)) {
+            int want = m_set_parent(NM - 1, p, true);
+            CHECK(tes_set_parent(w, e, H(p)) == want);
+        }
+    } else if (r < 44) { /* set_parent */
+        int a = live_pick(), b = rnd(5) ? live_pick() : -1;
+        if (a < 0)
+            return;
+        int want = m_set_parent(a, b, !deferred);
+        int got = tes_set_parent(w, H(a), H(b));
+        CHECK(got == want);
+        c_link_ok += want == TES_OK;
+        c_link_invalid += want == TES_ERR_INVALID;
+        c_link_stale += want == TES_ERR_STALE;
+        if (want)
+            CHECK(tes_last_error_detail(w)[0] != '\0');
+        if (deferred && want == TES_OK)
+            queue[(*nq)++] = (qop_t){0, a, b};
+    } else if (r < 60) { /* names */
+        int a = live_pick();
+        if (!alive(a))
+            return;
+        uint32_t pick = rnd(8);
+        const char *name = pick < 5 ? NAMES[pick] : pick == 5 ? NULL : pick == 6 ? "" : "x/y";
+        int want = TES_OK;
+        if (name && (!name[0] || strchr(name, '/')))
+            want = TES_ERR_INVALID;
+        else if (name && sibling_named(M[a].parent, name, a) >= 0)
+            want = TES_ERR_INVALID;
+        CHECK(tes_set_name(w, M[a].h, name) == want);
+        c_name_invalid += want != TES_OK;
+        if (!want)
+            snprintf(M[a].name, sizeof M[a].name, "%s", name ? name : "");
+    } else if (r < 74) { /* destroy */
+        int a = live_pick();
+        if (a < 0)
+            return;
+        if (!alive(a)) {
+            CHECK(tes_destroy(w, M[a].h) == TES_ERR_STALE);
+            return;
+        }
+        if (deferred) {
+            CHECK(tes_destroy(w, M[a].h) == TES_OK);
+            queue[(*nq)++] = (qop_t){1, a, -1};
+            return;
+        }
+        tes_entity_t want[MAXE * 4];
+        int nwant = 0;
+        seen_n = 0;
+        m_destroy(a, want, &nwant);
+        CHECK(tes_destroy(w, want[nwant - 1]) == TES_OK);
+        c_cascade += nwant > 1;
+        CHECK(seen_n == nwant);
+        for (int k = 0; k < nwant; k++)
+            CHECK(seen_log[k] == want[k]);
+    } else if (r < 80 && !deferred) { /* destroy_n of distinct live entities */
+        int picks[4], n = 0;
+        for (int t = 0; t < 4; t++) {
+            int a = live_pick();
+            bool dup = !alive(a);
+            for (int k = 0; k < n; k++)
+                dup |= picks[k] == a;
+            if (!dup)
+                picks[n++] = a;
+        }
+        tes_entity_t hs[4];
+        for (int k = 0; k < n; k++)
+            hs[k] = M[picks[k]].h;
+        tes_entity_t want[MAXE * 4];
+        int nwant = 0;
+        for (int k = 0; k < n; k++) {
+            /* A listed entity under another listed one dies with it. */
+            bool covered = false;
+            for (int j = 0; j < n; j++)
+                covered |= j != k && alive(picks[j]) && is_descendant(picks[k], picks[j]) &&
+                            picks[k] != picks[j];
+            if (!covered && alive(picks[k]))
+                m_destroy(picks[k], want, &nwant);
+        }
+        seen_n = 0;
+        CHECK(tes_destroy_n(w, hs, n) == TES_OK);
+        CHECK(seen_n == nwant);
+    } else if (r < 88 && !deferred) { /* clone: same parent, no name */
+        int a = live_pick();
+        if (!alive(a) || NM >= MAXE * 4 - 2)
+            return;
+        tes_entity_t c = tes_clone(w, M[a].h);
+        CHECK(c != TES_NULL);
+        M[NM] = (ment_t){.h = c, .live = true, .parent = -1};
+        NM++;
+        if (M[a].parent >= 0)
+            m_set_parent(NM - 1, M[a].parent, true);
+    } else if (r < 96 && !deferred) { /* a deferred block */
+        qop_t q[32];
+        int n = 0;
+        CHECK(tes_defer_begin(w) == TES_OK);
+        int ops = (int)rnd(6) + 1;
+        for (int k = 0; k < ops && n < 30; k++)
+            one_op(wp, q, &n, true);
+        int first = TES_OK;
+        for (int k = 0; k < n; k++) {
+            if (q[k].kind == 1) {
+                if (alive(q[k].a)) {
+                    tes_entity_t want[MAXE * 4];
+                    int nwant = 0;
+                    m_destroy(q[k].a, want, &nwant);
+                }
+                continue;
+            }
+            int a = q[k].a, b = q[k].b;
+            int rc = (!alive(a) || (b >= 0 && !alive(b))) ? TES_ERR_INVALID : m_set_parent(a, b, true);
+            if (rc && !first)
+                first = rc;
+        }
+        CHECK(tes_defer_end(w) == first);
+        c_defer_error += first != TES_OK;
+    } else if (!deferred) { /* a snapshot round trip */
+        sw_buf_t b = {0};
+        CHECK(sw_save(w, &b) == TES_OK);
+        tes_world_t *v = new_world();
+        CHECK(sw_load(v, b.data, b.size) == TES_OK);
+        sw_buf_free(&b);
+        tes_world_free(w);
+        *wp = v;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    unsigned long long seeds = 8, ops = 10000, only = 0;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--seeds"))
+            seeds = strtoull(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--ops"))
+            ops = strtoull(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--seed"))
+            only = strtoull(argv[i + 1], NULL, 10);
+    }
+    for (unsigned long long s = only ? only : 1; s <= (only ? only : seeds); s++) {
+        g_seed = s;
+        rng = s * UINT64_C(0x9E3779B97F4A7C15) | 1;
+        NM = 0;
+        tes_world_t *w = new_world();
+        for (g_op = 0; g_op < ops; g_op++) {
+            one_op(&w, NULL, NULL, false);
+            compare(w);
+            if (NM > MAXE * 4 - 8) { /* keep the model small: start again */
+                tes_world_free(w);
+                w = new_world();
+                NM = 0;
+            }
+        }
+        tes_world_free(w);
+    }
+    printf("hier_fuzz: %llu seeds x %llu ops: forest, names and paths equal the model's\n"
+           "  links ok %llu, refused %llu (cycle/name) and %llu (stale); cascades %llu; bad "
+           "names %llu; flushes with an error %llu; most live %llu\n",
+           only ? 1 : seeds, ops, c_link_ok, c_link_invalid, c_link_stale, c_cascade,
+           c_name_invalid, c_defer_error, c_max_live);
+    /* Every case must have been reached. */
+    return c_link_ok && c_link_invalid && c_link_stale && c_cascade && c_name_invalid &&
+                   c_defer_error
+               ? 0
+               : 1;
+}
