@@ -177,7 +177,7 @@ void tes__json_handle(tes__json_out_t *o, tes_entity_t e)
 
 /* Writes digits d[0..p) with decimal exponent e (the value is d0.d1d2...
  * times 10^e) in JSON syntax after an optional '-'; returns the length. */
-static int layout(char *buf, bool neg, const char *d, int p, int e)
+static int float_layout(char *buf, bool neg, const char *d, int p, int e)
 {
     char *s = buf;
     if (neg)
@@ -213,7 +213,7 @@ static int layout(char *buf, bool neg, const char *d, int p, int e)
 }
 
 /* Whether the decimal d[0..p) x 10^(e - p + 1) reads back as v. */
-static bool reads_back(const char *d, int p, int e, double v, bool single)
+static bool float_reads_back(const char *d, int p, int e, double v, bool single)
 {
     char buf[48];
     memcpy(buf, d, (size_t)p);
@@ -229,7 +229,7 @@ static bool reads_back(const char *d, int p, int e, double v, bool single)
 /* Candidate `which` (0: the truncation of the first p digits of full,
  * 1: that plus one in the last place) into d; returns the exponent (one
  * more when the increment carried out of the first digit). */
-static int candidate(char *d, const char *full, int p, int e, int which)
+static int float_candidate(char *d, const char *full, int p, int e, int which)
 {
     memcpy(d, full, (size_t)p);
     if (!which)
@@ -259,8 +259,6 @@ static int format_shortest(char *out, double v, bool single)
     full[0] = sci[0];
     memcpy(full + 1, sci + 2, (size_t)maxp - 1);
     int e = atoi(sci + maxp + 2);
-    double target = neg ? -mag : mag;
-    (void)target;
     int lo = 1, hi = maxp; /* the answer lies in [lo, hi]; hi always works */
     char best[20];
     int best_p = maxp, best_e = e;
@@ -274,8 +272,8 @@ static int format_shortest(char *out, double v, bool single)
         int first = full[p] >= '5' ? 1 : 0;
         for (int k = 0; k < 2 && !found; k++) {
             int which = k ? !first : first;
-            int de = candidate(d, full, p, e, which);
-            if (reads_back(d, p, de, mag, single)) {
+            int de = float_candidate(d, full, p, e, which);
+            if (float_reads_back(d, p, de, mag, single)) {
                 found = true;
                 memcpy(best, d, (size_t)p);
                 best_p = p;
@@ -290,7 +288,7 @@ static int format_shortest(char *out, double v, bool single)
     /* Trailing zeros say nothing. */
     while (best_p > 1 && best[best_p - 1] == '0')
         best_p--;
-    return layout(out, neg, best, best_p, best_e);
+    return float_layout(out, neg, best, best_p, best_e);
 }
 
 static int format_value(char *buf, double v, bool single, double integral_limit)
