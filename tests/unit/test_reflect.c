@@ -221,13 +221,14 @@ static void check_f64(double v)
         fail_msg("f64 %a printed as %s reads back as %a", v, buf, back);
 }
 
-/* Whether some decimal of p significant digits reads back as f: the one
- * nearest f or its neighbours one unit away in the last place (any such
- * decimal that reads back lies next to f, so one of these three does). */
-static bool some_decimal_reads_back(float f, int p)
+/* Whether some decimal of p significant digits reads back as f (a
+ * float when single, else a double): the one nearest f or its neighbours
+ * one unit away in the last place (any such decimal that reads back lies
+ * next to f, so one of these three does). */
+static bool some_decimal_reads_back(double f, int p, bool single)
 {
     char near[48];
-    snprintf(near, sizeof near, "%.*e", p - 1, (double)f);
+    snprintf(near, sizeof near, "%.*e", p - 1, f);
     char *e = strchr(near, 'e');
     long long mant = 0;
     for (char *q = near; q < e; q++)
@@ -237,18 +238,20 @@ static bool some_decimal_reads_back(float f, int p)
     for (int delta = -1; delta <= 1; delta++) {
         char alt[64];
         snprintf(alt, sizeof alt, "%s%llde%d", f < 0 ? "-" : "", mant + delta, exp10);
-        float back = strtof(alt, NULL);
-        if (memcmp(&back, &f, sizeof f) == 0)
+        if (single ? strtof(alt, NULL) == (float)f : strtod(alt, NULL) == f)
             return true;
     }
     return false;
 }
 
 /* The formatter's digits are the fewest that read back. */
-static void check_f32_shortest(float f)
+static void check_shortest(double f, bool single)
 {
     char buf[32];
-    tes__json_format_f32(buf, f);
+    if (single)
+        tes__json_format_f32(buf, (float)f);
+    else
+        tes__json_format_f64(buf, f);
     int digits = 0;
     const char *p = buf;
     while (*p == '-' || *p == '0' || *p == '.')
@@ -260,8 +263,9 @@ static void check_f32_shortest(float f)
     if (!strchr(buf, '.'))
         while (end > buf && end[-1] == '0' && digits > 1)
             end--, digits--;
-    if (digits > 1 && some_decimal_reads_back(f, digits - 1))
-        fail_msg("f32 %a printed as %s, but %d digits would do", (double)f, buf, digits - 1);
+    if (digits > 1 && some_decimal_reads_back(f, digits - 1, single))
+        fail_msg("%s %a printed as %s, but %d digits would do", single ? "f32" : "f64", f, buf,
+                 digits - 1);
 }
 
 static void test_float_format(void **state)
@@ -305,7 +309,19 @@ static void test_float_format(void **state)
         if (isfinite(d))
             check_f64(d);
         if (isfinite(f) && f != 0 && i < 20000)
-            check_f32_shortest(f);
+            check_shortest(f, true);
+        if (isfinite(d) && d != 0 && i < 20000)
+            check_shortest(d, false);
+        /* Values with few digits, as people write them, scaled. */
+        if (i < 20000) {
+            double human = (double)(int64_t)(x % 2000001) / 1000.0 - 1000.0;
+            if (human != 0) {
+                check_f64(human);
+                check_shortest(human, false);
+                check_f32((float)human);
+                check_shortest((float)human, true);
+            }
+        }
     }
 }
 
