@@ -90,9 +90,15 @@ static size_t utf8_length(const unsigned char *s, size_t n)
 
 void tes__json_string(tes__json_out_t *o, const char *str, size_t n)
 {
+    tes__json_char(o, '"');
+    tes__json_string_body(o, str, n);
+    tes__json_char(o, '"');
+}
+
+void tes__json_string_body(tes__json_out_t *o, const char *str, size_t n)
+{
     static const char hex[] = "0123456789abcdef";
     const unsigned char *s = (const unsigned char *)str;
-    tes__json_char(o, '"');
     size_t run = 0; /* bytes at s[i - run] .. s[i] to copy as they are */
     size_t i = 0;
     while (i < n) {
@@ -131,7 +137,6 @@ void tes__json_string(tes__json_out_t *o, const char *str, size_t n)
         i += len;
     }
     tes__json_raw(o, (const char *)s + n - run, run);
-    tes__json_char(o, '"');
 }
 
 /* Writes the decimal digits of v backwards ending at end; returns the

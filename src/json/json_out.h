@@ -50,6 +50,9 @@ static inline void tes__json_char(tes__json_out_t *o, char c)
  * (overlong forms, surrogates and code points past U+10FFFF included)
  * written as U+FFFD. */
 void tes__json_string(tes__json_out_t *o, const char *s, size_t n);
+/* The same without the quotes (a string written in pieces; a valid UTF-8
+ * sequence must not be split between pieces). */
+void tes__json_string_body(tes__json_out_t *o, const char *s, size_t n);
 void tes__json_i64(tes__json_out_t *o, int64_t v);
 void tes__json_u64(tes__json_out_t *o, uint64_t v);
 /* A handle as a decimal string, or null for TES_NULL. */

@@ -15,14 +15,50 @@
 #include "json/json_out.h"
 #include "world/world.h"
 
-/* The hierarchy fields of an entity: "name", "path" and "parent". The
- * hierarchy (tes_name, tes_path, tes_parent) is not part of this build
- * yet, so they are null; this is the one place that writes them. */
+/* Writes e's path when it is longer than the stack buffer: each ancestor's
+ * name from the root down, found by walking up from e again for each level
+ * (quadratic in the depth, but only for paths past 1 KiB, and it needs no
+ * memory that grows with the depth). */
+static void json_write_long_path(tes__json_out_t *o, const tes_world_t *w, tes_entity_t e,
+                                 int32_t depth)
+{
+    tes__json_char(o, '"');
+    for (int32_t level = 0; level <= depth; level++) {
+        tes_entity_t at = e;
+        for (int32_t up = depth - level; up > 0; up--)
+            at = tes_parent(w, at);
+        const char *name = tes_name(w, at);
+        if (level)
+            tes__json_char(o, '/');
+        if (name)
+            tes__json_string_body(o, name, strlen(name));
+    }
+    tes__json_char(o, '"');
+}
+
+/* The hierarchy fields of an entity: "name", "path" and "parent" (null
+ * when it has no name, no path, or no parent; a path exists when e and
+ * every ancestor are named). This is the one place that reads the
+ * hierarchy. */
 static void json_write_hierarchy(tes__json_out_t *o, const tes_world_t *w, tes_entity_t e)
 {
-    (void)w;
-    (void)e;
-    tes__json_lit(o, "\"name\":null,\"path\":null,\"parent\":null");
+    const char *name = tes_name(w, e);
+    tes__json_lit(o, "\"name\":");
+    if (name)
+        tes__json_string(o, name, strlen(name));
+    else
+        tes__json_lit(o, "null");
+    tes__json_lit(o, ",\"path\":");
+    char path[1024];
+    int32_t len = name ? tes_path(w, e, path, (int32_t)sizeof path) : 0;
+    if (len <= 0)
+        tes__json_lit(o, "null");
+    else if ((size_t)len < sizeof path)
+        tes__json_string(o, path, (size_t)len);
+    else
+        json_write_long_path(o, w, e, tes_depth(w, e));
+    tes__json_lit(o, ",\"parent\":");
+    tes__json_handle(o, tes_parent(w, e));
 }
 
 /* `count` values of a member's type starting at p. */

@@ -3,7 +3,7 @@
 parser: the text must parse as strict RFC 8259 JSON (valid UTF-8, no bare
 NaN or Infinity, no raw control characters), and every component, member
 and value must be the one the generator (json_world_gen.c) put in the
-world, read back exactly: integers in full, floats bit for bit (f32 values
+world, read back exactly: names, paths and parents, integers in full, floats bit for bit (f32 values
 through the nearest float), strings with each invalid UTF-8 byte as
 U+FFFD, handles as decimal strings, data without members as base64.
 
@@ -123,7 +123,12 @@ def check(json_path, expect_path):
             seen = set()
             assert entity["id"] == line[1], (entity["id"], line)
             assert entity["disabled"] is (line[2] == "1") and entity["prefab"] is (line[3] == "1")
-            assert entity["name"] is None and entity["path"] is None and entity["parent"] is None
+            name = None if line[4] == "!" else text(line[4])
+            path = None if line[5] == "!" else text(line[5])
+            parent = None if line[6] == "0" else line[6]
+            assert entity["name"] == name, (entity["name"], line)
+            assert entity["path"] == path, (entity["path"], line)
+            assert entity["parent"] == parent, (entity["parent"], line)
         elif line[0] == "C":
             name = text(line[1])
             seen.add(name)

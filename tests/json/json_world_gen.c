@@ -9,13 +9,14 @@
  * every tes_type_t (scalars and arrays, char arrays holding random bytes),
  * tags, data without members, table and sparse storage; entities carry
  * random values (floats from random bit patterns, so NaN, infinities,
- * subnormals and extremes, and the extreme integers), some disabled and
- * some prefabs.
+ * subnormals and extremes, and the extreme integers), some disabled, some
+ * prefabs, some named (names of the same troublesome bytes) and linked
+ * under parents.
  *
  * Usage: json_world_gen SEED OUT.json OUT.expect
  * Expectation lines (strings and bytes in hex, floats as their bits):
  *   D <name> <id> <size> <storage> <nmembers>, then m <name> <type> <offset> <count>
- *   E <id> <disabled> <prefab>, then C <name> tag | C <name> bytes <hex> |
+ *   E <id> <disabled> <prefab> <name|!> <path|!> <parent or 0>, then C <name> tag | C <name> bytes <hex> |
  *   C <name> members, then V <member> <type> <token>... (one per element;
  *   a char member has one token: its bytes up to the NUL)
  */
@@ -257,6 +258,24 @@ int main(int argc, char **argv)
             random_value(&comps[k], v);
             tes_set(w, e, comps[k].id, comps[k].size ? v : NULL);
         }
+        /* Names (every kind of byte but '/' and NUL, unique among
+         * siblings through the index) and parents among earlier entities
+         * of the same kind (prefab or not); refused links are fine. */
+        if (below(3)) {
+            char text[48], name[64];
+            random_text(text, sizeof text);
+            for (char *c = text; *c; c++)
+                if (*c == '/')
+                    *c = '|';
+            snprintf(name, sizeof name, "%s#%u", text, (unsigned)i);
+            if (tes_set_name(w, e, name) != TES_OK)
+                fprintf(stderr, "tes_set_name: %s\n", tes_last_error_detail(w));
+        }
+        if (i && below(2)) {
+            tes_entity_t parent = tes_entity_make(below(i), 1);
+            if (tes_alive(w, parent))
+                tes_set_parent(w, e, parent);
+        }
         if (below(6) == 0)
             tes_disable(w, e);
         if (below(10) == 0)
@@ -272,7 +291,32 @@ int main(int argc, char **argv)
                 e = tes_entity_make(i, g);
         if (!e)
             continue;
-        fprintf(fe, "E %" PRIu64 " %d %d\n", e, tes_has(w, e, TES_DISABLED), tes_has(w, e, TES_PREFAB));
+        /* Name, path (the names from the root down, if all are named)
+         * and parent, found by walking up. */
+        const char *name = tes_name(w, e);
+        char path[64 * 300] = "";
+        bool named = name != NULL;
+        for (tes_entity_t at = e; named && at; at = tes_parent(w, at)) {
+            const char *n = tes_name(w, at);
+            if (!n) {
+                named = false;
+                break;
+            }
+            char rest[sizeof path];
+            snprintf(rest, sizeof rest, "%s%s%s", n, at == e ? "" : "/", path);
+            memcpy(path, rest, sizeof path);
+        }
+        fprintf(fe, "E %" PRIu64 " %d %d ", e, tes_has(w, e, TES_DISABLED), tes_has(w, e, TES_PREFAB));
+        if (name)
+            hex(fe, name, strlen(name));
+        else
+            fputc('!', fe);
+        fputc(' ', fe);
+        if (named)
+            hex(fe, path, strlen(path));
+        else
+            fputc('!', fe);
+        fprintf(fe, " %" PRIu64 "\n", tes_parent(w, e));
         for (uint32_t k = 0; k < ncomps; k++)
             if (tes_has(w, e, comps[k].id))
                 expect_value(fe, &comps[k], tes_get(w, e, comps[k].id));

@@ -11,7 +11,8 @@
  *   and the older entity_fields still are.
  * - The float formatter is exact (strtof / strtod read back the same bits)
  *   and shortest on known values; NaN and infinities become strings.
- * - Output: exact text for a small world; a writer failing at the k-th
+ * - Output: exact text for a small world; names, paths (a long one too)
+ *   and parents from the hierarchy; a writer failing at the k-th
  *   piece makes the call return its status for every k; pieces are at most
  *   4 KiB and the calls allocate nothing, whatever the world's size.
  */
@@ -368,6 +369,57 @@ static void test_json_text(void **state)
     tes_world_free(w);
 }
 
+/* name, path and parent from the hierarchy; a path past the 1 KiB stack
+ * buffer (ten names of 200 bytes) written level by level. */
+static void test_json_hierarchy(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_entity_t chain[10];
+    char expect[4096] = "";
+    for (int i = 0; i < 10; i++) {
+        chain[i] = tes_spawn(w);
+        char name[256];
+        memset(name, 'a' + i, 199);
+        snprintf(name + 199, sizeof name - 199, "%d", i);
+        assert_int_equal(tes_set_name(w, chain[i], name), TES_OK);
+        if (i)
+            assert_int_equal(tes_set_parent(w, chain[i], chain[i - 1]), TES_OK);
+        strcat(expect, i ? "/" : "");
+        strcat(expect, name);
+    }
+    sink_t s = {0};
+    tes_writer_t out = {sink_write, &s};
+    assert_int_equal(tes_json_entity(w, chain[9], &out), TES_OK);
+    char *path = strstr(s.text, "\"path\":\"");
+    assert_non_null(path);
+    assert_int_equal(strncmp(path + 8, expect, strlen(expect)), 0);
+    assert_int_equal(path[8 + strlen(expect)], '"');
+    char parent[64];
+    snprintf(parent, sizeof parent, "\"parent\":\"%llu\"", (unsigned long long)chain[8]);
+    assert_non_null(strstr(s.text, parent));
+    sink_reset(&s);
+    /* A short path, a name with a quote; no path under an unnamed parent. */
+    tes_entity_t root = tes_spawn(w), kid = tes_spawn(w);
+    tes_set_name(w, root, "ro\"ot");
+    tes_set_name(w, kid, "kid");
+    tes_set_parent(w, kid, root);
+    out.user = &s;
+    assert_int_equal(tes_json_entity(w, kid, &out), TES_OK);
+    assert_non_null(strstr(s.text, "\"name\":\"kid\",\"path\":\"ro\\\"ot/kid\",\"parent\":\""));
+    sink_reset(&s);
+    tes_set_name(w, root, NULL);
+    out.user = &s;
+    assert_int_equal(tes_json_entity(w, kid, &out), TES_OK);
+    assert_non_null(strstr(s.text, "\"name\":\"kid\",\"path\":null,\"parent\":\""));
+    sink_reset(&s);
+    out.user = &s;
+    assert_int_equal(tes_json_entity(w, root, &out), TES_OK);
+    assert_non_null(strstr(s.text, "\"name\":null,\"path\":null,\"parent\":null"));
+    sink_reset(&s);
+    tes_world_free(w);
+}
+
 /* A writer that tries to change the world it is writing. */
 static int meddling_write(const void *data, size_t size, void *user)
 {
@@ -431,6 +483,7 @@ int main(void)
         cmocka_unit_test(test_entity_members_remapped),
         cmocka_unit_test(test_float_format),
         cmocka_unit_test(test_json_text),
+        cmocka_unit_test(test_json_hierarchy),
         cmocka_unit_test(test_writer_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
