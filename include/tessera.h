@@ -1196,7 +1196,8 @@ TES_API int tes_snapshot_load_file(tes_world_t *w, const char *path);
  * Fails with TES_ERR_INVALID (NULL out or out->write), TES_ERR_STALE (e
  * not alive), TES_ERR_BUSY (while systems run); each with a detail. Works
  * inside hooks and while the world is deferred (it writes the current
- * state). */
+ * state). Not one of the reads several threads may make at once: it
+ * raises the world's hook level while it runs. */
 TES_API int tes_json_entity(const tes_world_t *w, tes_entity_t e, const tes_writer_t *out);
 
 /* Writes the whole world as {"components":[...],"entities":[...]}:
