@@ -272,6 +272,92 @@ typedef struct tes_hooks_t {
 
 #define TES_MAX_ENTITY_FIELDS 8
 
+/* ------------------------------------------------------------------------ */
+/* Reflection: components that describe their members                        */
+/* ------------------------------------------------------------------------ */
+
+/* The type of a described member. Sizes: BOOL, I8, U8 and CHAR 1 byte; I16
+ * and U16 2; I32, U32 and F32 4; I64, U64, F64 and ENTITY 8. A member must
+ * sit at an offset that is a multiple of its type's alignment (that of the
+ * C type: int64_t, double, tes_entity_t, ...). */
+typedef enum tes_type_t {
+    TES_TYPE_BOOL = 1, /* a C bool (any nonzero byte reads as true) */
+    TES_TYPE_I8,
+    TES_TYPE_I16,
+    TES_TYPE_I32,
+    TES_TYPE_I64,
+    TES_TYPE_U8,
+    TES_TYPE_U16,
+    TES_TYPE_U32,
+    TES_TYPE_U64,
+    TES_TYPE_F32,
+    TES_TYPE_F64,
+    TES_TYPE_ENTITY, /* a tes_entity_t: an entity field (remapped on instantiate) */
+    TES_TYPE_CHAR    /* a NUL-terminated string in a fixed array of `count` bytes */
+} tes_type_t;
+
+/* One member of a component: `count` values of `type` starting `offset`
+ * bytes into the value (count 0 means 1; for TES_TYPE_CHAR, count is the
+ * array's size in bytes, the string ends at the first NUL or there). */
+typedef struct tes_member_t {
+    const char *name; /* required, unique within the component; copied */
+    tes_type_t type;
+    uint32_t offset;
+    uint32_t count;
+} tes_member_t;
+
+/* The size in bytes of one value of `type` (0 for a value that is not a
+ * tes_type_t). A constant expression when `type` is one. */
+#define TES_TYPE_SIZE(type)                                                                   \
+    ((type) == TES_TYPE_BOOL || (type) == TES_TYPE_I8 || (type) == TES_TYPE_U8 ||             \
+             (type) == TES_TYPE_CHAR                                                          \
+         ? 1u                                                                                 \
+     : (type) == TES_TYPE_I16 || (type) == TES_TYPE_U16 ? 2u                                  \
+     : (type) == TES_TYPE_I32 || (type) == TES_TYPE_U32 || (type) == TES_TYPE_F32 ? 4u        \
+     : (type) == TES_TYPE_I64 || (type) == TES_TYPE_U64 || (type) == TES_TYPE_F64 ||          \
+             (type) == TES_TYPE_ENTITY                                                        \
+         ? 8u                                                                                 \
+         : 0u)
+
+/* One tes_member_t for field `field` of struct T: its name, type and
+ * offset, and a count taken from the field's size (1 for a scalar, N for
+ * an array `float v[N]` or `char name[N]`). A field whose size is not a
+ * multiple of the type's size (a float described as TES_TYPE_F64) gets
+ * count UINT32_MAX, which registration refuses with a detail. Usable in a
+ * static initializer, in C and C++. */
+#define TES_MEMBER(T, field, type)                                                            \
+    {#field, (type), (uint32_t)offsetof(T, field),                                            \
+     (uint32_t)(TES_TYPE_SIZE(type) && sizeof(((T *)0)->field) % TES_TYPE_SIZE(type) == 0     \
+                    ? sizeof(((T *)0)->field) / TES_TYPE_SIZE(type)                           \
+                    : 0xFFFFFFFFu)}
+
+/* Declares the members of struct T beside it (at file scope, once per
+ * translation unit that registers T), for TES_COMPONENT_REFLECTED and
+ * TES_REGISTER_REFLECTED:
+ *   typedef struct Position { float x, y; } Position;
+ *   TES_MEMBERS(Position, TES_MEMBER(Position, x, TES_TYPE_F32),
+ *                         TES_MEMBER(Position, y, TES_TYPE_F32));
+ * It defines a static inline function (no warning when unused);
+ * TES_MEMBERS_OF(T) is its array and TES_MEMBER_COUNT(T) its length, for
+ * filling a tes_component_desc_t by hand. */
+#define TES_MEMBERS(T, ...)                                                                   \
+    static inline const tes_member_t *tes_members_of_##T(int32_t *count)                      \
+    {                                                                                         \
+        static const tes_member_t members[] = {__VA_ARGS__};                                  \
+        if (count)                                                                            \
+            *count = (int32_t)(sizeof members / sizeof members[0]);                           \
+        return members;                                                                       \
+    }                                                                                         \
+    typedef int tes__members_declared_##T
+#define TES_MEMBERS_OF(T) tes_members_of_##T(NULL)
+#define TES_MEMBER_COUNT(T) tes__member_count(tes_members_of_##T)
+static inline int32_t tes__member_count(const tes_member_t *(*of)(int32_t *count))
+{
+    int32_t n = 0;
+    of(&n);
+    return n;
+}
+
 typedef struct tes_component_desc_t {
     const char *name;     /* required, unique; copied */
     size_t size;          /* 0 = tag (no data) */
@@ -285,14 +371,28 @@ typedef struct tes_component_desc_t {
     tes_hooks_t hooks;
     size_t entity_fields[TES_MAX_ENTITY_FIELDS]; /* byte offsets of tes_entity_t members */
     int32_t entity_field_count;
+    /* The component's members (copied), for tes_json_* and tools that read
+     * values by name. NULL / 0: undescribed (JSON shows the bytes). Each
+     * must lie inside `size`, be aligned for its type (and the component's
+     * align at least that), not overlap another, have a known type and a
+     * non-empty name unique in the component. TES_TYPE_ENTITY members are
+     * the component's entity fields: with members, entity_fields may only
+     * repeat their offsets (or be left empty). */
+    const tes_member_t *members;
+    int32_t member_count;
 } tes_component_desc_t;
 
 /* Registers a component and returns its id. Registering the same name with
- * the same layout (size, align, storage, stability) returns the same id and
- * keeps the first registration's hooks and entity_fields. Fails with 0 and TES_ERR_INVALID for
- * a NULL/empty name, a name already used with another layout, a bad align, a
- * size that is not a multiple of align, or entity_fields that do not fit in
- * the component; TES_ERR_NOMEM if the allocator fails. */
+ * the same layout (size, align, storage, stability) and the same members
+ * (same names, types, offsets and counts in the same order; none for none)
+ * returns the same id and keeps the first registration's hooks and
+ * entity_fields. Fails with 0 and TES_ERR_INVALID for
+ * a NULL/empty name, a name already used with another layout or other
+ * members, a bad align, a size that is not a multiple of align,
+ * entity_fields that do not fit in the component, or members that are
+ * invalid (see tes_component_desc_t.members; the detail names the member
+ * and the rule); TES_ERR_NOMEM if the allocator fails. A failed call
+ * registers nothing. */
 TES_API tes_comp_t tes_component(tes_world_t *w, const tes_component_desc_t *desc);
 
 /* The id registered under `name`, or 0 if there is none (recorded as
@@ -324,6 +424,26 @@ TES_API tes_comp_t tes_component_lookup(const tes_world_t *w, const char *name);
     (tes__cxx_fields_need_cxx20<sizeof(#__VA_ARGS__)>(),        \
      tes__cxx_desc(#T, sizeof(T), alignof(T)))
 #endif
+
+/* TES_COMPONENT with the members TES_MEMBERS(T, ...) declared for T:
+ * TES_COMPONENT_REFLECTED(w, Position), and TES_REGISTER_REFLECTED(w, T)
+ * as TES_REGISTER. Optional fields follow the type as for TES_COMPONENT
+ * (in C++ they need C++20; TES_COMPONENT_REFLECTED(w, T) alone works from
+ * C++11 on). */
+#ifndef __cplusplus
+#define TES_COMPONENT_REFLECTED(w, ...) \
+    tes_component((w), &(tes_component_desc_t){TES__REFLECTED_FIELDS(__VA_ARGS__, )})
+#define TES__REFLECTED_FIELDS(T, ...)                                                       \
+    .name = #T, .size = sizeof(T), .align = _Alignof(T), .members = tes_members_of_##T(NULL), \
+    .member_count = tes__member_count(tes_members_of_##T), __VA_ARGS__
+#else
+#define TES_COMPONENT_REFLECTED(w, ...) \
+    tes_component((w), tes__cxx_ptr(TES__REFLECTED_DESC(__VA_ARGS__, )))
+#define TES__REFLECTED_DESC(T, ...)                                              \
+    tes__cxx_desc_members(TES__COMPONENT_DESC(T, __VA_ARGS__), tes_members_of_##T)
+#endif
+#define TES_REGISTER_REFLECTED(w, ...) \
+    (TES__REGISTER_ID(__VA_ARGS__, ) = TES_COMPONENT_REFLECTED(w, __VA_ARGS__))
 
 /* Typed convenience. TES_DECLARE(T); declares the variable TES_ID(T) that
  * holds T's id (file or block scope); TES_REGISTER(w, T, ...) registers T
@@ -994,6 +1114,54 @@ TES_API int tes_snapshot_load(tes_world_t *w, const tes_reader_t *in);
  * directory"). */
 TES_API int tes_snapshot_save_file(const tes_world_t *w, const char *path);
 TES_API int tes_snapshot_load_file(tes_world_t *w, const char *path);
+/* ------------------------------------------------------------------------ */
+/* JSON                                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Writes entity e as one JSON object (RFC 8259) to `out`:
+ *   {"id":"4294967297","name":null,"path":null,"parent":null,
+ *    "disabled":false,"prefab":false,
+ *    "components":{"Position":{"x":1.5,"y":-2},"Player":true,
+ *                  "Blob":{"bytes":"AAECAw=="}}}
+ * The id, the parent and every TES_TYPE_ENTITY value are 64-bit handles
+ * written as decimal strings (null for TES_NULL / no parent); name and path
+ * come from the hierarchy (null when there is none). Components (never the
+ * built-in TES_DISABLED and TES_PREFAB, which are the two flags) appear
+ * under their names: an object of their members when they have members
+ * (arrays of count > 1 as JSON arrays, TES_TYPE_CHAR as a string), `true`
+ * for a tag, {"bytes":"<base64>"} for data without members. Integers are
+ * JSON numbers (64-bit ones in full: a reader that holds numbers as doubles
+ * loses precision past 2^53). Floats are the shortest decimal that reads
+ * back (strtof / strtod) to the same value, f32 and f64 alike; NaN and
+ * the infinities are the strings "nan", "inf" and "-inf"; -0 is "-0.0".
+ * Strings are escaped (every control character, quotes, backslashes);
+ * bytes that are not valid UTF-8 are each replaced by U+FFFD, so the
+ * output is valid UTF-8 and valid JSON for every world.
+ *
+ * Output is streamed: `out->write` receives pieces of at most 4 KiB, and
+ * the call uses a fixed amount of memory whatever the world's size (it
+ * allocates nothing). The writer returns TES_OK or a negative status;
+ * the first failure stops the output and is returned (a positive value
+ * reads as TES_ERR_IO), so a reader may see a cut document. The writer
+ * runs inside the world's hook level: structural calls, snapshot calls
+ * and tes_world_free from it are refused with TES_ERR_BUSY.
+ * Fails with TES_ERR_INVALID (NULL out or out->write), TES_ERR_STALE (e
+ * not alive), TES_ERR_BUSY (while systems run); each with a detail. Works
+ * inside hooks and while the world is deferred (it writes the current
+ * state). */
+TES_API int tes_json_entity(const tes_world_t *w, tes_entity_t e, const tes_writer_t *out);
+
+/* Writes the whole world as {"components":[...],"entities":[...]}:
+ * every registered component but the two built-ins, in id order, as
+ *   {"name":"Position","id":3,"size":8,"align":4,"storage":"table",
+ *    "stable":false,"members":[{"name":"x","type":"f32","offset":0,
+ *    "count":1},...]}
+ * (storage "table" or "sparse"; type one of bool, i8, i16, i32, i64, u8,
+ * u16, u32, u64, f32, f64, entity, char), then every live entity in
+ * index order as tes_json_entity writes it. Same streaming, memory and
+ * failure rules as tes_json_entity. */
+TES_API int tes_json_world(const tes_world_t *w, const tes_writer_t *out);
+
 /* ------------------------------------------------------------------------
  * Systems and the scheduler
  *
@@ -1088,6 +1256,14 @@ static inline tes_component_desc_t tes__cxx_desc(const char *name, size_t size, 
     return d;
 }
 
+/* TES_COMPONENT_REFLECTED's desc: d with the members T declared. */
+static inline tes_component_desc_t tes__cxx_desc_members(tes_component_desc_t d,
+                                                         const tes_member_t *(*of)(int32_t *))
+{
+    d.members = of(&d.member_count);
+    return d;
+}
+
 #if __cplusplus < 202002L
 /* TES_COMPONENT's check before C++20: n is the size of its stringified
  * optional fields, 1 (an empty string) when there are none. */
@@ -1108,6 +1284,8 @@ struct tes__cxx_options {
     tes_hooks_t hooks = {};
     size_t entity_fields[TES_MAX_ENTITY_FIELDS] = {};
     int32_t entity_field_count = 0;
+    const tes_member_t *members = nullptr;
+    int32_t member_count = 0;
 };
 
 static inline tes_component_desc_t tes__cxx_desc_with(tes_component_desc_t d,
@@ -1119,6 +1297,8 @@ static inline tes_component_desc_t tes__cxx_desc_with(tes_component_desc_t d,
     for (int i = 0; i < TES_MAX_ENTITY_FIELDS; i++)
         d.entity_fields[i] = o.entity_fields[i];
     d.entity_field_count = o.entity_field_count;
+    d.members = o.members;
+    d.member_count = o.member_count;
     return d;
 }
 #endif

@@ -232,8 +232,8 @@ static int plan_reserve(tes_world_t *w, plan_t *p)
  * corresponding entity of instance k. References elsewhere are kept. */
 static void remap_value(const plan_t *p, uint32_t k, const tes__component_t *info, void *value)
 {
-    for (int32_t f = 0; f < info->entity_field_count; f++) {
-        uint8_t *field = (uint8_t *)value + info->entity_fields[f];
+    for (uint32_t f = 0; f < info->members.entity_count; f++) {
+        uint8_t *field = (uint8_t *)value + info->members.entity_offsets[f];
         tes_entity_t ref;
         memcpy(&ref, field, sizeof ref);
         for (uint32_t j = 0; ref != TES_NULL && j < p->m; j++) {

@@ -1,7 +1,8 @@
 /*
  * Component registration: validation, layout normalisation (natural
- * alignment, stable implies sparse), and the all-or-nothing insertion into
- * the id array, the name map and the list of sparse ids.
+ * alignment, stable implies sparse), the member list (members.c), and the
+ * all-or-nothing insertion into the id array, the name map and the list
+ * of sparse ids.
  */
 #include "storage/component.h"
 
@@ -17,6 +18,7 @@ void tes__registry_fini(tes__registry_t *r, tes__alloc_t *a)
     for (uint32_t i = 1; i < r->count; i++) {
         tes__component_t *c = r->items[i];
         tes__sparse_store_fini(&c->store, a);
+        tes__members_free(a, &c->members);
         tes__free(a, c->name, c->name_size);
         tes__free(a, c, sizeof *c);
     }
@@ -72,8 +74,6 @@ static int normalise(const tes__registry_t *r, const tes_component_desc_t *d,
     out->stable = d->stable;
     out->storage = d->stable ? TES_STORAGE_SPARSE : d->storage;
     out->hooks = d->hooks;
-    out->entity_field_count = d->entity_field_count;
-    memcpy(out->entity_fields, d->entity_fields, sizeof out->entity_fields);
     return TES_OK;
 }
 
@@ -84,12 +84,19 @@ tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_comp
     *status = d ? normalise(r, d, &layout) : REFUSE(r, "component desc is NULL");
     if (*status)
         return 0;
+    *status = tes__members_check(r->detail, a, d, layout.size, layout.align);
+    if (*status)
+        return 0;
     tes_comp_t existing = tes__registry_lookup(r, d->name);
     if (existing) {
         const tes__component_t *c = r->items[existing];
         if (c->size == layout.size && c->align == layout.align &&
-            c->storage == layout.storage && c->stable == layout.stable)
-            return existing;
+            c->storage == layout.storage && c->stable == layout.stable) {
+            if (tes__members_same(&c->members, d, r->detail))
+                return existing;
+            *status = TES_ERR_INVALID;
+            return 0;
+        }
         *status = REFUSE(r, "component '%.64s' is registered with size %u align %u %s, this desc has size %u align %u %s", d->name, c->size, c->align, c->stable ? "stable" : c->storage == TES_STORAGE_SPARSE ? "sparse" : "table", layout.size, layout.align, layout.stable ? "stable" : layout.storage == TES_STORAGE_SPARSE ? "sparse" : "table");
         return 0;
     }
@@ -110,6 +117,11 @@ tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_comp
     *c = layout;
     c->name = tes__strdup(a, d->name, &c->name_size);
     if (!c->name) {
+        tes__free(a, c, sizeof *c);
+        return 0;
+    }
+    if (tes__members_build(a, d, &c->members)) {
+        tes__free(a, c->name, c->name_size);
         tes__free(a, c, sizeof *c);
         return 0;
     }

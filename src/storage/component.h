@@ -1,6 +1,6 @@
 /*
  * The component registry: what the world knows about each component id
- * (name, size, alignment, storage kind, hooks, entity fields). Records are
+ * (name, size, alignment, storage kind, hooks, members and entity fields). Records are
  * allocated one by one and never freed before the world, so a pointer to a
  * record is stable: tables keep them in their columns. A sparse component's
  * store lives inside its record.
@@ -15,6 +15,7 @@
 #include "core/bytes.h"
 #include "core/detail.h"
 #include "core/hash.h"
+#include "storage/members.h"
 #include "storage/sparse_store.h"
 
 /* How single-entity calls on a component are carried out (chosen when the
@@ -61,8 +62,10 @@ typedef struct tes__component {
     tes_storage_t storage;
     bool stable;
     tes_hooks_t hooks;
-    size_t entity_fields[TES_MAX_ENTITY_FIELDS];
-    int32_t entity_field_count;
+    /* The described members and the one list of entity fields (the
+     * entity members' elements, or the desc's entity_fields when it
+     * describes no members): see members.h. */
+    tes__members_t members;
     char *name;
     size_t name_size;
     tes__sparse_store_t store; /* used when storage == TES_STORAGE_SPARSE */
