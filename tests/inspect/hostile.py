@@ -175,6 +175,17 @@ st, reply = request("127.0.0.1", port, "PUT", "/api/entity/%s/Ship" % target,
                     '{"callsign": "renamed", "cargo": "4294967295", "fuel": "inf"}')
 check(st == 200, "valid PUT of Ship -> %s %r" % (st, reply))
 
+# A second inspector on the same port fails to start, and says why.
+import subprocess  # noqa: E402
+second = subprocess.run([demo, "--entities", "10", "--static", "--port", str(port)],
+                        capture_output=True, text=True, timeout=60)
+check(second.returncode == 1 and "cannot listen" in second.stderr,
+      "second inspector on port %d -> %d %r" % (port, second.returncode, second.stderr))
+second = subprocess.run([demo, "--entities", "10", "--static", "--bind", "not an address"],
+                        capture_output=True, text=True, timeout=60)
+check(second.returncode == 1 and "bad bind address" in second.stderr,
+      "bad bind address -> %d %r" % (second.returncode, second.stderr))
+
 after = world_state(port)
 expected = json.loads(json.dumps(before))
 expected[target]["components"]["Health"].update({"hp": 42.5, "shielded": True})
