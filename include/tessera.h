@@ -1073,6 +1073,62 @@ TES_API int tes_instance_detach(tes_world_t *w, tes_entity_t e);
 TES_API int tes_instance_adopt(tes_world_t *w, tes_instance_t inst, tes_entity_t e);
 
 /* ------------------------------------------------------------------------ */
+/* Hierarchy and names                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Parent/child links are kept outside tables: linking or reparenting never
+ * moves a row or creates a table, and touches O(1) entities. Links are not
+ * components (tes_clear keeps them, tes_components_of does not list them).
+ * Destroying an entity destroys its descendants first, in post-order
+ * (children before their parent, siblings in child order); see
+ * tes_destroy. */
+
+/* Makes child the last child of parent (parent TES_NULL: a root). Setting
+ * the same parent again changes nothing (the order stays). Fails, with
+ * nothing changed: TES_ERR_STALE (child, or a parent other than TES_NULL,
+ * not alive); TES_ERR_INVALID with a detail when parent is child or one of
+ * its descendants (a cycle), when exactly one of them is a prefab entity or
+ * they are members of different prefabs, or when child has a name that
+ * another child of parent already has; TES_ERR_NOMEM; TES_ERR_BUSY (inside
+ * a hook, or from a system without the structural flag). Deferred like
+ * tes_add: checked when called and again when applied (a link whose child
+ * or parent died before the flush, or that would then close a cycle or
+ * repeat a sibling name, is dropped and reported as tes_defer_end's
+ * error). */
+TES_API int tes_set_parent(tes_world_t *w, tes_entity_t child, tes_entity_t parent);
+/* e's parent; TES_NULL for a root or an entity that is not alive. */
+TES_API tes_entity_t tes_parent(const tes_world_t *w, tes_entity_t e);
+/* Writes up to cap children of parent, in order, and returns how many it
+ * has. TES_ERR_STALE if parent is not alive, TES_ERR_INVALID if cap < 0 or
+ * out is NULL with cap > 0 (recorded for the calling thread). */
+TES_API int32_t tes_children(const tes_world_t *w, tes_entity_t parent, tes_entity_t *out,
+                             int32_t cap);
+/* 0 for a root, 1 for its children, and so on; TES_ERR_STALE (negative) if
+ * e is not alive. */
+TES_API int32_t tes_depth(const tes_world_t *w, tes_entity_t e);
+
+/* Names e (copied), or removes its name (name NULL). A name is 1 to 255
+ * bytes, without '/', and unique among its siblings (the roots are
+ * siblings of each other). Fails, with nothing changed: TES_ERR_STALE;
+ * TES_ERR_INVALID with a detail (empty, too long, contains '/', or a
+ * sibling has it); TES_ERR_NOMEM; TES_ERR_BUSY (inside a hook). Applied at
+ * once, even while the world is deferred. */
+TES_API int tes_set_name(tes_world_t *w, tes_entity_t e, const char *name);
+/* e's name, or NULL (no name, or e not alive). Valid until e's name
+ * changes or e dies. */
+TES_API const char *tes_name(const tes_world_t *w, tes_entity_t e);
+/* The entity at path: names separated by '/', from the roots down
+ * ("ship/turret/barrel"). TES_NULL if there is none (or path is NULL,
+ * empty, or has an empty segment). O(1) expected per segment. */
+TES_API tes_entity_t tes_lookup_path(const tes_world_t *w, const char *path);
+/* Writes e's path (its ancestors' names and its own, joined by '/') to buf,
+ * NUL-terminated when it fits in cap bytes, and returns its length without
+ * the NUL (0, writing "", when e or an ancestor has no name). TES_ERR_STALE
+ * if e is not alive; TES_ERR_INVALID if cap < 0 or buf is NULL with cap > 0
+ * (recorded for the calling thread). */
+TES_API int32_t tes_path(const tes_world_t *w, tes_entity_t e, char *buf, int32_t cap);
+
+/* ------------------------------------------------------------------------ */
 /* Snapshots                                                                 */
 /* ------------------------------------------------------------------------ */
 

@@ -203,7 +203,7 @@ int32_t tes_instance_members(const tes_world_t *w, tes_instance_t inst, tes_enti
 }
 
 /* Destroys every member of a live instance, now. */
-static void destroy_members(tes_world_t *w, tes_instance_t inst)
+static void destroy_members_only(tes_world_t *w, tes_instance_t inst)
 {
     /* Each destroy unlinks the member; the last one retires the id. A
      * destroy runs hooks, so the record is looked up again each time
@@ -214,6 +214,44 @@ static void destroy_members(tes_world_t *w, tes_instance_t inst)
         uint32_t index = rec->first;
         tes__world_destroy(w, tes_entity_make(index, w->entities.slots[index].generation));
     }
+}
+
+/* Destroys every member of a live instance and the members' descendants,
+ * checked first: under strict_lifecycle a descendant that belongs to
+ * another instance refuses the call (TES_ERR_OWNED, nothing destroyed).
+ * Without commit, only checks. TES_OK, TES_ERR_OWNED or TES_ERR_NOMEM, recorded. */
+static int destroy_members(tes_world_t *w, tes_instance_t inst, bool commit)
+{
+    const tes__instance_rec_t *rec = live_rec(w, inst);
+    bool cascades = false;
+    for (uint32_t i = rec->first; w->hier && !cascades && i != TES_NULL_INDEX;
+         i = w->lifecycle->links[i].next)
+        cascades = w->hier_ops->has_children(w, i);
+    if (!cascades) {
+        if (commit)
+            destroy_members_only(w, inst);
+        return TES_OK;
+    }
+    tes__alloc_t *a = &w->alloc;
+    size_t bytes = (size_t)rec->count * sizeof(tes_entity_t);
+    tes_entity_t *members = tes__malloc(a, bytes);
+    if (!members)
+        return tes__fail(w, TES_ERR_NOMEM);
+    uint32_t n = 0;
+    for (uint32_t i = rec->first; i != TES_NULL_INDEX; i = w->lifecycle->links[i].next)
+        members[n++] = tes_entity_make(i, w->entities.slots[i].generation);
+    uint32_t own = tes_entity_index(inst) + 1;
+    tes__destroy_plan_t plan;
+    int rc = TES_OK;
+    if (tes__world_destroy_plan(w, members, n, &plan))
+        rc = tes__fail(w, TES_ERR_NOMEM);
+    if (!rc)
+        rc = tes__world_plan_owned(w, &plan, own);
+    for (uint32_t i = 0; !rc && commit && i < plan.count; i++)
+        tes__world_destroy(w, plan.items[i]);
+    tes__world_plan_free(w, &plan);
+    tes__free(a, members, bytes);
+    return rc;
 }
 
 /* The deferred form: arg holds the instance handle. */
@@ -229,9 +267,9 @@ static int destroy_deferred(tes_world_t *w, void *arg, bool run)
     int rc = tes__world_begin(w);
     if (rc)
         return rc;
-    destroy_members(w, inst);
+    rc = destroy_members(w, inst, true);
     tes__world_end(w);
-    return TES_OK;
+    return rc;
 }
 
 int tes_instance_destroy(tes_world_t *w, tes_instance_t inst)
@@ -243,14 +281,17 @@ int tes_instance_destroy(tes_world_t *w, tes_instance_t inst)
         rc = fail_stale_instance(w, inst);
     else if (w->defer.depth > 0) {
         void *arg = NULL;
-        if (tes__defer_reserve_call(w, 0) || !(arg = tes__malloc(&w->alloc, sizeof inst)))
+        /* Checked now as well as when applied. */
+        if ((rc = destroy_members(w, inst, false)) != TES_OK)
+            ;
+        else if (tes__defer_reserve_call(w, 0) || !(arg = tes__malloc(&w->alloc, sizeof inst)))
             rc = tes__fail(w, TES_ERR_NOMEM);
         else {
             memcpy(arg, &inst, sizeof inst);
             tes__defer_push_call(w, destroy_deferred, NULL, arg, NULL, 0);
         }
     } else {
-        destroy_members(w, inst);
+        rc = destroy_members(w, inst, true);
     }
     tes__world_end(w);
     return rc;

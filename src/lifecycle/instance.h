@@ -64,4 +64,9 @@ tes_instance_t tes__instance_create(tes__lifecycle_t *lc);
 /* Appends live entity e (in no instance) to live instance `inst`. */
 void tes__instance_link(tes__lifecycle_t *lc, tes_instance_t inst, tes_entity_t e);
 
+/* The root of the prefab whose member (or root) live entity e is, or
+ * TES_NULL (e is in no prefab's member list). O(members of all prefabs):
+ * for the rare calls that link prefab entities. */
+tes_entity_t tes__prefab_root_of(const tes_world_t *w, tes_entity_t e);
+
 #endif

@@ -532,3 +532,15 @@ int tes_instantiate_n(tes_world_t *w, tes_entity_t prefab, int32_t n, tes_instan
     tes__world_end(w);
     return rc ? tes__fail(w, rc) : TES_OK;
 }
+
+tes_entity_t tes__prefab_root_of(const tes_world_t *w, tes_entity_t e)
+{
+    const tes__lifecycle_t *lc = w->lifecycle;
+    for (uint32_t p = 0; lc && p < lc->prefab_count; p++) {
+        const tes__prefab_rec_t *rec = &lc->prefabs[p];
+        for (uint32_t i = 0; rec->members && i < rec->count; i++)
+            if (rec->members[i] == e)
+                return rec->members[0];
+    }
+    return TES_NULL;
+}

@@ -203,8 +203,13 @@ static int32_t destroy_listed(tes_world_t *w, tes_query_t *q)
     tes_iter_t it = tes__query_walk_start(q);
     while (rc == TES_OK && tes__query_walk_next(&it))
         rc = list_push(w, &l, it.entities, (uint32_t)it.count);
+    /* Matches' descendants die too (they are not counted): the whole plan
+     * is checked before anything is destroyed. */
+    tes__destroy_plan_t plan = {NULL, 0, NULL, 0};
+    if (!rc && tes__world_destroy_plan(w, l.items, l.count, &plan))
+        rc = TES_ERR_NOMEM;
     if (!rc)
-        rc = check_owned(w, l.items, l.count);
+        rc = check_owned(w, plan.items, plan.count);
     if (!rc && l.count > INT32_MAX)
         rc = tes__fail_detail(w, TES_ERR_INVALID, "tes_destroy_matching: %u matches do not fit the int32_t result", (unsigned)l.count);
     if (!rc && w->defer.depth > 0) {
@@ -213,11 +218,12 @@ static int32_t destroy_listed(tes_world_t *w, tes_query_t *q)
         for (uint32_t i = 0; !rc && i < l.count; i++)
             tes__defer_push(w, TES__OP_DESTROY, l.items[i], 0, TES_NULL, NULL);
     } else if (!rc) {
-        for (uint32_t i = 0; i < l.count; i++) {
-            tes__assert(tes_alive(w, l.items[i]));
-            tes__world_destroy(w, l.items[i]);
+        for (uint32_t i = 0; i < plan.count; i++) {
+            tes__assert(tes_alive(w, plan.items[i]));
+            tes__world_destroy(w, plan.items[i]);
         }
     }
+    tes__world_plan_free(w, &plan);
     uint32_t count = l.count;
     list_free(w, &l);
     return rc ? tes__fail(w, rc) : (int32_t)count;
@@ -232,7 +238,9 @@ int32_t tes_destroy_matching(tes_query_t *q)
     if (rc)
         return rc;
     int32_t result;
-    if (w->defer.depth == 0 && !q->group && !q->has_sparse && q->mode != TES__QUERY_DRIVEN)
+    /* Emptying tables wholesale would skip the matches' descendants. */
+    if (w->defer.depth == 0 && !q->group && !q->has_sparse && q->mode != TES__QUERY_DRIVEN &&
+        !tes__world_has_links(w))
         result = destroy_tables(w, q);
     else
         result = destroy_listed(w, q);

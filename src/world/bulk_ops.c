@@ -750,20 +750,27 @@ static int destroy_n_impl(tes_world_t *w, const tes_entity_t *es, int32_t n)
         ei->slots[tes_entity_index(es[i])].row &= ~LISTED;
     if (rc)
         return tes__fail(w, rc);
-    if (w->defer.depth > 0) {
+    /* Descendants die too: the whole plan is checked before anything. */
+    tes__destroy_plan_t plan;
+    if (tes__world_destroy_plan(w, es, (uint32_t)n, &plan))
+        return tes__fail(w, TES_ERR_NOMEM);
+    rc = plan.owned ? tes__world_plan_owned(w, &plan, 0) : TES_OK;
+    if (!rc && w->defer.depth > 0) {
+        /* Each listed destroy cascades again when applied. */
         if (tes__defer_reserve(w, (uint32_t)n))
-            return tes__fail(w, TES_ERR_NOMEM);
-        for (int32_t i = 0; i < n; i++)
+            rc = tes__fail(w, TES_ERR_NOMEM);
+        for (int32_t i = 0; !rc && i < n; i++)
             tes__defer_push(w, TES__OP_DESTROY, es[i], 0, TES_NULL, NULL);
-        return TES_OK;
+    } else if (!rc) {
+        /* Destroying one entity kills no entity outside the plan
+         * (instances and prefabs only unlink), so every slot is live. */
+        for (uint32_t i = 0; i < plan.count; i++) {
+            tes__assert(tes__entity_slot(ei, plan.items[i]));
+            tes__world_destroy(w, plan.items[i]);
+        }
     }
-    /* Destroying one entity never kills another (instances and prefabs
-     * only unlink), so every slot found here is still live. */
-    for (int32_t i = 0; i < n; i++) {
-        tes__assert(tes__entity_slot(ei, es[i]));
-        tes__world_destroy(w, es[i]);
-    }
-    return TES_OK;
+    tes__world_plan_free(w, &plan);
+    return rc;
 }
 
 int tes_destroy_n(tes_world_t *w, const tes_entity_t *es, int32_t n)

@@ -97,7 +97,32 @@ void tes__world_destroy(tes_world_t *w, tes_entity_t e)
         tes__world_strip(w, e, true);
     else if (w->watcher_count)
         tes__watch_before(w, e, TES__WATCH_DESTROY);
+    /* Its hooks have run (they could still read its parent and name). */
+    if (w->hier)
+        w->hier_ops->destroyed(w, e);
     tes__entity_free(&w->entities, e);
+}
+
+/* A destroy whose entity has children: the whole subtree, checked first. */
+static int destroy_cascade(tes_world_t *w, tes_entity_t e)
+{
+    tes__destroy_plan_t plan;
+    if (tes__world_destroy_plan(w, &e, 1, &plan))
+        return tes__fail(w, TES_ERR_NOMEM);
+    int rc = tes__world_plan_owned(w, &plan, 0);
+    if (!rc && w->defer.depth > 0) {
+        /* Planned again when applied, from the tree as it is then. */
+        if (tes__defer_reserve(w, 1))
+            rc = tes__fail(w, TES_ERR_NOMEM);
+        else
+            tes__defer_push(w, TES__OP_DESTROY, e, 0, TES_NULL, NULL);
+    } else if (!rc) {
+        /* Hooks cannot make structural calls: the plan stays exact. */
+        for (uint32_t i = 0; i < plan.count; i++)
+            tes__world_destroy(w, plan.items[i]);
+    }
+    tes__world_plan_free(w, &plan);
+    return rc;
 }
 
 static int destroy_impl(tes_world_t *w, tes_entity_t e)
@@ -108,6 +133,8 @@ static int destroy_impl(tes_world_t *w, tes_entity_t e)
         return rc;
     if (w->strict_lifecycle && tes__entity_instance(&w->entities, tes_entity_index(e)))
         return tes__fail(w, TES_ERR_OWNED);
+    if (w->hier && w->hier_ops->has_children(w, tes_entity_index(e)))
+        return destroy_cascade(w, e);
     if (w->defer.depth > 0) {
         if (tes__defer_reserve(w, 1))
             return tes__fail(w, TES_ERR_NOMEM);
@@ -160,6 +187,8 @@ static int clone_reserve(tes_world_t *w, tes_entity_t src, const tes__slot_t *sl
             tes__sparse_store_reserve(&info->store, a, 1, index, NULL, NULL))
             return TES_ERR_NOMEM;
     }
+    if (w->hier && w->hier_ops->clone_link(w, src, index, false))
+        return TES_ERR_NOMEM;
     return tes__watch_reserve_one(w, 0, index);
 }
 
@@ -189,6 +218,8 @@ static void clone_commit(tes_world_t *w, tes_entity_t dst, tes_entity_t src)
         if (value)
             clone_value(info, value, tes__sparse_store_get(&info->store, src));
     }
+    if (w->hier)
+        w->hier_ops->clone_link(w, src, tes_entity_index(dst), true);
     tes__watch_after(w, dst, 0);
     /* Observers see the finished copy. */
     tes__world_each(w, dst, tes__fire_on_add);

@@ -564,7 +564,7 @@ int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
  * fixed when it was created). The row is then removed as bytes. */
 int tes_destroy(tes_world_t *w, tes_entity_t e)
 {
-    if (!w || !tes__world_quiet(w) || w->watcher_count)
+    if (!w || !tes__world_quiet(w) || w->watcher_count || w->hier)
         return tes__destroy_generic(w, e);
     tes__slot_t *slot = tes__entity_slot(&w->entities, e);
     if (!slot)

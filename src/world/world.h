@@ -200,7 +200,55 @@ struct tes_world {
      * reading. Written by the calling thread only, between jobs. */
     bool stage_ensures;
     struct tes__systems *systems; /* created by the system layer on first use */
+    /* The hierarchy layer's state and callbacks (src/hierarchy): NULL until
+     * the first link or name, so a world without them pays one test per
+     * destroy. */
+    struct tes__hier *hier;
+    const struct tes__hier_ops *hier_ops;
 };
+
+/* What the hierarchy layer tells the world, registered with its state
+ * (the world never calls that layer by name). */
+typedef struct tes__hier_ops {
+    /* Whether live entity `index` has children: its destroy cascades. */
+    bool (*has_children)(const tes_world_t *w, uint32_t index);
+    /* The destroy order of n listed live entities: each listed entity's
+     * subtree in post-order (children before parents, siblings in order),
+     * a listed entity under another listed one only once, with its
+     * ancestor's subtree. *out is allocated (*bytes long). TES_OK or
+     * TES_ERR_NOMEM (nothing allocated). */
+    int (*plan)(tes_world_t *w, const tes_entity_t *es, uint32_t n, tes_entity_t **out,
+                uint32_t *count, size_t *bytes);
+    /* Told just before live entity e is freed (its hooks have run): drops
+     * its link and name. Cannot fail. */
+    void (*destroyed)(tes_world_t *w, tes_entity_t e);
+    /* A clone gets its source's parent (appended; no name): with commit
+     * false, reserves what linking `copy` (entity index) needs (TES_OK or
+     * TES_ERR_NOMEM); with commit true, links it (cannot fail). */
+    int (*clone_link)(tes_world_t *w, tes_entity_t src, uint32_t copy, bool commit);
+} tes__hier_ops_t;
+
+/* The entities a destroy of a listed set really destroys, in order: the
+ * listed ones themselves when none has children (nothing allocated), else
+ * the hierarchy's post-order plan. */
+typedef struct tes__destroy_plan {
+    const tes_entity_t *items;
+    uint32_t count;
+    tes_entity_t *owned; /* allocated list, or NULL */
+    size_t bytes;
+} tes__destroy_plan_t;
+
+/* Plans the destroy of n listed live entities (see tes__hier_ops_t.plan).
+ * TES_OK or TES_ERR_NOMEM (not recorded). */
+int tes__world_destroy_plan(tes_world_t *w, const tes_entity_t *es, uint32_t n,
+                            tes__destroy_plan_t *plan);
+/* Under strict_lifecycle, refuses a plan holding an instance member whose
+ * instance (index + 1 as the entity index records it) is not `allowed`
+ * (0: none is): TES_ERR_OWNED recorded with a detail. TES_OK otherwise. */
+int tes__world_plan_owned(tes_world_t *w, const tes__destroy_plan_t *plan, uint32_t allowed);
+void tes__world_plan_free(tes_world_t *w, tes__destroy_plan_t *plan);
+/* Whether some live entity has children (a destroy may cascade). */
+static inline bool tes__world_has_links(const tes_world_t *w) { return w->hier != NULL; }
 
 /* What tes_progress refuses while systems run: structural calls (a system
  * without the structural flag), entity-creating calls (a parallel system),

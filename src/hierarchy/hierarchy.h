@@ -1,0 +1,83 @@
+/*
+ * The hierarchy: parent/child links and names, kept outside tables so that
+ * linking never moves a row or makes a table (iteration of a world with a
+ * forest is as fast as without). Built for scene trees: many small subtrees,
+ * frequent reparenting, destroys of whole subtrees, path lookups by name.
+ *
+ * Links: one 16-byte record per entity index {parent, first child, prev,
+ * next}, every field an entity index + 1 (0: none), in pages of
+ * TES__LINK_PAGE records allocated when an entity of the page is first
+ * linked, so a world without links holds nothing and one with a forest
+ * pays 16 bytes per entity of a touched page. Siblings form a list whose
+ * first element's prev is the last sibling, so append, unlink and
+ * reparent touch O(1) records. Depth is the length of the parent chain.
+ *
+ * Names: a map from entity index to its copied name, and a map from
+ * (parent, name hash) to the child, so a path segment is one expected O(1)
+ * lookup. Roots are siblings of each other (parent 0).
+ *
+ * The world hears nothing of this layer by name: the state registers
+ * tes__hier_ops_t (world.h), through which destroys cascade and dying
+ * entities drop their links and names.
+ */
+#ifndef TES_HIERARCHY_HIERARCHY_H
+#define TES_HIERARCHY_HIERARCHY_H
+
+#include "core/hash.h"
+#include "world/world.h"
+
+#define TES__LINK_PAGE 1024u
+
+typedef struct tes__link {
+    uint32_t parent; /* index + 1 of each; 0: none */
+    uint32_t first;  /* first child */
+    uint32_t prev;   /* previous sibling; the first child's is the last one */
+    uint32_t next;   /* next sibling; 0 for the last */
+} tes__link_t;
+
+typedef struct tes__hier {
+    tes__link_t **pages; /* page_cap entries, NULL for untouched pages */
+    uint32_t page_cap;
+    uint32_t page_count; /* pages allocated */
+    uint32_t linked;     /* entities with a parent */
+    tes__map_t names;    /* index + 1 -> the name (a char * as uintptr_t) */
+    tes__map_t siblings; /* sibling key (parent, name) -> child index */
+} tes__hier_t;
+
+/* The world's hierarchy state, made on first use (NULL: TES_ERR_NOMEM,
+ * not recorded). */
+tes__hier_t *tes__hier(tes_world_t *w);
+
+/* The record of entity index i, or NULL if its page was never made. */
+static inline tes__link_t *tes__link(const tes__hier_t *h, uint32_t i)
+{
+    uint32_t p = i / TES__LINK_PAGE;
+    if (!h || p >= h->page_cap || !h->pages[p])
+        return NULL;
+    return &h->pages[p][i % TES__LINK_PAGE];
+}
+
+/* The parent index + 1 of entity index i (0: a root). */
+static inline uint32_t tes__link_parent(const tes__hier_t *h, uint32_t i)
+{
+    const tes__link_t *l = tes__link(h, i);
+    return l ? l->parent : 0;
+}
+
+/* Makes the pages of entity indices a and b exist. TES_OK or
+ * TES_ERR_NOMEM (not recorded; pages made stay, they are only room). */
+int tes__links_reserve(tes__hier_t *h, tes__alloc_t *a, uint32_t ia, uint32_t ib);
+
+/* Names (names.c). The key of a name among the children of parent index +
+ * 1 `parent1` (0: the roots). */
+uint64_t tes__sibling_key(uint32_t parent1, const char *name, size_t len);
+/* The child of parent1 named name (len bytes), as index + 1, or 0. */
+uint32_t tes__sibling_find(const tes__hier_t *h, uint32_t parent1, const char *name, size_t len);
+/* The name of entity index i, or NULL. */
+const char *tes__name_of(const tes__hier_t *h, uint32_t i);
+/* Moves i's sibling key from old_parent1 to new_parent1 (room reserved). */
+void tes__name_move(tes__hier_t *h, uint32_t i, uint32_t old_parent1, uint32_t new_parent1);
+/* Drops i's name (i is dying). */
+void tes__name_drop(tes_world_t *w, tes__hier_t *h, uint32_t i);
+
+#endif

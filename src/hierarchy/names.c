@@ -1,0 +1,195 @@
+/*
+ * Names and paths (see hierarchy.h). A name is copied once and found two
+ * ways: by entity (names: index + 1 -> the string) and by place (siblings:
+ * a hash of the parent and the name -> the entity index), so tes_name is
+ * one map lookup and each segment of tes_lookup_path is one expected O(1)
+ * probe. Names are rare next to entities, so both maps hold named entities
+ * only.
+ */
+#include "hierarchy/hierarchy.h"
+
+#include <string.h>
+
+#include "world/last_error.h"
+
+#define NAME_MAX_BYTES 255u
+
+uint64_t tes__sibling_key(uint32_t parent1, const char *name, size_t len)
+{
+    return tes__hash_u64(tes__hash_bytes(name, len) ^ ((uint64_t)parent1 * UINT64_C(0x9e3779b97f4a7c15)));
+}
+
+const char *tes__name_of(const tes__hier_t *h, uint32_t i)
+{
+    uint64_t v;
+    if (!h || !h->names.count || !tes__map_get(&h->names, (uint64_t)i + 1, &v))
+        return NULL;
+    return (const char *)(uintptr_t)v;
+}
+
+uint32_t tes__sibling_find(const tes__hier_t *h, uint32_t parent1, const char *name, size_t len)
+{
+    if (!h || !h->siblings.count)
+        return 0;
+    uint32_t cursor = 0;
+    uint64_t v;
+    uint64_t key = tes__sibling_key(parent1, name, len);
+    while (tes__map_next(&h->siblings, key, &cursor, &v)) {
+        uint32_t i = (uint32_t)v;
+        const char *s = tes__name_of(h, i);
+        if (tes__link_parent(h, i) == parent1 && strncmp(s, name, len) == 0 && s[len] == '\0')
+            return i + 1;
+    }
+    return 0;
+}
+
+void tes__name_move(tes__hier_t *h, uint32_t i, uint32_t old_parent1, uint32_t new_parent1)
+{
+    const char *s = tes__name_of(h, i);
+    size_t len = strlen(s);
+    bool removed = tes__map_remove(&h->siblings, tes__sibling_key(old_parent1, s, len), i);
+    tes__assert(removed);
+    (void)removed;
+    tes__map_insert(&h->siblings, tes__sibling_key(new_parent1, s, len), i);
+}
+
+/* Removes i's name from both maps and frees it. */
+static void name_remove(tes__alloc_t *a, tes__hier_t *h, uint32_t i, char *s)
+{
+    size_t len = strlen(s);
+    tes__map_remove(&h->siblings, tes__sibling_key(tes__link_parent(h, i), s, len), i);
+    tes__map_remove(&h->names, (uint64_t)i + 1, (uint64_t)(uintptr_t)s);
+    tes__free(a, s, len + 1);
+}
+
+void tes__name_drop(tes_world_t *w, tes__hier_t *h, uint32_t i)
+{
+    char *s = (char *)(uintptr_t)tes__name_of(h, i);
+    if (s)
+        name_remove(&w->alloc, h, i, s);
+}
+
+/* Checks a name for tes_set_name; records why it is refused. */
+static int check_name_text(tes_world_t *w, const char *name, size_t *len)
+{
+    size_t n = 0;
+    while (n <= NAME_MAX_BYTES && name[n])
+        n++;
+    if (n == 0)
+        return tes__fail_detail(w, TES_ERR_INVALID, "tes_set_name: the name is empty (pass NULL to remove a name)");
+    if (n > NAME_MAX_BYTES)
+        return tes__fail_detail(w, TES_ERR_INVALID, "tes_set_name: the name is longer than %u bytes", NAME_MAX_BYTES);
+    if (memchr(name, '/', n))
+        return tes__fail_detail(w, TES_ERR_INVALID, "tes_set_name: \"%s\" contains '/', which separates path segments", name);
+    *len = n;
+    return TES_OK;
+}
+
+static int set_name_impl(tes_world_t *w, tes_entity_t e, const char *name)
+{
+    if (!tes_alive(w, e))
+        return tes__fail_stale(w, e);
+    uint32_t i = tes_entity_index(e);
+    char *old = (char *)(uintptr_t)tes__name_of(w->hier, i);
+    if (!name) {
+        if (old)
+            name_remove(&w->alloc, w->hier, i, old);
+        return TES_OK;
+    }
+    size_t len = 0;
+    int rc = check_name_text(w, name, &len);
+    if (rc)
+        return rc;
+    if (old && strcmp(old, name) == 0)
+        return TES_OK;
+    uint32_t parent1 = tes__link_parent(w->hier, i);
+    uint32_t other = tes__sibling_find(w->hier, parent1, name, len);
+    if (other && other != i + 1)
+        return tes__fail_detail(w, TES_ERR_INVALID, "tes_set_name: a sibling of entity %u:%u (entity %u) is already named \"%s\"", i, tes_entity_generation(e), other - 1, name);
+    tes__alloc_t *a = &w->alloc;
+    tes__hier_t *h = tes__hier(w);
+    char *copy = NULL;
+    if (!h || tes__map_reserve(&h->names, a, 1) || tes__map_reserve(&h->siblings, a, 1) ||
+        !(copy = tes__malloc(a, len + 1)))
+        return tes__fail(w, TES_ERR_NOMEM);
+    memcpy(copy, name, len);
+    copy[len] = '\0';
+    if (old)
+        name_remove(a, h, i, old);
+    tes__map_insert(&h->names, (uint64_t)i + 1, (uint64_t)(uintptr_t)copy);
+    tes__map_insert(&h->siblings, tes__sibling_key(parent1, copy, len), i);
+    return TES_OK;
+}
+
+int tes_set_name(tes_world_t *w, tes_entity_t e, const char *name)
+{
+    TES__STRUCTURAL(int, w, tes__status, set_name_impl(w, e, name));
+}
+
+const char *tes_name(const tes_world_t *w, tes_entity_t e)
+{
+    if (!w || !tes_alive(w, e))
+        return NULL;
+    return tes__name_of(w->hier, tes_entity_index(e));
+}
+
+tes_entity_t tes_lookup_path(const tes_world_t *w, const char *path)
+{
+    if (!w || !path || !w->hier)
+        return TES_NULL;
+    uint32_t at = 0; /* index + 1; 0: the roots */
+    const char *s = path;
+    for (;;) {
+        const char *end = strchr(s, '/');
+        size_t len = end ? (size_t)(end - s) : strlen(s);
+        if (len == 0 || len > NAME_MAX_BYTES)
+            return TES_NULL;
+        at = tes__sibling_find(w->hier, at, s, len);
+        if (!at)
+            return TES_NULL;
+        if (!end)
+            break;
+        s = end + 1;
+    }
+    return tes_entity_make(at - 1, w->entities.slots[at - 1].generation);
+}
+
+int32_t tes_path(const tes_world_t *w, tes_entity_t e, char *buf, int32_t cap)
+{
+    if (!w)
+        return TES_ERR_INVALID;
+    if (!tes_alive(w, e))
+        return tes__fail_const_stale(w, &w->entities, e, TES__STALE_ENTITY);
+    if (cap < 0 || (cap > 0 && !buf))
+        return tes__fail_const(w, TES_ERR_INVALID, "tes_path: cap = %d with buf %s", (int)cap, buf ? "set" : "NULL");
+    const tes__hier_t *h = w->hier;
+    /* The length first (every segment named, else no path). */
+    uint64_t total = 0;
+    for (uint32_t i = tes_entity_index(e) + 1; i; i = tes__link_parent(h, i - 1)) {
+        const char *s = tes__name_of(h, i - 1);
+        if (!s) {
+            total = 0;
+            break;
+        }
+        total += strlen(s) + (total ? 1 : 0);
+    }
+    if (total > INT32_MAX - 1)
+        return tes__fail_const(w, TES_ERR_INVALID, "tes_path: the path is longer than INT32_MAX bytes");
+    if (cap > 0) {
+        /* Written from the end backwards; bytes past cap - 1 are skipped. */
+        uint64_t end = total;
+        for (uint32_t i = tes_entity_index(e) + 1; total && i; i = tes__link_parent(h, i - 1)) {
+            const char *s = tes__name_of(h, i - 1);
+            uint64_t len = strlen(s);
+            uint64_t start = end - len;
+            for (uint64_t k = 0; k < len; k++)
+                if (start + k < (uint64_t)cap - 1)
+                    buf[start + k] = s[k];
+            if (start > 0 && start - 1 < (uint64_t)cap - 1)
+                buf[start - 1] = '/';
+            end = start ? start - 1 : 0;
+        }
+        buf[total < (uint64_t)cap ? total : (uint64_t)cap - 1] = '\0';
+    }
+    return (int32_t)total;
+}
