@@ -85,6 +85,7 @@ static const bench_workload_t *const workloads[] = {
     &bench_bulk_get_n_sparse,
     &bench_snapshot_save,
     &bench_snapshot_load,
+    &bench_json_world,
     &bench_systems_1,
     &bench_systems_2,
     &bench_systems_4,

@@ -4,7 +4,7 @@
  *
  * What it shows:
  * - Prefabs of 3, 6 and 10 entities (fighter, frigate, carrier) whose
- *   members refer to each other through entity_fields: turrets, shield
+ *   members refer to each other through entity members: turrets, shield
  *   generators and missile launchers hold their ship (Mount.ship), the ship
  *   holds its shield generator (ShieldLink). tes_instantiate_n remaps both.
  * - A strict_lifecycle world: ships are spawned with tes_instantiate_n and
@@ -113,23 +113,21 @@ static void register_components(sim_t *s)
 {
     tes_world_t *w = s->w;
     comps_t *c = &s->c;
-    c->xform = TES_COMPONENT(w, Transform);
-    c->vel = TES_COMPONENT(w, Velocity);
-    c->hull = TES_COMPONENT(w, Hull, .entity_fields = {offsetof(Hull, chase)},
-                            .entity_field_count = 1);
-    c->link = TES_COMPONENT(w, ShieldLink, .entity_fields = {offsetof(ShieldLink, generator)},
-                            .entity_field_count = 1);
-    c->mount = TES_COMPONENT(w, Mount, .entity_fields = {offsetof(Mount, ship)},
-                             .entity_field_count = 1);
-    c->turret = TES_COMPONENT(w, Turret, .entity_fields = {offsetof(Turret, target)},
-                              .entity_field_count = 1);
-    c->shield = TES_COMPONENT(w, Shield);
-    c->launcher = TES_COMPONENT(w, Launcher);
-    c->missile = TES_COMPONENT(w, Missile, .entity_fields = {offsetof(Missile, target)},
-                               .entity_field_count = 1);
-    c->beacon = TES_COMPONENT(w, Beacon, .stable = true,
-                              .hooks = {.on_add = beacon_on_add, .on_remove = beacon_on_remove,
-                                        .ctx = &s->cmd});
+    /* Every component describes its members (demo.h, TES_MEMBERS), so
+     * --json can dump the world; the entity members are what
+     * tes_instantiate_n remaps. */
+    c->xform = TES_COMPONENT_REFLECTED(w, Transform);
+    c->vel = TES_COMPONENT_REFLECTED(w, Velocity);
+    c->hull = TES_COMPONENT_REFLECTED(w, Hull);
+    c->link = TES_COMPONENT_REFLECTED(w, ShieldLink);
+    c->mount = TES_COMPONENT_REFLECTED(w, Mount);
+    c->turret = TES_COMPONENT_REFLECTED(w, Turret);
+    c->shield = TES_COMPONENT_REFLECTED(w, Shield);
+    c->launcher = TES_COMPONENT_REFLECTED(w, Launcher);
+    c->missile = TES_COMPONENT_REFLECTED(w, Missile);
+    c->beacon = TES_COMPONENT_REFLECTED(w, Beacon, .stable = true,
+                                        .hooks = {.on_add = beacon_on_add,
+                                                  .on_remove = beacon_on_remove, .ctx = &s->cmd});
     c->firing = tes_component(w, &(tes_component_desc_t){.name = "Firing",
                                                           .storage = TES_STORAGE_SPARSE});
     if (!c->xform || !c->vel || !c->hull || !c->link || !c->mount || !c->turret || !c->shield ||
@@ -354,6 +352,7 @@ typedef struct options {
     uint64_t seed;
     int32_t threads;
     const char *svg;
+    const char *json; /* NULL: no JSON dump */
     bool timing;
 } options_t;
 
@@ -361,7 +360,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: demo [--entities N] [--frames N] [--seed N] [--threads N] [--svg PATH]\n"
-            "            [--no-timing]\n"
+            "            [--json PATH] [--no-timing]\n"
             "  A space battle on Tessera: two fleets of prefab ships (fighter 3, frigate 6,\n"
             "  carrier 10 entities) fight, dock, repair and get reinforced.\n"
             "  --entities N   live ship entities to keep (default 100000, at least 1000)\n"
@@ -370,6 +369,8 @@ static void usage(FILE *out)
             "  --threads N    worker threads (default: the online CPUs); the battle runs\n"
             "                 on N threads, then again on 1, and both must end alike\n"
             "  --svg PATH     picture of the final frame (default tessera_demo.svg)\n"
+            "  --json PATH    write the final world as JSON (every entity, its components\n"
+            "                 and their members; tes_json_world)\n"
             "  --no-timing    omit the ms figures (output then identical run to run)\n"
             "  --help         this text\n");
 }
@@ -389,7 +390,7 @@ static int parse_args(int argc, char **argv, options_t *o)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     cpus = cpus < 1 ? 1 : cpus > TES_MAX_THREADS ? TES_MAX_THREADS : cpus;
-    *o = (options_t){100000, 600, 1, (int32_t)cpus, "tessera_demo.svg", true};
+    *o = (options_t){100000, 600, 1, (int32_t)cpus, "tessera_demo.svg", NULL, true};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long long n;
@@ -401,6 +402,8 @@ static int parse_args(int argc, char **argv, options_t *o)
             continue;
         } else if (!strcmp(a, "--svg") && v) {
             o->svg = v;
+        } else if (!strcmp(a, "--json") && v) {
+            o->json = v;
         } else if (!strcmp(a, "--entities") && parse_num(v, 1000, 20000000, &n)) {
             o->entities = (int32_t)n;
         } else if (!strcmp(a, "--frames") && parse_num(v, 1, 1000000, &n)) {
@@ -481,6 +484,32 @@ static void print_summary(sim_t *s, const options_t *o, uint64_t hash)
  * calls of tes_progress. With `report` it prints the start, a line every
  * 60 frames and the summary, and writes the SVG. Returns the state hash;
  * exits nonzero on any failure. */
+/* A tes_writer_t onto a stdio file. */
+static int file_write(const void *data, size_t size, void *user)
+{
+    return fwrite(data, 1, size, user) == size ? TES_OK : TES_ERR_IO;
+}
+
+/* Dumps the whole world as JSON (streamed: the memory used does not grow
+ * with the world). */
+static void write_json(sim_t *s, const char *path)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "demo: cannot open %s: %s\n", path, strerror(errno));
+        exit(1);
+    }
+    tes_writer_t out = {file_write, f};
+    int rc = tes_json_world(s->w, &out);
+    long bytes = ftell(f);
+    if (fclose(f) || rc) {
+        fprintf(stderr, "demo: cannot write %s (%s)\n", path, rc ? tes_last_error_detail(s->w) : strerror(errno));
+        exit(1);
+    }
+    printf("json: the final world (%u entities) is in %s (%ld bytes)\n",
+           tes_entity_count(s->w) > 0 ? (unsigned)tes_entity_count(s->w) : 0u, path, bytes);
+}
+
 static uint64_t battle(const options_t *o, int32_t threads, bool report, run_times_t *times)
 {
     sim_t *s = calloc(1, sizeof *s);
@@ -595,6 +624,8 @@ static uint64_t battle(const options_t *o, int32_t threads, bool report, run_tim
             fprintf(stderr, "demo: cannot write %s\n", o->svg);
             exit(1);
         }
+        if (o->json)
+            write_json(s, o->json);
     }
     tes_world_free(s->w); /* joins the workers; frees the systems and queries */
     grid_free(&s->grid);

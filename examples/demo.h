@@ -21,17 +21,30 @@ enum { KIND_FIGHTER, KIND_FRIGATE, KIND_CARRIER };
 
 /* Every ship part has one: position and heading (cosine, sine). */
 typedef struct { float x, y, c, s; } Transform;
+TES_MEMBERS(Transform, TES_MEMBER(Transform, x, TES_TYPE_F32), TES_MEMBER(Transform, y, TES_TYPE_F32),
+            TES_MEMBER(Transform, c, TES_TYPE_F32), TES_MEMBER(Transform, s, TES_TYPE_F32));
 typedef struct { float x, y; } Velocity;
-/* A ship (the root of an instance); chase is an enemy ship it flies at. */
+TES_MEMBERS(Velocity, TES_MEMBER(Velocity, x, TES_TYPE_F32), TES_MEMBER(Velocity, y, TES_TYPE_F32));
+/* A ship (the root of an instance); chase is an enemy ship it flies at.
+ * Entity members (TES_TYPE_ENTITY) are what instantiation remaps: here
+ * chase, ShieldLink.generator, Mount.ship, Turret.target, Missile.target. */
 typedef struct {
     tes_entity_t chase;
     float hp, max_hp, speed, lane;
     uint8_t faction, kind, retreating, engaged;
 } Hull;
+TES_MEMBERS(Hull, TES_MEMBER(Hull, chase, TES_TYPE_ENTITY), TES_MEMBER(Hull, hp, TES_TYPE_F32),
+            TES_MEMBER(Hull, max_hp, TES_TYPE_F32), TES_MEMBER(Hull, speed, TES_TYPE_F32),
+            TES_MEMBER(Hull, lane, TES_TYPE_F32), TES_MEMBER(Hull, faction, TES_TYPE_U8),
+            TES_MEMBER(Hull, kind, TES_TYPE_U8), TES_MEMBER(Hull, retreating, TES_TYPE_U8),
+            TES_MEMBER(Hull, engaged, TES_TYPE_U8));
 /* Root -> its shield generator (a member of the same instance). */
 typedef struct { tes_entity_t generator; } ShieldLink;
+TES_MEMBERS(ShieldLink, TES_MEMBER(ShieldLink, generator, TES_TYPE_ENTITY));
 /* Member -> its ship (the root of the same instance), at an offset. */
 typedef struct { tes_entity_t ship; float dx, dy; } Mount;
+TES_MEMBERS(Mount, TES_MEMBER(Mount, ship, TES_TYPE_ENTITY), TES_MEMBER(Mount, dx, TES_TYPE_F32),
+            TES_MEMBER(Mount, dy, TES_TYPE_F32));
 /* A gun: the target is an enemy ship, not a prefab member. `fire` is set
  * by the parallel aim system and consumed by the structural fire system. */
 typedef struct {
@@ -39,15 +52,29 @@ typedef struct {
     float range, damage, reload, cooldown;
     uint32_t faction, fire;
 } Turret;
+TES_MEMBERS(Turret, TES_MEMBER(Turret, target, TES_TYPE_ENTITY), TES_MEMBER(Turret, range, TES_TYPE_F32),
+            TES_MEMBER(Turret, damage, TES_TYPE_F32), TES_MEMBER(Turret, reload, TES_TYPE_F32),
+            TES_MEMBER(Turret, cooldown, TES_TYPE_F32), TES_MEMBER(Turret, faction, TES_TYPE_U32),
+            TES_MEMBER(Turret, fire, TES_TYPE_U32));
 typedef struct { float strength, max, regen, pad; } Shield;
+TES_MEMBERS(Shield, TES_MEMBER(Shield, strength, TES_TYPE_F32), TES_MEMBER(Shield, max, TES_TYPE_F32),
+            TES_MEMBER(Shield, regen, TES_TYPE_F32));
 typedef struct { float reload, cooldown, range; uint32_t faction; } Launcher;
+TES_MEMBERS(Launcher, TES_MEMBER(Launcher, reload, TES_TYPE_F32),
+            TES_MEMBER(Launcher, cooldown, TES_TYPE_F32), TES_MEMBER(Launcher, range, TES_TYPE_F32),
+            TES_MEMBER(Launcher, faction, TES_TYPE_U32));
 /* A missile is a plain entity (no instance), so it may be destroyed alone.
  * `fate` is decided by the parallel flight system, acted on by a structural
  * one (see demo_systems.c). */
 enum { MISSILE_FLYING, MISSILE_HIT, MISSILE_LOST };
 typedef struct { tes_entity_t target; float ttl, damage; uint32_t faction, fate; } Missile;
+TES_MEMBERS(Missile, TES_MEMBER(Missile, target, TES_TYPE_ENTITY), TES_MEMBER(Missile, ttl, TES_TYPE_F32),
+            TES_MEMBER(Missile, damage, TES_TYPE_F32), TES_MEMBER(Missile, faction, TES_TYPE_U32),
+            TES_MEMBER(Missile, fate, TES_TYPE_U32));
 /* Carrier beacon: stable storage; fleet command keeps its address. */
 typedef struct { float x, y; int32_t faction, missiles; } Beacon;
+TES_MEMBERS(Beacon, TES_MEMBER(Beacon, x, TES_TYPE_F32), TES_MEMBER(Beacon, y, TES_TYPE_F32),
+            TES_MEMBER(Beacon, faction, TES_TYPE_I32), TES_MEMBER(Beacon, missiles, TES_TYPE_I32));
 
 typedef struct comps {
     tes_comp_t xform, vel, hull, link, mount, turret, shield, launcher, missile;

@@ -15,6 +15,9 @@
  */
 #include "json/json_out.h"
 
+#include "core/assert.h"
+
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,9 +178,21 @@ void tes__json_handle(tes__json_out_t *o, tes_entity_t e)
 
 /* ---- floats ---- */
 
+/* Writes v in decimal at s; returns the end. */
+static char *put_int(char *s, int v)
+{
+    char tmp[12];
+    char *p = digits_u64(tmp + sizeof tmp, (uint64_t)(v < 0 ? -(int64_t)v : v));
+    if (v < 0)
+        *s++ = '-';
+    size_t n = (size_t)(tmp + sizeof tmp - p);
+    memcpy(s, p, n);
+    return s + n;
+}
+
 /* Writes digits d[0..p) with decimal exponent e (the value is d0.d1d2...
  * times 10^e) in JSON syntax after an optional '-'; returns the length. */
-static int layout(char *buf, bool neg, const char *d, int p, int e)
+static int float_layout(char *buf, bool neg, const char *d, int p, int e)
 {
     char *s = buf;
     if (neg)
@@ -206,18 +221,21 @@ static int layout(char *buf, bool neg, const char *d, int p, int e)
                 *s++ = d[i];
         }
         *s++ = 'e';
-        s += snprintf(s, 8, "%d", e);
+        s = put_int(s, e);
     }
     *s = '\0';
     return (int)(s - buf);
 }
 
 /* Whether the decimal d[0..p) x 10^(e - p + 1) reads back as v. */
-static bool reads_back(const char *d, int p, int e, double v, bool single)
+static bool float_reads_back(const char *d, int p, int e, double v, bool single)
 {
     char buf[48];
     memcpy(buf, d, (size_t)p);
-    snprintf(buf + p, sizeof buf - (size_t)p, "e%d", e - p + 1);
+    char *end = buf + p;
+    *end++ = 'e';
+    end = put_int(end, e - p + 1);
+    *end = '\0';
     if (single) {
         float f = strtof(buf, NULL);
         return memcmp(&f, &(float){(float)v}, sizeof f) == 0;
@@ -229,7 +247,7 @@ static bool reads_back(const char *d, int p, int e, double v, bool single)
 /* Candidate `which` (0: the truncation of the first p digits of full,
  * 1: that plus one in the last place) into d; returns the exponent (one
  * more when the increment carried out of the first digit). */
-static int candidate(char *d, const char *full, int p, int e, int which)
+static int float_candidate(char *d, const char *full, int p, int e, int which)
 {
     memcpy(d, full, (size_t)p);
     if (!which)
@@ -245,52 +263,182 @@ static int candidate(char *d, const char *full, int p, int e, int which)
     return e + 1;
 }
 
-/* The shortest form of finite, nonzero |v| (as a double, or as the float
- * it holds when `single`). */
+/* The powers of ten a double holds exactly. */
+static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* The search for the shortest form of one value. */
+typedef struct shortest {
+    double mag;  /* |v|, finite and nonzero */
+    bool single; /* judge by strtof (the value is a float) */
+    int k;       /* an estimate of the decimal exponent: 10^k <= mag < 10^(k+1) */
+    bool have_full;
+    char full[20]; /* the first maxp digits, correctly rounded (on demand) */
+    int full_e;
+    int maxp;
+} shortest_t;
+
+/* The first maxp digits from the C library (the slow, general way). */
+static void need_full(shortest_t *s)
+{
+    if (s->have_full)
+        return;
+    char sci[40];
+    snprintf(sci, sizeof sci, "%.*e", s->maxp - 1, s->mag);
+    /* sci is "d.ddd...e[+-]xx". */
+    s->full[0] = sci[0];
+    memcpy(s->full + 1, sci + 2, (size_t)s->maxp - 1);
+    s->full_e = atoi(sci + s->maxp + 2);
+    s->have_full = true;
+}
+
+/* Whether cand x 10^j reads back as the value, decided without parsing:
+ * 1 yes, 0 no, -1 when the parser must judge. cand < 2^53 and 10^|j|
+ * (|j| <= 22) are exact doubles, so the one rounding of their product or
+ * quotient is exactly the correctly rounded decimal strtod returns. A
+ * float needs a second rounding, from that double to float, which agrees
+ * with strtof's single rounding unless the double sits exactly halfway
+ * between two floats (or in the subnormal or overflow range, where the
+ * float's precision differs): then strtof decides. */
+static int reads_back_exactly(const shortest_t *s, uint64_t cand, int j)
+{
+#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+    (void)s, (void)cand, (void)j;
+    return -1; /* wider intermediates would round twice */
+#else
+    if (cand >= (UINT64_C(1) << 53))
+        return -1;
+    double y = j >= 0 ? (double)cand * pow10_exact[j] : (double)cand / pow10_exact[-j];
+    if (!s->single)
+        return y == s->mag;
+    if (!(y >= 0x1p-125 && y <= 0x1.fffffep127))
+        return -1;
+    uint64_t bits;
+    memcpy(&bits, &y, sizeof bits);
+    if ((bits & ((UINT64_C(1) << 29) - 1)) == (UINT64_C(1) << 28))
+        return -1; /* exactly halfway between two floats */
+    return (float)y == (float)s->mag;
+#endif
+}
+
+/* Whether some decimal of p significant digits reads back as the value;
+ * if so, the one found (the nearer of the two that bracket the value,
+ * when both do) goes to d (p digits) with its decimal exponent in *de.
+ *
+ * Fast way, for p <= 16 when 10^(k-p+1) is exact in a double: the value
+ * scaled by it, computed with one rounding (relative error 2^-53, below
+ * one unit of a 16-digit integer), lies within a unit of the exact scaled
+ * value, so the integers c - 2 .. c + 2 around
+ * it include the exact value's floor and ceiling: the two decimals that
+ * bracket the value. Else the correctly rounded digits of the C library,
+ * truncated to p, and that plus one unit. */
+static bool probe(shortest_t *s, int p, char *d, int *de)
+{
+    int j = s->k - p + 1;
+    if (p <= 16 && j >= -22 && j <= 22) {
+        double scaled = j >= 0 ? s->mag / pow10_exact[j] : s->mag * pow10_exact[-j];
+        /* An estimate k one off shows as a scaled value with p + 1 or
+         * p - 1 digits: move k and scale again. */
+        if (scaled >= pow10_exact[p] || scaled < pow10_exact[p - 1]) {
+            s->k += scaled >= pow10_exact[p] ? 1 : -1;
+            j = s->k - p + 1;
+            if (j < -22 || j > 22)
+                goto slow;
+            scaled = j >= 0 ? s->mag / pow10_exact[j] : s->mag * pow10_exact[-j];
+        }
+        uint64_t c = (uint64_t)scaled;
+        double frac = scaled - (double)c;
+        bool up = frac >= 0.5;
+        /* For p <= 15 the scaled value is within 0.11 of the exact one:
+         * c and c + 1 bracket the exact value unless frac is that close
+         * to an integer. */
+        int tries = p <= 15 && frac > 0.125 && frac < 0.875 ? 2 : 5;
+        /* Nearest first, so that the one kept is the nearer when both
+         * bracketing decimals read back. */
+        uint64_t order[5] = {up ? c + 1 : c, up ? c : c + 1, up ? c + 2 : c - 1,
+                             up ? c - 1 : c + 2, c - 2};
+        for (int i = 0; i < tries; i++) {
+            uint64_t cand = order[i];
+            if (cand == 0 || cand > c + 2)
+                continue; /* c - 1 or c - 2 wrapped below zero */
+            int quick = reads_back_exactly(s, cand, j);
+            if (quick == 0)
+                continue;
+            char tmp[24];
+            char *first = digits_u64(tmp + sizeof tmp, cand);
+            int n = (int)(tmp + sizeof tmp - first);
+            /* cand has p digits, or p + 1 when it is 10^p, or p - 1 when
+             * it is 10^(p-1) - 1: the same value as p digits is its
+             * digits cut or padded with zeros, the exponent that of its
+             * first digit. */
+            if (quick > 0 || float_reads_back(first, n, j + n - 1, s->mag, s->single)) {
+                for (int q = 0; q < p; q++)
+                    d[q] = q < n ? first[q] : '0';
+                *de = j + n - 1;
+                return true;
+            }
+        }
+        return false;
+    }
+slow:
+    need_full(s);
+    /* The nearer candidate first, so that the one kept is the nearer when
+     * both read back. */
+    int first = p < s->maxp && s->full[p] >= '5' ? 1 : 0;
+    for (int i = 0; i < 2; i++) {
+        int which = i ? !first : first;
+        if (p == s->maxp && which)
+            continue; /* all maxp digits always read back */
+        int e = float_candidate(d, s->full, p, s->full_e, which);
+        if (float_reads_back(d, p, e, s->mag, s->single)) {
+            *de = e;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The shortest form of finite, nonzero v (as a double, or as the float it
+ * holds when `single`). Whether some p-digit decimal reads back only grows
+ * with p, so a binary search over p finds the fewest digits. */
 static int format_shortest(char *out, double v, bool single)
 {
     bool neg = signbit(v) != 0;
-    double mag = neg ? -v : v;
-    int maxp = single ? 9 : 17;
-    char sci[40];
-    snprintf(sci, sizeof sci, "%.*e", maxp - 1, mag);
-    /* sci is "d.ddd...e[+-]xx". */
-    char full[20];
-    full[0] = sci[0];
-    memcpy(full + 1, sci + 2, (size_t)maxp - 1);
-    int e = atoi(sci + maxp + 2);
-    double target = neg ? -mag : mag;
-    (void)target;
-    int lo = 1, hi = maxp; /* the answer lies in [lo, hi]; hi always works */
-    char best[20];
-    int best_p = maxp, best_e = e;
-    memcpy(best, full, (size_t)maxp);
+    shortest_t s = {.mag = neg ? -v : v, .single = single, .maxp = single ? 9 : 17};
+    /* k from the binary exponent (2^e2 <= mag < 2^(e2+1)); probe corrects
+     * it when it is one off. */
+    uint64_t bits;
+    memcpy(&bits, &s.mag, sizeof bits);
+    int e2 = (int)((bits >> 52) & 0x7FF) - 1023;
+    double t = (double)e2 * 0.30102999566398120;
+    s.k = (int)t - (t < (double)(int)t ? 1 : 0);
+    int lo = 1, hi = s.maxp; /* the answer lies in [lo, hi] */
+    char best[24], d[24];
+    int best_p = 0, best_e = 0, de = 0;
     while (lo < hi) {
         int p = (lo + hi) / 2;
-        char d[20];
-        bool found = false;
-        /* The nearer candidate first, so that the one kept is the nearer
-         * when both read back. */
-        int first = full[p] >= '5' ? 1 : 0;
-        for (int k = 0; k < 2 && !found; k++) {
-            int which = k ? !first : first;
-            int de = candidate(d, full, p, e, which);
-            if (reads_back(d, p, de, mag, single)) {
-                found = true;
-                memcpy(best, d, (size_t)p);
-                best_p = p;
-                best_e = de;
-            }
-        }
-        if (found)
+        if (probe(&s, p, d, &de)) {
+            memcpy(best, d, (size_t)p);
+            best_p = p;
+            best_e = de;
             hi = p;
-        else
+        } else {
             lo = p + 1;
+        }
+    }
+    if (best_p != lo) {
+        bool ok = probe(&s, lo, d, &de);
+        tes__assert(ok); /* maxp digits always read back */
+        (void)ok;
+        memcpy(best, d, (size_t)lo);
+        best_p = lo;
+        best_e = de;
     }
     /* Trailing zeros say nothing. */
     while (best_p > 1 && best[best_p - 1] == '0')
         best_p--;
-    return layout(out, neg, best, best_p, best_e);
+    return float_layout(out, neg, best, best_p, best_e);
 }
 
 static int format_value(char *buf, double v, bool single, double integral_limit)

@@ -18,7 +18,7 @@
 /* The hierarchy fields of an entity: "name", "path" and "parent". The
  * hierarchy (tes_name, tes_path, tes_parent) is not part of this build
  * yet, so they are null; this is the one place that writes them. */
-static void write_hierarchy(tes__json_out_t *o, const tes_world_t *w, tes_entity_t e)
+static void json_write_hierarchy(tes__json_out_t *o, const tes_world_t *w, tes_entity_t e)
 {
     (void)w;
     (void)e;
@@ -26,7 +26,7 @@ static void write_hierarchy(tes__json_out_t *o, const tes_world_t *w, tes_entity
 }
 
 /* `count` values of a member's type starting at p. */
-static void write_scalars(tes__json_out_t *o, const tes_member_t *m, const uint8_t *p)
+static void json_write_scalars(tes__json_out_t *o, const tes_member_t *m, const uint8_t *p)
 {
     uint32_t n = m->count;
     if (m->type == TES_TYPE_CHAR) {
@@ -65,7 +65,7 @@ static void write_scalars(tes__json_out_t *o, const tes_member_t *m, const uint8
 }
 
 /* One component's entry in an entity's "components": "Name":value. */
-static void write_component(tes__json_out_t *o, const tes__component_t *c, const void *value,
+static void json_write_component(tes__json_out_t *o, const tes__component_t *c, const void *value,
                             bool first)
 {
     if (!first)
@@ -89,13 +89,13 @@ static void write_component(tes__json_out_t *o, const tes__component_t *c, const
             tes__json_char(o, ',');
         tes__json_string(o, m->name, strlen(m->name));
         tes__json_char(o, ':');
-        write_scalars(o, m, (const uint8_t *)value + m->offset);
+        json_write_scalars(o, m, (const uint8_t *)value + m->offset);
     }
     tes__json_char(o, '}');
 }
 
 /* Entity e (live, slot s) as one object. */
-static void write_entity(tes__json_out_t *o, const tes_world_t *w, tes_entity_t e,
+static void json_write_entity(tes__json_out_t *o, const tes_world_t *w, tes_entity_t e,
                          const tes__slot_t *s)
 {
     const tes__table_t *table = tes__slot_table(w, s);
@@ -108,7 +108,7 @@ static void write_entity(tes__json_out_t *o, const tes_world_t *w, tes_entity_t 
     tes__json_lit(o, "{\"id\":");
     tes__json_handle(o, e);
     tes__json_char(o, ',');
-    write_hierarchy(o, w, e);
+    json_write_hierarchy(o, w, e);
     tes__json_lit(o, disabled ? ",\"disabled\":true" : ",\"disabled\":false");
     tes__json_lit(o, prefab ? ",\"prefab\":true,\"components\":{" : ",\"prefab\":false,\"components\":{");
     bool first = true;
@@ -118,7 +118,7 @@ static void write_entity(tes__json_out_t *o, const tes_world_t *w, tes_entity_t 
         const void *value = c->size ? tes__table_cell(table, col++, s->row) : NULL;
         if (c->id == TES_DISABLED || c->id == TES_PREFAB)
             continue;
-        write_component(o, c, value, first);
+        json_write_component(o, c, value, first);
         first = false;
     }
     if (s->table & TES__SLOT_SPARSE) {
@@ -126,19 +126,19 @@ static void write_entity(tes__json_out_t *o, const tes_world_t *w, tes_entity_t 
             const tes__component_t *c = reg->items[reg->sparse[j]];
             if (!tes__sparse_set_contains(&c->store.set, e))
                 continue;
-            write_component(o, c, tes__sparse_store_get(&c->store, e), first);
+            json_write_component(o, c, tes__sparse_store_get(&c->store, e), first);
             first = false;
         }
     }
     tes__json_lit(o, "}}");
 }
 
-static const char *storage_name(const tes__component_t *c)
+static const char *json_storage_name(const tes__component_t *c)
 {
     return c->storage == TES_STORAGE_SPARSE ? "sparse" : "table";
 }
 
-static void write_component_desc(tes__json_out_t *o, const tes__component_t *c)
+static void json_write_component_desc(tes__json_out_t *o, const tes__component_t *c)
 {
     tes__json_lit(o, "{\"name\":");
     tes__json_string(o, c->name, c->name_size - 1);
@@ -149,7 +149,7 @@ static void write_component_desc(tes__json_out_t *o, const tes__component_t *c)
     tes__json_lit(o, ",\"align\":");
     tes__json_u64(o, c->align);
     tes__json_lit(o, ",\"storage\":\"");
-    tes__json_lit(o, storage_name(c));
+    tes__json_lit(o, json_storage_name(c));
     tes__json_lit(o, c->stable ? "\",\"stable\":true,\"members\":[" : "\",\"stable\":false,\"members\":[");
     for (uint32_t i = 0; i < c->members.count; i++) {
         const tes_member_t *m = &c->members.items[i];
@@ -202,7 +202,7 @@ int tes_json_entity(const tes_world_t *w, tes_entity_t e, const tes_writer_t *ou
     tes__hook_enter((tes_world_t *)w);
     /* The writer may read the world (tes_get, ...): the slot is looked up
      * once, and nothing can move the entity while the hook level is up. */
-    write_entity(&o, w, e, tes__entity_slot(&w->entities, e));
+    json_write_entity(&o, w, e, tes__entity_slot(&w->entities, e));
     return json_end((tes_world_t *)w, &o, "tes_json_entity");
 }
 
@@ -225,7 +225,7 @@ int tes_json_world(const tes_world_t *w, const tes_writer_t *out)
         if (!first)
             tes__json_char(&o, ',');
         first = false;
-        write_component_desc(&o, c);
+        json_write_component_desc(&o, c);
     }
     tes__json_lit(&o, "],\"entities\":[");
     first = true;
@@ -236,7 +236,7 @@ int tes_json_world(const tes_world_t *w, const tes_writer_t *out)
         if (!first)
             tes__json_char(&o, ',');
         first = false;
-        write_entity(&o, w, tes_entity_make(i, s->generation), s);
+        json_write_entity(&o, w, tes_entity_make(i, s->generation), s);
     }
     tes__json_lit(&o, "]}");
     return json_end((tes_world_t *)w, &o, "tes_json_world");

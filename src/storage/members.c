@@ -25,7 +25,7 @@ uint32_t tes__type_size(tes_type_t t)
 /* The alignment the C type of t needs (a double may need less than 8 on
  * some 32-bit ABIs: the C type decides, as it does for the user's
  * struct). */
-static uint32_t type_align(tes_type_t t)
+static uint32_t member_type_align(tes_type_t t)
 {
     switch (t) {
     case TES_TYPE_BOOL: return (uint32_t)_Alignof(bool);
@@ -46,42 +46,42 @@ const char *tes__type_name(tes_type_t t)
     return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
 }
 
-static uint32_t count_of(const tes_member_t *m) { return m->count ? m->count : 1; }
+static uint32_t member_count_of(const tes_member_t *m) { return m->count ? m->count : 1; }
 
 /* A scratch entry for the sorts: a member's byte range, or its name. */
-typedef struct span {
+typedef struct member_span {
     uint64_t begin, end;
     const char *name;
     uint32_t index;
-} span_t;
+} member_span_t;
 
-static int by_begin(const void *x, const void *y)
+static int member_by_begin(const void *x, const void *y)
 {
-    const span_t *a = x, *b = y;
+    const member_span_t *a = x, *b = y;
     return a->begin < b->begin ? -1 : a->begin > b->begin ? 1 : (a->index > b->index) - (a->index < b->index);
 }
 
-static int by_name(const void *x, const void *y)
+static int member_by_name(const void *x, const void *y)
 {
-    const span_t *a = x, *b = y;
+    const member_span_t *a = x, *b = y;
     int c = strcmp(a->name, b->name);
     return c ? c : (a->index > b->index) - (a->index < b->index);
 }
 
 /* Whether byte offset `at` is the start of an element of an entity member. */
-static bool is_entity_element(const tes_component_desc_t *d, size_t at)
+static bool is_entity_member_element(const tes_component_desc_t *d, size_t at)
 {
     for (int32_t i = 0; i < d->member_count; i++) {
         const tes_member_t *m = &d->members[i];
         if (m->type == TES_TYPE_ENTITY && at >= m->offset &&
-            at < (uint64_t)m->offset + 8u * count_of(m) && (at - m->offset) % 8 == 0)
+            at < (uint64_t)m->offset + 8u * member_count_of(m) && (at - m->offset) % 8 == 0)
             return true;
     }
     return false;
 }
 
 /* The checks that need no scratch memory, member by member. */
-static int check_each(tes__detail_t *detail, const tes_component_desc_t *d, uint32_t size,
+static int check_each_member(tes__detail_t *detail, const tes_component_desc_t *d, uint32_t size,
                       uint32_t align)
 {
     const char *cn = d->name;
@@ -94,10 +94,10 @@ static int check_each(tes__detail_t *detail, const tes_component_desc_t *d, uint
             return REFUSE(detail, "component '%.64s': member '%.64s' has type %d, which is not a tes_type_t", cn, m->name, (int)m->type);
         if (m->count == UINT32_MAX)
             return REFUSE(detail, "component '%.64s': member '%.64s' has count 4294967295 (TES_MEMBER gives it to a field whose size is not a multiple of %s's %u bytes: check the type)", cn, m->name, tes__type_name(m->type), tsize);
-        uint64_t end = (uint64_t)m->offset + (uint64_t)tsize * count_of(m);
+        uint64_t end = (uint64_t)m->offset + (uint64_t)tsize * member_count_of(m);
         if (end > size)
-            return REFUSE(detail, "component '%.64s': member '%.64s' (%s x %u at offset %u) ends at byte %llu, past the size %u", cn, m->name, tes__type_name(m->type), count_of(m), m->offset, (unsigned long long)end, size);
-        uint32_t ta = type_align(m->type);
+            return REFUSE(detail, "component '%.64s': member '%.64s' (%s x %u at offset %u) ends at byte %llu, past the size %u", cn, m->name, tes__type_name(m->type), member_count_of(m), m->offset, (unsigned long long)end, size);
+        uint32_t ta = member_type_align(m->type);
         if (m->offset % ta)
             return REFUSE(detail, "component '%.64s': member '%.64s' (%s) at offset %u is not aligned to %u bytes", cn, m->name, tes__type_name(m->type), m->offset, ta);
         if (ta > align)
@@ -105,7 +105,7 @@ static int check_each(tes__detail_t *detail, const tes_component_desc_t *d, uint
     }
     if (d->member_count)
         for (int32_t i = 0; i < d->entity_field_count; i++)
-            if (!is_entity_element(d, d->entity_fields[i]))
+            if (!is_entity_member_element(d, d->entity_fields[i]))
                 return REFUSE(detail, "component '%.64s': entity_fields[%d] = %zu is not the offset of a TES_TYPE_ENTITY member (with members, describe entity fields as members and leave entity_fields empty)", cn, (int)i, d->entity_fields[i]);
     return TES_OK;
 }
@@ -120,23 +120,23 @@ int tes__members_check(tes__detail_t *detail, tes__alloc_t *a, const tes_compone
         return REFUSE(detail, "component '%.64s': members is NULL with member_count %d", cn, (int)d->member_count);
     if (d->member_count > 0 && size == 0)
         return REFUSE(detail, "component '%.64s': a tag (size 0) has no members, member_count is %d", cn, (int)d->member_count);
-    int rc = check_each(detail, d, size, align);
+    int rc = check_each_member(detail, d, size, align);
     if (rc || d->member_count < 2)
         return rc;
     uint32_t n = (uint32_t)d->member_count;
-    span_t *s = tes__malloc(a, (size_t)n * sizeof *s);
+    member_span_t *s = tes__malloc(a, (size_t)n * sizeof *s);
     if (!s)
         return TES_ERR_NOMEM;
     for (uint32_t i = 0; i < n; i++) {
         const tes_member_t *m = &d->members[i];
-        s[i] = (span_t){m->offset, (uint64_t)m->offset + (uint64_t)tes__type_size(m->type) * count_of(m), m->name, i};
+        s[i] = (member_span_t){m->offset, (uint64_t)m->offset + (uint64_t)tes__type_size(m->type) * member_count_of(m), m->name, i};
     }
-    qsort(s, n, sizeof *s, by_begin);
+    qsort(s, n, sizeof *s, member_by_begin);
     for (uint32_t i = 1; i < n && !rc; i++)
         if (s[i].begin < s[i - 1].end)
             rc = REFUSE(detail, "component '%.64s': member '%.64s' (bytes %llu..%llu) overlaps member '%.64s' (bytes %llu..%llu)", cn, s[i].name, (unsigned long long)s[i].begin, (unsigned long long)s[i].end - 1, s[i - 1].name, (unsigned long long)s[i - 1].begin, (unsigned long long)s[i - 1].end - 1);
     if (!rc) {
-        qsort(s, n, sizeof *s, by_name);
+        qsort(s, n, sizeof *s, member_by_name);
         for (uint32_t i = 1; i < n && !rc; i++)
             if (strcmp(s[i].name, s[i - 1].name) == 0)
                 rc = REFUSE(detail, "component '%.64s': members[%u] and members[%u] are both named '%.64s' (member names must be unique)", cn, s[i - 1].index, s[i].index, s[i].name);
@@ -153,7 +153,7 @@ int tes__members_build(tes__alloc_t *a, const tes_component_desc_t *d, tes__memb
     for (uint32_t i = 0; i < n; i++) {
         names += strlen(d->members[i].name) + 1;
         if (d->members[i].type == TES_TYPE_ENTITY)
-            entities += count_of(&d->members[i]);
+            entities += member_count_of(&d->members[i]);
     }
     if (!n)
         entities = (uint64_t)(d->entity_field_count > 0 ? d->entity_field_count : 0);
@@ -179,10 +179,10 @@ int tes__members_build(tes__alloc_t *a, const tes_component_desc_t *d, tes__memb
         const tes_member_t *m = &d->members[i];
         size_t len = strlen(m->name) + 1;
         memcpy(name, m->name, len);
-        out->items[i] = (tes_member_t){name, m->type, m->offset, count_of(m)};
+        out->items[i] = (tes_member_t){name, m->type, m->offset, member_count_of(m)};
         name += len;
         if (m->type == TES_TYPE_ENTITY)
-            for (uint32_t j = 0; j < count_of(m); j++)
+            for (uint32_t j = 0; j < member_count_of(m); j++)
                 out->entity_offsets[k++] = m->offset + 8u * j;
     }
     for (int32_t i = 0; !n && i < d->entity_field_count; i++)
@@ -209,8 +209,8 @@ bool tes__members_same(const tes__members_t *m, const tes_component_desc_t *d,
     for (uint32_t i = 0; i < n; i++) {
         const tes_member_t *x = &m->items[i], *y = &d->members[i];
         if (strcmp(x->name, y->name) || x->type != y->type || x->offset != y->offset ||
-            x->count != count_of(y)) {
-            tes__detail_set(detail, "component '%.64s': members[%u] is registered as '%.64s' %s x %u at offset %u, this desc has '%.64s' %s x %u at offset %u (a re-registration must describe the same members)", cn, i, x->name, tes__type_name(x->type), x->count, x->offset, y->name, tes__type_name(y->type), count_of(y), y->offset);
+            x->count != member_count_of(y)) {
+            tes__detail_set(detail, "component '%.64s': members[%u] is registered as '%.64s' %s x %u at offset %u, this desc has '%.64s' %s x %u at offset %u (a re-registration must describe the same members)", cn, i, x->name, tes__type_name(x->type), x->count, x->offset, y->name, tes__type_name(y->type), member_count_of(y), y->offset);
             return false;
         }
     }

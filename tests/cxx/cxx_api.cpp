@@ -31,6 +31,16 @@ struct Marker {
     char unused;
 };
 
+/* Members declared beside the struct, registered by
+ * TES_REGISTER_REFLECTED (C++11 on) and written by tes_json_entity. */
+struct Link {
+    tes_entity_t to;
+    double weight;
+    char label[6];
+};
+TES_MEMBERS(Link, TES_MEMBER(Link, to, TES_TYPE_ENTITY), TES_MEMBER(Link, weight, TES_TYPE_F64),
+            TES_MEMBER(Link, label, TES_TYPE_CHAR));
+
 static int names_alive = 0; /* values constructed and not yet destroyed */
 
 static Name *as_names(void *p) { return static_cast<Name *>(p); }
@@ -184,12 +194,38 @@ static int run(tes_world_t *w)
     return 0;
 }
 
+static int append(const void *data, size_t size, void *user)
+{
+    static_cast<std::string *>(user)->append(static_cast<const char *>(data), size);
+    return TES_OK;
+}
+
+static int reflected(tes_world_t *w)
+{
+    TES_DECLARE(Link);
+    CHECK(TES_REGISTER_REFLECTED(w, Link) != 0);
+    CHECK(TES_MEMBER_COUNT(Link) == 3 && TES_MEMBERS_OF(Link)[2].count == 6);
+#if __cplusplus >= 202002L
+    CHECK(TES_COMPONENT_REFLECTED(w, Link, .storage = TES_STORAGE_TABLE) == TES_ID(Link));
+#endif
+    tes_entity_t e = tes_spawn(w);
+    CHECK(TES_SET(w, e, Link, {e, 0.25, "ab\"c"}) == TES_OK);
+    std::string json;
+    tes_writer_t out = {append, &json};
+    CHECK(tes_json_entity(w, e, &out) == TES_OK);
+    CHECK(json.find("\"Link\":{\"to\":\"" + std::to_string(e) + "\",\"weight\":0.25,"
+                    "\"label\":\"ab\\\"c\"}") != std::string::npos);
+    return tes_destroy(w, e) == TES_OK ? 0 : 1;
+}
+
 int main()
 {
     tes_world_t *w = tes_world_new(nullptr);
     if (!w)
         return 1;
     int rc = run(w);
+    if (rc == 0)
+        rc = reflected(w);
     tes_world_free(w);
     if (rc == 0 && names_alive != 0) {
         std::fprintf(stderr, "unbalanced hooks: %d names alive\n", names_alive);

@@ -179,6 +179,10 @@ int fs_register(fs_run_t *r, const char *name, uint32_t size, uint32_t align,
  * fields; returns its index or -1. */
 int fs_register_refs(fs_run_t *r, const char *name, uint32_t size, tes_storage_t storage,
                      bool hooks, const size_t *fields, int32_t nfields);
+/* Registers a component described by `count` members (its entity
+ * members are its entity fields); returns its index or -1. */
+int fs_register_members(fs_run_t *r, const char *name, uint32_t size, tes_storage_t storage,
+                        bool hooks, const tes_member_t *members, int32_t count);
 /* Remembers an entity so snapshots cover it. */
 void fs_track(fs_run_t *r, tes_entity_t e);
 /* Remembers an instance so snapshots cover it (its members: fs_track). */

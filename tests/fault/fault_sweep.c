@@ -584,6 +584,20 @@ int fs_register_refs(fs_run_t *r, const char *name, uint32_t size, tes_storage_t
     return register_desc(r, &d, hooks);
 }
 
+int fs_register_members(fs_run_t *r, const char *name, uint32_t size, tes_storage_t storage,
+                        bool hooks, const tes_member_t *members, int32_t count)
+{
+    tes_component_desc_t d;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.size = size;
+    d.align = 8;
+    d.storage = storage;
+    d.members = members;
+    d.member_count = count;
+    return register_desc(r, &d, hooks);
+}
+
 void fs_register_base(fs_run_t *r)
 {
     r->ids[FS_C_DISABLED] = TES_DISABLED;

@@ -256,10 +256,59 @@ static void sc_clear_disable(fs_run_t *r)
         fs_set(r, r->ents[i], FS_C_SST, i);
 }
 
+/* Discards JSON output (tes_json_world allocates nothing: it must pass
+ * every step whatever allocation fails). */
+static int json_discard(const void *data, size_t size, void *user)
+{
+    (void)data, (void)size, (void)user;
+    return TES_OK;
+}
+
+/* Registration with members: the copied member list and its scratch for
+ * the overlap and name checks, many components (past the first id block),
+ * table and sparse, re-registration of the same list (same id, nothing
+ * allocated), then values written and the world written as JSON. */
+static void sc_register_members(fs_run_t *r)
+{
+    if (!fs_world_new(r, NULL))
+        return;
+    fs_register_base(r);
+    static const tes_member_t m[] = {{"x", TES_TYPE_F32, 0, 0}, {"y", TES_TYPE_F32, 4, 0},
+                                     {"target", TES_TYPE_ENTITY, 8, 0}, {"label", TES_TYPE_CHAR, 16, 8}};
+    int ks[24];
+    int nk = 0;
+    for (int i = 0; i < 24 && !r->dead; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "f_members_%02d", i);
+        int k = fs_register_members(r, name, 24, i % 2 ? TES_STORAGE_SPARSE : TES_STORAGE_TABLE,
+                                    i % 3 == 0, m, 1 + i % 4);
+        if (k >= 0)
+            ks[nk++] = k;
+    }
+    tes_component_desc_t d = {0};
+    d.name = "f_members_03";
+    d.size = 24;
+    d.align = 8;
+    d.storage = TES_STORAGE_SPARSE;
+    d.members = m;
+    d.member_count = 4;
+    tes_comp_t again = 0;
+    FS_STEP(r, fs_comp(r, &again, tes_component(r->w, &d)));
+    if (!r->dead && nk > 3 && again != r->ids[ks[3]])
+        fs_problem(r, "re-registering f_members_03 gave id %u, not %u", again, r->ids[ks[3]]);
+    tes_entity_t e = fs_spawn(r);
+    for (int i = 0; i < nk && !r->dead; i++)
+        fs_set(r, e, ks[i], (uint32_t)i);
+    tes_writer_t out = {json_discard, NULL};
+    FS_STEP(r, tes_json_world(r->w, &out));
+    FS_STEP(r, tes_json_entity(r->w, e, &out));
+}
+
 const fs_scenario_t fs_scenarios[] = {
     {"spawn", sc_spawn},
     {"spawn_n", sc_spawn_n},
     {"register", sc_register},
+    {"register_members", sc_register_members},
     {"add_set_ensure", sc_add_set_ensure},
     {"sparse_shapes", sc_sparse_shapes},
     {"remove", sc_remove},

@@ -9,8 +9,9 @@
  *
  * The prefabs carry table and sparse components with hooks, tags, a
  * disabled member, a sparse-only member, an empty one, and two components
- * with entity fields (a table one with two references, a sparse one with
- * one) that point into the prefab (remapped per instance), outside it and
+ * with entity fields (a table one with two references, declared as
+ * TES_TYPE_ENTITY members, a sparse one with one, declared through
+ * entity_fields) that point into the prefab (remapped per instance), outside it and
  * at nothing. Groups listen with a plain twin each, so an instantiation
  * that a failure left half-registered in a group shows up as a
  * disagreement.
@@ -41,9 +42,13 @@ static bool setup(fs_run_t *r, lc_t *c, const tes_world_desc_t *desc)
     if (!fs_world_new(r, desc))
         return false;
     fs_register_base(r);
-    const size_t tf[] = {offsetof(ref_t, a), offsetof(ref_t, b)};
+    /* One described by members (its entity members are its entity
+     * fields), one by the older entity_fields: both are remapped. */
+    static const tes_member_t tm[] = {TES_MEMBER(ref_t, a, TES_TYPE_ENTITY),
+                                      TES_MEMBER(ref_t, b, TES_TYPE_ENTITY),
+                                      TES_MEMBER(ref_t, payload, TES_TYPE_U64)};
     const size_t sf[] = {offsetof(ref_s, to)};
-    c->ref_t = fs_register_refs(r, "f_ref_t", sizeof(ref_t), TES_STORAGE_TABLE, true, tf, 2);
+    c->ref_t = fs_register_members(r, "f_ref_t", sizeof(ref_t), TES_STORAGE_TABLE, true, tm, 3);
     c->ref_s = fs_register_refs(r, "f_ref_s", sizeof(ref_s), TES_STORAGE_SPARSE, true, sf, 1);
     return !r->dead;
 }

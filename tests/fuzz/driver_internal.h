@@ -142,6 +142,29 @@ void fzd_lib_write(fz_driver_t *d, int k, void *ptr, const uint8_t val[FZ_MAXSIZ
 tes_entity_t fzd_model_spawn(fz_driver_t *d);
 /* Queues a change in the model. */
 void fzd_queue(fz_driver_t *d, fz_qkind_t kind, tes_entity_t e, int k, tes_entity_t src);
+/* Describes c's entity references in cd: as TES_TYPE_ENTITY members
+ * (after a u64 serial member for a tracked component) when c says so,
+ * else through entity_fields. `members` holds 3 entries and must outlive
+ * the tes_component call. */
+static inline void fzd_describe_refs(const fz_comp_info_t *c, tes_component_desc_t *cd,
+                                     tes_member_t members[3])
+{
+    if (!c->ref_members) {
+        cd->entity_field_count = c->nrefs;
+        for (uint32_t f = 0; f < c->nrefs; f++)
+            cd->entity_fields[f] = c->ref_off[f];
+        return;
+    }
+    static const char *const names[2] = {"ref0", "ref1"};
+    int32_t n = 0;
+    if (c->tracked)
+        members[n++] = (tes_member_t){"serial", TES_TYPE_U64, 0, 1};
+    for (uint32_t f = 0; f < c->nrefs; f++)
+        members[n++] = (tes_member_t){names[f], TES_TYPE_ENTITY, c->ref_off[f], 1};
+    cd->members = members;
+    cd->member_count = n;
+}
+
 /* Runs one op of the mix (ops nested inside blocks and loops included). */
 void fzd_run_op(fz_driver_t *d, int op);
 int fzd_pick_op(fz_driver_t *d);

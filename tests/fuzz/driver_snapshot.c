@@ -78,9 +78,8 @@ static tes_world_t *fresh_world(fz_driver_t *d, tes_comp_t ids[FZ_NALL])
         cd.align = c->align;
         cd.storage = c->storage;
         cd.stable = c->stable;
-        cd.entity_field_count = c->nrefs;
-        for (uint32_t f = 0; f < c->nrefs; f++)
-            cd.entity_fields[f] = c->ref_off[f];
+        tes_member_t members[3];
+        fzd_describe_refs(c, &cd, members);
         fz_tracker_hooks(&d->t, k, &cd.hooks);
         fzd_snapshot_hooks(k, &cd.hooks);
         ids[k] = tes_component(w, &cd);

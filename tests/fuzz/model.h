@@ -138,6 +138,10 @@ typedef struct fz_comp_info {
     uint8_t nrefs;  /* entity_fields: tes_entity_t members at ref_off[] */
     uint8_t ref_off[2];
     bool huge;      /* FZ_HUGE_SIZE bytes, modelled by a seed */
+    /* The references are declared as TES_TYPE_ENTITY members (with the
+     * tracked serial as a u64 member), not through entity_fields: the
+     * library derives its entity fields from them, remapped alike. */
+    bool ref_members;
 } fz_comp_info_t;
 
 /* Filled in by fz_model_init (the extra components' entries on first use). */
