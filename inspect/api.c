@@ -380,6 +380,50 @@ static void children(tes__api_t *api, tes__request_t *r, tes_entity_t parent)
 
 /* ---------------------------------------------------------------- routes */
 
+/* Writes entity e as tes_json_entity does. Until the JSON writer fills in
+ * the hierarchy fields itself (it writes them as null), they are filled in
+ * here from tes_name, tes_path and tes_parent. Returns tes_json_entity's
+ * status. */
+int tes__api_entity_json(tes__api_t *api, tes__buf_t *b, tes_entity_t e)
+{
+    size_t start = b->len;
+    tes_writer_t wr = {tes__buf_writer, b};
+    int rc = tes_json_entity(api->w, e, &wr);
+    static const char blank[] = "\"name\":null,\"path\":null,\"parent\":null";
+    if (rc || b->failed)
+        return rc;
+    char *at = strstr(b->data + start, blank);
+    if (!at || at - (b->data + start) > 40)
+        return rc;
+    tes__buf_t fix = {0};
+    tes__buf_str(&fix, "\"name\":");
+    tes__buf_json_str(&fix, tes_name(api->w, e));
+    char path[1024];
+    int32_t n = tes_path(api->w, e, path, (int32_t)sizeof path);
+    tes__buf_str(&fix, ",\"path\":");
+    tes__buf_json_str(&fix, n > 0 && n < (int32_t)sizeof path ? path : NULL);
+    tes_entity_t parent = tes_parent(api->w, e);
+    if (parent)
+        tes__buf_printf(&fix, ",\"parent\":\"%" PRIu64 "\"", (uint64_t)parent);
+    else
+        tes__buf_str(&fix, ",\"parent\":null");
+    size_t head = (size_t)(at - b->data), tail_at = head + sizeof blank - 1;
+    tes__buf_t out = {0};
+    tes__buf_put(&out, b->data, head);
+    if (fix.data)
+        tes__buf_put(&out, fix.data, fix.len);
+    tes__buf_put(&out, b->data + tail_at, b->len - tail_at);
+    free(fix.data);
+    if (out.failed || fix.failed) {
+        free(out.data);
+        b->failed = true;
+        return TES_ERR_NOMEM;
+    }
+    free(b->data);
+    *b = out;
+    return rc;
+}
+
 /* Parses "<id>" at s (up to '/' or the end) into a live entity (or TES_NULL
  * when zero is allowed). Sets r's error and returns false otherwise. */
 static bool parse_entity(tes__api_t *api, tes__request_t *r, const char *s, size_t n,
@@ -434,8 +478,7 @@ void tes__api_answer(tes__api_t *api, tes__request_t *r)
         if (!parse_entity(api, r, id, idn, false, &e))
             return;
         if (get && !slash) {
-            tes_writer_t wr = {tes__buf_writer, &r->out};
-            int rc = tes_json_entity(api->w, e, &wr);
+            int rc = tes__api_entity_json(api, &r->out, e);
             if (rc)
                 tes__api_error(r, rc == TES_ERR_NOMEM ? 500 : 409, "cannot write entity: %s",
                                tes_last_error_detail(api->w));

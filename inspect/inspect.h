@@ -105,6 +105,9 @@ void tes__api_error(tes__request_t *r, int status, const char *fmt, ...)
 #endif
     ;
 
+/* Writes entity e as JSON (tes_json_entity, hierarchy fields filled in). */
+int tes__api_entity_json(tes__api_t *api, tes__buf_t *b, tes_entity_t e);
+
 /* Applies a PUT body (a JSON object of member values) to component c of
  * entity e. Sets r's answer. */
 void tes__api_put(tes__api_t *api, tes__request_t *r, tes_entity_t e, const tes__comp_info_t *c);

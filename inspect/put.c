@@ -250,9 +250,8 @@ void tes__api_put(tes__api_t *api, tes__request_t *r, tes_entity_t e, const tes_
         goto done;
     }
     {
-        tes_writer_t wr = {tes__buf_writer, &r->out};
         r->status = 200;
-        if (tes_json_entity(api->w, e, &wr))
+        if (tes__api_entity_json(api, &r->out, e))
             tes__api_error(r, 200, "value set; the entity could not be written back");
     }
 done:

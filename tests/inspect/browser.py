@@ -49,6 +49,8 @@ try:
     expect(r"<td>orbit</td>", "the system 'orbit'")
     expect(r">Sol<", "the root entity 'Sol' in the hierarchy")
     expect(r">Earth<", "'Earth' under Sol")
+    expect(r">fleet-0<", "'fleet-0' under Fleets")
+    expect(r"Fleets/fleet-\d+/ship-\d+-\d+", "the selected ship's path")
     expect(r'value="edited-by-put"', "the callsign changed through PUT")
     expect(r'value="777"', "the cargo changed through PUT")
     if not os.path.exists(shot) or os.path.getsize(shot) < 10000:
