@@ -12,11 +12,14 @@
  * every buffer bounded, so a flood of connections costs waiting, not
  * memory.
  */
-#if defined(__linux__) && !defined(_POSIX_C_SOURCE)
-#define _POSIX_C_SOURCE 200809L
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* SCHED_BATCH */
 #endif
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <semaphore.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -31,10 +34,14 @@
 enum { QUEUED, TAKEN, DONE, DROPPED };
 
 /* A request waiting for the application's thread. Lives on the stack of
- * the handler thread that waits for it. */
+ * the handler thread that waits for it. `state` moves QUEUED -> TAKEN
+ * under the queue's mutex, then TAKEN -> DONE on the polling thread, which
+ * posts `answered` once and never touches the record again; or QUEUED ->
+ * DROPPED (timeout, stop), under the mutex. */
 typedef struct pending {
     tes__request_t req;
-    int state;
+    _Atomic int state;
+    sem_t answered;
 } pending_t;
 
 struct tes_inspector {
@@ -44,8 +51,7 @@ struct tes_inspector {
     bool allow_remote;
     char token[256];
     size_t token_len;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_mutex_t mu; /* guards queue, queued, stopping and QUEUED states */
     pending_t *queue[TES__INSPECT_QUEUE];
     uint32_t queued;
     bool stopping;
@@ -210,14 +216,18 @@ static bool enqueue_and_wait(tes_inspector_t *in, pending_t *p)
     }
     p->state = QUEUED;
     in->queue[in->queued++] = p;
+    pthread_mutex_unlock(&in->mu);
     struct timespec until;
     timespec_get(&until, TIME_UTC);
     until.tv_sec += 5;
-    while (p->state == QUEUED || p->state == TAKEN) {
-        int rc = p->state == QUEUED ? pthread_cond_timedwait(&in->cv, &in->mu, &until)
-                                    : pthread_cond_wait(&in->cv, &in->mu);
-        if (rc == ETIMEDOUT && p->state == QUEUED) {
-            /* Not polled in time: take it back out of the queue. */
+    while (sem_timedwait(&p->answered, &until) != 0) {
+        if (errno == EINTR)
+            continue;
+        /* Not polled in time: take it back out of the queue, unless the
+         * polling thread has it (then its answer is coming). */
+        pthread_mutex_lock(&in->mu);
+        bool taken = p->state != QUEUED;
+        if (!taken) {
             for (uint32_t i = 0; i < in->queued; i++) {
                 if (in->queue[i] == p) {
                     memmove(&in->queue[i], &in->queue[i + 1],
@@ -228,9 +238,13 @@ static bool enqueue_and_wait(tes_inspector_t *in, pending_t *p)
             }
             p->state = DROPPED;
         }
+        pthread_mutex_unlock(&in->mu);
+        if (taken)
+            while (sem_wait(&p->answered) != 0) {
+            }
+        break;
     }
     bool answered = p->state == DONE;
-    pthread_mutex_unlock(&in->mu);
     if (!answered)
         p->req.status = 503;
     return answered;
@@ -267,6 +281,7 @@ static int handle(struct mg_connection *c, void *cbdata)
         return refuse(c, 404, "no such page (the API is under /api/)");
     pending_t p;
     memset(&p, 0, sizeof p);
+    sem_init(&p.answered, 0, 0);
     snprintf(p.req.method, sizeof p.req.method, "%s", ri->request_method);
     snprintf(p.req.path, sizeof p.req.path, "%s", uri);
     snprintf(p.req.query, sizeof p.req.query, "%s", ri->query_string ? ri->query_string : "");
@@ -276,6 +291,7 @@ static int handle(struct mg_connection *c, void *cbdata)
             return refuse(c, st, st == 413 ? "request body over 64 KiB" : "out of memory");
     }
     bool answered = enqueue_and_wait(in, &p);
+    sem_destroy(&p.answered);
     free(p.req.body);
     if (!answered) {
         free(p.req.out.data);
@@ -287,6 +303,22 @@ static int handle(struct mg_connection *c, void *cbdata)
         respond(c, p.req.status, "application/json", p.req.out.data, p.req.out.len);
     free(p.req.out.data);
     return p.req.status;
+}
+
+/* Server threads are marked as batch work where the system knows the
+ * idea (Linux): woken by an answer, they do not preempt the application's
+ * thread in the middle of its frame, they run when a core is free or at
+ * its next switch. Their share of the CPU stays the same. */
+static void *server_thread(const struct mg_context *ctx, int thread_type)
+{
+    (void)ctx;
+    (void)thread_type;
+#if defined(__linux__) && defined(SCHED_BATCH)
+    struct sched_param sp;
+    memset(&sp, 0, sizeof sp);
+    pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
+#endif
+    return NULL;
 }
 
 static int quiet_log(const struct mg_connection *c, const char *msg)
@@ -329,7 +361,6 @@ tes_inspector_t *tes_inspector_start(tes_world_t *w, const tes_inspector_desc_t 
         in->token_len = strlen(in->token);
     }
     pthread_mutex_init(&in->mu, NULL);
-    pthread_cond_init(&in->cv, NULL);
     char ports[96];
     snprintf(ports, sizeof ports, strchr(bind, ':') ? "[%s]:%u" : "%s:%u", bind, (unsigned)d->port);
     const char *options[] = {"listening_ports", ports,
@@ -341,13 +372,13 @@ tes_inspector_t *tes_inspector_start(tes_world_t *w, const tes_inspector_desc_t 
     struct mg_callbacks cb;
     memset(&cb, 0, sizeof cb);
     cb.log_message = quiet_log;
+    cb.init_thread = server_thread;
     mg_init_library(0);
     in->ctx = mg_start(&cb, in, options);
     if (!in->ctx) {
         fprintf(stderr, "tes_inspector_start: cannot listen on %s (in use, or not an address "
                         "of this machine)\n", ports);
         mg_exit_library();
-        pthread_cond_destroy(&in->cv);
         pthread_mutex_destroy(&in->mu);
         free(in);
         return NULL;
@@ -366,8 +397,12 @@ int tes_inspector_poll(tes_inspector_t *in)
 {
     if (!in)
         return TES_ERR_INVALID;
+    /* A handler holding the mutex (queuing, or giving up on a request) is
+     * not waited for: its requests are answered at the next poll, and the
+     * frame never blocks on a server thread. */
+    if (pthread_mutex_trylock(&in->mu) != 0)
+        return 0;
     pending_t *batch[TES__INSPECT_QUEUE];
-    pthread_mutex_lock(&in->mu);
     uint32_t n = in->queued;
     for (uint32_t i = 0; i < n; i++) {
         batch[i] = in->queue[i];
@@ -375,17 +410,11 @@ int tes_inspector_poll(tes_inspector_t *in)
     }
     in->queued = 0;
     pthread_mutex_unlock(&in->mu);
-    if (!n)
-        return 0;
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
         tes__api_answer(&in->api, &batch[i]->req);
-    pthread_mutex_lock(&in->mu);
-    for (uint32_t i = 0; i < n; i++)
-        batch[i]->state = DONE; /* a record may be gone once this is seen */
-    pthread_mutex_unlock(&in->mu);
-    /* Woken after the unlock, the handlers do not wake only to wait for
-     * the mutex this thread still holds (two switches instead of one). */
-    pthread_cond_broadcast(&in->cv);
+        batch[i]->state = DONE;
+        sem_post(&batch[i]->answered); /* the record may be gone after this */
+    }
     return (int)n;
 }
 
@@ -395,15 +424,15 @@ void tes_inspector_stop(tes_inspector_t *in)
         return;
     pthread_mutex_lock(&in->mu);
     in->stopping = true;
-    for (uint32_t i = 0; i < in->queued; i++)
+    for (uint32_t i = 0; i < in->queued; i++) {
         in->queue[i]->state = DROPPED;
+        sem_post(&in->queue[i]->answered);
+    }
     in->queued = 0;
-    pthread_cond_broadcast(&in->cv);
     pthread_mutex_unlock(&in->mu);
     mg_stop(in->ctx);
     mg_exit_library();
     tes__api_fini(&in->api);
-    pthread_cond_destroy(&in->cv);
     pthread_mutex_destroy(&in->mu);
     free(in);
 }
