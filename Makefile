@@ -8,6 +8,8 @@ FUZZ := build/fuzz
 FUZZ_LONG := build/fuzz-long
 PREFIX ?= /usr/local
 
+
+.PHONY: inspect
 .PHONY: all help build run samples test sanitize tsan coverage valgrind bench bench-docs fuzz \
 	fuzz-long dist install clean deps
 
@@ -18,7 +20,8 @@ help:
 	@echo "                  also make all, make build"
 	@echo "make deps         install cmocka, the test dependency (as root)"
 	@echo "make run          build and run the demo (ARGS='--help' lists its options)"
-	@echo "make samples      build and run the eight samples in examples/"
+	@echo "make samples      build and run the nine samples in examples/"
+	@echo "make inspect      build and run the inspector demo (needs libcivetweb-dev, libcjson-dev)"
 	@echo "make test         build and run every test (installs cmocka as root)"
 	@echo "make sanitize     every test under ASan + UBSan, with TES_DEBUG on"
 	@echo "make tsan         the threaded tests under ThreadSanitizer"
@@ -47,6 +50,15 @@ samples:
 	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTES_BUILD_TESTS=OFF
 	$(CMAKE) --build $(BUILD) -j $(JOBS) --target $(SAMPLES)
 	@for s in $(SAMPLES); do echo "== $$s"; ./$(BUILD)/examples/$$s || exit 1; done
+
+# The inspector demo: 100k entities at 60 fps with the inspector on
+# 127.0.0.1; it prints the URL to open (ARGS='--help' lists its options).
+inspect:
+	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTES_BUILD_TESTS=OFF
+	@grep -q '^TES_HAVE_INSPECT_BUILT:INTERNAL=ON' $(BUILD)/CMakeCache.txt || { \
+	  echo "make inspect needs civetweb and cJSON: apt-get install libcivetweb-dev libcjson-dev"; exit 1; }
+	$(CMAKE) --build $(BUILD) -j $(JOBS) --target inspect_demo
+	./$(BUILD)/inspect/inspect_demo $(ARGS)
 
 # The single-file build (tools/amalgamate.sh; also written to
 # $(BUILD)/dist by every build). dist/ is not kept in git.
@@ -99,8 +111,11 @@ sanitize: deps
 # Only the programs those tests run are built (TSAN_TARGETS; the other
 # test programs would take most of the build and never run here).
 TSAN := build/tsan
-TSAN_TESTS ?= test_system|threads|test_changes
-TSAN_TARGETS ?= test_system test_system_calls test_changes threads_read threads_last_error demo
+# The inspector's hostile test too when the inspector is built (its server
+# threads hand requests to the application's thread).
+TSAN_INSPECT := $(shell [ -f /usr/include/civetweb.h ] && [ -f /usr/include/cjson/cJSON.h ] && echo inspect_demo)
+TSAN_TESTS ?= test_system|threads|test_changes|test_hierarchy$(if $(TSAN_INSPECT),|inspect_hostile)
+TSAN_TARGETS ?= test_system test_system_calls test_changes test_hierarchy threads_read threads_last_error demo $(TSAN_INSPECT)
 tsan: deps
 	$(CMAKE) -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g" -DTES_TSAN=ON -DTES_BUILD_BENCH=OFF -DTES_DEBUG_LIBRARY=OFF -DTES_BUILD_EXAMPLES=ON
 	$(CMAKE) --build $(TSAN) -j $(JOBS) --target $(TSAN_TARGETS)

@@ -166,6 +166,7 @@ typedef struct tes_world_stats_t {
     uint32_t instances_alive;  /* live prefab instances */
     uint64_t bytes_allocated;  /* live bytes obtained through the allocator */
     uint64_t allocations;      /* allocator calls made so far (alloc + realloc) */
+    uint64_t last_frame_ns;    /* wall time of the last tes_progress (0 before the first) */
 } tes_world_stats_t;
 
 /* Creates a world. NULL desc = all defaults. Returns NULL if the allocator
@@ -573,6 +574,13 @@ TES_API int tes_destroy(tes_world_t *w, tes_entity_t e);
 
 TES_API bool tes_alive(const tes_world_t *w, tes_entity_t e);
 TES_API int32_t tes_entity_count(const tes_world_t *w);
+/* Pages through every live entity in index order: skips the first `offset`
+ * live entities, writes up to cap of the next ones to out and returns how
+ * many it wrote (0 past the end or for a NULL world; TES_ERR_INVALID for a
+ * negative offset or cap, or a NULL out with cap > 0). Costs a pass over
+ * the entity slots up to the last one written, so a page deep in a large
+ * world costs more than the first page. */
+TES_API int32_t tes_entities(const tes_world_t *w, int64_t offset, tes_entity_t *out, int32_t cap);
 
 /* Adds component c (constructed, or zero-filled without a ctor); on_add
  * fires. Adding a component the entity already has does nothing and returns
@@ -1310,6 +1318,26 @@ TES_API void tes_system_free(tes_system_t *s);
  * the open tes_defer_begin levels); else the first error a structural system's queued changes met
  * when they were applied (the rest were still applied). */
 TES_API int tes_progress(tes_world_t *w, float delta_time);
+
+/* What one system cost. Times are nanoseconds of thread time: a system
+ * whose rows were split over several threads counts every thread's share,
+ * and a structural system's time includes applying its queued changes. */
+typedef struct tes_system_stats_t {
+    const char *name;  /* the system's name; valid while the system lives */
+    int64_t matched;   /* entities its query matched in the last frame it ran */
+    uint64_t runs;     /* frames it ran in (tes_progress calls) */
+    uint64_t last_ns;  /* time of the last frame it ran in */
+    uint64_t mean_ns;  /* mean over every frame it ran in */
+} tes_system_stats_t;
+
+/* Fills *out. TES_ERR_INVALID if s or out is NULL. Reads what the last
+ * tes_progress recorded: call it between frames, not from a system. */
+TES_API int tes_system_stats(const tes_system_t *s, tes_system_stats_t *out);
+
+/* Writes up to cap of the world's live systems, in creation order, to out
+ * (out may be NULL when cap is 0) and returns how many there are (0 for a
+ * NULL world; TES_ERR_INVALID for a negative cap or a NULL out with cap > 0). */
+TES_API int32_t tes_systems(const tes_world_t *w, tes_system_t **out, int32_t cap);
 
 #ifdef __cplusplus
 }

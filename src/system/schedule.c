@@ -51,6 +51,20 @@
 #include "query/changes_iter.h"
 #include "system/system.h"
 
+uint64_t tes__clock_ns(void)
+{
+    struct timespec ts;
+    if (timespec_get(&ts, TIME_UTC) != TIME_UTC)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t tes__clock_since(uint64_t start)
+{
+    uint64_t now = tes__clock_ns();
+    return now > start && now - start < (1ull << 40) ? now - start : 0;
+}
+
 static bool shares(const tes_comp_t *a, int32_t na, const tes_comp_t *b, int32_t nb)
 {
     for (int32_t i = 0; i < na; i++)
@@ -179,6 +193,7 @@ static void end_held(tes_system_t *s)
  * Returns the first error those changes met. */
 static int run_live(tes_world_t *w, const tes__systems_t *ss, tes_system_t *s)
 {
+    s->rows = 0;
     tes__defer_open(w);
     uint8_t refuse = w->unquiet.refuse;
     if (!s->structural)
@@ -192,8 +207,10 @@ static int run_live(tes_world_t *w, const tes__systems_t *ss, tes_system_t *s)
         hold_window(s, &it);
         it.delta_time = ss->delta_time;
         it.ctx = s->ctx;
-        while (tes_iter_next(&it))
+        while (tes_iter_next(&it)) {
+            s->rows += it.count;
             s->run(&it);
+        }
     }
     tes__world_refuse_set(w, refuse);
     int rc = tes__defer_end(w);
@@ -258,24 +275,26 @@ static int capture(tes_world_t *w, tes_system_t *s)
     return TES_OK;
 }
 
-static uint64_t unit_clock_ns(void)
-{
-    struct timespec ts;
-    if (timespec_get(&ts, TIME_UTC) != TIME_UTC)
-        return 0;
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static double row_cost(const tes_system_t *s) { return s->ns_per_row > 0 ? s->ns_per_row : 1.0; }
 
 /* Learns s's cost per row from the level that just ran. */
-static void learn_cost(tes_system_t *s)
+static void learn_cost(tes_system_t *s, uint64_t ns)
 {
-    uint64_t ns = atomic_exchange_explicit(&s->spent_ns, 0, memory_order_relaxed);
     if (s->rows <= 0 || ns == 0)
         return;
     double now = (double)ns / (double)s->rows;
     s->ns_per_row = s->ns_per_row > 0 ? 0.75 * s->ns_per_row + 0.25 * now : now;
+}
+
+/* Records one frame's run of s for tes_system_stats: ns of thread time,
+ * s->rows matched. */
+static void record_run(tes_system_t *s, uint64_t ns)
+{
+    s->stat_matched = s->rows;
+    s->stat_runs++;
+    s->stat_last_ns = ns;
+    s->stat_total_ns += ns;
 }
 
 static int push_unit(tes_world_t *w, tes__systems_t *ss, tes__unit_t u)
@@ -350,9 +369,9 @@ static void level_worker(void *ctx, int32_t thread)
         unsigned u = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
         if (u >= ss->unit_count)
             return;
-        uint64_t start = unit_clock_ns();
+        uint64_t start = tes__clock_ns();
         run_unit(ss, &ss->units[u], thread);
-        uint64_t spent = unit_clock_ns() - start;
+        uint64_t spent = tes__clock_since(start);
         atomic_fetch_add_explicit(&ss->units[u].system->spent_ns, spent < (1ull << 40) ? spent : 0,
                                   memory_order_relaxed);
     }
@@ -382,8 +401,11 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
         for (uint32_t i = first; i < last; i++) {
             tes_system_t *s = ss->items[ss->order[i]];
             end_held(s);
-            if (!s->doomed)
+            if (!s->doomed) {
+                uint64_t start = tes__clock_ns();
                 run_live(w, ss, s);
+                record_run(s, tes__clock_since(start));
+            }
         }
         return;
     }
@@ -402,11 +424,24 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
         tes__pool_run(w->pool, level_worker, &job);
         w->parallel = false;
         w->alloc.lock = NULL;
-        for (uint32_t i = first; i < last; i++)
-            learn_cost(ss->items[ss->order[i]]);
     } else {
-        for (uint32_t u = 0; u < ss->unit_count; u++)
+        for (uint32_t u = 0; u < ss->unit_count; u++) {
+            uint64_t start = tes__clock_ns();
             run_unit(ss, &ss->units[u], 0);
+            uint64_t spent = tes__clock_since(start);
+            atomic_fetch_add_explicit(&ss->units[u].system->spent_ns,
+                                      spent < (1ull << 40) ? spent : 0, memory_order_relaxed);
+        }
+    }
+    /* Costs are learnt only from split levels, where they size the units. */
+    bool pooled = w->pool && ss->unit_count > 1;
+    for (uint32_t i = first; i < last; i++) {
+        tes_system_t *s = ss->items[ss->order[i]];
+        uint64_t ns = atomic_exchange_explicit(&s->spent_ns, 0, memory_order_relaxed);
+        if (pooled)
+            learn_cost(s, ns);
+        if (!s->doomed)
+            record_run(s, ns);
     }
     tes__world_refuse_set(w, w->unquiet.refuse & (uint8_t)~TES__REFUSE_STRUCTURAL);
     for (uint32_t i = first; i < last; i++)
@@ -475,6 +510,7 @@ static int run_blocks_inline(tes_world_t *w, const tes__systems_t *ss, tes_syste
         tes__defer_stage_ensures(w, false);
         return rc;
     }
+    s->rows = 0;
     tes__defer_open(w);
     uint8_t refuse = w->unquiet.refuse;
     tes__world_refuse_set(w, refuse | TES__REFUSE_CREATE);
@@ -483,6 +519,7 @@ static int run_blocks_inline(tes_world_t *w, const tes__systems_t *ss, tes_syste
     hold_window(s, &it);
     tes__defer_stage_ensures(w, true);
     while (tes_iter_next(&it)) {
+        s->rows += it.count;
         tes__chunk_t c = {it.count, it.entities, {0}};
         for (int32_t i = 0; i < s->term_count; i++)
             c.fields[i] = tes_field(&it, i);
@@ -561,7 +598,9 @@ int tes__schedule_run(tes_world_t *w, tes__systems_t *ss)
         tes_system_t *s = ss->items[ss->order[i]];
         if (s->structural) {
             if (!s->doomed) {
+                uint64_t start = tes__clock_ns();
                 int rc = s->parallel ? run_split(w, ss, s) : run_live(w, ss, s);
+                record_run(s, tes__clock_since(start));
                 if (rc && first_error == TES_OK)
                     first_error = rc;
             }

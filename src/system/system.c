@@ -8,6 +8,7 @@
  */
 #include "system/system.h"
 #include "world/explain.h"
+#include "world/last_error.h"
 
 #include <string.h>
 
@@ -195,6 +196,7 @@ int tes_progress(tes_world_t *w, float delta_time)
         if (rc)
             return tes__fail(w, rc);
     }
+    uint64_t start = tes__clock_ns();
     ss->running = true;
     ss->delta_time = delta_time;
     tes__world_refuse_set(w, TES__REFUSE_FRAME);
@@ -204,5 +206,38 @@ int tes_progress(tes_world_t *w, float delta_time)
     for (uint32_t i = ss->count; i-- > 0;)
         if (ss->items[i]->doomed)
             system_drop(w, ss, ss->items[i]);
+    w->last_frame_ns = tes__clock_since(start);
     return rc;
+}
+
+int tes_system_stats(const tes_system_t *s, tes_system_stats_t *out)
+{
+    if (!s || !out)
+        return s ? tes__fail_const(s->w, TES_ERR_INVALID, "tes_system_stats: out is NULL")
+                 : TES_ERR_INVALID;
+    out->name = s->name;
+    out->matched = s->stat_matched;
+    out->runs = s->stat_runs;
+    out->last_ns = s->stat_last_ns;
+    out->mean_ns = s->stat_runs ? s->stat_total_ns / s->stat_runs : 0;
+    return TES_OK;
+}
+
+int32_t tes_systems(const tes_world_t *w, tes_system_t **out, int32_t cap)
+{
+    if (!w)
+        return 0;
+    if (cap < 0 || (!out && cap > 0))
+        return tes__fail_const(w, TES_ERR_INVALID, "tes_systems: cap %d is negative or out is "
+                                                   "NULL with cap > 0", (int)cap);
+    const tes__systems_t *ss = w->systems;
+    int32_t n = 0;
+    for (uint32_t i = 0; ss && i < ss->count; i++) {
+        if (ss->items[i]->doomed)
+            continue;
+        if (n < cap)
+            out[n] = ss->items[i];
+        n++;
+    }
+    return n;
 }

@@ -66,6 +66,12 @@ struct tes_system {
      * the sizes and order of work units depend on them, never a result. */
     double ns_per_row;
     _Atomic uint64_t spent_ns;
+    /* tes_system_stats: written between levels by the thread that runs
+     * tes_progress, read between frames. */
+    int64_t stat_matched;
+    uint64_t stat_runs;
+    uint64_t stat_last_ns;
+    uint64_t stat_total_ns;
 };
 
 /* A piece of work for one thread: rows [begin, end) of chunk `chunk` of a
@@ -99,6 +105,12 @@ typedef struct tes__systems {
 /* Computes every system's level and the run order. TES_OK or
  * TES_ERR_NOMEM (nothing changed). */
 int tes__schedule(tes_world_t *w, tes__systems_t *ss);
+
+/* The wall clock in ns (0 if it cannot be read), and the ns since a
+ * reading of it (0 if the clock went back or the span is absurd). Used for
+ * the scheduler's cost model and tes_system_stats. */
+uint64_t tes__clock_ns(void);
+uint64_t tes__clock_since(uint64_t start);
 
 /* Runs one frame; see tes_progress. */
 int tes__schedule_run(tes_world_t *w, tes__systems_t *ss);

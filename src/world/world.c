@@ -157,6 +157,7 @@ int tes_world_stats(const tes_world_t *w, tes_world_stats_t *out)
     out->instances_alive = w->instances_alive;
     out->bytes_allocated = w->alloc.bytes;
     out->allocations = w->alloc.allocations;
+    out->last_frame_ns = w->last_frame_ns;
     return TES_OK;
 }
 

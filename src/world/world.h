@@ -164,6 +164,7 @@ struct tes_world {
     tes__watch_scope_t watch_scope;
     struct tes__lifecycle *lifecycle; /* created by the lifecycle layer on first use */
     uint32_t instances_alive;         /* kept by the lifecycle layer, for stats */
+    uint64_t last_frame_ns;           /* written by tes_progress, for stats */
     struct tes__filters *filters;     /* created by the query layer on first use */
     void *scratch;      /* room for one component value (tes_set's image) */
     size_t scratch_size;

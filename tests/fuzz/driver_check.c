@@ -258,6 +258,38 @@ static void check_lookups(fz_driver_t *d, uint32_t turn)
 
 /* Every slot, every value, stale handles, stats, every query, and the
  * library's own invariant check. Never runs inside a deferred level. */
+/* tes_entities lists the model's live entities in index order, in pages
+ * (an odd page size, so page ends fall everywhere). */
+static void check_entity_pages(fz_driver_t *d)
+{
+    const fz_model_t *m = &d->m;
+    tes_entity_t page[61];
+    int64_t at = 0;
+    uint32_t i = 0;
+    for (;;) {
+        int32_t n = tes_entities(d->w, at, page, 61);
+        if (n < 0) {
+            fzd_fail(d, "tes_entities(offset %lld) = %d", (long long)at, (int)n);
+            return;
+        }
+        for (int32_t j = 0; j < n; j++, i++) {
+            while (i < m->nslots && !m->slots[i].alive)
+                i++;
+            if (i == m->nslots || page[j] != tes_entity_make(i, m->slots[i].gen)) {
+                fzd_fail(d, "tes_entities(offset %lld)[%d] = %#llx, model %#llx", (long long)at,
+                         (int)j, ull(page[j]),
+                         i < m->nslots ? ull(tes_entity_make(i, m->slots[i].gen)) : 0ull);
+                return;
+            }
+        }
+        at += n;
+        if (n < 61)
+            break;
+    }
+    if (at != (int64_t)m->nlive)
+        fzd_fail(d, "tes_entities listed %lld entities, model %u", (long long)at, m->nlive);
+}
+
 void fzd_check_full(fz_driver_t *d)
 {
     if (fzd_failed(d))
@@ -325,6 +357,9 @@ void fzd_check_full(fz_driver_t *d)
         if (tes_enabled(d->w, e) != !fz_model_has(m, i, FZ_C_DISABLED))
             fzd_fail(d, "tes_enabled(%#llx) disagrees with the model", ull(e));
     }
+    if (fzd_failed(d))
+        return;
+    check_entity_pages(d);
     if (fzd_failed(d))
         return;
     if (tes_alive(d->w, TES_NULL) || tes_alive(d->w, tes_entity_make(m->nslots, 1)) ||

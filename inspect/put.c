@@ -1,0 +1,260 @@
+/*
+ * PUT /api/entity/<id>/<component>: a JSON object of member values, parsed
+ * with cJSON and checked against the component's members before anything
+ * is written. Every named member must exist and its value must have the
+ * member's type and fit its range (integers whole and in range, f32 finite
+ * and within float range or one of "nan", "inf", "-inf", strings shorter
+ * than their array, arrays of exactly `count` values, entities alive or
+ * null); members not named keep their values. The new value is the current
+ * one with the named members replaced, written with tes_set, so on_set
+ * fires as for any other write. Nothing changes unless every check passes.
+ */
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "inspect.h"
+
+/* 2^53: integers a JSON number (a double in cJSON) holds exactly. */
+#define EXACT_LIMIT 9007199254740992.0
+
+static bool parse_dec(const char *s, bool neg_ok, int64_t *sv, uint64_t *uv)
+{
+    bool neg = *s == '-';
+    if (neg && !neg_ok)
+        return false;
+    const char *p = s + neg;
+    if (!*p || strlen(p) > 20)
+        return false;
+    uint64_t v = 0;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return false;
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    if (neg) {
+        if (v > (uint64_t)INT64_MAX + 1)
+            return false;
+        *sv = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+    } else {
+        *uv = v;
+        *sv = v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+    }
+    return true;
+}
+
+/* Writes one scalar value j of member m into dst. Returns NULL or a
+ * sentence saying what is wrong. */
+static const char *put_scalar(tes__api_t *api, const tes__member_info_t *m, const cJSON *j, void *dst)
+{
+    switch (m->type) {
+    case TES_TYPE_BOOL: {
+        if (!cJSON_IsBool(j))
+            return "expects true or false";
+        bool v = cJSON_IsTrue(j);
+        memcpy(dst, &v, 1);
+        return NULL;
+    }
+    case TES_TYPE_F32:
+    case TES_TYPE_F64: {
+        double v;
+        if (cJSON_IsNumber(j)) {
+            v = j->valuedouble;
+            if (m->type == TES_TYPE_F32 && (v > FLT_MAX || v < -FLT_MAX))
+                return "is outside the range of a 32-bit float";
+        } else if (cJSON_IsString(j) && strcmp(j->valuestring, "nan") == 0) {
+            v = NAN;
+        } else if (cJSON_IsString(j) && strcmp(j->valuestring, "inf") == 0) {
+            v = INFINITY;
+        } else if (cJSON_IsString(j) && strcmp(j->valuestring, "-inf") == 0) {
+            v = -INFINITY;
+        } else {
+            return "expects a number (or \"nan\", \"inf\", \"-inf\")";
+        }
+        if (m->type == TES_TYPE_F32) {
+            float f = (float)v;
+            memcpy(dst, &f, sizeof f);
+        } else {
+            memcpy(dst, &v, sizeof v);
+        }
+        return NULL;
+    }
+    case TES_TYPE_ENTITY: {
+        uint64_t u = 0;
+        int64_t s = 0;
+        if (cJSON_IsNull(j)) {
+            u = TES_NULL;
+        } else if (!cJSON_IsString(j) || !parse_dec(j->valuestring, false, &s, &u)) {
+            return "expects an entity id as a decimal string, or null";
+        } else if (!tes_alive(api->w, (tes_entity_t)u)) {
+            return "names an entity that is not alive";
+        }
+        tes_entity_t e = (tes_entity_t)u;
+        memcpy(dst, &e, sizeof e);
+        return NULL;
+    }
+    default:
+        break;
+    }
+    /* Integers: a whole JSON number within 2^53, or a decimal string. */
+    bool is_signed = m->type == TES_TYPE_I8 || m->type == TES_TYPE_I16 ||
+                     m->type == TES_TYPE_I32 || m->type == TES_TYPE_I64;
+    int64_t sv = 0;
+    uint64_t uv = 0;
+    if (cJSON_IsNumber(j)) {
+        double d = j->valuedouble;
+        if (d != floor(d) || d >= EXACT_LIMIT || d <= -EXACT_LIMIT)
+            return "expects a whole number (beyond 2^53 write it as a decimal string)";
+        if (d < 0 && !is_signed)
+            return "is unsigned: negative values are out of range";
+        sv = (int64_t)d;
+        uv = d < 0 ? 0 : (uint64_t)d;
+    } else if (cJSON_IsString(j)) {
+        if (!parse_dec(j->valuestring, is_signed, &sv, &uv))
+            return "expects a whole number";
+    } else {
+        return "expects a whole number";
+    }
+    bool neg = sv < 0;
+    switch (m->type) {
+    case TES_TYPE_I8: {
+        if (sv < INT8_MIN || sv > INT8_MAX) return "is out of range for i8";
+        int8_t v = (int8_t)sv; memcpy(dst, &v, sizeof v); return NULL;
+    }
+    case TES_TYPE_I16: {
+        if (sv < INT16_MIN || sv > INT16_MAX) return "is out of range for i16";
+        int16_t v = (int16_t)sv; memcpy(dst, &v, sizeof v); return NULL;
+    }
+    case TES_TYPE_I32: {
+        if (sv < INT32_MIN || sv > INT32_MAX) return "is out of range for i32";
+        int32_t v = (int32_t)sv; memcpy(dst, &v, sizeof v); return NULL;
+    }
+    case TES_TYPE_I64: {
+        if (!neg && uv > (uint64_t)INT64_MAX) return "is out of range for i64";
+        memcpy(dst, &sv, sizeof sv); return NULL;
+    }
+    case TES_TYPE_U8: {
+        if (neg || uv > UINT8_MAX) return "is out of range for u8";
+        uint8_t v = (uint8_t)uv; memcpy(dst, &v, sizeof v); return NULL;
+    }
+    case TES_TYPE_U16: {
+        if (neg || uv > UINT16_MAX) return "is out of range for u16";
+        uint16_t v = (uint16_t)uv; memcpy(dst, &v, sizeof v); return NULL;
+    }
+    case TES_TYPE_U32: {
+        if (neg || uv > UINT32_MAX) return "is out of range for u32";
+        uint32_t v = (uint32_t)uv; memcpy(dst, &v, sizeof v); return NULL;
+    }
+    case TES_TYPE_U64: {
+        if (neg) return "is out of range for u64";
+        memcpy(dst, &uv, sizeof uv); return NULL;
+    }
+    default:
+        return "has a type the inspector cannot write";
+    }
+}
+
+static size_t type_size(int type) { return TES_TYPE_SIZE((tes_type_t)type); }
+
+/* Writes member m from j into value (the component's bytes). */
+static const char *put_member(tes__api_t *api, const tes__member_info_t *m, const cJSON *j,
+                              unsigned char *value)
+{
+    if (m->type == TES_TYPE_CHAR) {
+        if (!cJSON_IsString(j))
+            return "expects a string";
+        size_t n = strlen(j->valuestring);
+        if (n >= m->count)
+            return "is too long for its array (the NUL needs a byte)";
+        memset(value + m->offset, 0, m->count);
+        memcpy(value + m->offset, j->valuestring, n);
+        return NULL;
+    }
+    if (m->count == 1)
+        return put_scalar(api, m, j, value + m->offset);
+    if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) != (int)m->count)
+        return "expects an array of exactly its count of values";
+    size_t at = m->offset;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, j)
+    {
+        const char *err = put_scalar(api, m, item, value + at);
+        if (err)
+            return err;
+        at += type_size(m->type);
+    }
+    return NULL;
+}
+
+void tes__api_put(tes__api_t *api, tes__request_t *r, tes_entity_t e, const tes__comp_info_t *c)
+{
+    if (c->member_count == 0 || c->size == 0) {
+        tes__api_error(r, 400, "component '%s' describes no members: it cannot be edited",
+                       c->name);
+        return;
+    }
+    if (!tes_has(api->w, e, c->id)) {
+        tes__api_error(r, 404, "entity %" PRIu64 " has no '%s'", (uint64_t)e, c->name);
+        return;
+    }
+    const void *cur = tes_get(api->w, e, c->id);
+    if (!cur) {
+        tes__api_error(r, 409, "cannot read '%s' of entity %" PRIu64, c->name, (uint64_t)e);
+        return;
+    }
+    cJSON *body = r->body ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
+    if (!cJSON_IsObject(body)) {
+        cJSON_Delete(body);
+        tes__api_error(r, 400, "the body must be a JSON object of member values");
+        return;
+    }
+    unsigned char *value = malloc(c->size);
+    if (!value) {
+        cJSON_Delete(body);
+        tes__api_error(r, 500, "out of memory");
+        return;
+    }
+    memcpy(value, cur, c->size);
+    const cJSON *item;
+    cJSON_ArrayForEach(item, body)
+    {
+        const tes__member_info_t *m = NULL;
+        for (int32_t i = 0; i < c->member_count && item->string; i++)
+            if (strcmp(c->members[i].name, item->string) == 0)
+                m = &c->members[i];
+        if (!m) {
+            tes__api_error(r, 400, "'%s' has no member '%.64s'", c->name,
+                           item->string ? item->string : "");
+            goto done;
+        }
+        if ((uint64_t)m->offset + (uint64_t)m->count * type_size(m->type) > c->size) {
+            tes__api_error(r, 500, "member '%s' lies outside '%s'", m->name, c->name);
+            goto done;
+        }
+        const char *err = put_member(api, m, item, value);
+        if (err) {
+            tes__api_error(r, 422, "%s.%s %s", c->name, m->name, err);
+            goto done;
+        }
+    }
+    int rc = tes_set(api->w, e, c->id, value);
+    if (rc) {
+        tes__api_error(r, 409, "tes_set failed: %s", tes_last_error_detail(api->w));
+        goto done;
+    }
+    {
+        r->status = 200;
+        if (tes__api_entity_json(api, &r->out, e))
+            tes__api_error(r, 200, "value set; the entity could not be written back");
+    }
+done:
+    free(value);
+    cJSON_Delete(body);
+}
