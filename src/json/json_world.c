@@ -148,10 +148,12 @@ static void json_write_entity(tes__json_out_t *o, const tes_world_t *w, tes_enti
     tes__json_lit(o, disabled ? ",\"disabled\":true" : ",\"disabled\":false");
     tes__json_lit(o, prefab ? ",\"prefab\":true,\"components\":{" : ",\"prefab\":false,\"components\":{");
     bool first = true;
-    uint32_t col = 0;
     for (uint32_t i = 0; i < table->type_count; i++) {
         const tes__component_t *c = tes__registry_get(reg, table->type[i]);
-        const void *value = c->size ? tes__table_cell(table, col++, s->row) : NULL;
+        /* A tracked component's stamp columns follow its own, so columns
+         * are found by id, not counted. */
+        int32_t col = tes__table_column_index(table, c->id);
+        const void *value = col >= 0 ? tes__table_cell(table, (uint32_t)col, s->row) : NULL;
         if (c->id == TES_DISABLED || c->id == TES_PREFAB)
             continue;
         json_write_component(o, c, value, first);
@@ -256,7 +258,7 @@ int tes_json_world(const tes_world_t *w, const tes_writer_t *out)
     bool first = true;
     for (uint32_t id = 1; id < w->components.count; id++) {
         const tes__component_t *c = w->components.items[id];
-        if (!c || id == TES_DISABLED || id == TES_PREFAB)
+        if (!c || c->hidden || id == TES_DISABLED || id == TES_PREFAB)
             continue;
         if (!first)
             tes__json_char(&o, ',');

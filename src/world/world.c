@@ -372,16 +372,16 @@ void tes__world_each(tes_world_t *w, tes_entity_t e, tes__visit_fn visit)
     if (!slot)
         return;
     tes__table_t *table = tes__slot_table(w, slot);
-    uint32_t col = 0;
     for (uint32_t i = 0; i < table->type_count; i++) {
         tes__component_t *info = tes__registry_get(&w->components, table->type[i]);
         slot = tes__entity_slot(&w->entities, e);
         if (!slot)
             return;
         tes__assert(tes__slot_table(w, slot) == table);
-        void *ptr = NULL;
-        if (info->size)
-            ptr = tes__table_cell(table, col++, slot->row);
+        /* Columns are not one per sized type entry (a tracked component's
+         * stamp columns follow its own): ask the table. */
+        int32_t col = tes__table_column_index(table, info->id);
+        void *ptr = col >= 0 ? tes__table_cell(table, (uint32_t)col, slot->row) : NULL;
         visit(w, info, e, ptr);
     }
     slot = tes__entity_slot(&w->entities, e);

@@ -604,6 +604,70 @@ static void test_system_own_writes(void **state)
     }
 }
 
+/* A tracked component's stamp columns sit right after its own column, so
+ * code that walks an entity's components must find each column by id. Two
+ * walks once counted columns instead: the observers fired on destroy, and
+ * the JSON writer; both read a stamp column as the next component's value.
+ * (Regression: an on_remove observer of the component after a tracked one
+ * saw stamp bits, and tes_json_entity wrote them.) */
+typedef struct seen { float value; int calls; } seen_t;
+static void record_removed(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
+{
+    (void)w;
+    (void)e;
+    seen_t *s = ctx;
+    s->value = ((const Pos *)ptr)->x;
+    s->calls++;
+}
+
+typedef struct text { char buf[4096]; size_t len; } text_t;
+static int append_text(const void *data, size_t len, void *user)
+{
+    text_t *t = user;
+    if (t->len + len >= sizeof t->buf)
+        return TES_ERR_IO;
+    memcpy(t->buf + t->len, data, len);
+    t->len += len;
+    t->buf[t->len] = 0;
+    return TES_OK;
+}
+
+static void test_walks_find_columns_after_stamps(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(&(tes_world_desc_t){0});
+    assert_non_null(w);
+    static const tes_member_t pos_members[] = {TES_MEMBER(Pos, x, TES_TYPE_F32),
+                                               TES_MEMBER(Pos, y, TES_TYPE_F32),
+                                               TES_MEMBER(Pos, z, TES_TYPE_F32)};
+    tes_comp_t tracked = tes_component(w, &(tes_component_desc_t){
+        .name = "A", .size = sizeof(Pos), .track_changes = true});
+    seen_t seen = {0, 0};
+    tes_comp_t after = tes_component(w, &(tes_component_desc_t){
+        .name = "B", .size = sizeof(Pos), .members = pos_members, .member_count = 3,
+        .hooks = {.on_remove = record_removed, .ctx = &seen}});
+    assert_true(tracked != 0 && after != 0 && after > tracked);
+    tes_entity_t e = tes_spawn(w);
+    Pos a = {1.5f, 2.5f, 3.5f}, b = {7.25f, 8.0f, 9.0f};
+    assert_int_equal(tes_set(w, e, tracked, &a), TES_OK);
+    assert_int_equal(tes_set(w, e, after, &b), TES_OK);
+    text_t t = {{0}, 0};
+    assert_int_equal(tes_json_entity(w, e, &(tes_writer_t){.write = append_text, .user = &t}),
+                     TES_OK);
+    assert_non_null(strstr(t.buf, "\"B\":{\"x\":7.25,\"y\":8"));
+    assert_int_equal(tes_destroy(w, e), TES_OK);
+    assert_int_equal(seen.calls, 1);
+    assert_true(seen.value == 7.25f);
+    t.len = 0;
+    assert_int_equal(tes_json_world(w, &(tes_writer_t){.write = append_text, .user = &t}), TES_OK);
+    /* The world lists A once (its stamp companions are never listed). */
+    const char *first = strstr(t.buf, "\"name\":\"A\"");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "\"name\":\"A\""));
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -619,6 +683,7 @@ int main(void)
         cmocka_unit_test(test_two_change_terms),
         cmocka_unit_test(test_systems_thread_counts),
         cmocka_unit_test(test_system_own_writes),
+        cmocka_unit_test(test_walks_find_columns_after_stamps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
