@@ -94,8 +94,8 @@ static tes_entity_t make_prefab(fs_run_t *r, const lc_t *c, tes_entity_t outside
     return p;
 }
 
-#define A(k) {(k), TES_AND, TES_INOUT}
-#define O(k) {(k), TES_OPTIONAL, TES_INOUT}
+#define A(k) {.comp = (k), .oper = TES_AND, .access = TES_INOUT}
+#define O(k) {.comp = (k), .oper = TES_OPTIONAL, .access = TES_INOUT}
 
 /* A query over (k, oper) terms given by component index, and a non-owning
  * group twin of it. */

@@ -292,7 +292,7 @@ static void make_system(fz_driver_t *d, struct fz_dsys *s)
     desc.name = name;
     for (int32_t t = 0; t < s->mq.nterms; t++)
         desc.query.terms[t] =
-            (tes_term_t){d->ids[s->mq.terms[t].k], s->mq.terms[t].oper, s->access[t]};
+            (tes_term_t){.comp = d->ids[s->mq.terms[t].k], .oper = s->mq.terms[t].oper, .access = s->access[t]};
     s->s = tes_system_new(d->w, &desc);
     if (!s->s)
         fzd_fail(d, "tes_system_new failed: %d", tes_last_error(d->w));

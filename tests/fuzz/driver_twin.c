@@ -150,7 +150,7 @@ static bool side_setup(tw_side_t *s)
     tes_query_desc_t qd = {.terms = {{s->id[TW_T], TES_AND, TES_IN}}};
     s->q[0] = tes_query_new(s->w, &qd);
     qd.terms[0].comp = s->id[TW_S];
-    qd.terms[1] = (tes_term_t){s->id[TW_A], TES_AND, TES_IN};
+    qd.terms[1] = (tes_term_t){.comp = s->id[TW_A], .oper = TES_AND, .access = TES_IN};
     s->q[1] = tes_query_new(s->w, &qd);
     return s->q[0] && s->q[1];
 }

@@ -173,7 +173,7 @@ static void desc_add(tes_query_desc_t *q, tes_comp_t c, tes_oper_t oper)
     while (n < TES_MAX_TERMS && q->terms[n].comp)
         n++;
     assert_true(n < TES_MAX_TERMS);
-    q->terms[n] = (tes_term_t){c, oper, TES_INOUT};
+    q->terms[n] = (tes_term_t){.comp = c, .oper = oper, .access = TES_INOUT};
 }
 
 static tes_query_t *query1(dw_t *d, tes_comp_t c, tes_oper_t oper, uint32_t flags)

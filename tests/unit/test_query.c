@@ -482,7 +482,7 @@ static void desc_add(tes_query_desc_t *d, tes_comp_t c, tes_oper_t oper)
 {
     int32_t n = term_count(d);
     assert_true(n < TES_MAX_TERMS);
-    d->terms[n] = (tes_term_t){c, oper, TES_INOUT};
+    d->terms[n] = (tes_term_t){.comp = c, .oper = oper, .access = TES_INOUT};
 }
 
 /* Creates, verifies and frees a query; returns the match count. */
@@ -1362,11 +1362,11 @@ static void test_query_invalid_descs(void **state)
      * not something to ignore. */
     tes_query_desc_t d = {0};
     desc_add(&d, fx->id[K_TA], TES_AND);
-    d.terms[2] = (tes_term_t){9999, (tes_oper_t)7, (tes_access_t)9};
+    d.terms[2] = (tes_term_t){.comp = 9999, .oper = (tes_oper_t)7, .access = (tes_access_t)9};
     assert_null(tes_query_new(w, &d));
     assert_int_equal(tes_last_error(w), TES_ERR_INVALID);
     assert_string_equal(tes_last_error_detail(w), "terms[1] has component 0 but terms[2] is set: was a component registered?");
-    d.terms[2] = (tes_term_t){0, TES_AND, TES_INOUT};
+    d.terms[2] = (tes_term_t){.comp = 0, .oper = TES_AND, .access = TES_INOUT};
     tes_query_t *q2 = tes_query_new(w, &d);
     assert_non_null(q2);
     verify(fx, q2, &d, NULL, 0);

@@ -242,8 +242,8 @@ static void twin_compare(twin_t *q, twin_t *g, const tes_entity_t *es, int n)
     }
     /* The same tables in the same order: every query walk agrees. */
     for (int k = 0; k < NCOMP; k++) {
-        tes_query_desc_t dq = {{{q->ids[k], TES_AND, TES_IN}}, 0};
-        tes_query_desc_t dg = {{{g->ids[k], TES_AND, TES_IN}}, 0};
+        tes_query_desc_t dq = {.terms = {{.comp = q->ids[k], .oper = TES_AND, .access = TES_IN}}};
+        tes_query_desc_t dg = {.terms = {{.comp = g->ids[k], .oper = TES_AND, .access = TES_IN}}};
         tes_query_t *qq = tes_query_new(q->w, &dq);
         tes_query_t *qg = tes_query_new(g->w, &dg);
         assert_non_null(qq);
@@ -425,7 +425,7 @@ static void spawn_with_run(bool watched)
     tes_comp_t c = reg(w, "C", 4, false);
     tes_query_t *q = NULL;
     if (watched) {
-        tes_query_desc_t d = {{{a, TES_AND, TES_IN}}, 0};
+        tes_query_desc_t d = {.terms = {{.comp = a, .oper = TES_AND, .access = TES_IN}}};
         q = tes_query_new(w, &d);
         assert_non_null(q);
     }

@@ -584,7 +584,7 @@ static uint64_t run_det(int32_t threads, uint64_t seed, det_system_t *sys)
             } while (used[c]);
             used[c] = 1;
             d->access[t] = (tes_access_t)((r >> 8) % 3); /* INOUT, IN, OUT */
-            desc.query.terms[t] = (tes_term_t){dw.c[c], TES_AND, d->access[t]};
+            desc.query.terms[t] = (tes_term_t){.comp = dw.c[c], .oper = TES_AND, .access = d->access[t]};
         }
         r = mix(r + 2);
         if (r % 8 == 0 || s % 8 == 3) { /* s % 8 == 3: at least three split ones */

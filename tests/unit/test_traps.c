@@ -31,9 +31,9 @@ static tes_query_desc_t three_terms(tes_comp_t a, tes_comp_t b, tes_comp_t c, te
 {
     tes_query_desc_t d;
     memset(&d, 0, sizeof d);
-    d.terms[0] = (tes_term_t){a, TES_AND, TES_INOUT};
-    d.terms[1] = (tes_term_t){b, ob, TES_INOUT};
-    d.terms[2] = (tes_term_t){c, oc, TES_INOUT};
+    d.terms[0] = (tes_term_t){.comp = a, .oper = TES_AND, .access = TES_INOUT};
+    d.terms[1] = (tes_term_t){.comp = b, .oper = ob, .access = TES_INOUT};
+    d.terms[2] = (tes_term_t){.comp = c, .oper = oc, .access = TES_INOUT};
     return d;
 }
 
@@ -118,7 +118,7 @@ static void loop_left_open_is_named(void **state)
     memset(&d, 0, sizeof d);
     d.terms[0].comp = pos;
     d.terms[1].comp = vel;
-    d.terms[2] = (tes_term_t){health, TES_NOT, TES_INOUT};
+    d.terms[2] = (tes_term_t){.comp = health, .oper = TES_NOT, .access = TES_INOUT};
     tes_query_t *q = tes_query_new(w, &d);
     tes_query_desc_t d2;
     memset(&d2, 0, sizeof d2);

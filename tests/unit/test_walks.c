@@ -760,8 +760,8 @@ static void test_systems_over_scattered_values(void **state)
                 assert_int_equal(tes_set(f.w, f.es[i], f.vel, &(V3){1, 2, 3}), TES_OK);
         }
         tes_system_desc_t sd = {.name = "move", .run = move_system, .parallel = threads > 1};
-        sd.query.terms[0] = (tes_term_t){f.pos, TES_AND, TES_INOUT};
-        sd.query.terms[1] = (tes_term_t){f.vel, TES_AND, TES_IN};
+        sd.query.terms[0] = (tes_term_t){.comp = f.pos, .oper = TES_AND, .access = TES_INOUT};
+        sd.query.terms[1] = (tes_term_t){.comp = f.vel, .oper = TES_AND, .access = TES_IN};
         assert_non_null(tes_system_new(f.w, &sd));
         assert_int_equal(tes_progress(f.w, 0.0f), TES_OK);
         assert_int_equal(tes_progress(f.w, 0.0f), TES_OK);
