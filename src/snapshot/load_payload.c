@@ -88,7 +88,7 @@ static uint32_t table_columns(const tes__snap_plan_t *p, const tes__snap_table_t
          * stamps them as added). */
         for (uint32_t j = 0; j < (owner->track_changes ? 3u : 1u); j++) {
             const tes__component_t *info =
-                j ? tes__registry_get(&p->w->components, owner->stamps + j - 1) : owner;
+                j ? owner->stamp_info[j - 1] : owner;
             uint32_t at = n++;
             while (at && cols[at - 1]->id > info->id) {
                 cols[at] = cols[at - 1];

@@ -17,10 +17,17 @@ void tes__registry_fini(tes__registry_t *r, tes__alloc_t *a)
 {
     for (uint32_t i = 1; i < r->count; i++) {
         tes__component_t *c = r->items[i];
+        if (!c)
+            continue; /* a stamp companion: freed with its owner */
+        for (uint32_t k = 0; k < 2; k++) {
+            if (c->stamp_info[k]) {
+                tes__sparse_store_fini(&c->stamp_info[k]->store, a);
+                tes__free(a, c->stamp_info[k], sizeof *c->stamp_info[k]);
+            }
+        }
         tes__sparse_store_fini(&c->store, a);
         tes__members_free(a, &c->members);
-        if (!c->hidden)
-            tes__free(a, c->name, c->name_size);
+        tes__free(a, c->name, c->name_size);
         tes__free(a, c, sizeof *c);
     }
     tes__free(a, r->items, (size_t)r->cap * sizeof *r->items);
@@ -173,7 +180,9 @@ tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_comp
         tes__sparse_store_init(&s->store, 4, false);
         s->plain_dispatch = TES__DISPATCH_GENERIC;
         tes__registry_set_dispatch(r, s, TES__DISPATCH_GENERIC);
-        r->items[s->id] = s;
+        r->items[s->id] = NULL; /* no record by id: see tes__component_t.hidden */
+        c->stamp_info[k] = s;
+        r->hidden_count++;
         r->count = s->id + 1;
     }
     if (c->track_changes)

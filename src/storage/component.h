@@ -87,10 +87,14 @@ typedef struct tes__component {
      * table that holds the component holds their columns too (right after
      * its own), so every row move, swap and growth carries the stamps with
      * no code of its own. The companions are `hidden`: never in a type,
-     * never named, never a term. */
+     * never named, never a term, and never in the registry's items (their
+     * ids have no record there, so every call given one refuses it as
+     * not registered, whatever its path): the owner holds them in
+     * `stamp_info`. */
     bool track_changes;
     bool hidden;
     tes_comp_t stamps; /* a tracked component: its first companion; else 0 */
+    struct tes__component *stamp_info[2]; /* a tracked component: its companions */
 } tes__component_t;
 
 /* Component ids below this have a read descriptor in the registry itself
@@ -122,8 +126,9 @@ typedef struct tes__registry {
      * it tests one bit of a word it has at hand instead of loading the
      * record and its dispatch. Kept with quiet_of. */
     uint64_t quiet_tables;
-    tes__component_t **items; /* items[id]; items[0] is NULL */
+    tes__component_t **items; /* items[id]; NULL for 0 and stamp companions */
     uint32_t count;           /* ids issued + 1 */
+    uint32_t hidden_count;    /* ids issued to stamp companions */
     uint32_t cap;
     tes__map_t by_name;       /* name hash -> id */
     tes_comp_t *sparse;       /* ids of sparse components, ascending */

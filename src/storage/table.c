@@ -43,7 +43,7 @@ tes__table_t *tes__table_new(tes__alloc_t *a, const tes__registry_t *r, uint32_t
                     (type[i] == TES_PREFAB ? TES__TABLE_PREFAB : 0) |
                     (info->size > TES__SMALL_BYTES ? TES__TABLE_LARGE : 0);
         if (info->track_changes) {
-            const tes__component_t *stamp = tes__registry_get(r, info->stamps);
+            const tes__component_t *stamp = info->stamp_info[0];
             columns += 2;
             tracked++;
             t->flags |= TES__TABLE_TRACKED | (stamp->hooks.ctor ? TES__TABLE_HAS_CTOR : 0) |
@@ -72,7 +72,7 @@ tes__table_t *tes__table_new(tes__alloc_t *a, const tes__registry_t *r, uint32_t
         for (uint32_t i = 0; i < type_count; i++) {
             const tes__component_t *info = tes__registry_get(r, type[i]);
             for (uint32_t k = 0; info->size && k < (info->track_changes ? 3u : 1u); k++) {
-                const tes__component_t *ci = k ? tes__registry_get(r, info->stamps + k - 1) : info;
+                const tes__component_t *ci = k ? info->stamp_info[k - 1] : info;
                 t->columns[col].info = ci;
                 t->columns[col].id = ci->id;
                 t->columns[col].size = ci->size;

@@ -351,6 +351,8 @@ static inline void *component_ptr(const tes_world_t *w, tes_entity_t e, tes_comp
     if (c - 1u >= w->components.count - 1u)
         return NULL;
     const tes__component_t *info = w->components.items[c];
+    if (!info) /* a stamp companion's id: no record */
+        return NULL;
     if (info->storage == TES_STORAGE_SPARSE)
         return info->size ? sparse_ptr(&info->store, e, info->size) : NULL;
     const tes__slot_t *slot = tes__entity_slot(ei, e);
@@ -374,7 +376,7 @@ static tes__noinline void *get_mut_general(tes_world_t *w, tes_entity_t e, tes_c
 {
     if (c - 1u < w->components.count - 1u) {
         const tes__component_t *info = w->components.items[c];
-        if (info->track_changes) {
+        if (info && info->track_changes) {
             const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
             if (slot) {
                 tes__table_t *t = tes__slot_table(w, slot);

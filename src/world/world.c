@@ -152,7 +152,7 @@ int tes_world_stats(const tes_world_t *w, tes_world_stats_t *out)
     out->entity_slots = w->entities.count;
     out->entities_retired = w->entities.retired;
     out->entities_free = w->entities.available;
-    out->components = w->components.count ? w->components.count - 1 : 0;
+    out->components = w->components.count ? w->components.count - 1 - w->components.hidden_count : 0;
     out->tables = w->tables.count;
     out->instances_alive = w->instances_alive;
     out->bytes_allocated = w->alloc.bytes;

@@ -668,6 +668,42 @@ static void test_walks_find_columns_after_stamps(void **state)
     tes_world_free(w);
 }
 
+/* The ids a tracked component's stamps use are not components anyone can
+ * name: every call given one refuses it as not registered (regression: a
+ * guessed id once let tes_add put a bare stamp column on an entity). */
+static void test_stamp_ids_are_not_components(void **state)
+{
+    (void)state;
+    fixture_t f;
+    setup(&f, 0);
+    tes_entity_t e = tes_spawn(f.w);
+    Pos p = {1, 2, 3};
+    assert_int_equal(tes_set(f.w, e, f.pos, &p), TES_OK);
+    uint32_t tick = 7;
+    tes_world_stats_t before;
+    assert_int_equal(tes_world_stats(f.w, &before), TES_OK);
+    for (tes_comp_t id = f.pos + 1; id <= f.pos + 2; id++) {
+        assert_int_equal(tes_add(f.w, e, id), TES_ERR_INVALID);
+        assert_non_null(strstr(tes_last_error_detail(f.w), "not registered"));
+        assert_int_equal(tes_set(f.w, e, id, &tick), TES_ERR_INVALID);
+        assert_int_equal(tes_remove(f.w, e, id), TES_ERR_INVALID);
+        assert_false(tes_has(f.w, e, id));
+        assert_null(tes_get(f.w, e, id));
+        assert_null(tes_get_mut(f.w, e, id));
+        assert_int_equal(tes_mark_changed(f.w, e, id), TES_ERR_INVALID);
+        tes_value_t v = {id, &tick};
+        assert_true(tes_spawn_with(f.w, &v, 1) == TES_NULL);
+        tes_entity_t other = tes_spawn(f.w);
+        assert_int_equal(tes_add(f.w, other, id), TES_ERR_INVALID);
+        assert_int_equal(tes_destroy(f.w, other), TES_OK);
+    }
+    /* The stats count the built-ins (the ids below Pos) and the fixture's
+     * three components, not the two stamp ids. */
+    assert_int_equal(before.components, (f.pos - 1) + 3);
+    assert_int_equal(tes__world_check(f.w), TES_OK);
+    teardown(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -684,6 +720,7 @@ int main(void)
         cmocka_unit_test(test_systems_thread_counts),
         cmocka_unit_test(test_system_own_writes),
         cmocka_unit_test(test_walks_find_columns_after_stamps),
+        cmocka_unit_test(test_stamp_ids_are_not_components),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
