@@ -405,7 +405,7 @@ static void split_run(tes_iter_t *it)
 static void test_parallel_structural_split_in_row_order(void **state)
 {
     (void)state;
-    enum { ROWS = 20000 };
+    enum { ROWS = 5000 }; /* five blocks of up to 1024 rows, the last one partial */
     static const int32_t counts[] = {1, 2, 3, 4, 8};
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
         tes_world_t *w = tes_world_new(&(tes_world_desc_t){.threads = counts[k]});
