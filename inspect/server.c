@@ -368,6 +368,13 @@ tes_inspector_t *tes_inspector_start(tes_world_t *w, const tes_inspector_desc_t 
                              "request_timeout_ms", "5000",
                              "enable_keep_alive", "no",
                              "max_request_size", "16384",
+                             /* Accepted connections wait for a server
+                              * thread here (bounded) instead of being
+                              * closed unanswered when a burst outruns
+                              * the eight threads: a slow machine then
+                              * answers late, never by a reset. */
+                             "connection_queue", "256",
+                             "listen_backlog", "256",
                              NULL};
     struct mg_callbacks cb;
     memset(&cb, 0, sizeof cb);

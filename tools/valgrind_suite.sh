@@ -13,8 +13,10 @@ status=$(mktemp -d)
 trap 'rm -rf "$status"' EXIT INT TERM
 # The longest programs start first, so the short ones fill the other
 # workers around them instead of leaving one long run alone at the end.
+# VG_SKIP (environment): names of programs to leave out, space-separated.
 for t in "$dir"/*; do
     [ -x "$t" ] && [ -f "$t" ] || continue
+    case " ${VG_SKIP:-} " in *" $(basename "$t") "*) continue;; esac
     case "$t" in
         *fuzz_libfuzzer|*make_seeds|*.log) continue;;
         *fault_sweep|*fuzz_runner) echo "0 $t";;
