@@ -127,6 +127,8 @@ static void detached_iter(const tes__systems_t *ss, const tes_system_t *s,
     it->delta_time = ss->delta_time;
     it->ctx = s->ctx;
     it->thread = thread;
+    it->depth = 0; /* by-depth systems run live, never detached */
+    it->priv_cascade = NULL;
     it->priv_query = s->query;
     it->priv_phase = TES__ITER_DETACHED;
     it->priv_done = 0;
