@@ -68,7 +68,7 @@ int tes__cascade_setup(tes_query_t *q, const tes_query_desc_t *d)
 
 /* Where live entity e's component of term t lies, or NULL (absent, or a
  * tag); *has says whether e has it. */
-static const void *value_of(const tes_query_t *q, const tes__term_info_t *t, tes_entity_t e,
+static const void *parent_value(const tes_query_t *q, const tes__term_info_t *t, tes_entity_t e,
                             bool *has)
 {
     const tes__component_t *info = t->info;
@@ -93,7 +93,7 @@ static bool parent_has(const tes_query_t *q, const tes__term_info_t *t, tes_enti
 {
     bool has = false;
     if (p != TES_NULL)
-        (void)value_of(q, t, p, &has);
+        (void)parent_value(q, t, p, &has);
     return has;
 }
 
@@ -128,7 +128,7 @@ void tes__cascade_free(tes_iter_t *it)
 
 /* Appends the matches of one chunk of the base walk that the parent terms
  * pass. TES_OK or TES_ERR_NOMEM. */
-static int collect(tes_world_t *w, const tes_query_t *q, cascade_t *c, const tes_entity_t *es,
+static int collect_matches(tes_world_t *w, const tes_query_t *q, cascade_t *c, const tes_entity_t *es,
                    uint32_t n)
 {
     tes__alloc_t *a = &w->alloc;
@@ -243,7 +243,7 @@ static cascade_t *cascade_build(tes_iter_t *it)
     base.priv_change_live = it->priv_change_live & TES__CHANGE_ALL;
     int rc = TES_OK;
     while (rc == TES_OK && tes__query_base_next(&base))
-        rc = collect(w, q, c, base.entities, (uint32_t)base.count);
+        rc = collect_matches(w, q, c, base.entities, (uint32_t)base.count);
     if (rc == TES_OK)
         rc = sort_by_depth(w, c);
     if (rc) {
@@ -302,7 +302,7 @@ bool tes__cascade_next(tes_iter_t *it)
             unsigned char *out = c->scratch + c->offsets[i];
             for (uint32_t j = 0; j < k; j++) {
                 bool has;
-                const void *v = value_of(q, ti, c->parents[p + j], &has);
+                const void *v = parent_value(q, ti, c->parents[p + j], &has);
                 tes__assert(v != NULL);
                 memcpy(out + (size_t)j * size, v, size);
             }
