@@ -25,6 +25,7 @@
  * place; values written meanwhile (tes_set, the loop itself) are read when
  * the chunks that need them are made.
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "query/changes_iter.h"
@@ -41,12 +42,48 @@ typedef struct cascade {
     int32_t *depths;
     uint32_t count;
     uint32_t ents_cap, parents_cap, depths_cap;
+    tes_entity_t *ents2, *parents2; /* the sort's targets, swapped in */
+    uint32_t ents2_cap, parents2_cap;
     uint32_t cursor;
     uint32_t chunk_max;
     size_t offsets[TES_MAX_TERMS]; /* each parent data term's array in scratch */
+    /* Gathered chunks (see gather_chunk): per self data term its values,
+     * their originals and the addresses they came from. */
+    bool self_gather;
+    uint32_t gathered; /* entities of the gathered chunk handed out last, 0: none */
+    size_t originals[TES_MAX_TERMS], sources[TES_MAX_TERMS];
+    /* The last table each term's values were found in, and the column. */
+    const tes__table_t *last_table[TES_MAX_TERMS];
+    int32_t last_column[TES_MAX_TERMS];
     unsigned char *scratch;
     size_t scratch_bytes;
 } cascade_t;
+
+static void write_back(cascade_t *c, const tes_query_t *q);
+
+/* memcpy of one value: the common small sizes as fixed-size copies the
+ * compiler inlines (a call per value would cost more than the value). */
+static inline void copy_value(void *d, const void *s, size_t n)
+{
+    switch (n) {
+    case 4: memcpy(d, s, 4); break;
+    case 8: memcpy(d, s, 8); break;
+    case 12: memcpy(d, s, 12); break;
+    case 16: memcpy(d, s, 16); break;
+    default: memcpy(d, s, n); break;
+    }
+}
+
+static inline bool same_value(const void *a, const void *b, size_t n)
+{
+    switch (n) {
+    case 4: return memcmp(a, b, 4) == 0;
+    case 8: return memcmp(a, b, 8) == 0;
+    case 12: return memcmp(a, b, 12) == 0;
+    case 16: return memcmp(a, b, 16) == 0;
+    default: return memcmp(a, b, n) == 0;
+    }
+}
 
 int tes__cascade_setup(tes_query_t *q, const tes_query_desc_t *d)
 {
@@ -66,11 +103,13 @@ int tes__cascade_setup(tes_query_t *q, const tes_query_desc_t *d)
     return TES_OK;
 }
 
-/* Where live entity e's component of term t lies, or NULL (absent, or a
- * tag); *has says whether e has it. */
-static const void *parent_value(const tes_query_t *q, const tes__term_info_t *t, tes_entity_t e,
-                            bool *has)
+/* Where live entity e's component of term i lies, or NULL (absent, or a
+ * tag); *has says whether e has it. The table last asked about, per term,
+ * is remembered with the component's column there (-1: not in its type,
+ * -2: a tag in it): neighbours in a depth mostly share a table. */
+static void *value_at(cascade_t *c, const tes_query_t *q, int32_t i, tes_entity_t e, bool *has)
 {
+    const tes__term_info_t *t = &q->terms[i];
     const tes__component_t *info = t->info;
     if (info->storage == TES_STORAGE_SPARSE) {
         uint32_t pos = tes__sparse_set_find(&info->store.set, e);
@@ -82,27 +121,32 @@ static const void *parent_value(const tes_query_t *q, const tes__term_info_t *t,
     if (!slot)
         return NULL;
     const tes__table_t *table = tes__slot_table(q->w, slot);
-    if (tes__table_type_index(table, t->comp) < 0)
-        return NULL;
-    *has = true;
-    int32_t col = info->size ? tes__table_column_index(table, t->comp) : -1;
+    if (table != c->last_table[i]) {
+        int32_t col = -1;
+        if (tes__table_type_index(table, t->comp) >= 0)
+            col = info->size ? tes__table_column_index(table, t->comp) : -2;
+        c->last_table[i] = table;
+        c->last_column[i] = col;
+    }
+    int32_t col = c->last_column[i];
+    *has = col != -1;
     return col >= 0 ? tes__table_cell(table, (uint32_t)col, slot->row) : NULL;
 }
 
-static bool parent_has(const tes_query_t *q, const tes__term_info_t *t, tes_entity_t p)
+static bool parent_has(cascade_t *c, const tes_query_t *q, int32_t i, tes_entity_t p)
 {
     bool has = false;
     if (p != TES_NULL)
-        (void)parent_value(q, t, p, &has);
+        (void)value_at(c, q, i, p, &has);
     return has;
 }
 
 /* Whether an entity with parent p passes the AND and NOT parent terms. */
-static bool parents_pass(const tes_query_t *q, tes_entity_t p)
+static bool parents_pass(cascade_t *c, const tes_query_t *q, tes_entity_t p)
 {
     for (int32_t k = 0; k < q->parent_count; k++) {
-        const tes__term_info_t *t = &q->terms[q->parent_terms[k]];
-        if (t->oper != TES_OPTIONAL && parent_has(q, t, p) != (t->oper == TES_AND))
+        int32_t i = q->parent_terms[k];
+        if (q->terms[i].oper != TES_OPTIONAL && parent_has(c, q, i, p) != (q->terms[i].oper == TES_AND))
             return false;
     }
     return true;
@@ -114,16 +158,35 @@ static void cascade_release(tes_world_t *w, cascade_t *c)
     tes__free(a, c->ents, (size_t)c->ents_cap * sizeof *c->ents);
     tes__free(a, c->parents, (size_t)c->parents_cap * sizeof *c->parents);
     tes__free(a, c->depths, (size_t)c->depths_cap * sizeof *c->depths);
+    tes__free(a, c->ents2, (size_t)c->ents2_cap * sizeof *c->ents2);
+    tes__free(a, c->parents2, (size_t)c->parents2_cap * sizeof *c->parents2);
     tes__free(a, c->scratch, c->scratch_bytes);
     tes__free(a, c, sizeof *c);
 }
 
+/* An ended iteration's state goes back to its query, whose next
+ * iteration reuses its arrays (a million-entity list allocated and faulted
+ * in every frame would cost more than the walk); a state already kept
+ * there is released instead. */
 void tes__cascade_free(tes_iter_t *it)
 {
-    if (it->priv_cascade) {
-        cascade_release(it->world, it->priv_cascade);
-        it->priv_cascade = NULL;
-    }
+    cascade_t *c = it->priv_cascade;
+    if (!c)
+        return;
+    write_back(c, it->priv_query);
+    it->priv_cascade = NULL;
+    c->count = 0;
+    c->cursor = 0;
+    cascade_t *old = atomic_exchange_explicit(&it->priv_query->cascade_spare, c, memory_order_acq_rel);
+    if (old)
+        cascade_release(it->world, old);
+}
+
+void tes__cascade_release_spare(tes_query_t *q)
+{
+    cascade_t *c = atomic_exchange_explicit(&q->cascade_spare, NULL, memory_order_acq_rel);
+    if (c)
+        cascade_release(q->w, c);
 }
 
 /* Appends the matches of one chunk of the base walk that the parent terms
@@ -149,7 +212,7 @@ static int collect_matches(tes_world_t *w, const tes_query_t *q, cascade_t *c, c
             if (pi)
                 p = tes_entity_make(pi - 1, w->entities.slots[pi - 1].generation);
         }
-        if (q->parent_count && !parents_pass(q, p))
+        if (q->parent_count && !parents_pass(c, q, p))
             continue;
         c->ents[c->count] = e;
         c->parents[c->count] = p;
@@ -170,16 +233,13 @@ static int sort_by_depth(tes_world_t *w, cascade_t *c)
         return TES_OK;
     tes__alloc_t *a = &w->alloc;
     size_t nb = ((size_t)most + 2) * sizeof(uint32_t);
-    size_t eb = (size_t)c->count * sizeof(tes_entity_t);
-    uint32_t *start = tes__calloc(a, nb);
-    tes_entity_t *ents = tes__malloc(a, eb);
-    tes_entity_t *parents = tes__malloc(a, eb);
-    if (!start || !ents || !parents) {
-        tes__free(a, start, nb);
-        tes__free(a, ents, eb);
-        tes__free(a, parents, eb);
+    if (tes__grow(a, (void **)&c->ents2, &c->ents2_cap, c->count, sizeof *c->ents2, 256) ||
+        tes__grow(a, (void **)&c->parents2, &c->parents2_cap, c->count, sizeof *c->parents2, 256))
         return TES_ERR_NOMEM;
-    }
+    uint32_t *start = tes__calloc(a, nb);
+    if (!start)
+        return TES_ERR_NOMEM;
+    tes_entity_t *ents = c->ents2, *parents = c->parents2;
     for (uint32_t i = 0; i < c->count; i++)
         start[c->depths[i] + 1]++;
     for (int32_t d = 1; d <= most + 1; d++)
@@ -189,53 +249,99 @@ static int sort_by_depth(tes_world_t *w, cascade_t *c)
         ents[at] = c->ents[i];
         parents[at] = c->parents[i];
     }
-    memcpy(c->ents, ents, eb);
-    memcpy(c->parents, parents, eb);
+    /* Swap the sorted arrays in (with their capacities). */
+    c->ents2 = c->ents;
+    c->ents = ents;
+    c->parents2 = c->parents;
+    c->parents = parents;
+    uint32_t cap = c->ents_cap;
+    c->ents_cap = c->ents2_cap;
+    c->ents2_cap = cap;
+    cap = c->parents_cap;
+    c->parents_cap = c->parents2_cap;
+    c->parents2_cap = cap;
     /* The depths, now in order: each depth's run ends where start says. */
     uint32_t i = 0;
     for (int32_t d = 0; d <= most; d++)
         while (i < start[d])
             c->depths[i++] = d;
     tes__free(a, start, nb);
-    tes__free(a, ents, eb);
-    tes__free(a, parents, eb);
     return TES_OK;
 }
 
 /* The walk's state, made by its first step. NULL with TES_ERR_NOMEM (not
  * recorded). */
+static cascade_t *collect_all(tes_iter_t *it, cascade_t *c);
+
 static cascade_t *cascade_build(tes_iter_t *it)
 {
     tes_query_t *q = it->priv_query;
     tes_world_t *w = q->w;
     tes__alloc_t *a = &w->alloc;
-    cascade_t *c = tes__calloc(a, sizeof *c);
+    cascade_t *c = atomic_exchange_explicit(&q->cascade_spare, NULL, memory_order_acq_rel);
+    if (c) { /* the last iteration's arrays, and its scratch (same layout) */
+        c->gathered = 0;
+        for (int32_t i = 0; i < TES_MAX_TERMS; i++)
+            c->last_table[i] = NULL;
+        return collect_all(it, c);
+    }
+    c = tes__calloc(a, sizeof *c);
     if (!c)
         return NULL;
-    /* The parents' values: one array per parent data term, each aligned
-     * for any type. */
+    for (int32_t i = 0; i < TES_MAX_TERMS; i++)
+        c->last_column[i] = -1;
+    /* Self values are gathered only when every self data term is an AND
+     * term copied bitwise (no copy or move hook, not stable) and no chunk
+     * is stamped as written (stamps are per row of a table). */
+    c->self_gather = q->stamp_count == 0;
+    for (int32_t i = 0; i < q->term_count; i++) {
+        const tes__term_info_t *t = &q->terms[i];
+        if (!t->parent && t->data &&
+            (t->oper != TES_AND || t->info->hooks.copy || t->info->hooks.move || t->info->stable))
+            c->self_gather = false;
+    }
+    /* The scratch: per parent data term its values, and per self data term
+     * (when gathering) its values, originals and sources; each array
+     * aligned for any type. */
     size_t per_entity = 0;
-    for (int32_t k = 0; k < q->parent_count; k++) {
-        const tes__term_info_t *t = &q->terms[q->parent_terms[k]];
-        if (t->oper != TES_NOT)
+    for (int32_t i = 0; i < q->term_count; i++) {
+        const tes__term_info_t *t = &q->terms[i];
+        if (t->parent && t->oper != TES_NOT)
             per_entity += t->info->size;
+        else if (!t->parent && t->data && c->self_gather)
+            per_entity += 2u * (size_t)t->info->size + sizeof(void *);
     }
     c->chunk_max = CHUNK_MAX;
     if (per_entity && per_entity * CHUNK_MAX > SCRATCH_BYTES)
         c->chunk_max = per_entity >= SCRATCH_BYTES ? 1u : (uint32_t)(SCRATCH_BYTES / per_entity);
     size_t at = 0;
-    for (int32_t k = 0; k < q->parent_count; k++) {
-        const tes__term_info_t *t = &q->terms[q->parent_terms[k]];
-        if (t->oper == TES_NOT || !t->info->size)
-            continue;
-        c->offsets[q->parent_terms[k]] = at;
-        at += ((size_t)t->info->size * c->chunk_max + 15u) & ~(size_t)15u;
+    for (int32_t i = 0; i < q->term_count; i++) {
+        const tes__term_info_t *t = &q->terms[i];
+        size_t bytes = ((size_t)t->info->size * c->chunk_max + 15u) & ~(size_t)15u;
+        if (t->parent && t->oper != TES_NOT && t->info->size) {
+            c->offsets[i] = at;
+            at += bytes;
+        } else if (!t->parent && t->data && c->self_gather) {
+            c->offsets[i] = at;
+            c->originals[i] = at + bytes;
+            c->sources[i] = at + 2 * bytes;
+            at += 2 * bytes + ((sizeof(void *) * c->chunk_max + 15u) & ~(size_t)15u);
+        }
     }
     c->scratch_bytes = at;
     if (at && !(c->scratch = tes__malloc(a, at))) {
         tes__free(a, c, sizeof *c);
         return NULL;
     }
+    return collect_all(it, c);
+}
+
+/* Fills c with the iteration's matches, by depth. c, or NULL (released)
+ * when memory ran out. */
+static cascade_t *collect_all(tes_iter_t *it, cascade_t *c)
+{
+    tes_query_t *q = it->priv_query;
+    tes_world_t *w = q->w;
     /* The matches of the base walk, with the iteration's change window. */
     tes_iter_t base = tes__query_base_start(q);
     tes__iter_keep_fields(&base); /* only the entities are read */
@@ -253,6 +359,55 @@ static cascade_t *cascade_build(tes_iter_t *it)
     return c;
 }
 
+/* Writes the last gathered chunk's values back: each value the loop
+ * changed, unless the stored value changed meanwhile (then kept), for the
+ * terms that are not TES_IN. */
+static void write_back(cascade_t *c, const tes_query_t *q)
+{
+    for (int32_t i = 0; c->gathered && i < q->term_count; i++) {
+        const tes__term_info_t *t = &q->terms[i];
+        if (t->parent || !t->data || t->access == TES_IN)
+            continue;
+        size_t size = t->info->size;
+        const unsigned char *val = c->scratch + c->offsets[i];
+        const unsigned char *orig = c->scratch + c->originals[i];
+        void *const *src = (void *const *)(void *)(c->scratch + c->sources[i]);
+        for (uint32_t j = 0; j < c->gathered; j++, val += size, orig += size)
+            if (!same_value(val, orig, size) && same_value(src[j], orig, size))
+                copy_value(src[j], val, size);
+    }
+    c->gathered = 0;
+}
+
+/* A gathered chunk of n entities from position p: each self data term's
+ * values copied to the scratch (with their originals and addresses for
+ * write_back). Rows of one depth are rarely neighbours in their table
+ * (a forest spawned in any order interleaves depths), so without this a
+ * chunk would often hold a single entity. */
+static void gather_chunk(cascade_t *c, const tes_query_t *q, tes_iter_t *it, uint32_t p,
+                         uint32_t n)
+{
+    for (int32_t i = 0; i < q->term_count; i++) {
+        const tes__term_info_t *t = &q->terms[i];
+        if (t->parent || !t->data)
+            continue;
+        size_t size = t->info->size;
+        unsigned char *val = c->scratch + c->offsets[i];
+        unsigned char *orig = c->scratch + c->originals[i];
+        void **src = (void **)(void *)(c->scratch + c->sources[i]);
+        for (uint32_t j = 0; j < n; j++) {
+            bool has;
+            void *v = value_at(c, q, i, c->ents[p + j], &has);
+            tes__assert(v != NULL); /* an AND data term of a match */
+            copy_value(val + j * size, v, size);
+            src[j] = v;
+        }
+        memcpy(orig, val, n * size);
+        it->priv_fields[i] = val;
+    }
+    c->gathered = n;
+}
+
 bool tes__cascade_next(tes_iter_t *it)
 {
     tes_query_t *q = it->priv_query;
@@ -268,6 +423,7 @@ bool tes__cascade_next(tes_iter_t *it)
         }
         it->priv_cascade = c;
     }
+    write_back(c, q); /* before any parent value of the next chunk is read */
     while (c->cursor < c->count) {
         uint32_t p = c->cursor, end = p;
         int32_t depth = c->depths[p];
@@ -280,34 +436,37 @@ bool tes__cascade_next(tes_iter_t *it)
             c->cursor++;
             continue;
         }
-        /* OPTIONAL parent terms: every parent of the chunk has it, or none. */
-        for (int32_t t = 0; t < q->parent_count; t++) {
-            const tes__term_info_t *ti = &q->terms[q->parent_terms[t]];
-            if (ti->oper != TES_OPTIONAL)
-                continue;
-            bool first = parent_has(q, ti, c->parents[p]);
-            uint32_t j = 1;
-            while (j < k && parent_has(q, ti, c->parents[p + j]) == first)
-                j++;
-            k = j;
-        }
-        tes__query_fields(q, m.pos, m.slot, it->priv_fields);
+        bool gather = c->self_gather && k < end - p && k < 8u;
+        if (gather)
+            k = end - p;
+        tes__query_fields(q, m.pos, m.slot, it->priv_fields); /* self terms (gathered below) */
+        /* The parent terms' values, copied as they are now. An OPTIONAL
+         * one ends the chunk where its presence changes: every parent of
+         * the chunk has it, or none. */
         for (int32_t t = 0; t < q->parent_count; t++) {
             int32_t i = q->parent_terms[t];
             const tes__term_info_t *ti = &q->terms[i];
-            uint32_t size = ti->info->size;
+            size_t size = ti->info->size;
             it->priv_fields[i] = NULL;
-            if (ti->oper == TES_NOT || !size || !parent_has(q, ti, c->parents[p]))
+            if (ti->oper == TES_NOT)
                 continue;
             unsigned char *out = c->scratch + c->offsets[i];
+            bool first = parent_has(c, q, i, c->parents[p]);
             for (uint32_t j = 0; j < k; j++) {
-                bool has;
-                const void *v = parent_value(q, ti, c->parents[p + j], &has);
-                tes__assert(v != NULL);
-                memcpy(out + (size_t)j * size, v, size);
+                bool has = false;
+                const void *v = c->parents[p + j] != TES_NULL ? value_at(c, q, i, c->parents[p + j], &has) : NULL;
+                if (has != first) { /* only an OPTIONAL term changes */
+                    k = j;
+                    break;
+                }
+                if (v)
+                    copy_value(out + j * size, v, size);
             }
-            it->priv_fields[i] = out;
+            if (first && size)
+                it->priv_fields[i] = out;
         }
+        if (gather)
+            gather_chunk(c, q, it, p, k);
         it->count = (int32_t)k;
         it->entities = c->ents + p;
         it->depth = (q->flags & TES_QUERY_CASCADE) ? depth : 0;

@@ -185,6 +185,7 @@ static void query_release(tes_query_t *q)
 {
     tes__alloc_t *a = &q->w->alloc;
     tes__group_free(q);
+    tes__cascade_release_spare(q);
     tes__free(a, q->matches, (size_t)q->match_cap * sizeof *q->matches);
     tes__free(a, q->table_ok, q->table_ok_cap);
     tes__free(a, q, sizeof *q);

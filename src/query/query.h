@@ -126,6 +126,9 @@ struct tes_query {
     bool cascade_walk;
     uint8_t parent_terms[TES_MAX_TERMS];
     int32_t parent_count;
+    /* The state of the last by-depth iteration that ended, reused by the
+     * next (cascade_iter.c); released with the query. */
+    _Atomic(struct cascade *) cascade_spare;
 };
 
 /* Counts the terms of d into *count: those before the first term whose
@@ -161,7 +164,9 @@ bool tes__query_base_next(tes_iter_t *it);
 /* The by-depth walk (cascade_iter.c): the next chunk, or false at the end
  * or when its state could not be allocated (TES_ERR_NOMEM recorded). */
 bool tes__cascade_next(tes_iter_t *it);
-/* Releases a by-depth walk's state (idempotent). */
+/* Releases the state a query keeps for its next by-depth iteration. */
+void tes__cascade_release_spare(tes_query_t *q);
+/* Ends a by-depth walk: its state goes back to the query (idempotent). */
 void tes__cascade_free(tes_iter_t *it);
 /* Validates the parent terms and the CASCADE flag of d once the self terms
  * are set up: TES_OK or TES_ERR_INVALID recorded with a detail. */
