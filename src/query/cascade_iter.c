@@ -47,7 +47,7 @@ typedef struct cascade {
     uint32_t cursor;
     uint32_t chunk_max;
     size_t offsets[TES_MAX_TERMS]; /* each parent data term's array in scratch */
-    /* Gathered chunks (see gather_chunk): per self data term its values,
+    /* Gathered chunks (see cascade_gather): per self data term its values,
      * their originals and the addresses they came from. */
     bool self_gather;
     uint32_t gathered; /* entities of the gathered chunk handed out last, 0: none */
@@ -59,7 +59,7 @@ typedef struct cascade {
     size_t scratch_bytes;
 } cascade_t;
 
-static void write_back(cascade_t *c, const tes_query_t *q);
+static void cascade_write_back(cascade_t *c, const tes_query_t *q);
 
 /* memcpy of one value: the common small sizes as fixed-size copies the
  * compiler inlines (a call per value would cost more than the value). */
@@ -107,7 +107,7 @@ int tes__cascade_setup(tes_query_t *q, const tes_query_desc_t *d)
  * tag); *has says whether e has it. The table last asked about, per term,
  * is remembered with the component's column there (-1: not in its type,
  * -2: a tag in it): neighbours in a depth mostly share a table. */
-static void *value_at(cascade_t *c, const tes_query_t *q, int32_t i, tes_entity_t e, bool *has)
+static void *cascade_value(cascade_t *c, const tes_query_t *q, int32_t i, tes_entity_t e, bool *has)
 {
     const tes__term_info_t *t = &q->terms[i];
     const tes__component_t *info = t->info;
@@ -137,7 +137,7 @@ static bool parent_has(cascade_t *c, const tes_query_t *q, int32_t i, tes_entity
 {
     bool has = false;
     if (p != TES_NULL)
-        (void)value_at(c, q, i, p, &has);
+        (void)cascade_value(c, q, i, p, &has);
     return has;
 }
 
@@ -173,7 +173,7 @@ void tes__cascade_free(tes_iter_t *it)
     cascade_t *c = it->priv_cascade;
     if (!c)
         return;
-    write_back(c, it->priv_query);
+    cascade_write_back(c, it->priv_query);
     it->priv_cascade = NULL;
     c->count = 0;
     c->cursor = 0;
@@ -362,7 +362,7 @@ static cascade_t *collect_all(tes_iter_t *it, cascade_t *c)
 /* Writes the last gathered chunk's values back: each value the loop
  * changed, unless the stored value changed meanwhile (then kept), for the
  * terms that are not TES_IN. */
-static void write_back(cascade_t *c, const tes_query_t *q)
+static void cascade_write_back(cascade_t *c, const tes_query_t *q)
 {
     for (int32_t i = 0; c->gathered && i < q->term_count; i++) {
         const tes__term_info_t *t = &q->terms[i];
@@ -381,10 +381,10 @@ static void write_back(cascade_t *c, const tes_query_t *q)
 
 /* A gathered chunk of n entities from position p: each self data term's
  * values copied to the scratch (with their originals and addresses for
- * write_back). Rows of one depth are rarely neighbours in their table
+ * cascade_write_back). Rows of one depth are rarely neighbours in their table
  * (a forest spawned in any order interleaves depths), so without this a
  * chunk would often hold a single entity. */
-static void gather_chunk(cascade_t *c, const tes_query_t *q, tes_iter_t *it, uint32_t p,
+static void cascade_gather(cascade_t *c, const tes_query_t *q, tes_iter_t *it, uint32_t p,
                          uint32_t n)
 {
     for (int32_t i = 0; i < q->term_count; i++) {
@@ -397,7 +397,7 @@ static void gather_chunk(cascade_t *c, const tes_query_t *q, tes_iter_t *it, uin
         void **src = (void **)(void *)(c->scratch + c->sources[i]);
         for (uint32_t j = 0; j < n; j++) {
             bool has;
-            void *v = value_at(c, q, i, c->ents[p + j], &has);
+            void *v = cascade_value(c, q, i, c->ents[p + j], &has);
             tes__assert(v != NULL); /* an AND data term of a match */
             copy_value(val + j * size, v, size);
             src[j] = v;
@@ -423,7 +423,7 @@ bool tes__cascade_next(tes_iter_t *it)
         }
         it->priv_cascade = c;
     }
-    write_back(c, q); /* before any parent value of the next chunk is read */
+    cascade_write_back(c, q); /* before any parent value of the next chunk is read */
     while (c->cursor < c->count) {
         uint32_t p = c->cursor, end = p;
         int32_t depth = c->depths[p];
@@ -454,7 +454,7 @@ bool tes__cascade_next(tes_iter_t *it)
             bool first = parent_has(c, q, i, c->parents[p]);
             for (uint32_t j = 0; j < k; j++) {
                 bool has = false;
-                const void *v = c->parents[p + j] != TES_NULL ? value_at(c, q, i, c->parents[p + j], &has) : NULL;
+                const void *v = c->parents[p + j] != TES_NULL ? cascade_value(c, q, i, c->parents[p + j], &has) : NULL;
                 if (has != first) { /* only an OPTIONAL term changes */
                     k = j;
                     break;
@@ -466,7 +466,7 @@ bool tes__cascade_next(tes_iter_t *it)
                 it->priv_fields[i] = out;
         }
         if (gather)
-            gather_chunk(c, q, it, p, k);
+            cascade_gather(c, q, it, p, k);
         it->count = (int32_t)k;
         it->entities = c->ents + p;
         it->depth = (q->flags & TES_QUERY_CASCADE) ? depth : 0;
