@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "tessera.h"
+#include "support/counting_alloc.h"
 #include "system/system.h"
 #include "world/check.h"
 
@@ -515,6 +516,88 @@ static void test_system_parent_term(void **state)
     }
 }
 
+/* ------------------------------------------------------------------ write-back, memory */
+
+/* Values of a gathered chunk go back when the next chunk is made, unless
+ * the stored value changed meanwhile (tes_set from the loop wins). */
+static void test_write_back_rules(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    comps_t k = register_all(w, false);
+    enum { N = 64 };
+    tes_entity_t root = tes_spawn(w), e[N];
+    tes_set(w, root, k.world, &(World){0});
+    for (int i = 0; i < N; i++) { /* depths 1 and 2 interleaved in one table */
+        e[i] = tes_spawn(w);
+        tes_set(w, e[i], k.world, &(World){0});
+        assert_int_equal(tes_set_parent(w, e[i], i % 2 ? e[i - 1] : root), TES_OK);
+    }
+    tes_query_t *q = tes_query_new(w, &(tes_query_desc_t){.terms = {{k.world}}, .flags = TES_QUERY_CASCADE});
+    int32_t chunks = 0;
+    tes_iter_t it = tes_query_iter(q);
+    while (tes_iter_next(&it)) {
+        World *v = tes_field(&it, 0);
+        chunks++;
+        for (int32_t i = 0; i < it.count; i++) {
+            v[i].x = 7;
+            if (it.entities[i] == e[2])
+                tes_set(w, e[2], k.world, &(World){99}); /* the stored value changes: kept */
+        }
+    }
+    assert_true(chunks <= 3); /* long chunks despite every other row */
+    for (int i = 0; i < N; i++)
+        assert_true(((const World *)tes_get(w, e[i], k.world))->x == (i == 2 ? 99.0f : 7.0f));
+    tes_query_free(q);
+    assert_int_equal(tes__world_check(w), 0);
+    tes_world_free(w);
+}
+
+/* Every allocation of a by-depth iteration failing in turn: the first
+ * tes_iter_next returns false with TES_ERR_NOMEM, nothing changed, nothing
+ * leaked. */
+static void test_allocation_failures(void **state)
+{
+    (void)state;
+    for (uint64_t fail = 1;; fail++) {
+        ca_state_t ca;
+        ca_init(&ca, 0);
+        tes_world_t *w = tes_world_new(&(tes_world_desc_t){.allocator = ca_allocator(&ca)});
+        comps_t k = register_all(w, false);
+        forest_t f = make_forest(w, &k);
+        for (int i = 0; i < 600; i++) { /* lists that grow more than once */
+            tes_entity_t x = tes_spawn(w);
+            tes_set(w, x, k.world, &(World){0});
+            tes_set(w, x, k.local, &(Local){1});
+            assert_int_equal(tes_set_parent(w, x, i % 2 ? f.aa : f.ccc), TES_OK);
+        }
+        tes_query_t *q = propagation_query(w, &k);
+        assert_non_null(q);
+        ca_fail_in(&ca, fail);
+        int32_t seen = 0;
+        tes_iter_t it = tes_query_iter(q);
+        while (tes_iter_next(&it))
+            seen += it.count;
+        ca_fail_in(&ca, 0);
+        uint64_t failures = ca.failures;
+        if (failures)
+            assert_int_equal(tes_last_error(w), TES_ERR_NOMEM);
+        assert_true(seen == 0 || seen == 608);
+        if (!failures) { /* and the kept state serves the next iteration */
+            propagate(w, q);
+            assert_true(((const World *)tes_get(w, f.aa, k.world))->x == expected_world(w, &k, f.aa));
+        }
+        tes_query_free(q);
+        assert_int_equal(tes__world_check(w), 0);
+        tes_world_free(w);
+        assert_int_equal(ca.live_blocks, 0);
+        assert_int_equal(ca.live_bytes, 0);
+        if (!failures)
+            break;
+        assert_true(fail < 100);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -526,6 +609,8 @@ int main(void)
         cmocka_unit_test(test_random_forest_propagation),
         cmocka_unit_test(test_deferred_inside_loop),
         cmocka_unit_test(test_system_parent_term),
+        cmocka_unit_test(test_write_back_rules),
+        cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
