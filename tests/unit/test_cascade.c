@@ -598,6 +598,42 @@ static void test_allocation_failures(void **state)
     }
 }
 
+/* A change filter on the entity's own term works with the by-depth order:
+ * the first iteration sees every match, the next only what changed. */
+static void test_change_filter_by_depth(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    comps_t k = register_all(w, false);
+    tes_comp_t tr = tes_component(w, &(tes_component_desc_t){.name = "TrackedWorld", .size = sizeof(World), .track_changes = true});
+    forest_t f = make_forest(w, &k);
+    tes_entity_t all[] = {f.r0, f.r1, f.a, f.aa, f.b, f.c, f.cc, f.ccc};
+    for (int i = 0; i < 8; i++)
+        tes_set(w, all[i], tr, &(World){(float)i});
+    tes_query_t *q = tes_query_new(w, &(tes_query_desc_t){.terms = {{tr, .access = TES_IN, .change = TES_CHANGE_CHANGED}, {tr, .oper = TES_OPTIONAL, .access = TES_IN, .src = TES_SRC_PARENT}}, .flags = TES_QUERY_CASCADE});
+    assert_non_null(q);
+    check_order(w, q, 8);
+    check_order(w, q, 0);
+    tes_set(w, f.cc, tr, &(World){42});
+    tes_set(w, f.b, tr, &(World){43});
+    int32_t seen = 0, last = -1;
+    tes_iter_t it = tes_query_iter(q);
+    while (tes_iter_next(&it)) {
+        const World *up = tes_field(&it, 1);
+        assert_non_null(up);
+        assert_true(it.depth > last);
+        last = it.depth;
+        assert_int_equal(it.count, 1);
+        assert_true(it.entities[0] == (it.depth == 1 ? f.b : f.cc));
+        assert_true(up[0].x == ((const World *)tes_get(w, tes_parent(w, it.entities[0]), tr))->x);
+        seen++;
+    }
+    assert_int_equal(seen, 2);
+    tes_query_free(q);
+    assert_int_equal(tes__world_check(w), 0);
+    tes_world_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -611,6 +647,7 @@ int main(void)
         cmocka_unit_test(test_system_parent_term),
         cmocka_unit_test(test_write_back_rules),
         cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_change_filter_by_depth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
