@@ -10,6 +10,10 @@
  *   (both Tessera: the ratio is the cost of the cascade).
  * H3 path lookup: 3-level paths among ~100k named entities (47 x 47 x 47)
  *   by tes_lookup_path vs a plain-C open-addressing hash of (parent, name).
+ * H4 propagation: n entities in 1000 random trees of depth <= 8, World =
+ *   parent's World + Local for every entity by one TES_QUERY_CASCADE query
+ *   with a TES_SRC_PARENT term, vs plain C walking arrays sorted by depth
+ *   with a parent-index array (the floor for a by-depth pass).
  * W4 linked: the W4 table query (Position += Velocity) over a world whose
  *   entities are all linked in trees, vs the plain arrays: links must not
  *   slow iteration down.
@@ -459,6 +463,191 @@ const bench_workload_t bench_h3_paths = {
     true,
     {paths_tes_init, NULL, paths_tes_run, NULL, paths_fini},
     {paths_base_init, NULL, paths_base_run, NULL, paths_fini},
+};
+
+/* ------------------------------------------------------------------ H4 */
+
+#define H4_TREES 1000u
+#define H4_DEPTH 8
+
+typedef struct propagate {
+    uint32_t n;
+    uint32_t *parent_of; /* per entity: its parent's number, NONE for a root */
+    uint8_t *depth;
+    float *local;        /* per entity: its Local.x (y and z follow from it) */
+    tes_world_t *w;
+    tes_query_t *q;
+    /* baseline: the entities sorted by depth */
+    Position *b_local;
+    Velocity *b_world;
+    uint32_t *b_parent; /* position of the parent in the sorted arrays, NONE for roots */
+} propagate_t;
+
+static int64_t propagate_ops(const bench_cfg_t *cfg) { return cfg->n; }
+
+/* The forest: each tree's entities in spawn order, each under a random
+ * earlier entity of its tree (its parent when that one is at the depth
+ * limit). Locals are small integers, so both sides' sums are exact. */
+static propagate_t *propagate_common(const bench_cfg_t *cfg)
+{
+    propagate_t *s = (propagate_t *)calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->n = bench_u32(cfg->n) / H4_TREES * H4_TREES;
+    s->parent_of = (uint32_t *)bench_alloc((size_t)s->n * 4);
+    s->depth = (uint8_t *)bench_alloc((size_t)s->n);
+    s->local = (float *)bench_alloc((size_t)s->n * sizeof(float));
+    if (bench_failed())
+        return s;
+    uint64_t rng = cfg->seed;
+    uint32_t per = s->n / H4_TREES;
+    for (uint32_t i = 0; i < s->n; i++) {
+        uint32_t at = i % per, base = i - at;
+        s->local[i] = (float)(bench_rng_next(&rng) % 16);
+        if (!at) {
+            s->parent_of[i] = NONE;
+            s->depth[i] = 0;
+            continue;
+        }
+        uint32_t p = base + (uint32_t)(bench_rng_next(&rng) % at);
+        if (s->depth[p] == H4_DEPTH)
+            p = s->parent_of[p];
+        s->parent_of[i] = p;
+        s->depth[i] = (uint8_t)(s->depth[p] + 1);
+    }
+    return s;
+}
+
+static void *propagate_tes_init(const bench_cfg_t *cfg)
+{
+    propagate_t *s = propagate_common(cfg);
+    if (!s || bench_failed())
+        return s;
+    s->w = bench_world_new();
+    bench_comps_t c = bench_register3(s->w, TES_STORAGE_TABLE);
+    tes_comp_t ids[2] = {c.pos, c.vel}; /* Position is Local, Velocity is World */
+    tes_entity_t *h = (tes_entity_t *)bench_alloc((size_t)s->n * sizeof *h);
+    if (bench_failed() || tes_spawn_n(s->w, (int32_t)s->n, ids, 2, h) != TES_OK) {
+        bench_fail("propagation set-up failed");
+        free(h);
+        return s;
+    }
+    for (uint32_t i = 0; i < s->n; i++) {
+        Position *l = (Position *)tes_get_mut(s->w, h[i], c.pos);
+        *l = (Position){s->local[i], 1.0f, 2.0f};
+        if (s->parent_of[i] != NONE && tes_set_parent(s->w, h[i], h[s->parent_of[i]]) != TES_OK)
+            bench_fail("tes_set_parent: %s", tes_strerror(tes_last_error(s->w)));
+    }
+    free(h);
+    s->q = tes_query_new(s->w, &(tes_query_desc_t){
+                                   .terms = {{c.vel, .access = TES_OUT},
+                                             {c.pos, .access = TES_IN},
+                                             {c.vel, .oper = TES_OPTIONAL, .access = TES_IN,
+                                              .src = TES_SRC_PARENT}},
+                                   .flags = TES_QUERY_CASCADE});
+    if (!s->q)
+        bench_fail("tes_query_new: %s", tes_last_error_detail(s->w));
+    return s;
+}
+
+static uint64_t propagate_tes_run(void *p)
+{
+    propagate_t *s = (propagate_t *)p;
+    uint64_t sum = 0;
+    tes_iter_t it = tes_query_iter(s->q);
+    while (tes_iter_next(&it)) {
+        Velocity *out = (Velocity *)tes_field(&it, 0);
+        const Position *l = (const Position *)tes_field(&it, 1);
+        const Velocity *up = (const Velocity *)tes_field(&it, 2);
+        if (up) {
+            for (int32_t i = 0; i < it.count; i++) {
+                out[i].x = up[i].x + l[i].x;
+                out[i].y = up[i].y + l[i].y;
+                out[i].z = up[i].z + l[i].z;
+                sum += (uint64_t)out[i].x;
+            }
+        } else {
+            for (int32_t i = 0; i < it.count; i++) {
+                out[i].x = l[i].x;
+                out[i].y = l[i].y;
+                out[i].z = l[i].z;
+                sum += (uint64_t)out[i].x;
+            }
+        }
+    }
+    return sum;
+}
+
+static void *propagate_base_init(const bench_cfg_t *cfg)
+{
+    propagate_t *s = propagate_common(cfg);
+    if (!s || bench_failed())
+        return s;
+    s->b_local = (Position *)bench_alloc((size_t)s->n * sizeof *s->b_local);
+    s->b_world = (Velocity *)bench_alloc((size_t)s->n * sizeof *s->b_world);
+    s->b_parent = (uint32_t *)bench_alloc((size_t)s->n * 4);
+    uint32_t *at = (uint32_t *)bench_alloc((size_t)s->n * 4); /* entity -> sorted position */
+    uint32_t start[H4_DEPTH + 2] = {0};
+    if (bench_failed()) {
+        free(at);
+        return s;
+    }
+    for (uint32_t i = 0; i < s->n; i++)
+        start[s->depth[i] + 1]++;
+    for (int d = 1; d < H4_DEPTH + 2; d++)
+        start[d] += start[d - 1];
+    for (uint32_t i = 0; i < s->n; i++)
+        at[i] = start[s->depth[i]]++;
+    for (uint32_t i = 0; i < s->n; i++) {
+        s->b_local[at[i]] = (Position){s->local[i], 1.0f, 2.0f};
+        s->b_world[at[i]] = (Velocity){0, 0, 0};
+        s->b_parent[at[i]] = s->parent_of[i] == NONE ? NONE : at[s->parent_of[i]];
+    }
+    free(at);
+    return s;
+}
+
+static uint64_t propagate_base_run(void *p)
+{
+    propagate_t *s = (propagate_t *)p;
+    uint64_t sum = 0;
+    const Position *l = s->b_local;
+    Velocity *out = s->b_world;
+    for (uint32_t i = 0; i < s->n; i++) {
+        uint32_t up = s->b_parent[i];
+        if (up != NONE) {
+            out[i].x = out[up].x + l[i].x;
+            out[i].y = out[up].y + l[i].y;
+            out[i].z = out[up].z + l[i].z;
+        } else {
+            out[i].x = l[i].x;
+            out[i].y = l[i].y;
+            out[i].z = l[i].z;
+        }
+        sum += (uint64_t)out[i].x;
+    }
+    return sum;
+}
+
+static void propagate_fini(void *p)
+{
+    propagate_t *s = (propagate_t *)p;
+    if (s->q)
+        tes_query_free(s->q);
+    if (s->w)
+        tes_world_free(s->w);
+    free(s->parent_of), free(s->depth), free(s->local);
+    free(s->b_local), free(s->b_world), free(s->b_parent);
+    free(s);
+}
+
+const bench_workload_t bench_h4_propagate = {
+    "H4 propagation (1000 trees, depth <= 8) by one cascade query",
+    "ent",
+    propagate_ops,
+    true,
+    {propagate_tes_init, NULL, propagate_tes_run, NULL, propagate_fini},
+    {propagate_base_init, NULL, propagate_base_run, NULL, propagate_fini},
 };
 
 /* ------------------------------------------------------------------ W4 linked */

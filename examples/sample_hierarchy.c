@@ -6,8 +6,9 @@
  * table and iteration over them is as dense as without a tree.
  *
  * Shows: linking and child order, depth, names and paths, propagation by
- * depth (the parents of one depth are final before their children are
- * computed), reparenting a moon, and a cascading destroy of a planet.
+ * one cascade query with a parent term (chunks come by depth, so the
+ * parents of one depth are final before their children are computed),
+ * reparenting a moon, and a cascading destroy of a planet.
  */
 #include <math.h>
 #include <stdio.h>
@@ -37,26 +38,31 @@ static tes_entity_t body(tes_world_t *w, tes_comp_t local, tes_comp_t world, tes
     return e;
 }
 
-/* World = parent's World + Local, one depth after the other: a
- * breadth-first walk from the root, so every parent is done before its
- * children. */
-static void propagate(tes_world_t *w, tes_comp_t local, tes_comp_t world, tes_entity_t root)
+/* World = parent's World + Local over the whole forest, in one pass of
+ * one query: TES_QUERY_CASCADE hands out the chunks by depth, and the
+ * parent term (TES_SRC_PARENT) gives each chunk its parents' World as
+ * their own chunks left it. Roots have no parent: their chunks get NULL
+ * for the optional parent term. */
+static tes_query_t *propagation_query(tes_world_t *w, tes_comp_t local, tes_comp_t world)
 {
-    tes_entity_t queue[64];
-    int head = 0, tail = 0;
-    queue[tail++] = root;
-    *(World *)tes_get_mut(w, root, world) = *(const World *)(const void *)tes_get(w, root, local);
-    while (head < tail) {
-        tes_entity_t p = queue[head++];
-        const World *pw = tes_get(w, p, world);
-        tes_entity_t kids[16];
-        int32_t n = tes_children(w, p, kids, 16);
-        for (int32_t i = 0; i < n && i < 16 && tail < 64; i++) {
-            const Local *l = tes_get(w, kids[i], local);
-            World *cw = tes_get_mut(w, kids[i], world);
-            cw->x = pw->x + l->x;
-            cw->y = pw->y + l->y;
-            queue[tail++] = kids[i];
+    return tes_query_new(w, &(tes_query_desc_t){
+                                .terms = {{world, .access = TES_OUT},
+                                          {local, .access = TES_IN},
+                                          {world, .oper = TES_OPTIONAL, .access = TES_IN,
+                                           .src = TES_SRC_PARENT}},
+                                .flags = TES_QUERY_CASCADE});
+}
+
+static void propagate(tes_query_t *q)
+{
+    tes_iter_t it = tes_query_iter(q);
+    while (tes_iter_next(&it)) {
+        World *out = TES_FIELD(&it, World, 0);
+        const Local *l = TES_FIELD(&it, Local, 1);
+        const World *up = TES_FIELD(&it, World, 2); /* NULL: the chunk's entities are roots */
+        for (int32_t i = 0; i < it.count; i++) {
+            out[i].x = (up ? up[i].x : 0.0f) + l[i].x;
+            out[i].y = (up ? up[i].y : 0.0f) + l[i].y;
         }
     }
 }
@@ -95,6 +101,8 @@ int main(void)
     /* So is a cycle. */
     CHECK(tes_set_parent(w, sun, moon) == TES_ERR_INVALID);
 
+    tes_query_t *q = propagation_query(w, local, world);
+    CHECK(q != NULL);
     /* Orbits: every frame, turn each Local, then propagate. */
     for (int frame = 0; frame < 3; frame++) {
         float a = 0.1f * (float)frame;
@@ -105,7 +113,7 @@ int main(void)
             l->x = x * cosf(a) - y * sinf(a);
             l->y = x * sinf(a) + y * cosf(a);
         }
-        propagate(w, local, world, sun);
+        propagate(q);
     }
     const World *mw = tes_get(w, moon, world);
     const World *ew = tes_get(w, earth, world);
@@ -118,6 +126,12 @@ int main(void)
     CHECK(tes_set_parent(w, moon, mars) == TES_OK);
     CHECK(tes_lookup_path(w, "sun/mars/moon") == moon);
     CHECK(tes_children(w, mars, NULL, 0) == 3);
+    propagate(q); /* the same query follows the new tree */
+    mw = tes_get(w, moon, world);
+    const World *marsw = tes_get(w, mars, world);
+    ml = tes_get(w, moon, local);
+    CHECK(fabsf(mw->x - (marsw->x + ml->x)) < 1e-4f && fabsf(mw->y - (marsw->y + ml->y)) < 1e-4f);
+    printf("moon now at (%.2f, %.2f), following mars\n", (double)mw->x, (double)mw->y);
 
     /* Destroying mars destroys its moons first. */
     CHECK(tes_destroy(w, mars) == TES_OK);
@@ -125,6 +139,7 @@ int main(void)
     printf("after mars: %d bodies left\n", tes_entity_count(w));
     CHECK(tes_entity_count(w) == 2);
 
+    tes_query_free(q);
     tes_world_free(w);
     return 0;
 }

@@ -860,11 +860,27 @@ typedef enum tes_change_t {
     TES_CHANGE_CHANGED = 2  /* added or written since then */
 } tes_change_t;
 
+/* Whose component a term is about. TES_SRC_PARENT: the entity's parent's
+ * (see tes_set_parent). Such a term's field is an array aligned with
+ * it.entities holding each parent's value, copied when the chunk is made
+ * (read-only: the term's access must be TES_IN). TES_AND: only entities
+ * whose parent has the component match; TES_NOT: only those whose parent
+ * does not (roots included); TES_OPTIONAL: chunks are split so that every
+ * parent in a chunk has it (field non-NULL) or none does (NULL). A query
+ * may name a component once per source (World of the entity and World of
+ * its parent). Refused (TES_ERR_INVALID) with a group flag or a change
+ * filter on the parent term. */
+typedef enum tes_src_t {
+    TES_SRC_SELF = 0,
+    TES_SRC_PARENT = 1
+} tes_src_t;
+
 typedef struct tes_term_t {
     tes_comp_t comp; /* 0 ends the term list */
     tes_oper_t oper;
     tes_access_t access;
     tes_change_t change;
+    tes_src_t src;
 } tes_term_t;
 
 enum {
@@ -879,7 +895,13 @@ enum {
      * contiguous. Every AND term must be a non-stable sparse component not
      * owned by another group; otherwise tes_query_new fails with
      * TES_ERR_INVALID. */
-    TES_QUERY_OWNING_GROUP = 1 << 3
+    TES_QUERY_OWNING_GROUP = 1 << 3,
+    /* Yield matches by depth in the hierarchy: every match at depth d
+     * before any at depth d + 1, each chunk of one depth (it.depth). With
+     * a TES_SRC_PARENT term, the parents' values a chunk reads are those
+     * their own chunks left, so one query propagates values down a whole
+     * forest in one pass. Not with a group flag (TES_ERR_INVALID). */
+    TES_QUERY_CASCADE = 1 << 4
 };
 
 typedef struct tes_query_desc_t {
@@ -914,6 +936,7 @@ typedef struct tes_iter_t {
     float delta_time;              /* tes_progress's delta_time (systems); 0 otherwise */
     void *ctx;                     /* the system's ctx (systems); NULL otherwise */
     int32_t thread;                /* 0 on the calling thread, 1..threads-1 on workers */
+    int32_t depth;                 /* TES_QUERY_CASCADE: the chunk's depth; else 0 */
     /* Private from here on: the iterator's own state (see above). */
     void *priv_fields[TES_MAX_TERMS];
     tes_query_t *priv_query;
@@ -933,6 +956,7 @@ typedef struct tes_iter_t {
     uint32_t priv_change_since;    /* change filters: ticks after this one pass */
     uint32_t priv_change_tick;     /* the tick this iteration advanced to */
     uint32_t priv_change_live;     /* nonzero: this iteration ends a change window */
+    void *priv_cascade;            /* a by-depth walk's state (cascade or parent terms) */
 } tes_iter_t;
 
 /* Creates a query. Fails with NULL and TES_ERR_INVALID for no terms, a

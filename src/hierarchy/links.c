@@ -184,9 +184,24 @@ static int clone_link(tes_world_t *w, tes_entity_t src, uint32_t copy, bool comm
     return TES_OK;
 }
 
+/* The parent and the depth of live entity index i: a walk up the chain
+ * (depths are at most the forest's height, a few levels in scenes). */
+static int32_t lineage(const tes_world_t *w, uint32_t i, uint32_t *parent)
+{
+    const tes__hier_t *h = w->hier;
+    uint32_t p = tes__link_parent(h, i);
+    *parent = p;
+    int32_t depth = 0;
+    while (p) {
+        depth++;
+        p = tes__link_parent(h, p - 1);
+    }
+    return depth;
+}
+
 static const tes__hier_ops_t hier_ops = {has_children, plan, destroyed, clone_link,
                                          tes__hier_instance_prepare, tes__hier_instance_commit,
-                                         tes__hier_instance_discard};
+                                         tes__hier_instance_discard, lineage};
 
 tes__hier_t *tes__hier(tes_world_t *w)
 {

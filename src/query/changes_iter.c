@@ -44,7 +44,7 @@ int tes__query_changes_setup(tes_query_t *q, const tes_query_desc_t *d)
         for (int32_t i = 0; i < TES_MAX_TERMS; i++)
             q->gather_cap[i] = 0;
     }
-    q->whole_tables = !q->has_sparse && !q->change_count && !q->stamp_count;
+    q->whole_tables = !q->has_sparse && !q->change_count && !q->stamp_count && !q->cascade_walk;
     atomic_store_explicit(&q->change_last, 0, memory_order_relaxed);
     return TES_OK;
 }

@@ -179,6 +179,7 @@ static int32_t destroy_listed(tes_world_t *w, tes_query_t *q)
     tes_iter_t it = tes__query_walk_start(q);
     while (rc == TES_OK && tes__query_walk_next(&it))
         rc = list_push(w, &l, it.entities, (uint32_t)it.count);
+    tes__query_walk_end(&it);
     /* Matches' descendants die too (they are not counted): the whole plan
      * is checked before anything is destroyed. */
     tes__destroy_plan_t plan = {NULL, 0, NULL, 0};
@@ -216,7 +217,7 @@ int32_t tes_destroy_matching(tes_query_t *q)
     int32_t result;
     /* Emptying tables wholesale would skip the matches' descendants. */
     if (w->defer.depth == 0 && !q->group && !q->has_sparse && !q->change_count &&
-        q->mode != TES__QUERY_DRIVEN && !tes__world_has_links(w))
+        q->mode != TES__QUERY_DRIVEN && !tes__world_has_links(w) && !q->cascade_walk)
         result = destroy_tables(w, q);
     else
         result = destroy_listed(w, q);

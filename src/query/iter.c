@@ -203,7 +203,7 @@ static bool next_packed_chunk(tes_iter_t *it)
 
 /* An iterator over q positioned before its first chunk; opens no deferral
  * level. */
-static tes_iter_t iter_start(tes_query_t *q)
+static tes_iter_t iter_start_as(tes_query_t *q, bool by_depth)
 {
     /* Only the state fields are set: the fields array and the scratch are
      * written before they are read, and zeroing ~250 bytes per iteration
@@ -215,6 +215,8 @@ static tes_iter_t iter_start(tes_query_t *q)
     it.delta_time = 0;
     it.ctx = NULL;
     it.thread = 0;
+    it.depth = 0;
+    it.priv_cascade = NULL;
     it.priv_query = q;
     it.priv_cursor = 0;
     it.priv_row = 0;
@@ -233,7 +235,9 @@ static tes_iter_t iter_start(tes_query_t *q)
     it.priv_change_since = atomic_load_explicit(&q->change_last, memory_order_relaxed);
     if (q->change_count && !atomic_load_explicit(&q->change_ended, memory_order_relaxed))
         it.priv_change_live = TES__CHANGE_ALL;
-    if (q->group) {
+    if (by_depth) {
+        it.priv_phase = TES__WALK_CASCADE; /* collects with the base walk */
+    } else if (q->group) {
         it.priv_phase = q->group->owning ? TES__WALK_OWNED : TES__WALK_PACKED;
         it.priv_driver = tes__group_pool(q->group);
     } else if (q->mode == TES__QUERY_DRIVEN) {
@@ -244,6 +248,8 @@ static tes_iter_t iter_start(tes_query_t *q)
     }
     return it;
 }
+
+static tes_iter_t iter_start(tes_query_t *q) { return iter_start_as(q, q && q->cascade_walk); }
 
 /* True inside the level of non-structural systems (tes_progress): nothing
  * can be queued there (structural calls are refused), so a walk needs no
@@ -295,6 +301,7 @@ static tes__noinline bool advance(tes_iter_t *it)
     case TES__WALK_ROOT: return next_root_chunk(it);
     case TES__WALK_PACKED: return next_packed_chunk(it);
     case TES__WALK_OWNED: return tes__group_next_owned(it);
+    case TES__WALK_CASCADE: return tes__cascade_next(it);
     }
     return false;
 }
@@ -357,8 +364,10 @@ void tes_iter_fini(tes_iter_t *it)
 {
     if (!it || it->priv_done || it->priv_phase == TES__ITER_DETACHED)
         return;
-    if (it->priv_query)
+    if (it->priv_query) {
         tes__gather_flush(it);
+        tes__cascade_free(it);
+    }
     it->priv_done = 1;
     it->count = 0;
     it->entities = NULL;
@@ -376,7 +385,29 @@ void tes_iter_fini(tes_iter_t *it)
 
 tes_iter_t tes__query_walk_start(tes_query_t *q) { return iter_start(q); }
 
-bool tes__query_walk_next(tes_iter_t *it) { return !it->priv_done && advance(it); }
+bool tes__query_walk_next(tes_iter_t *it)
+{
+    if (it->priv_done)
+        return false;
+    if (advance(it))
+        return true;
+    tes__query_walk_end(it);
+    return false;
+}
+
+void tes__query_walk_end(tes_iter_t *it)
+{
+    if (it->priv_query)
+        tes__cascade_free(it);
+    it->priv_done = 1;
+}
+
+tes_iter_t tes__query_base_start(tes_query_t *q)
+{
+    return iter_start_as(q, false);
+}
+
+bool tes__query_base_next(tes_iter_t *it) { return advance(it); }
 
 int32_t tes_query_count(tes_query_t *q)
 {
@@ -385,14 +416,14 @@ int32_t tes_query_count(tes_query_t *q)
     int64_t n = 0;
     if (q->group) {
         n = q->group->owning ? q->group->length : q->group->members.count;
-    } else if (q->mode == TES__QUERY_TABLE && !q->has_sparse && !q->change_count) {
+    } else if (q->mode == TES__QUERY_TABLE && !q->has_sparse && !q->change_count && !q->cascade_walk) {
         for (uint32_t i = 0; i < q->match_count; i++)
             n += q->matches[i].table->count;
     } else {
         /* No user code runs during this walk, so it needs no deferral level
          * (and works inside hooks, where tes_query_iter is refused). */
         tes_iter_t it = iter_start(q);
-        while (advance(&it))
+        while (tes__query_walk_next(&it))
             n += it.count;
     }
     return n > INT32_MAX ? INT32_MAX : (int32_t)n;

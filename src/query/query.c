@@ -28,7 +28,8 @@ static bool table_ok(const tes_query_t *q, const tes__table_t *t)
     if (q->skip_prefab && (t->flags & TES__TABLE_PREFAB))
         return false;
     for (int32_t i = 0; i < q->term_count; i++)
-        if (!q->terms[i].sparse && q->terms[i].oper == TES_NOT && type_has(t, q->terms[i].comp))
+        if (!q->terms[i].sparse && !q->terms[i].parent && q->terms[i].oper == TES_NOT &&
+            type_has(t, q->terms[i].comp))
             return false;
     return true;
 }
@@ -40,7 +41,8 @@ static bool table_matches(const tes_query_t *q, const tes__table_t *t)
     if ((t->flags & TES__TABLE_VIRTUAL) || !table_ok(q, t))
         return false;
     for (int32_t i = 0; i < q->term_count; i++)
-        if (!q->terms[i].sparse && q->terms[i].oper == TES_AND && !type_has(t, q->terms[i].comp))
+        if (!q->terms[i].sparse && !q->terms[i].parent && q->terms[i].oper == TES_AND &&
+            !type_has(t, q->terms[i].comp))
             return false;
     return true;
 }
@@ -83,7 +85,7 @@ static int on_table(void *ctx, tes__table_t *t, bool commit)
 static int setup_terms(tes_query_t *q, const tes_query_desc_t *d)
 {
     const uint32_t known = TES_QUERY_INCLUDE_DISABLED | TES_QUERY_INCLUDE_PREFAB |
-                           TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP;
+                           TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP | TES_QUERY_CASCADE;
     if (d->flags & ~known)
         return tes__fail_detail(q->w, TES_ERR_INVALID, "query flags 0x%x include unknown bits 0x%x", (unsigned)d->flags, (unsigned)(d->flags & ~known));
     if ((d->flags & TES_QUERY_NONOWNING_GROUP) && (d->flags & TES_QUERY_OWNING_GROUP))
@@ -103,14 +105,24 @@ static int setup_terms(tes_query_t *q, const tes_query_desc_t *d)
         tes__component_t *info = tes__registry_get(&q->w->components, t->comp);
         if (!info || (unsigned)t->oper > TES_OPTIONAL || (unsigned)t->access > TES_NOACCESS)
             return tes__fail_detail(q->w, TES_ERR_INVALID, "query terms[%d]: %s %u", (int)i, !info ? "component id is not registered:" : (unsigned)t->oper > TES_OPTIONAL ? "oper is not a tes_oper_t:" : "access is not a tes_access_t:", !info ? (unsigned)t->comp : (unsigned)t->oper > TES_OPTIONAL ? (unsigned)t->oper : (unsigned)t->access);
+        if ((unsigned)t->src > TES_SRC_PARENT)
+            return tes__fail_detail(q->w, TES_ERR_INVALID, "query terms[%d]: src %u is not a tes_src_t", (int)i, (unsigned)t->src);
         for (int32_t j = 0; j < i; j++)
-            if (d->terms[j].comp == t->comp)
-                return tes__fail_detail(q->w, TES_ERR_INVALID, "query terms[%d] and terms[%d] both name component '%.64s'", (int)j, (int)i, info->name);
+            if (d->terms[j].comp == t->comp && d->terms[j].src == t->src)
+                return tes__fail_detail(q->w, TES_ERR_INVALID, "query terms[%d] and terms[%d] both name component '%.64s'%s", (int)j, (int)i, info->name, t->src ? " of the parent" : "");
         tes__term_info_t *ti = &q->terms[i];
         ti->comp = t->comp;
         ti->oper = t->oper;
         ti->access = t->access;
         ti->info = info;
+        if (t->src == TES_SRC_PARENT) {
+            /* Invisible to the self matcher (query.h); cascade_iter.c
+             * validates and reads it. */
+            ti->parent = true;
+            ti->sparse = false;
+            ti->data = false;
+            continue;
+        }
         ti->sparse = info->storage == TES_STORAGE_SPARSE;
         ti->data = info->size > 0 && t->oper != TES_NOT;
         q->has_sparse |= ti->sparse;
@@ -125,6 +137,8 @@ static int setup_terms(tes_query_t *q, const tes_query_desc_t *d)
     q->term_count = n;
     q->sparse_only = true;
     for (int32_t i = 0; i < n; i++) {
+        if (q->terms[i].parent)
+            continue;
         q->sparse_only &= q->terms[i].sparse;
         q->table_data |= !q->terms[i].sparse && q->terms[i].data;
         if (q->terms[i].sparse)
@@ -136,6 +150,8 @@ static int setup_terms(tes_query_t *q, const tes_query_desc_t *d)
     if ((q->flags & (TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP)) && !any_and)
         return tes__fail_detail(q->w, TES_ERR_INVALID, "query flags 0x%x ask for a group, which needs at least one TES_AND term", (unsigned)q->flags);
     tes__gather_plan(q);
+    if ((rc = tes__cascade_setup(q, d)) != TES_OK)
+        return rc;
     return tes__query_changes_setup(q, d);
 }
 
@@ -154,7 +170,8 @@ int tes__query_desc_terms(tes_world_t *w, const tes_query_desc_t *d, int32_t *co
     if (n == TES_MAX_TERMS)
         return TES_OK;
     for (int32_t i = n + 1; i < TES_MAX_TERMS; i++)
-        if (d->terms[i].comp || d->terms[i].oper != TES_AND || d->terms[i].access != TES_INOUT)
+        if (d->terms[i].comp || d->terms[i].oper != TES_AND || d->terms[i].access != TES_INOUT ||
+            d->terms[i].src != TES_SRC_SELF)
             return tes__fail_detail(w, TES_ERR_INVALID, "terms[%d] has component 0 but terms[%d] is set: was a component registered?", (int)n, (int)i);
     const tes_term_t *t = &d->terms[n];
     if (t->oper != TES_AND)
@@ -168,6 +185,7 @@ static void query_release(tes_query_t *q)
 {
     tes__alloc_t *a = &q->w->alloc;
     tes__group_free(q);
+    tes__cascade_release_spare(q);
     tes__free(a, q->matches, (size_t)q->match_cap * sizeof *q->matches);
     tes__free(a, q->table_ok, q->table_ok_cap);
     tes__free(a, q, sizeof *q);
@@ -194,8 +212,9 @@ static size_t append_terms(const tes_query_t *q, char *buf, size_t cap, size_t l
 {
     for (int32_t i = 0; i < q->term_count && len < cap; i++) {
         const tes__term_info_t *t = &q->terms[i];
-        int n = snprintf(buf + len, cap - len, "%s%s%.48s%s", i ? ", " : "{",
+        int n = snprintf(buf + len, cap - len, "%s%s%s%.48s%s", i ? ", " : "{",
                          t->oper == TES_NOT ? "NOT " : t->oper == TES_OPTIONAL ? "OPTIONAL " : "",
+                         t->parent ? "PARENT " : "",
                          t->info->name, i + 1 == q->term_count ? "}" : "");
         len += n > 0 ? (size_t)n : 0;
     }

@@ -51,6 +51,11 @@ typedef struct tes__term_info {
     bool sparse; /* stored in a sparse store */
     bool data;   /* has a field (size > 0 and not a NOT term) */
     tes_change_t change; /* the term's change filter (changes_iter.c) */
+    /* A TES_SRC_PARENT term: about the entity's parent. The self matcher,
+     * the table cache and the walks ignore it (data and sparse are false,
+     * the table filters skip it); only the by-depth walk (cascade_iter.c)
+     * reads it. */
+    bool parent;
 } tes__term_info_t;
 
 /* One matching table and, per term, its column there (-1: no column). */
@@ -116,6 +121,14 @@ struct tes_query {
     int32_t stamp_count;
     _Atomic uint32_t change_last;
     _Atomic bool change_ended; /* some iteration's window has ended */
+    /* The by-depth walk (cascade_iter.c): TES_QUERY_CASCADE or a parent
+     * term. Its iterations order matches by depth and read parents. */
+    bool cascade_walk;
+    uint8_t parent_terms[TES_MAX_TERMS];
+    int32_t parent_count;
+    /* The state of the last by-depth iteration that ended, reused by the
+     * next (cascade_iter.c); released with the query. */
+    _Atomic(struct cascade *) cascade_spare;
 };
 
 /* Counts the terms of d into *count: those before the first term whose
@@ -141,7 +154,27 @@ static inline uint32_t tes__chunk_end(uint32_t pos, uint64_t end)
 }
 
 /* The walks (tes_iter_t.priv_phase of a live iteration). */
-enum { TES__WALK_TABLES, TES__WALK_ROOT, TES__WALK_PACKED, TES__WALK_OWNED };
+enum { TES__WALK_TABLES, TES__WALK_ROOT, TES__WALK_PACKED, TES__WALK_OWNED, TES__WALK_CASCADE };
+
+/* The walk q would use without its by-depth order (iter.c): the by-depth
+ * walk collects its matches with it. */
+tes_iter_t tes__query_base_start(tes_query_t *q);
+bool tes__query_base_next(tes_iter_t *it);
+
+/* The by-depth walk (cascade_iter.c): the next chunk, or false at the end
+ * or when its state could not be allocated (TES_ERR_NOMEM recorded). */
+bool tes__cascade_next(tes_iter_t *it);
+/* Releases the state a query keeps for its next by-depth iteration. */
+void tes__cascade_release_spare(tes_query_t *q);
+/* Ends a by-depth walk: its state goes back to the query (idempotent). */
+void tes__cascade_free(tes_iter_t *it);
+/* Validates the parent terms and the CASCADE flag of d once the self terms
+ * are set up: TES_OK or TES_ERR_INVALID recorded with a detail. */
+int tes__cascade_setup(tes_query_t *q, const tes_query_desc_t *d);
+
+/* Ends an internal walk left before its end (frees a by-depth walk's
+ * state). */
+void tes__query_walk_end(tes_iter_t *it);
 
 /* How a walk asks the matcher (tes__match_t.how). */
 enum {

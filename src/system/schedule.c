@@ -127,6 +127,8 @@ static void detached_iter(const tes__systems_t *ss, const tes_system_t *s,
     it->delta_time = ss->delta_time;
     it->ctx = s->ctx;
     it->thread = thread;
+    it->depth = 0; /* by-depth systems run live, never detached */
+    it->priv_cascade = NULL;
     it->priv_query = s->query;
     it->priv_phase = TES__ITER_DETACHED;
     it->priv_done = 0;
@@ -307,10 +309,20 @@ static int push_unit(tes_world_t *w, tes__systems_t *ss, tes__unit_t u)
     return TES_OK;
 }
 
+/* A system whose query walks by depth (TES_QUERY_CASCADE or a parent
+ * term): a chunk's parent values are copied when the chunk is made, after
+ * the chunks before it ran, so its chunks cannot be captured ahead or
+ * spread over threads. It runs live on the calling thread, its chunks in
+ * order (run_level, before the level's other units: they share no
+ * conflicting access with it). */
+static bool by_depth(const tes_system_t *s) { return s->query && s->query->cascade_walk; }
+
 /* Captures s's chunks (none for a system without terms) and counts its
  * rows. TES_OK or TES_ERR_NOMEM. */
 static int prepare_system(tes_world_t *w, tes_system_t *s)
 {
+    if (by_depth(s)) /* ran live already: keeps its rows */
+        return TES_OK;
     s->rows = 0;
     s->chunk_count = 0;
     if (!s->query)
@@ -327,7 +339,7 @@ static int plan_system(tes_world_t *w, tes__systems_t *ss, tes_system_t *s, doub
 {
     if (!s->query)
         return push_unit(w, ss, (tes__unit_t){s, TES__ALL_CHUNKS, 0, 0, 0, 0});
-    if (!s->chunk_count)
+    if (!s->chunk_count || by_depth(s))
         return TES_OK;
     double per_row = row_cost(s);
     if (!s->parallel || w->threads <= 1)
@@ -381,6 +393,16 @@ static void level_worker(void *ctx, int32_t thread)
 static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32_t last)
 {
     ss->unit_count = 0;
+    for (uint32_t i = first; i < last; i++) {
+        tes_system_t *s = ss->items[ss->order[i]];
+        if (!s->doomed && by_depth(s)) {
+            uint64_t start = tes__clock_ns();
+            run_live(w, ss, s);
+            uint64_t spent = tes__clock_since(start);
+            atomic_fetch_add_explicit(&s->spent_ns, spent < (1ull << 40) ? spent : 0,
+                                      memory_order_relaxed);
+        }
+    }
     bool planned = true;
     double total = 0;
     for (uint32_t i = first; i < last && planned; i++) {
@@ -401,7 +423,7 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
         for (uint32_t i = first; i < last; i++) {
             tes_system_t *s = ss->items[ss->order[i]];
             end_held(s);
-            if (!s->doomed) {
+            if (!s->doomed && !by_depth(s)) {
                 uint64_t start = tes__clock_ns();
                 run_live(w, ss, s);
                 record_run(s, tes__clock_since(start));
@@ -599,7 +621,7 @@ int tes__schedule_run(tes_world_t *w, tes__systems_t *ss)
         if (s->structural) {
             if (!s->doomed) {
                 uint64_t start = tes__clock_ns();
-                int rc = s->parallel ? run_split(w, ss, s) : run_live(w, ss, s);
+                int rc = s->parallel && !by_depth(s) ? run_split(w, ss, s) : run_live(w, ss, s);
                 record_run(s, tes__clock_since(start));
                 if (rc && first_error == TES_OK)
                     first_error = rc;

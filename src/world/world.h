@@ -239,6 +239,10 @@ typedef struct tes__hier_ops {
     void (*instance_commit)(tes_world_t *w, void *prep, const uint32_t *indices,
                             const uint8_t *skip);
     void (*instance_discard)(tes_world_t *w, void *prep);
+    /* For queries reading parents (by-depth walks): live entity `index`'s
+     * parent (index + 1, 0 for a root) into *parent, and its depth (0 for
+     * a root) as the result. Cannot fail. */
+    int32_t (*lineage)(const tes_world_t *w, uint32_t index, uint32_t *parent);
 } tes__hier_ops_t;
 
 /* The entities a destroy of a listed set really destroys, in order: the

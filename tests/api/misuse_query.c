@@ -156,7 +156,7 @@ void mis_cases_query(void)
     d.terms[1].comp = F.vel;
     d.terms[1].access = (tes_access_t)7;
     CASE_REC(q_refused(d), inv);
-    CASE_REC(q_refused(qd1(F.pos, TES_AND, TES_INOUT, 1u << 4)), inv);
+    CASE_REC(q_refused(qd1(F.pos, TES_AND, TES_INOUT, 1u << 5)), inv);
     CASE_REC(q_refused(qd1(F.pos, TES_AND, TES_INOUT, 1u << 31)), inv);
     CASE_REC(q_refused(qd1(F.pos, TES_AND, TES_INOUT, UINT32_MAX)), inv);
 

@@ -543,7 +543,7 @@ static const fixed_query_t refused[] = {
     {{T(T4, AND), T(STAG, AND)}, 2, TES_QUERY_OWNING_GROUP},            /* table term */
     {{T(S4, AND)}, 1, TES_QUERY_OWNING_GROUP},                          /* owned already */
     {{T(STAG, AND), T(S4, OPTIONAL)}, 2, TES_QUERY_OWNING_GROUP},       /* optional term */
-    {{T(T4, AND)}, 1, 1u << 4},                                         /* unknown flag */
+    {{T(T4, AND)}, 1, 1u << 5},                                         /* unknown flag */
     {{T(T4, AND)}, 0, 0},                                               /* no terms */
 };
 #define NREFUSED ((uint32_t)(sizeof refused / sizeof refused[0]))
@@ -689,7 +689,7 @@ int fzd_random_desc(fz_driver_t *d, tes_query_desc_t *desc, fz_mquery_t *mq)
         desc->terms[fzd_draw(d, (uint32_t)n)].access = (tes_access_t)(4 + fzd_draw(d, 2));
         break;
     case 4:
-        desc->flags |= fzd_draw(d, 2) ? 1u << 4 : 1u << 31;
+        desc->flags |= fzd_draw(d, 2) ? 1u << 5 : 1u << 31;
         break;
     default:
         desc->flags |= TES_QUERY_NONOWNING_GROUP | TES_QUERY_OWNING_GROUP;

@@ -1273,7 +1273,7 @@ static void invalid_round(fx_t *fx)
     d.terms[0].access = TES_NOACCESS;
 
     /* unknown flags, both group flags */
-    d.flags = 1u << 4;
+    d.flags = 1u << 5;
     expect_invalid(w, &d);
     d.flags = 1u << 31 | TES_QUERY_INCLUDE_PREFAB;
     expect_invalid(w, &d);
