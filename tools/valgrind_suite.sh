@@ -25,7 +25,8 @@ for t in "$dir"/*; do
     esac
 done | sort -k1,1n -s | cut -d' ' -f2- | xargs -P "$jobs" -I{} sh -c '
     t=$1 ops=$2 stride=$3 status=$4; shift 4
-    args=; case "$t" in *fuzz_runner) args="--ops $ops";; *fault_sweep) args="--stride $stride";; esac
+    args=; case "$t" in *fuzz_runner) args="--ops $ops";; *fault_sweep) args="--stride $stride";;
+        *json_world_gen) args="1 $t.out.json $t.out.expect";; esac
     if valgrind "$@" "$t" $args >"$t.valgrind.log" 2>&1; then
         echo "valgrind: ok   $(basename "$t")"; touch "$status/ok.$(basename "$t")"
     else
