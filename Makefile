@@ -119,7 +119,7 @@ TSAN_TARGETS ?= test_system test_system_calls test_system_stats test_changes tes
 tsan: deps
 	$(CMAKE) -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g" -DTES_TSAN=ON -DTES_BUILD_BENCH=OFF -DTES_DEBUG_LIBRARY=OFF -DTES_BUILD_EXAMPLES=ON
 	$(CMAKE) --build $(TSAN) -j $(JOBS) --target $(TSAN_TARGETS)
-	cd $(TSAN) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -R '$(TSAN_TESTS)'
+	cd $(TSAN) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/inspect/tsan.supp" ctest --output-on-failure -R '$(TSAN_TESTS)'
 
 # Line and branch coverage of src/ over the whole ctest suite (gcovr). The
 # suite includes fault_alloc_sites, which reports how many allocation call
