@@ -175,6 +175,9 @@ static void world(tes__api_t *api, tes__request_t *r)
                     st.entities_alive, st.entity_slots, st.entities_free, st.entities_retired,
                     st.components, st.tables, st.instances_alive, st.bytes_allocated,
                     st.allocations, st.last_frame_ns);
+    /* The tick is what change-detection stamps are compared against: a
+     * value stamped after a query's last tick is new to that query. */
+    tes__buf_printf(b, "\"tick\":%" PRIu32 ",", tes_world_tick(api->w));
     tes__buf_str(b, "\"components\":");
     tes__buf_put(b, api->schema.json.data ? api->schema.json.data : "[]",
                  api->schema.json.data ? api->schema.json.len : 2);

@@ -26,6 +26,8 @@ try:
     st, page = request(host, port, "GET", "/api/entities?with=Ship,Health&limit=1")
     assert st == 200 and page["entities"], page
     ship = page["entities"][0]["id"]
+    st, world = request(host, port, "GET", "/api/world")
+    assert st == 200 and isinstance(world.get("tick"), int) and world["tick"] >= 1, world
     st, reply = request(host, port, "PUT", "/api/entity/%s/Ship" % ship,
                         '{"callsign": "edited-by-put", "cargo": 777}')
     assert st == 200, reply
@@ -45,6 +47,7 @@ try:
             print("FAIL: the page does not show", what)
 
     expect(r'id="s-entities">5,000<', "the entity count (5,000)")
+    expect(r'id="s-tick">[0-9,]+<', "the world's tick")
     expect(r"<td>move</td>", "the system 'move'")
     expect(r"<td>orbit</td>", "the system 'orbit'")
     expect(r">Sol<", "the root entity 'Sol' in the hierarchy")

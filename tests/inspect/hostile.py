@@ -64,6 +64,9 @@ def world_state(port):
 
 p, host, port = start(demo, "--entities", "300", "--static", "--fps", "1000")
 before = world_state(port)
+st, info = request("127.0.0.1", port, "GET", "/api/world")
+check(st == 200 and isinstance(info.get("tick"), int) and info["tick"] >= 1,
+      "GET /api/world carries the world's tick: %s" % str(info)[:200])
 ships = [i for i, e in before.items() if "Ship" in e["components"] and "Health" in e["components"]]
 target = ships[0]
 print("world: %d entities; target %s" % (len(before), target))
