@@ -405,6 +405,36 @@ TES_API tes_comp_t tes_component(tes_world_t *w, const tes_component_desc_t *des
  * recorded for the calling thread, as every failed const call. */
 TES_API tes_comp_t tes_component_lookup(const tes_world_t *w, const char *name);
 
+/* What the world knows of a registered component, as tes_component_info
+ * reports it. The name and members point into the world and stay valid
+ * and unchanged until tes_world_free (components are never
+ * unregistered); they are not the desc's copies. */
+typedef struct tes_component_info_t {
+    tes_comp_t id;
+    const char *name;
+    size_t size;  /* 0 for a tag */
+    size_t align;
+    tes_storage_t storage;
+    bool stable;        /* pointer-stable sparse storage */
+    bool track_changes; /* added/changed stamps are kept (change detection) */
+    const tes_member_t *members; /* member_count entries (NULL when 0), in
+                                    registration order */
+    int32_t member_count;
+} tes_component_info_t;
+
+/* Fills *out with what the world knows of component c. Fails with
+ * TES_ERR_INVALID (NULL w or out, or c not registered in this world: the
+ * detail says which), leaving *out unchanged. A const read: several
+ * threads may make it at once. */
+TES_API int tes_component_info(const tes_world_t *w, tes_comp_t c, tes_component_info_t *out);
+
+/* The ids of every registered component, ascending, the built-in
+ * TES_DISABLED and TES_PREFAB included: writes min(count, cap) of them to
+ * out and returns count (tes_components(w, NULL, 0) asks the count). A
+ * negative cap, or out NULL with cap > 0, is TES_ERR_INVALID (returned,
+ * with a detail); NULL w returns TES_ERR_INVALID. */
+TES_API int32_t tes_components(const tes_world_t *w, tes_comp_t *out, int32_t cap);
+
 /* Registers a C type under its own name: TES_COMPONENT(w, Position) or
  * TES_COMPONENT(w, Position, .storage = TES_STORAGE_SPARSE). In C++ the
  * extra designated fields need C++20 (write them in declaration order;
@@ -1286,6 +1316,11 @@ TES_API int tes_json_entity(const tes_world_t *w, tes_entity_t e, const tes_writ
  * index order as tes_json_entity writes it. Same streaming, memory and
  * failure rules as tes_json_entity. */
 TES_API int tes_json_world(const tes_world_t *w, const tes_writer_t *out);
+
+/* Writes only the "components" array tes_json_world begins with (same
+ * form, same order, same rules and failures, less TES_ERR_STALE): a
+ * world's schema, at a cost that does not grow with its entities. */
+TES_API int tes_json_components(const tes_world_t *w, const tes_writer_t *out);
 
 /* ------------------------------------------------------------------------
  * Systems and the scheduler

@@ -54,24 +54,12 @@ typedef struct tes__request {
     tes__buf_t out;
 } tes__request_t;
 
-/* One member of a component, as the world describes it. */
-typedef struct tes__member_info {
-    char name[64];
-    int type;       /* tes_type_t */
-    uint32_t offset;
-    uint32_t count; /* at least 1 */
-} tes__member_info_t;
-
-typedef struct tes__comp_info {
-    tes_comp_t id;
-    char name[128];
-    uint32_t size;
-    int32_t member_count;
-    tes__member_info_t *members;
-} tes__comp_info_t;
-
-/* What the inspector knows of the world's components, rebuilt when their
- * number changes. `json` is the world's "components" array as text. */
+/* What the inspector knows of the world's components (tes_components and
+ * tes_component_info, built-ins left out as tes_json_world leaves them
+ * out), rebuilt when their number changes. The records' names and members
+ * point into the world. `json` is tes_json_components' text. */
+typedef tes_component_info_t tes__comp_info_t;
+typedef tes_member_t tes__member_info_t;
 typedef struct tes__schema {
     uint32_t known;       /* tes_world_stats().components when built */
     tes__comp_info_t *comps;

@@ -244,6 +244,38 @@ int tes_json_entity(const tes_world_t *w, tes_entity_t e, const tes_writer_t *ou
     return json_end((tes_world_t *)w, &o, "tes_json_entity");
 }
 
+/* The "components" array: every registered component but the built-in
+ * flags (written as each entity's "disabled" and "prefab"), by id. */
+static void json_write_components(tes__json_out_t *o, const tes_world_t *w)
+{
+    tes__json_char(o, '[');
+    bool first = true;
+    for (uint32_t id = 1; id < w->components.count; id++) {
+        const tes__component_t *c = w->components.items[id];
+        if (!c || c->hidden || id == TES_DISABLED || id == TES_PREFAB)
+            continue;
+        if (!first)
+            tes__json_char(o, ',');
+        first = false;
+        json_write_component_desc(o, c);
+    }
+    tes__json_char(o, ']');
+}
+
+int tes_json_components(const tes_world_t *w, const tes_writer_t *out)
+{
+    if (!w)
+        return TES_ERR_INVALID;
+    int rc = json_refused(w, out, "tes_json_components");
+    if (rc)
+        return rc;
+    tes__json_out_t o;
+    tes__json_init(&o, out);
+    tes__hook_enter((tes_world_t *)w);
+    json_write_components(&o, w);
+    return json_end((tes_world_t *)w, &o, "tes_json_components");
+}
+
 int tes_json_world(const tes_world_t *w, const tes_writer_t *out)
 {
     if (!w)
@@ -254,19 +286,10 @@ int tes_json_world(const tes_world_t *w, const tes_writer_t *out)
     tes__json_out_t o;
     tes__json_init(&o, out);
     tes__hook_enter((tes_world_t *)w);
-    tes__json_lit(&o, "{\"components\":[");
+    tes__json_lit(&o, "{\"components\":");
+    json_write_components(&o, w);
+    tes__json_lit(&o, ",\"entities\":[");
     bool first = true;
-    for (uint32_t id = 1; id < w->components.count; id++) {
-        const tes__component_t *c = w->components.items[id];
-        if (!c || c->hidden || id == TES_DISABLED || id == TES_PREFAB)
-            continue;
-        if (!first)
-            tes__json_char(&o, ',');
-        first = false;
-        json_write_component_desc(&o, c);
-    }
-    tes__json_lit(&o, "],\"entities\":[");
-    first = true;
     for (uint32_t i = 0; i < w->entities.count && !o.status; i++) {
         const tes__slot_t *s = &w->entities.slots[i];
         if (!tes__slot_is_live(s))

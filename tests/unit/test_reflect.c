@@ -15,6 +15,8 @@
  *   and parents from the hierarchy; a writer failing at the k-th
  *   piece makes the call return its status for every k; pieces are at most
  *   4 KiB and the calls allocate nothing, whatever the world's size.
+ * - The schema calls (tes_components, tes_component_info,
+ *   tes_json_components) report what registration kept.
  */
 #include <float.h>
 #include <math.h>
@@ -475,6 +477,95 @@ static void test_writer_failures(void **state)
     assert_int_equal(ca.live_bytes, 0);
 }
 
+/* The schema calls: every registered id (built-ins included, stamp
+ * companions of a tracked component never), each one's layout and
+ * members as the world keeps them (counts normalized to at least 1, names
+ * copied), tes_json_components equal to the start of tes_json_world's
+ * output, and every refused argument with a detail and *out unchanged. */
+static void test_component_schema(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    char name[] = "Link";
+    tes_member_t members[3];
+    memcpy(members, TES_MEMBERS_OF(Link), sizeof members);
+    members[1].count = 0; /* means 1 */
+    tes_comp_t link = tes_component(w, &(tes_component_desc_t){.name = name, .size = sizeof(Link),
+                                                              .members = members, .member_count = 3});
+    name[0] = 'X';
+    tes_comp_t pos = tes_component(w, &(tes_component_desc_t){.name = "Position", .size = sizeof(Position),
+                                                             .storage = TES_STORAGE_SPARSE, .stable = true,
+                                                             .members = TES_MEMBERS_OF(Position),
+                                                             .member_count = TES_MEMBER_COUNT(Position)});
+    tes_comp_t tracked = tes_component(w, &(tes_component_desc_t){.name = "Tracked", .size = 4, .track_changes = true});
+    tes_comp_t tag = tes_component(w, &(tes_component_desc_t){.name = "Tag"});
+    assert_true(link && pos && tracked && tag);
+
+    tes_comp_t ids[16];
+    int32_t n = tes_components(w, NULL, 0);
+    assert_int_equal(n, 6); /* Disabled, Prefab, and the four above */
+    assert_int_equal(tes_components(w, ids, 3), 6); /* the count, whatever cap */
+    assert_int_equal(tes_components(w, ids, 16), 6);
+    tes_comp_t expect[] = {TES_DISABLED, TES_PREFAB, link, pos, tracked, tag};
+    assert_memory_equal(ids, expect, sizeof expect);
+
+    tes_component_info_t info;
+    assert_int_equal(tes_component_info(w, link, &info), TES_OK);
+    assert_string_equal(info.name, "Link");
+    assert_int_equal(info.id, link);
+    assert_int_equal(info.size, sizeof(Link));
+    assert_int_equal(info.align, 16); /* natural for 32 bytes, at most 16 */
+    assert_int_equal(info.storage, TES_STORAGE_TABLE);
+    assert_false(info.stable);
+    assert_false(info.track_changes);
+    assert_int_equal(info.member_count, 3);
+    assert_string_equal(info.members[0].name, "target");
+    assert_int_equal(info.members[1].count, 1);
+    assert_int_equal(info.members[2].count, 2);
+    assert_int_equal(info.members[2].offset, offsetof(Link, more));
+    assert_int_equal(tes_component_info(w, pos, &info), TES_OK);
+    assert_int_equal(info.storage, TES_STORAGE_SPARSE);
+    assert_true(info.stable);
+    assert_int_equal(tes_component_info(w, tracked, &info), TES_OK);
+    assert_true(info.track_changes);
+    assert_int_equal(tes_component_info(w, tag, &info), TES_OK);
+    assert_int_equal(info.size, 0);
+    assert_null(info.members);
+    assert_int_equal(info.member_count, 0);
+
+    /* Refusals: *out unchanged. */
+    tes_component_info_t before = info;
+    assert_int_equal(tes_component_info(w, 0, &info), TES_ERR_INVALID);
+    assert_non_null(strstr(tes_last_error_detail(w), "not registered"));
+    assert_int_equal(tes_component_info(w, 999, &info), TES_ERR_INVALID);
+    assert_int_equal(tes_component_info(w, tracked + 1, &info), TES_ERR_INVALID); /* a stamp id */
+    assert_memory_equal(&info, &before, sizeof info);
+    assert_int_equal(tes_component_info(w, link, NULL), TES_ERR_INVALID);
+    assert_int_equal(tes_component_info(NULL, link, &info), TES_ERR_INVALID);
+    assert_int_equal(tes_components(w, NULL, 1), TES_ERR_INVALID);
+    assert_non_null(strstr(tes_last_error_detail(w), "out is NULL"));
+    assert_int_equal(tes_components(w, ids, -1), TES_ERR_INVALID);
+    assert_int_equal(tes_components(NULL, ids, 16), TES_ERR_INVALID);
+
+    /* The components' JSON is the world's, up to its entities. */
+    assert_int_equal(tes_set(w, tes_spawn(w), pos, &(Position){1, 2}), TES_OK);
+    sink_t all = {0}, comps = {0};
+    tes_writer_t out = {sink_write, &all};
+    assert_int_equal(tes_json_world(w, &out), TES_OK);
+    out.user = &comps;
+    assert_int_equal(tes_json_components(w, &out), TES_OK);
+    assert_true(comps.len > 2 && comps.text[0] == '[' && comps.text[comps.len - 1] == ']');
+    assert_true(strncmp(all.text, "{\"components\":", 14) == 0);
+    assert_memory_equal(all.text + 14, comps.text, comps.len);
+    assert_true(strncmp(all.text + 14 + comps.len, ",\"entities\":[", 13) == 0);
+    assert_null(strstr(comps.text, "Disabled"));
+    assert_non_null(strstr(comps.text, "\"name\":\"Link\""));
+    assert_int_equal(tes_json_components(w, NULL), TES_ERR_INVALID);
+    sink_reset(&all);
+    sink_reset(&comps);
+    tes_world_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -485,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_json_text),
         cmocka_unit_test(test_json_hierarchy),
         cmocka_unit_test(test_writer_failures),
+        cmocka_unit_test(test_component_schema),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
