@@ -1,10 +1,11 @@
 /*
- * The inspector's internals, shared by its three parts: server.c (the HTTP
+ * The inspector's internals, shared by its parts: server.c (the HTTP
  * side: civetweb threads, the peer, token and size checks, and the bounded
  * queue), api.c (the routes, answered on the application's thread by
  * tes_inspector_poll) and put.c (checking a PUT's JSON against a
  * component's members and writing it). schema.c keeps what the inspector
- * knows about the world's components.
+ * knows about the world's components; answer.c is the text buffer and the
+ * error answer that api.c and put.c both write through.
  */
 #ifndef TES_INSPECT_INSPECT_H
 #define TES_INSPECT_INSPECT_H
@@ -97,8 +98,10 @@ void tes__api_error(tes__request_t *r, int status, const char *fmt, ...)
 int tes__api_entity_json(tes__api_t *api, tes__buf_t *b, tes_entity_t e);
 
 /* Applies a PUT body (a JSON object of member values) to component c of
- * entity e. Sets r's answer. */
-void tes__api_put(tes__api_t *api, tes__request_t *r, tes_entity_t e, const tes__comp_info_t *c);
+ * entity e with one tes_set. Returns true when the value was set (r's
+ * answer is then the caller's to write); false with r's error answer
+ * written, the entity unchanged. */
+bool tes__api_put(tes__api_t *api, tes__request_t *r, tes_entity_t e, const tes__comp_info_t *c);
 
 /* The page GET / serves (generated from page.html at build time). */
 extern const unsigned char tes__inspect_page[];

@@ -193,33 +193,34 @@ static const char *put_member(tes__api_t *api, const tes__member_info_t *m, cons
     return NULL;
 }
 
-void tes__api_put(tes__api_t *api, tes__request_t *r, tes_entity_t e, const tes__comp_info_t *c)
+bool tes__api_put(tes__api_t *api, tes__request_t *r, tes_entity_t e, const tes__comp_info_t *c)
 {
+    bool set = false;
     if (c->member_count == 0 || c->size == 0) {
         tes__api_error(r, 400, "component '%s' describes no members: it cannot be edited",
                        c->name);
-        return;
+        return false;
     }
     if (!tes_has(api->w, e, c->id)) {
         tes__api_error(r, 404, "entity %" PRIu64 " has no '%s'", (uint64_t)e, c->name);
-        return;
+        return false;
     }
     const void *cur = tes_get(api->w, e, c->id);
     if (!cur) {
         tes__api_error(r, 409, "cannot read '%s' of entity %" PRIu64, c->name, (uint64_t)e);
-        return;
+        return false;
     }
     cJSON *body = r->body ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
     if (!cJSON_IsObject(body)) {
         cJSON_Delete(body);
         tes__api_error(r, 400, "the body must be a JSON object of member values");
-        return;
+        return false;
     }
     unsigned char *value = malloc(c->size);
     if (!value) {
         cJSON_Delete(body);
         tes__api_error(r, 500, "out of memory");
-        return;
+        return false;
     }
     memcpy(value, cur, c->size);
     const cJSON *item;
@@ -249,12 +250,9 @@ void tes__api_put(tes__api_t *api, tes__request_t *r, tes_entity_t e, const tes_
         tes__api_error(r, 409, "tes_set failed: %s", tes_last_error_detail(api->w));
         goto done;
     }
-    {
-        r->status = 200;
-        if (tes__api_entity_json(api, &r->out, e))
-            tes__api_error(r, 200, "value set; the entity could not be written back");
-    }
+    set = true;
 done:
     free(value);
     cJSON_Delete(body);
+    return set;
 }
