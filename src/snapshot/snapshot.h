@@ -11,6 +11,9 @@
  * world will hold in fresh allocations, hands the blocks to their tables,
  * fills hooked values (load hooks may fail here: staged values are
  * destroyed again), and commits with code that cannot fail.
+ * links_section.c does the same three steps for the links and names;
+ * load_input.c is how every part reads the input and reports it
+ * malformed.
  */
 #ifndef TES_SNAPSHOT_SNAPSHOT_H
 #define TES_SNAPSHOT_SNAPSHOT_H
