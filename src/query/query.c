@@ -47,6 +47,9 @@ static bool table_matches(const tes_query_t *q, const tes__table_t *t)
     return true;
 }
 
+/* The data pointer of the terms a table has no column for. */
+static uint8_t *const no_column = NULL;
+
 static void fill_match(const tes_query_t *q, tes__table_t *t, tes__query_match_t *m)
 {
     m->table = t;
@@ -55,6 +58,7 @@ static void fill_match(const tes_query_t *q, tes__table_t *t, tes__query_match_t
         if (i < q->term_count && !q->terms[i].sparse && q->terms[i].data)
             col = tes__table_column_index(t, q->terms[i].comp);
         m->column[i] = col;
+        m->data[i] = col >= 0 ? &t->columns[col].data : &no_column;
     }
 }
 

@@ -58,10 +58,14 @@ typedef struct tes__term_info {
     bool parent;
 } tes__term_info_t;
 
-/* One matching table and, per term, its column there (-1: no column). */
+/* One matching table and, per term, its column there (-1: no column), and
+ * where that column keeps its data pointer: the whole-table walk's field
+ * is *data[i], without a test (a term without a column there points at a
+ * NULL). A table's column array never moves, only the data it points at. */
 typedef struct tes__query_match {
     tes__table_t *table;
     int32_t column[TES_MAX_TERMS]; /* a table may have more than 32767 columns */
+    uint8_t *const *data[TES_MAX_TERMS];
 } tes__query_match_t;
 
 typedef struct tes__group tes__group_t;
@@ -153,8 +157,21 @@ static inline uint32_t tes__chunk_end(uint32_t pos, uint64_t end)
     return (uint32_t)(end < most ? end : most);
 }
 
-/* The walks (tes_iter_t.priv_phase of a live iteration). */
-enum { TES__WALK_TABLES, TES__WALK_ROOT, TES__WALK_PACKED, TES__WALK_OWNED, TES__WALK_CASCADE };
+/* The walks (tes_iter_t.priv_phase of a live iteration), chosen once when
+ * it starts (iter.c); only the table walk of a query without AND terms
+ * moves on, to the root walk. A zeroed iterator reads as TABLES without a
+ * query; a finished one is DONE, so that tes_iter_next's test for the
+ * whole-table walk is also its test for "not finished". */
+enum {
+    TES__WALK_TABLES, /* table walk with sparse terms, or stamping chunks */
+    TES__WALK_WHOLE,  /* table walk, a whole table per chunk (q->whole_tables) */
+    TES__WALK_ROOT,
+    TES__WALK_PACKED,
+    TES__WALK_OWNED,
+    TES__WALK_CHANGES, /* change-filtered table walk (changes_iter.c) */
+    TES__WALK_CASCADE,
+    TES__WALK_DONE
+};
 
 /* The walk q would use without its by-depth order (iter.c): the by-depth
  * walk collects its matches with it. */
