@@ -1,12 +1,16 @@
 /*
  * Chunk iteration. Every chunk satisfies one contract: each data term's
  * field is a plain array of it.count values aligned with it.entities.
- * query.h describes the four walks; the table, root and packed walks live
- * here, the owned walk in group.c. Which entities belong to a chunk is
- * decided by the one matcher (tes__query_match), so the walks differ only
- * in where their entities come from:
- * - table walk: the rows of the cached tables (a chunk per table when no
- *   term is sparse, the only per-chunk work then being the fields);
+ * query.h describes the walks; the table, root and packed walks live
+ * here, the others in changes_iter.c, group.c and cascade_iter.c, and the
+ * walk is chosen once, when the iteration starts. Which entities belong
+ * to a chunk is decided by the one matcher (tes__query_match), so the
+ * walks differ only in where their entities come from:
+ * - table walk: the rows of the cached tables. With no sparse term a chunk
+ *   is a whole table, and tes_iter_next steps that walk itself (W5: many
+ *   small tables, so a step is one compare of the phase, the next
+ *   non-empty table, and one load per field through the column's data
+ *   pointer the match keeps);
  * - root walk: root entities read from the entity index, a few at a time,
  *   copied to the iterator's scratch array (the virtual root owns no rows);
  * - packed walk: a packed array, the driving pool's or a non-owning
@@ -97,10 +101,8 @@ static bool next_root_chunk(tes_iter_t *it)
         uint32_t c = it->priv_cursor, n = 0;
         for (; c < ei->count && n < TES_ITER_SCRATCH; c++) {
             const tes__slot_t *s = &ei->slots[c];
-            if (s->table == TES__SLOT_FREE || (s->table & TES__SLOT_TABLE_MASK) != 0 ||
-                s->row == TES__ROW_PENDING)
-                continue;
-            it->priv_scratch[n++] = tes_entity_make(c, s->generation);
+            if (tes__slot_is_root_match(s))
+                it->priv_scratch[n++] = tes_entity_make(c, s->generation);
         }
         if (!n) {
             it->priv_cursor = c;
@@ -385,10 +387,10 @@ void tes_iter_fini(tes_iter_t *it)
 {
     if (!it || it->priv_done || it->priv_phase == TES__ITER_DETACHED)
         return;
-    if (it->priv_query) {
+    if (it->priv_gather_mask)
         tes__gather_flush(it);
+    if (it->priv_cascade)
         tes__cascade_free(it);
-    }
     it->priv_done = 1;
     it->priv_phase = TES__WALK_DONE;
     it->count = 0;
