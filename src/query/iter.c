@@ -326,16 +326,12 @@ static tes__noinline bool advance(tes_iter_t *it)
     return false;
 }
 
-bool tes_iter_next(tes_iter_t *it)
+/* tes_iter_next but for the whole-table walk's steps: out of line, so that
+ * tes_iter_next's own step saves no register. */
+static tes__noinline bool next_other(tes_iter_t *it)
 {
-    if (!it)
-        return false;
-    /* W5's step: one compare, then the next table (a finished iterator's
-     * phase is never WHOLE). */
-    if (it->priv_phase == TES__WALK_WHOLE && next_whole_table(it, it->priv_query))
-        return true;
     /* A zeroed iterator (never started) counts as finished. */
-    if (it->priv_done || !it->priv_query || it->priv_phase == TES__ITER_DETACHED)
+    if (!it || it->priv_done || !it->priv_query || it->priv_phase == TES__ITER_DETACHED)
         return false;
     if (it->priv_gather_mask) /* the last chunk's gathered values go back */
         tes__gather_flush(it);
@@ -346,6 +342,15 @@ bool tes_iter_next(tes_iter_t *it)
     }
     tes_iter_fini(it);
     return false;
+}
+
+bool tes_iter_next(tes_iter_t *it)
+{
+    /* W5's step: one compare, then the next table (a finished iterator's
+     * phase is never WHOLE). */
+    if (it && it->priv_phase == TES__WALK_WHOLE && next_whole_table(it, it->priv_query))
+        return true;
+    return next_other(it);
 }
 
 void *tes_field(const tes_iter_t *it, int32_t term)
