@@ -49,16 +49,16 @@ int tes__query_changes_setup(tes_query_t *q, const tes_query_desc_t *d)
     return TES_OK;
 }
 
-void tes__changes_iter_begin(tes_iter_t *it)
+uint32_t tes__changes_iter_begin(tes_query_t *q, uint32_t *tick)
 {
-    tes_query_t *q = it->priv_query;
-    it->priv_change_since = atomic_load_explicit(&q->change_last, memory_order_relaxed);
+    uint32_t live = 0;
     if (q->change_count) {
-        it->priv_change_tick = tes__tick_advance(q->w);
-        it->priv_change_live |= TES__CHANGE_WINDOW;
+        *tick = tes__tick_advance(q->w);
+        live |= TES__CHANGE_WINDOW;
     }
     if (q->stamp_count)
-        it->priv_change_live |= TES__CHANGE_STAMP;
+        live |= TES__CHANGE_STAMP;
+    return live;
 }
 
 void tes__query_changes_end(tes_query_t *q)

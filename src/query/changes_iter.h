@@ -24,9 +24,14 @@
  * recorded with a detail. */
 int tes__query_changes_setup(tes_query_t *q, const tes_query_desc_t *d);
 
-/* A live iteration starts: advances the tick for a query with change
- * terms and arms the stamping of chunks. */
-void tes__changes_iter_begin(tes_iter_t *it);
+/* A live iteration of q starts: advances the tick for a query with
+ * change terms (the new tick goes to *tick, which is left alone
+ * otherwise) and returns the tes_iter_t.priv_change_live bits to add
+ * (TES__CHANGE_WINDOW, TES__CHANGE_STAMP). It takes no iterator: the
+ * caller builds the one it returns by value without taking its address,
+ * so that the compiler builds it in the caller's variable instead of
+ * copying its ~4.6 KB there. */
+uint32_t tes__changes_iter_begin(tes_query_t *q, uint32_t *tick);
 /* A live iteration ends (after its deferred changes were applied). */
 void tes__changes_iter_end(tes_iter_t *it);
 /* Ends a change window held by the scheduler (TES__CHANGE_HOLD): the

@@ -147,8 +147,7 @@ static int32_t destroy_tables(tes_world_t *w, tes_query_t *q)
     const tes__entity_index_t *ei = &w->entities;
     for (uint32_t i = 0; !rc && q->mode == TES__QUERY_ALL && q->table_ok[0] && i < ei->count; i++) {
         const tes__slot_t *s = &ei->slots[i];
-        if (s->table == TES__SLOT_FREE || (s->table & TES__SLOT_TABLE_MASK) != 0 ||
-            s->row == TES__ROW_PENDING)
+        if (!tes__slot_is_root_match(s))
             continue;
         tes_entity_t e = tes_entity_make(i, s->generation);
         rc = list_push(w, &root, &e, 1);

@@ -1,12 +1,16 @@
 /*
  * Chunk iteration. Every chunk satisfies one contract: each data term's
  * field is a plain array of it.count values aligned with it.entities.
- * query.h describes the four walks; the table, root and packed walks live
- * here, the owned walk in group.c. Which entities belong to a chunk is
- * decided by the one matcher (tes__query_match), so the walks differ only
- * in where their entities come from:
- * - table walk: the rows of the cached tables (a chunk per table when no
- *   term is sparse, the only per-chunk work then being the fields);
+ * query.h describes the walks; the table, root and packed walks live
+ * here, the others in changes_iter.c, group.c and cascade_iter.c, and the
+ * walk is chosen once, when the iteration starts. Which entities belong
+ * to a chunk is decided by the one matcher (tes__query_match), so the
+ * walks differ only in where their entities come from:
+ * - table walk: the rows of the cached tables. With no sparse term a chunk
+ *   is a whole table, and tes_iter_next steps that walk itself (W5: many
+ *   small tables, so a step is one compare of the phase, the next
+ *   non-empty table, and one load per field through the column's data
+ *   pointer the match keeps);
  * - root walk: root entities read from the entity index, a few at a time,
  *   copied to the iterator's scratch array (the virtual root owns no rows);
  * - packed walk: a packed array, the driving pool's or a non-owning
@@ -35,15 +39,16 @@ static inline bool next_whole_table(tes_iter_t *it, const tes_query_t *q)
 {
     uint32_t c = it->priv_cursor;
     const tes__query_match_t *m;
+    const tes__table_t *t;
     do {
         if (c >= q->match_count)
             return false;
         m = &q->matches[c++];
-    } while (!m->table->count);
+        t = m->table;
+    } while (!t->count);
     it->priv_cursor = c;
-    const tes__table_t *t = m->table;
-    for (int32_t i = 0; i < q->term_count; i++) /* column -1: no field */
-        it->priv_fields[i] = m->column[i] >= 0 ? t->columns[m->column[i]].data : NULL;
+    for (int32_t i = 0; i < q->term_count; i++) /* a NULL where no column */
+        it->priv_fields[i] = *m->data[i];
     it->count = (int32_t)t->count;
     it->entities = t->entities;
     return true;
@@ -96,10 +101,8 @@ static bool next_root_chunk(tes_iter_t *it)
         uint32_t c = it->priv_cursor, n = 0;
         for (; c < ei->count && n < TES_ITER_SCRATCH; c++) {
             const tes__slot_t *s = &ei->slots[c];
-            if (s->table == TES__SLOT_FREE || (s->table & TES__SLOT_TABLE_MASK) != 0 ||
-                s->row == TES__ROW_PENDING)
-                continue;
-            it->priv_scratch[n++] = tes_entity_make(c, s->generation);
+            if (tes__slot_is_root_match(s))
+                it->priv_scratch[n++] = tes_entity_make(c, s->generation);
         }
         if (!n) {
             it->priv_cursor = c;
@@ -222,7 +225,7 @@ static tes_iter_t iter_start_as(tes_query_t *q, bool by_depth)
     it.priv_row = 0;
     it.priv_driver = -1;
     it.priv_done = q == NULL;
-    it.priv_phase = TES__WALK_TABLES;
+    it.priv_phase = q ? TES__WALK_TABLES : TES__WALK_DONE;
     it.priv_gather_count = 0;
     it.priv_gather_mask = 0;
     it.priv_hidden_count = 0;
@@ -237,6 +240,10 @@ static tes_iter_t iter_start_as(tes_query_t *q, bool by_depth)
         it.priv_change_live = TES__CHANGE_ALL;
     if (by_depth) {
         it.priv_phase = TES__WALK_CASCADE; /* collects with the base walk */
+    } else if (q->change_count) {
+        it.priv_phase = TES__WALK_CHANGES; /* always over the table cache */
+    } else if (q->whole_tables) {
+        it.priv_phase = TES__WALK_WHOLE;
     } else if (q->group) {
         it.priv_phase = q->group->owning ? TES__WALK_OWNED : TES__WALK_PACKED;
         it.priv_driver = tes__group_pool(q->group);
@@ -261,38 +268,50 @@ static bool walk_in_frame_level(const tes_world_t *w)
     return (w->unquiet.refuse & TES__REFUSE_STRUCTURAL) != 0;
 }
 
+/* The iterator is built in the caller's variable only while its address
+ * is never taken here (nor in iter_start): a function that took it would
+ * build it in a local and copy all ~4.6 KB on return, which W5 (26 chunks
+ * per iteration) pays as about a fifth of its time. */
 tes_iter_t tes_query_iter(tes_query_t *q)
 {
     tes_iter_t it = iter_start(q);
     if (!q)
         return it;
-    if (walk_in_frame_level(q->w)) {
-        tes__changes_iter_begin(&it);
-        return it;
+    if (!walk_in_frame_level(q->w)) {
+        /* Inside a hook the world is in the middle of a change (a value
+         * hook may run halfway through a row move), and an iterator's
+         * deferral level would make the rest of that change queue up:
+         * refused, with an iterator that is already finished. */
+        if (tes__in_hook(q->w) || q->w->defer.flushing) {
+            tes__fail(q->w, TES_ERR_BUSY);
+            it.priv_done = 1;
+            it.priv_phase = TES__WALK_DONE;
+            return it;
+        }
+        tes__world_depth_up(q->w);
+        atomic_fetch_add_explicit(&q->iters_open, 1, memory_order_relaxed);
     }
-    /* Inside a hook the world is in the middle of a change (a value hook
-     * may run halfway through a row move), and an iterator's deferral level
-     * would make the rest of that change queue up: refused, with an
-     * iterator that is already finished. */
-    if (tes__in_hook(q->w) || q->w->defer.flushing) {
-        tes__fail(q->w, TES_ERR_BUSY);
-        it.priv_done = 1;
-        return it;
+    if (q->change_count | q->stamp_count) {
+        uint32_t tick = 0;
+        it.priv_change_live |= tes__changes_iter_begin(q, &tick);
+        it.priv_change_tick = tick;
     }
-    tes__world_depth_up(q->w);
-    atomic_fetch_add_explicit(&q->iters_open, 1, memory_order_relaxed);
-    tes__changes_iter_begin(&it);
     return it;
 }
 
+/* The next chunk of the walk the iteration chose when it started. The
+ * whole-table walk comes here only at its end (tes_iter_next steps it). */
 static tes__noinline bool advance(tes_iter_t *it)
 {
     switch (it->priv_phase) {
+    case TES__WALK_WHOLE:
+        if (next_whole_table(it, it->priv_query))
+            return true;
+        goto tables_done;
     case TES__WALK_TABLES:
-        if (it->priv_query->change_count) /* always a table walk */
-            return tes__changes_next_chunk(it);
         if (next_table_chunk(it))
             return true;
+    tables_done:
         if (it->priv_query->mode != TES__QUERY_ALL)
             return false;
         it->priv_phase = TES__WALK_ROOT;
@@ -301,21 +320,21 @@ static tes__noinline bool advance(tes_iter_t *it)
     case TES__WALK_ROOT: return next_root_chunk(it);
     case TES__WALK_PACKED: return next_packed_chunk(it);
     case TES__WALK_OWNED: return tes__group_next_owned(it);
+    case TES__WALK_CHANGES: return tes__changes_next_chunk(it);
     case TES__WALK_CASCADE: return tes__cascade_next(it);
     }
     return false;
 }
 
-bool tes_iter_next(tes_iter_t *it)
+/* tes_iter_next but for the whole-table walk's steps: out of line, so that
+ * tes_iter_next's own step saves no register. */
+static tes__noinline bool next_other(tes_iter_t *it)
 {
     /* A zeroed iterator (never started) counts as finished. */
     if (!it || it->priv_done || !it->priv_query || it->priv_phase == TES__ITER_DETACHED)
         return false;
     if (it->priv_gather_mask) /* the last chunk's gathered values go back */
         tes__gather_flush(it);
-    const tes_query_t *q = it->priv_query;
-    if (it->priv_phase == TES__WALK_TABLES && q->whole_tables && next_whole_table(it, q))
-        return true;
     if (advance(it)) {
         if (it->priv_change_live & TES__CHANGE_STAMP)
             tes__changes_stamp_chunk(it);
@@ -323,6 +342,15 @@ bool tes_iter_next(tes_iter_t *it)
     }
     tes_iter_fini(it);
     return false;
+}
+
+bool tes_iter_next(tes_iter_t *it)
+{
+    /* W5's step: one compare, then the next table (a finished iterator's
+     * phase is never WHOLE). */
+    if (it && it->priv_phase == TES__WALK_WHOLE && next_whole_table(it, it->priv_query))
+        return true;
+    return next_other(it);
 }
 
 void *tes_field(const tes_iter_t *it, int32_t term)
@@ -364,11 +392,12 @@ void tes_iter_fini(tes_iter_t *it)
 {
     if (!it || it->priv_done || it->priv_phase == TES__ITER_DETACHED)
         return;
-    if (it->priv_query) {
+    if (it->priv_gather_mask)
         tes__gather_flush(it);
+    if (it->priv_cascade)
         tes__cascade_free(it);
-    }
     it->priv_done = 1;
+    it->priv_phase = TES__WALK_DONE;
     it->count = 0;
     it->entities = NULL;
     /* A zeroed iterator, or one walked by a non-structural system, opened
@@ -400,6 +429,7 @@ void tes__query_walk_end(tes_iter_t *it)
     if (it->priv_query)
         tes__cascade_free(it);
     it->priv_done = 1;
+    it->priv_phase = TES__WALK_DONE;
 }
 
 tes_iter_t tes__query_base_start(tes_query_t *q)

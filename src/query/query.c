@@ -47,6 +47,9 @@ static bool table_matches(const tes_query_t *q, const tes__table_t *t)
     return true;
 }
 
+/* The data pointer of the terms a table has no column for. */
+static uint8_t *const no_column = NULL;
+
 static void fill_match(const tes_query_t *q, tes__table_t *t, tes__query_match_t *m)
 {
     m->table = t;
@@ -55,6 +58,7 @@ static void fill_match(const tes_query_t *q, tes__table_t *t, tes__query_match_t
         if (i < q->term_count && !q->terms[i].sparse && q->terms[i].data)
             col = tes__table_column_index(t, q->terms[i].comp);
         m->column[i] = col;
+        m->data[i] = col >= 0 ? &t->columns[col].data : &no_column;
     }
 }
 
@@ -283,21 +287,23 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
      * change without the room its watchers reserved: it is built later,
      * outside hooks. */
     bool pending = !rc && (q->flags & TES_QUERY_NONOWNING_GROUP) && tes__in_hook(w);
-    /* Size the caches for every existing table, then fill them. */
+    /* Size the filter bytes for every existing table, then fill them and
+     * the table cache (grown as matches are found: a match is ~200 bytes
+     * and most queries match few of many tables). */
     tes__table_graph_t *g = &w->tables;
     uint32_t cap = q->table_ok_cap;
     if (!rc && tes__grow(a, (void **)&q->table_ok, &cap, g->count, 1, 64))
         rc = TES_ERR_NOMEM;
     q->table_ok_cap = cap;
-    if (!rc && q->mode != TES__QUERY_DRIVEN &&
-        tes__grow(a, (void **)&q->matches, &q->match_cap, g->count, sizeof *q->matches, 8))
-        rc = TES_ERR_NOMEM;
-    if (!rc) {
-        for (uint32_t i = 0; i < g->count; i++) {
-            q->table_ok[i] = table_ok(q, g->tables[i]);
-            if (q->mode != TES__QUERY_DRIVEN && table_matches(q, g->tables[i]))
-                fill_match(q, g->tables[i], &q->matches[q->match_count++]);
-        }
+    for (uint32_t i = 0; !rc && i < g->count; i++) {
+        q->table_ok[i] = table_ok(q, g->tables[i]);
+        if (q->mode == TES__QUERY_DRIVEN || !table_matches(q, g->tables[i]))
+            continue;
+        if (tes__grow(a, (void **)&q->matches, &q->match_cap, (uint64_t)q->match_count + 1,
+                      sizeof *q->matches, 8))
+            rc = TES_ERR_NOMEM;
+        else
+            fill_match(q, g->tables[i], &q->matches[q->match_count++]);
     }
     /* A sparse-only query applies its default filters through the world's
      * filter index (filter.h), never through entities' tables (a group

@@ -14,20 +14,38 @@
  *   entities at once: how many of them match and keep every field a plain
  *   array, so it also draws each chunk's bounds.
  *
- * Four walks yield the chunks (iter.c, group.c), chosen when an iteration
- * starts:
- * - table walk (a table AND term, or no AND term at all): the cache's
- *   tables in order, empty ones skipped; with sparse terms, the runs of
- *   rows the matcher accepts;
- * - root walk (no AND term): after the tables, the entities of the
+ * The walks yield the chunks. One is chosen when an iteration starts
+ * (tes_iter_t.priv_phase, the TES__WALK_* values below) and only the table
+ * walk of a query without AND terms moves on, to the root walk. Which
+ * entities a chunk holds is always the matcher's answer, or the table
+ * cache's where no term is per entity; the walks differ in where their
+ * entities come from:
+ * - table walk (iter.c; a table AND term, or no AND term at all): the
+ *   cache's tables in order, empty ones skipped. Without sparse terms
+ *   (WHOLE) a chunk is a whole table, the only per-chunk work being one
+ *   load per field; with them (TABLES) the runs of rows the matcher
+ *   accepts;
+ * - change-filtered table walk (changes_iter.c; a term with a change
+ *   filter): the same tables, in runs of rows whose stamps pass every
+ *   filter, then cut by the matcher when there are sparse terms;
+ * - root walk (iter.c; no AND term): after the tables, the entities of the
  *   virtual root read from the entity index, in runs the matcher accepts;
- * - packed walk: runs of a packed array of entities that the matcher
- *   accepts: the smallest AND pool when every AND term is sparse (seed 002
- *   a), or, for a non-owning group, a pool that holds exactly its members
- *   or else its own member set (the entities are then known to match and
- *   the matcher only locates their fields). Short runs of scattered values
- *   become gathered chunks where the query allows it (gather.h);
- * - owned walk: an owning group's prefix, slices of every owned store.
+ * - packed walk (iter.c): runs of a packed array of entities that the
+ *   matcher accepts: the smallest AND pool when every AND term is sparse
+ *   (seed 002 a), or, for a non-owning group, a pool that holds exactly its
+ *   members or else its own member set (the entities are then known to
+ *   match and the matcher only locates their fields). Short runs of
+ *   scattered values become gathered chunks where the query allows it
+ *   (gather.h: an overlay on this walk, not a walk of its own);
+ * - owned walk (group.c): an owning group's prefix, slices of every owned
+ *   store;
+ * - by-depth walk (cascade_iter.c; TES_QUERY_CASCADE or a parent term):
+ *   collects the matches with the walk the query would otherwise use,
+ *   sorts them by depth, and hands out runs of one depth that the matcher
+ *   keeps contiguous.
+ * Internal callers (counting, tes_destroy_matching, the by-depth walk's
+ * collection) use the same walks through tes__query_walk_start/next,
+ * without a deferral level.
  */
 #ifndef TES_QUERY_QUERY_H
 #define TES_QUERY_QUERY_H
@@ -58,9 +76,13 @@ typedef struct tes__term_info {
     bool parent;
 } tes__term_info_t;
 
-/* One matching table and, per term, its column there (-1: no column). */
+/* One matching table and, per term, its column there (-1: no column), and
+ * where that column keeps its data pointer: the whole-table walk's field
+ * is *data[i], without a test (a term without a column there points at a
+ * NULL). A table's column array never moves, only the data it points at. */
 typedef struct tes__query_match {
     tes__table_t *table;
+    uint8_t *const *data[TES_MAX_TERMS]; /* beside table: one line for a few terms */
     int32_t column[TES_MAX_TERMS]; /* a table may have more than 32767 columns */
 } tes__query_match_t;
 
@@ -153,8 +175,31 @@ static inline uint32_t tes__chunk_end(uint32_t pos, uint64_t end)
     return (uint32_t)(end < most ? end : most);
 }
 
-/* The walks (tes_iter_t.priv_phase of a live iteration). */
-enum { TES__WALK_TABLES, TES__WALK_ROOT, TES__WALK_PACKED, TES__WALK_OWNED, TES__WALK_CASCADE };
+/* Whether slot s holds an entity of the virtual root (no table component)
+ * that the root walk yields: alive and not a spawn still pending. Read by
+ * the root walk and by tes_destroy_matching's own pass over root
+ * entities, so that both see the same entities. */
+static inline bool tes__slot_is_root_match(const tes__slot_t *s)
+{
+    return s->table != TES__SLOT_FREE && (s->table & TES__SLOT_TABLE_MASK) == 0 &&
+           s->row != TES__ROW_PENDING;
+}
+
+/* The walks (tes_iter_t.priv_phase of a live iteration), chosen once when
+ * it starts (iter.c); only the table walk of a query without AND terms
+ * moves on, to the root walk. A zeroed iterator reads as TABLES without a
+ * query; a finished one is DONE, so that tes_iter_next's test for the
+ * whole-table walk is also its test for "not finished". */
+enum {
+    TES__WALK_TABLES, /* table walk with sparse terms, or stamping chunks */
+    TES__WALK_WHOLE,  /* table walk, a whole table per chunk (q->whole_tables) */
+    TES__WALK_ROOT,
+    TES__WALK_PACKED,
+    TES__WALK_OWNED,
+    TES__WALK_CHANGES, /* change-filtered table walk (changes_iter.c) */
+    TES__WALK_CASCADE,
+    TES__WALK_DONE
+};
 
 /* The walk q would use without its by-depth order (iter.c): the by-depth
  * walk collects its matches with it. */

@@ -33,7 +33,9 @@
 static int walk_of(const tes_iter_t *it)
 {
     switch (it->priv_phase) {
-    case TES__WALK_TABLES: return FZ_WALK_TABLES;
+    case TES__WALK_TABLES:
+    case TES__WALK_WHOLE:
+    case TES__WALK_CHANGES: return FZ_WALK_TABLES;
     case TES__WALK_ROOT: return FZ_WALK_ROOT;
     case TES__WALK_OWNED: return FZ_WALK_OWNED;
     default:

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "query/filter.h"
@@ -803,6 +804,121 @@ static void test_components_with_hooks_are_not_gathered(void **state)
     tes_world_free(f.w);
 }
 
+/* Each walk is chosen when its iteration starts: the whole-table walk
+ * (tables without sparse terms), tables with a sparse term, a query
+ * without AND terms (its tables, then root entities), a sparse-driven
+ * walk, a change-filtered walk and an owning group's walk. For each: an
+ * iterator left after its first chunk with tes_iter_fini yields nothing
+ * more (tes_iter_next steps the whole-table walk before any other test,
+ * so a finished iterator must not look like one), an iterator run to its
+ * end stays finished, and a new iteration sees everything again. */
+static void test_every_walk_stays_finished(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t ta = comp(w, "TA", 4, TES_STORAGE_TABLE);
+    tes_comp_t tb = comp(w, "TB", 4, TES_STORAGE_TABLE);
+    tes_comp_t sa = comp(w, "SA", 4, TES_STORAGE_SPARSE);
+    tes_comp_t sb = comp(w, "SB", 4, TES_STORAGE_SPARSE);
+    tes_component_desc_t cd = {.name = "TC", .size = 4, .track_changes = true};
+    tes_comp_t tc = tes_component(w, &cd);
+    assert_int_not_equal(tc, 0);
+    for (int i = 0; i < 60; i++) {
+        tes_entity_t e = tes_spawn(w);
+        if (i % 4 == 3)
+            continue; /* a root entity */
+        assert_int_equal(tes_set(w, e, ta, &(int32_t){i}), TES_OK);
+        assert_int_equal(tes_set(w, e, tc, &(int32_t){i}), TES_OK);
+        if (i % 2)
+            assert_int_equal(tes_set(w, e, tb, &(int32_t){i}), TES_OK);
+        if (i % 3)
+            assert_int_equal(tes_set(w, e, sa, &(int32_t){i}), TES_OK);
+        if (i % 5)
+            assert_int_equal(tes_set(w, e, sb, &(int32_t){i}), TES_OK);
+    }
+    tes_query_desc_t d[6];
+    memset(d, 0, sizeof d);
+    d[0].terms[0].comp = ta;                               /* whole tables */
+    d[1].terms[0].comp = ta;                               /* tables, a sparse term */
+    d[1].terms[1].comp = sa;
+    d[2].terms[0] = (tes_term_t){.comp = tb, .oper = TES_NOT}; /* tables, then roots */
+    d[3].terms[0].comp = sa;                               /* sparse-driven */
+    d[3].terms[1].comp = sb;
+    d[4].terms[0] = (tes_term_t){.comp = tc, .change = TES_CHANGE_CHANGED}; /* change filter */
+    d[5].terms[0].comp = sa;                               /* owning group */
+    d[5].terms[1].comp = sb;
+    d[5].flags = TES_QUERY_OWNING_GROUP;
+    for (int k = 0; k < 6; k++) {
+        tes_query_t *q = tes_query_new(w, &d[k]);
+        assert_non_null(q);
+        int32_t all = tes_query_count(q);
+        assert_true(all > 1);
+        tes_iter_t it = tes_query_iter(q);
+        assert_true(tes_iter_next(&it));
+        assert_true(tes_is_deferred(w));
+        tes_iter_fini(&it);
+        assert_false(tes_is_deferred(w));
+        assert_int_equal(it.count, 0);
+        assert_null(it.entities);
+        for (int again = 0; again < 3; again++)
+            assert_false(tes_iter_next(&it));
+        assert_int_equal(it.count, 0);
+        assert_false(tes_is_deferred(w));
+        /* Run to its end, then asked again. */
+        int32_t seen = 0;
+        it = tes_query_iter(q);
+        while (tes_iter_next(&it))
+            seen += it.count;
+        if (k != 4) /* the change filter: the first iteration saw every row */
+            assert_int_equal(seen, all);
+        assert_false(tes_iter_next(&it));
+        assert_false(tes_is_deferred(w));
+        tes_query_free(q);
+    }
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
+static tes_query_t *refused_query;
+static int refused_chunks, refused_rc;
+
+static void iterate_whole_tables_in_hook(tes_world_t *w, tes_entity_t e, void *ptr, void *ctx)
+{
+    (void)e, (void)ptr, (void)ctx;
+    if (!refused_query)
+        return;
+    tes_iter_t it = tes_query_iter(refused_query);
+    refused_rc = tes_last_error(w);
+    while (tes_iter_next(&it))
+        refused_chunks++;
+    tes_iter_fini(&it);
+}
+
+/* An iteration refused inside a hook is finished from the start, also on
+ * the whole-table walk (whose step tes_iter_next takes first). */
+static void test_whole_table_iteration_refused_in_hook(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t a = comp(w, "A", 4, TES_STORAGE_TABLE);
+    tes_component_desc_t hd = {.name = "H", .size = 4,
+                               .hooks = {.on_add = iterate_whole_tables_in_hook}};
+    tes_comp_t h = tes_component(w, &hd);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(tes_set(w, tes_spawn(w), a, &(int32_t){i}), TES_OK);
+    tes_query_desc_t d = {.terms = {{a}}};
+    refused_query = tes_query_new(w, &d);
+    refused_chunks = 0;
+    refused_rc = TES_OK;
+    assert_int_equal(tes_add(w, tes_spawn(w), h), TES_OK);
+    assert_int_equal(refused_rc, TES_ERR_BUSY);
+    assert_int_equal(refused_chunks, 0);
+    assert_int_equal(tes_query_count(refused_query), 10);
+    tes_query_free(refused_query);
+    refused_query = NULL;
+    tes_world_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -824,6 +940,8 @@ int main(void)
         cmocka_unit_test(test_group_member_walk_scans_past_gaps),
         cmocka_unit_test(test_systems_over_scattered_values),
         cmocka_unit_test(test_components_with_hooks_are_not_gathered),
+        cmocka_unit_test(test_every_walk_stays_finished),
+        cmocka_unit_test(test_whole_table_iteration_refused_in_hook),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
