@@ -258,7 +258,7 @@ static tes_iter_t iter_start(tes_query_t *q) { return iter_start_as(q, q && q->c
  * whole of such a system's run, so start and end see the same answer. */
 static bool walk_in_frame_level(const tes_world_t *w)
 {
-    return (w->unquiet.refuse & TES__REFUSE_STRUCTURAL) != 0;
+    return (tes__refuse(w) & TES__REFUSE_STRUCTURAL) != 0;
 }
 
 tes_iter_t tes_query_iter(tes_query_t *q)
