@@ -159,9 +159,11 @@ static tes__always_inline int quiet_table_add(tes_world_t *w, tes_entity_t e, te
     return tes__apply_one(w, &edge->move, e, slot, src, cells);
 }
 
-static tes__noinline int quiet_table_remove(tes_world_t *w, tes_entity_t e,
-                                            const tes__component_t *info)
+/* tes_remove's table form: the step's edge plan, or the generic path for
+ * an edge whose tables run hooks (before anything has changed). */
+static tes__noinline int remove_table(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
+    const tes__component_t *info = record_of(w, c);
     tes__slot_t *slot;
     tes__table_t *src;
     if (!quiet_enter(w, e, &slot, &src))
@@ -272,9 +274,9 @@ static tes__always_inline uint64_t *member_entry(tes__sparse_set_t *set, tes_ent
  * its entity's generation and is erased before the entity dies, so a found
  * entry answers for liveness: the entity slot is read only when the entity
  * has no such component (to tell a stale handle apart). */
-static tes__noinline int quiet_sparse_remove(tes_world_t *w, tes_entity_t e,
-                                             tes__component_t *info)
+static tes__noinline int remove_sparse_any(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
+    tes__component_t *info = record_of(w, c);
     tes__sparse_store_t *st = &info->store;
     uint64_t *entry = member_entry(&st->set, e);
     if (!entry)
@@ -474,15 +476,6 @@ static int set_tracked(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void 
     return tes__set_generic(w, e, c, value);
 }
 
-/* tes_remove's forms. */
-static int remove_table(tes_world_t *w, tes_entity_t e, tes_comp_t c)
-{
-    return quiet_table_remove(w, e, record_of(w, c));
-}
-static int remove_sparse_any(tes_world_t *w, tes_entity_t e, tes_comp_t c)
-{
-    return quiet_sparse_remove(w, e, record_of(w, c));
-}
 
 /* The tables. Every entry not listed is the generic path: a GENERIC
  * dispatch in any class, any call in a busy world, and every call in a
