@@ -97,6 +97,25 @@ typedef struct tes__component {
     struct tes__component *stamp_info[2]; /* a tracked component: its companions */
 } tes__component_t;
 
+/* The dispatch a component is registered with (its plain_dispatch): the
+ * generic path for a component with any hook; TRACKED for a tracked one
+ * (its quiet set stamps; its adds and removes take the generic paths,
+ * which stamp adds); else TABLE, or SPARSE + its store's shape. Computed
+ * once, at registration; tes__world_check computes it again. */
+static inline uint8_t tes__plain_dispatch(const tes__component_t *c)
+{
+    const tes_hooks_t *h = &c->hooks;
+    bool hooked = h->ctor || h->dtor || h->copy || h->move || h->on_add || h->on_set ||
+                  h->on_remove;
+    if (hooked)
+        return TES__DISPATCH_GENERIC;
+    if (c->track_changes)
+        return TES__DISPATCH_TRACKED;
+    if (c->storage == TES_STORAGE_SPARSE)
+        return (uint8_t)(TES__DISPATCH_SPARSE + tes__sparse_shape(c->size, c->stable));
+    return TES__DISPATCH_TABLE;
+}
+
 /* Component ids below this have a read descriptor in the registry itself
  * (tes__registry_t.get_of), one load from the world. */
 #define TES__REGISTRY_SMALL_IDS 64u

@@ -283,6 +283,37 @@ static int check_watchers(const tes_world_t *w)
     return TES_OK;
 }
 
+/* Each component's dispatch against what decides it: its registration
+ * (plain_dispatch, computed again) and the watchers that hear it (a route
+ * count per component, counted again from the live watchers): the generic
+ * path while any watcher hears it, its plain dispatch otherwise. A stale
+ * dispatch would send a call down a plain path that tells no watcher. */
+static int check_dispatch(const tes_world_t *w)
+{
+    const tes__registry_t *reg = &w->components;
+    for (tes_comp_t c = 1; c < reg->count; c++) {
+        uint32_t heard = 0;
+        for (uint32_t i = 0; i < w->watcher_count; i++) {
+            const tes__watcher_t *wt = &w->watchers[i];
+            for (uint32_t k = 0; !wt->dead && k < wt->ncomps; k++)
+                heard += wt->comps[k] == c;
+        }
+        uint32_t routes = c < w->watch_route_cap ? w->watch_routes[c] : 0;
+        CHECK(routes == heard, "component %u: route count %u, %u live watchers hear it", c,
+              routes, heard);
+        const tes__component_t *info = reg->items[c];
+        if (!info)
+            continue;
+        CHECK(info->plain_dispatch == tes__plain_dispatch(info),
+              "component %u: registered dispatch %u, its hooks and storage say %u", c,
+              (unsigned)info->plain_dispatch, (unsigned)tes__plain_dispatch(info));
+        uint8_t want = heard ? TES__DISPATCH_GENERIC : info->plain_dispatch;
+        CHECK(info->dispatch == want, "component %u: dispatch %u, want %u (%u watchers hear it)",
+              c, (unsigned)info->dispatch, (unsigned)want, heard);
+    }
+    return TES_OK;
+}
+
 /* Each table's last edge in each direction: it leads to the table of the
  * type with its component added or removed, it is the edge the graph
  * caches, and its plan is the plan made now for that step. */
@@ -366,6 +397,8 @@ int tes__world_check(const tes_world_t *w)
         rc = check_plain_room(w);
     if (!rc)
         rc = check_watchers(w);
+    if (!rc)
+        rc = check_dispatch(w);
     if (!rc)
         rc = check_entities(w);
     if (!rc)

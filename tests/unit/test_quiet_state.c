@@ -362,6 +362,34 @@ static void test_check_sees_stale_word(void **state)
     assert_int_not_equal(tes__world_check(w), TES_OK);
     w->components.dispatch_of[a] = byte;
     assert_int_equal(tes__world_check(w), TES_OK);
+    /* A record's dispatch out of step with the watchers that hear it (a
+     * plain path would tell them nothing), or with its registration. */
+    tes__component_t *info = w->components.items[a];
+    info->dispatch = TES__DISPATCH_GENERIC;
+    assert_int_not_equal(tes__world_check(w), TES_OK);
+    info->dispatch = TES__DISPATCH_TABLE;
+    info->plain_dispatch = TES__DISPATCH_TRACKED;
+    assert_int_not_equal(tes__world_check(w), TES_OK);
+    info->plain_dispatch = TES__DISPATCH_TABLE;
+    assert_int_equal(tes__world_check(w), TES_OK);
+    /* A group hears its components: their dispatch turns generic, and a
+     * route count off by one is reported. */
+    tes_comp_t s1 = reg(w, "S1", 4, TES_STORAGE_SPARSE), s2 = reg(w, "S2", 4, TES_STORAGE_SPARSE);
+    memset(&qd, 0, sizeof qd);
+    qd.terms[0].comp = s1;
+    qd.terms[1].comp = s2;
+    qd.flags = TES_QUERY_OWNING_GROUP;
+    q = tes_query_new(w, &qd);
+    assert_non_null(q);
+    assert_int_equal(w->components.items[s1]->dispatch, TES__DISPATCH_GENERIC);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    w->watch_routes[s1]++;
+    assert_int_not_equal(tes__world_check(w), TES_OK);
+    w->watch_routes[s1]--;
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_query_free(q);
+    assert_int_equal(w->components.items[s1]->dispatch, TES__DISPATCH_SPARSE + TES__SPARSE_SHAPE_4);
+    assert_int_equal(tes__world_check(w), TES_OK);
     tes_world_free(w);
 }
 
