@@ -51,7 +51,7 @@ tes_entity_t tes_prefab_new(tes_world_t *w)
 {
     if (!w)
         return TES_NULL;
-    if (tes__hook_depth(w) || (tes__refuse(w) & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))) {
+    if (tes__refused(w, TES__REFUSE_CREATING)) {
         tes__fail_busy(w, "tes_prefab_new");
         return TES_NULL;
     }
@@ -97,7 +97,7 @@ tes_entity_t tes_prefab_child(tes_world_t *w, tes_entity_t prefab)
 {
     if (!w)
         return TES_NULL;
-    if (tes__hook_depth(w) || (tes__refuse(w) & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))) {
+    if (tes__refused(w, TES__REFUSE_CREATING)) {
         tes__fail_busy(w, "tes_prefab_child");
         return TES_NULL;
     }

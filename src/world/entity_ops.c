@@ -33,7 +33,7 @@ static uint32_t peek_next_index(const tes__entity_index_t *ei)
  * watchers, refusal inside hooks. */
 static tes__noinline tes_entity_t spawn_slow(tes_world_t *w)
 {
-    if (tes__hook_depth(w) || (tes__refuse(w) & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))) {
+    if (tes__refused(w, TES__REFUSE_CREATING)) {
         tes__fail_busy(w, "tes_spawn");
         return TES_NULL;
     }

@@ -578,6 +578,20 @@ static inline uint8_t tes__refuse(const tes_world_t *w)
     return (uint8_t)((tes__quiet_word(w) & TES__QUIET_REFUSE_MASK) >> TES__QUIET_REFUSE_SHIFT);
 }
 
+/* Whether a hook runs or a system refuses any of the TES__REFUSE_* bits
+ * in `refuse` (0: whether a hook runs): the refusal test of the calls
+ * refused there, one masked load. */
+static inline bool tes__refused(const tes_world_t *w, uint8_t refuse)
+{
+    return (tes__quiet_word(w) &
+            (TES__QUIET_HOOK_MASK | ((uint64_t)refuse << TES__QUIET_REFUSE_SHIFT))) != 0;
+}
+/* The refusal of calls that create entities: a hook, a system that may
+ * make no structural call or no entity. */
+#define TES__REFUSE_CREATING (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE)
+/* Any refusal: a system is running. */
+#define TES__REFUSE_ANY 0xFFu
+
 /* How a word classes the world for a call's dispatch: quiet (0), only
  * deferred (1: the word is the deferral depth alone, so no hook runs, no
  * system runs and no dependent waits) or anything else (2). The one
@@ -655,9 +669,7 @@ static inline int tes__world_begin(tes_world_t *w)
         lane->hook_depth++;
         return TES_OK;
     }
-    /* One load: a hook level or a refusal of structural calls. */
-    if (tes__quiet_word(w) &
-        (TES__QUIET_HOOK_MASK | ((uint64_t)TES__REFUSE_STRUCTURAL << TES__QUIET_REFUSE_SHIFT)))
+    if (tes__refused(w, TES__REFUSE_STRUCTURAL))
         return tes__fail_busy(w, "a structural call");
     tes__world_hook_up(w);
     w->watch_scope.count = 0;
@@ -734,7 +746,7 @@ static inline bool tes__in_hook_or_frame(const tes_world_t *w)
  * instantiate calls), which a parallel system may not make. */
 static inline int tes__world_begin_create(tes_world_t *w)
 {
-    if (w && tes__unlikely(tes__refuse(w) & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE)))
+    if (w && tes__unlikely(tes__refuse(w) & TES__REFUSE_CREATING))
         return tes__fail_busy(w, "an entity-creating call");
     return tes__world_begin(w);
 }
