@@ -709,7 +709,7 @@ TES_API bool tes_enabled(const tes_world_t *w, tes_entity_t e);
  * storage-specific forms) and tes_lookup_fini. A zeroed view is a valid
  * "no view": every read misses and tes_lookup_fini does nothing.
  */
-/* Private (see above): the entity slot as the inline table read sees it. */
+/* Private (see above): used by the inline readers only. */
 typedef struct tes_lookup_slot_t {
     uint32_t generation;
     uint32_t table;
@@ -722,9 +722,8 @@ typedef struct tes_lookup_slot_t {
 #define TES_LOOKUP_ENTRY_PAGE (UINT32_C(1) << TES_LOOKUP_ENTRY_PAGE_BITS)
 
 typedef struct tes_lookup_t {
-    /* Private, every field (see above): what the inline readers use; the
-     * encoding is described in src/world/lookup.c and may change in any
-     * release. */
+    /* PRIVATE, every field: do not read or write; layout and encoding may
+     * change in any release (see above). */
     bool sparse;
     uint32_t size;
     const tes_lookup_slot_t *slots;
@@ -758,9 +757,11 @@ TES_API int tes_lookup_init(tes_lookup_t *out, tes_world_t *w, tes_comp_t c);
  * zeroed view and twice in a row; must come before tes_world_free. */
 TES_API void tes_lookup_fini(tes_lookup_t *l);
 
-/* The two reads behind tes_lookup_get, on a view's fields passed by value
- * (so a loop of calls keeps them in registers). Any handle value is safe:
- * every index is checked against its array's length or masked into it. */
+/* PRIVATE: the two reads behind tes_lookup_get, on a view's private
+ * fields passed by value (so a loop of calls keeps them in registers). Not
+ * part of the API: their parameters and the encoding they read may change
+ * in any release, together with this header. Call tes_lookup_get or its
+ * two storage-specific forms. */
 static inline void *tes__lookup_sparse_at(const uintptr_t *entry_bases, uint32_t entry_page_count,
                                           const uintptr_t *data_bases, uint32_t shift, size_t size,
                                           tes_entity_t e)
@@ -770,15 +771,12 @@ static inline void *tes__lookup_sparse_at(const uintptr_t *entry_bases, uint32_t
         return NULL;
     const uint64_t entry = *(const uint64_t *)(entry_bases[index >> TES_LOOKUP_ENTRY_PAGE_BITS] +
                                                (uintptr_t)index * sizeof(uint64_t));
-    /* Generation and presence in one compare: the high halves must be
-     * equal and the position must not be the all-ones null. */
     if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) >= TES_NULL_INDEX)
         return NULL;
     const uint32_t pos = (uint32_t)entry;
     void *const value = (void *)(data_bases[pos >> shift] + (uintptr_t)pos * size);
 #if defined(__GNUC__)
-    /* A present entry's value is in an allocated page: telling the
-     * compiler spares the caller's NULL test on this path. */
+    /* Spares the caller's NULL test on this path. */
     if (!value)
         __builtin_unreachable();
 #endif
@@ -794,15 +792,12 @@ static inline void *tes__lookup_table_at(const tes_lookup_slot_t *slots, uint32_
     const tes_lookup_slot_t *const slot = &slots[index];
     if (slot->generation != (uint32_t)(e >> 32))
         return NULL;
-    /* A loop of reads keeps as many of them in flight as the processor's
-     * load queue holds, so `table` and `row` are read with one 8-byte load
-     * where the compiler and byte order allow it. */
+    /* One 8-byte load where the compiler and byte order allow it, so that
+     * more reads of a loop stay in flight. */
     uint32_t table, row;
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     uint64_t place;
-    /* Read from the slot's bytes (not through &slot->table, a 4-byte
-     * object): row follows table, which src/world/lookup.c asserts. */
     __builtin_memcpy(&place, (const unsigned char *)slot + offsetof(tes_lookup_slot_t, table),
                      sizeof place);
     table = (uint32_t)place;
@@ -811,9 +806,6 @@ static inline void *tes__lookup_table_at(const tes_lookup_slot_t *slots, uint32_
     table = slot->table;
     row = slot->row;
 #endif
-    /* The mask drops the hint bit and sends a free or retired slot's
-     * marker to a NULL entry (src/world/lookup.c): no separate test of the marker,
-     * so each read is a compare and a branch shorter. */
     uint8_t *const column = columns[table & table_mask];
     return column ? column + (size_t)row * size : NULL;
 }
@@ -945,11 +937,11 @@ typedef struct tes_query_desc_t {
 typedef struct tes_query tes_query_t;
 
 /* An iteration over a query, in chunks. Public fields: count, entities,
- * world, delta_time, ctx and thread (read them; do not write them). Every
- * priv_* field below is private: the iterator's own state, whose layout,
- * meaning and size may change in any release. The three sizes below are
- * that private state's; they are here because the iterator is returned by
- * value. */
+ * world, delta_time, ctx, thread and depth (read them; do not write them).
+ * Every priv_* field below is PRIVATE: the iterator's own state, whose
+ * names, layout, meaning and size may change in any release; do not read,
+ * write or rely on them. The three sizes below are that private state's;
+ * they are in this header only because the iterator is returned by value. */
 #define TES_ITER_SCRATCH 8
 /* Room for the values an iteration gathers from scattered sparse stores
  * (see tes_field). */
@@ -967,7 +959,9 @@ typedef struct tes_iter_t {
     void *ctx;                     /* the system's ctx (systems); NULL otherwise */
     int32_t thread;                /* 0 on the calling thread, 1..threads-1 on workers */
     int32_t depth;                 /* TES_QUERY_CASCADE: the chunk's depth; else 0 */
-    /* Private from here on: the iterator's own state (see above). */
+    /* ---- PRIVATE from here on: do not touch, may change in any release.
+     * The iterator's own state (see above); the notes say what each field
+     * does today, not what it will do. ---- */
     void *priv_fields[TES_MAX_TERMS];
     tes_query_t *priv_query;
     uint32_t priv_phase;           /* which walk is running */

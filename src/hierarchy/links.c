@@ -331,7 +331,7 @@ static int set_parent_impl(tes_world_t *w, tes_entity_t child, tes_entity_t pare
         rc = check_name(w, tes_entity_index(child), p1, "tes_set_parent");
     if (rc)
         return rc;
-    if (w->defer.depth > 0) {
+    if (tes__deferred(w)) {
         tes_entity_t *arg = NULL;
         if (tes__defer_reserve_call(w, 0) || !(arg = tes__malloc(&w->alloc, 2 * sizeof *arg)))
             return tes__fail(w, TES_ERR_NOMEM);

@@ -210,7 +210,7 @@ static int json_refused(const tes_world_t *w, const tes_writer_t *out, const cha
     if (!out || !out->write)
         return tes__fail_detail((tes_world_t *)w, TES_ERR_INVALID, "%s: writer %s", call,
                                 out ? "has no write function" : "is NULL");
-    if (w->unquiet.refuse)
+    if (tes__refuse(w))
         return tes__fail_busy((tes_world_t *)w, call);
     return TES_OK;
 }

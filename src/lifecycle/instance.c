@@ -276,7 +276,7 @@ int tes_instance_destroy(tes_world_t *w, tes_instance_t inst)
         return rc;
     if (!live_rec(w, inst))
         rc = fail_stale_instance(w, inst);
-    else if (w->defer.depth > 0) {
+    else if (tes__deferred(w)) {
         void *arg = NULL;
         /* Checked now as well as when applied. */
         if ((rc = destroy_members(w, inst, false)) != TES_OK)

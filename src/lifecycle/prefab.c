@@ -51,7 +51,7 @@ tes_entity_t tes_prefab_new(tes_world_t *w)
 {
     if (!w)
         return TES_NULL;
-    if (w->unquiet.hook_depth || (w->unquiet.refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))) {
+    if (tes__refused(w, TES__REFUSE_CREATING)) {
         tes__fail_busy(w, "tes_prefab_new");
         return TES_NULL;
     }
@@ -97,7 +97,7 @@ tes_entity_t tes_prefab_child(tes_world_t *w, tes_entity_t prefab)
 {
     if (!w)
         return TES_NULL;
-    if (w->unquiet.hook_depth || (w->unquiet.refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))) {
+    if (tes__refused(w, TES__REFUSE_CREATING)) {
         tes__fail_busy(w, "tes_prefab_child");
         return TES_NULL;
     }
@@ -341,7 +341,7 @@ static void plan_commit(tes_world_t *w, plan_t *p)
  * one after another would have destroyed it by then). */
 static bool member_live(const tes_world_t *w, tes_entity_t e)
 {
-    return tes_alive(w, e) && !(w->defer.depth > 0 && tes__defer_destroyed(w, e));
+    return tes_alive(w, e) && !(tes__deferred(w) && tes__defer_destroyed(w, e));
 }
 
 /* Allocates a plan for n instances of the live members of rec. */
@@ -457,7 +457,7 @@ static int instantiate(tes_world_t *w, tes_entity_t prefab, uint32_t n, tes_inst
                                 "it cannot be instantiated",
                                 tes_entity_index(prefab), tes_entity_generation(prefab));
     tes__lifecycle_t *lc = w->lifecycle;
-    bool deferred = w->defer.depth > 0;
+    bool deferred = tes__deferred(w);
     plan_t local, *p = &local;
     if (deferred && !(p = tes__malloc(&w->alloc, sizeof *p)))
         return TES_ERR_NOMEM;

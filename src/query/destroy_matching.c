@@ -188,7 +188,7 @@ static int32_t destroy_listed(tes_world_t *w, tes_query_t *q)
         rc = check_owned(w, plan.items, plan.count);
     if (!rc && l.count > INT32_MAX)
         rc = tes__fail_detail(w, TES_ERR_INVALID, "tes_destroy_matching: %u matches do not fit the int32_t result", (unsigned)l.count);
-    if (!rc && w->defer.depth > 0) {
+    if (!rc && tes__deferred(w)) {
         if (tes__defer_reserve(w, l.count))
             rc = TES_ERR_NOMEM;
         for (uint32_t i = 0; !rc && i < l.count; i++)
@@ -215,7 +215,7 @@ int32_t tes_destroy_matching(tes_query_t *q)
         return rc;
     int32_t result;
     /* Emptying tables wholesale would skip the matches' descendants. */
-    if (w->defer.depth == 0 && !q->group && !q->has_sparse && !q->change_count &&
+    if (!tes__deferred(w) && !q->group && !q->has_sparse && !q->change_count &&
         q->mode != TES__QUERY_DRIVEN && !tes__world_has_links(w) && !q->cascade_walk)
         result = destroy_tables(w, q);
     else

@@ -265,7 +265,7 @@ static tes_iter_t iter_start(tes_query_t *q) { return iter_start_as(q, q && q->c
  * whole of such a system's run, so start and end see the same answer. */
 static bool walk_in_frame_level(const tes_world_t *w)
 {
-    return (w->unquiet.refuse & TES__REFUSE_STRUCTURAL) != 0;
+    return (tes__refuse(w) & TES__REFUSE_STRUCTURAL) != 0;
 }
 
 /* The iterator is built in the caller's variable only while its address

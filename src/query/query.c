@@ -208,7 +208,7 @@ static void query_fini(void *ctx) { query_release(ctx); }
  * thread counts and not others, so both are refused on every one. */
 static bool in_system_run(const tes_world_t *w)
 {
-    return (w->unquiet.refuse & TES__REFUSE_FRAME) && !w->defer.flushing;
+    return (tes__refuse(w) & TES__REFUSE_FRAME) && !w->defer.flushing;
 }
 
 /* Appends "{A, B}" for query q to buf (at len; the text is cut at cap). */
@@ -280,7 +280,7 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
      * runs the hook may hold addresses in those stores). */
     if (!rc && (q->flags & TES_QUERY_OWNING_GROUP) && tes__in_hook(w))
         rc = tes__fail_detail(w, TES_ERR_BUSY, "tes_query_new refused: an owning group cannot be built inside a hook");
-    else if (!rc && (q->flags & TES_QUERY_OWNING_GROUP) && w->defer.depth > 0)
+    else if (!rc && (q->flags & TES_QUERY_OWNING_GROUP) && tes__deferred(w))
         rc = tes__fail_deferred(w, TES_ERR_BUSY, "tes_query_new (an owning group)");
     /* A non-owning group asked for inside a hook would be filled from a
      * world in the middle of a change, and would hear the rest of that

@@ -524,9 +524,9 @@ int tes_snapshot_load(tes_world_t *w, const tes_reader_t *in)
         return tes__fail_detail(w, TES_ERR_INVALID, "tes_snapshot_load: reader %s", in ? "has no read function" : "is NULL");
     /* From a hook level (a hook, a snapshot callback) or a running system,
      * and while deferred: refused, before the reader is called. */
-    if (w->unquiet.hook_depth || w->unquiet.refuse)
+    if (tes__refused(w, TES__REFUSE_ANY))
         return tes__fail_busy(w, "tes_snapshot_load");
-    if (w->defer.depth > 0)
+    if (tes__deferred(w))
         return tes__fail_deferred(w, TES_ERR_BUSY, "tes_snapshot_load");
     if (w->entities.alive)
         return tes__fail_detail(w, TES_ERR_INVALID, "tes_snapshot_load: the world has %u live entities (it must have none)", w->entities.alive);

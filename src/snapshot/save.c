@@ -423,9 +423,9 @@ static size_t estimate(const save_plan_t *p)
  * (queued changes would be missing): refused, before anything is touched. */
 static int save_refused(const tes_world_t *w, const char *call)
 {
-    if (w->unquiet.hook_depth || w->unquiet.refuse)
+    if (tes__refused(w, TES__REFUSE_ANY))
         return tes__fail_busy((tes_world_t *)w, call);
-    if (w->defer.depth > 0)
+    if (tes__deferred(w))
         return tes__fail_deferred((tes_world_t *)w, TES_ERR_BUSY, call);
     return TES_OK;
 }

@@ -154,16 +154,7 @@ tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_comp
     *status = TES_OK;
     c->id = id;
     tes__sparse_store_init(&c->store, c->size, c->stable);
-    const tes_hooks_t *h = &c->hooks;
-    bool hooked = h->ctor || h->dtor || h->copy || h->move || h->on_add || h->on_set ||
-                  h->on_remove;
-    /* A tracked component takes the generic paths, which stamp its
-     * writes: chosen here, once, so the quiet paths test nothing. */
-    c->plain_dispatch = hooked ? TES__DISPATCH_GENERIC
-                        : c->track_changes ? TES__DISPATCH_TRACKED
-                        : c->storage == TES_STORAGE_SPARSE
-                            ? (uint8_t)(TES__DISPATCH_SPARSE + tes__sparse_shape(c->size, c->stable))
-                            : TES__DISPATCH_TABLE;
+    c->plain_dispatch = tes__plain_dispatch(c);
     tes__registry_set_dispatch(r, c, c->plain_dispatch);
     if (r->count == 0)
         r->items[0] = NULL;

@@ -97,6 +97,25 @@ typedef struct tes__component {
     struct tes__component *stamp_info[2]; /* a tracked component: its companions */
 } tes__component_t;
 
+/* The dispatch a component is registered with (its plain_dispatch): the
+ * generic path for a component with any hook; TRACKED for a tracked one
+ * (its quiet set stamps; its adds and removes take the generic paths,
+ * which stamp adds); else TABLE, or SPARSE + its store's shape. Computed
+ * once, at registration; tes__world_check computes it again. */
+static inline uint8_t tes__plain_dispatch(const tes__component_t *c)
+{
+    const tes_hooks_t *h = &c->hooks;
+    bool hooked = h->ctor || h->dtor || h->copy || h->move || h->on_add || h->on_set ||
+                  h->on_remove;
+    if (hooked)
+        return TES__DISPATCH_GENERIC;
+    if (c->track_changes)
+        return TES__DISPATCH_TRACKED;
+    if (c->storage == TES_STORAGE_SPARSE)
+        return (uint8_t)(TES__DISPATCH_SPARSE + tes__sparse_shape(c->size, c->stable));
+    return TES__DISPATCH_TABLE;
+}
+
 /* Component ids below this have a read descriptor in the registry itself
  * (tes__registry_t.get_of), one load from the world. */
 #define TES__REGISTRY_SMALL_IDS 64u
@@ -115,17 +134,11 @@ typedef struct tes__registry {
      * does not wait on another (instead of items, then the record).
      * Records never move, so neither do their stores. */
     const struct tes__sparse_store *sparse_of[TES__REGISTRY_SMALL_IDS];
-    /* The record of a small id whose dispatch is TABLE or SPARSE, NULL
-     * while it is GENERIC (or not issued): the quiet paths of tes_add,
-     * tes_set and tes_remove find the component and learn that they apply
-     * in one load. Kept by tes__registry_set_dispatch, the only writer of
-     * a record's dispatch. */
-    tes__component_t *quiet_of[TES__REGISTRY_SMALL_IDS];
-    /* Bit c set for a small id c whose dispatch is TABLE: tes_set's and
-     * tes_add's inlined table path needs nothing else of the record, so
-     * it tests one bit of a word it has at hand instead of loading the
-     * record and its dispatch. Kept with quiet_of. */
-    uint64_t quiet_tables;
+    /* The dispatch of each small id (TES__DISPATCH_*; GENERIC for an id
+     * not issued), so that tes_add, tes_set and tes_remove choose their
+     * form with one byte loaded from the world and no record. Kept by
+     * tes__registry_set_dispatch, the only writer of a record's dispatch. */
+    uint8_t dispatch_of[TES__REGISTRY_SMALL_IDS];
     tes__component_t **items; /* items[id]; NULL for 0 and stamp companions */
     uint32_t count;           /* ids issued + 1 */
     uint32_t hidden_count;    /* ids issued to stamp companions */
@@ -153,16 +166,14 @@ static inline tes__component_t *tes__registry_get(const tes__registry_t *r, tes_
 tes_comp_t tes__registry_lookup(const tes__registry_t *r, const char *name);
 
 /* Sets the dispatch calls use for c (TES__DISPATCH_*) and keeps
- * quiet_of and quiet_tables in step with it. */
+ * dispatch_of in step with it: the only writer of either (registration,
+ * and the world when a watcher starts or stops hearing c). */
 static inline void tes__registry_set_dispatch(tes__registry_t *r, tes__component_t *c,
                                               uint8_t dispatch)
 {
     c->dispatch = dispatch;
-    if (c->id < TES__REGISTRY_SMALL_IDS) {
-        uint64_t bit = UINT64_C(1) << c->id;
-        r->quiet_of[c->id] = dispatch != TES__DISPATCH_GENERIC ? c : NULL;
-        r->quiet_tables = (r->quiet_tables & ~bit) | (dispatch == TES__DISPATCH_TABLE ? bit : 0);
-    }
+    if (c->id < TES__REGISTRY_SMALL_IDS)
+        r->dispatch_of[c->id] = dispatch;
 }
 
 /* Validates desc and registers it (or returns the id already registered

@@ -197,7 +197,7 @@ static int run_live(tes_world_t *w, const tes__systems_t *ss, tes_system_t *s)
 {
     s->rows = 0;
     tes__defer_open(w);
-    uint8_t refuse = w->unquiet.refuse;
+    uint8_t refuse = tes__refuse(w);
     if (!s->structural)
         tes__world_refuse_set(w, refuse | TES__REFUSE_STRUCTURAL);
     else if (s->parallel)
@@ -432,7 +432,7 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
         return;
     }
     /* Structural calls are refused while these systems run. */
-    tes__world_refuse_set(w, w->unquiet.refuse | TES__REFUSE_STRUCTURAL);
+    tes__world_refuse_set(w, tes__refuse(w) | TES__REFUSE_STRUCTURAL);
     if (w->pool && ss->unit_count > 1) {
         level_job_t job = {ss, 0};
         atomic_init(&job.next, 0);
@@ -465,7 +465,7 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
         if (!s->doomed)
             record_run(s, ns);
     }
-    tes__world_refuse_set(w, w->unquiet.refuse & (uint8_t)~TES__REFUSE_STRUCTURAL);
+    tes__world_refuse_set(w, tes__refuse(w) & (uint8_t)~TES__REFUSE_STRUCTURAL);
     for (uint32_t i = first; i < last; i++)
         end_held(ss->items[ss->order[i]]);
 }
@@ -534,7 +534,7 @@ static int run_blocks_inline(tes_world_t *w, const tes__systems_t *ss, tes_syste
     }
     s->rows = 0;
     tes__defer_open(w);
-    uint8_t refuse = w->unquiet.refuse;
+    uint8_t refuse = tes__refuse(w);
     tes__world_refuse_set(w, refuse | TES__REFUSE_CREATE);
     tes_iter_t it = tes_query_iter(s->query);
     tes__iter_keep_fields(&it);
@@ -596,7 +596,7 @@ static int run_split_once(tes_world_t *w, tes__systems_t *ss, tes_system_t *s)
         return run_blocks_inline(w, ss, s);
     split_job_t job = {w, ss, 0};
     atomic_init(&job.next, 0);
-    uint8_t refuse = w->unquiet.refuse;
+    uint8_t refuse = tes__refuse(w);
     tes__world_refuse_set(w, refuse | TES__REFUSE_CREATE);
     for (int32_t t = 0; t < w->threads; t++)
         w->thread_errors[t] = w->last_error;

@@ -403,7 +403,7 @@ static tes_entity_t spawn_with_impl(tes_world_t *w, const tes_value_t *values, i
     comp_lists_t l;
     int rc = lists_init(w, &l, values, sizeof *values, nc);
     tes_entity_t e = TES_NULL;
-    if (!rc && w->defer.depth > 0) {
+    if (!rc && tes__deferred(w)) {
         lists_free(w, &l);
         return spawn_with_deferred(w, values, nc);
     }
@@ -681,7 +681,7 @@ static int spawn_bulk_impl(tes_world_t *w, const tes_bulk_desc_t *d)
     comp_lists_t l;
     int rc = lists_init(w, &l, d->comps, sizeof *d->comps, (uint32_t)d->ncomps);
     if (!rc && d->count > 0)
-        rc = w->defer.depth > 0 ? spawn_bulk_deferred(w, d) : spawn_bulk_now(w, d, &l);
+        rc = tes__deferred(w) ? spawn_bulk_deferred(w, d) : spawn_bulk_now(w, d, &l);
     lists_free(w, &l);
     return rc ? tes__fail(w, rc) : TES_OK;
 }
@@ -727,7 +727,7 @@ static int destroy_n_impl(tes_world_t *w, const tes_entity_t *es, int32_t n)
     if (tes__world_destroy_plan(w, es, (uint32_t)n, &plan))
         return tes__fail(w, TES_ERR_NOMEM);
     rc = plan.owned ? tes__world_plan_owned(w, &plan, 0) : TES_OK;
-    if (!rc && w->defer.depth > 0) {
+    if (!rc && tes__deferred(w)) {
         /* Each listed destroy cascades again when applied. */
         if (tes__defer_reserve(w, (uint32_t)n))
             rc = tes__fail(w, TES_ERR_NOMEM);

@@ -35,7 +35,7 @@ static int check_entities(const tes_world_t *w)
         CHECK(t < w->tables.count, "slot %u points at table %u of %u", i, t, w->tables.count);
         const tes__table_t *table = w->tables.tables[t];
         if (table->flags & TES__TABLE_VIRTUAL) {
-            CHECK(s->row == 0 || (s->row == TES__ROW_PENDING && w->defer.depth > 0),
+            CHECK(s->row == 0 || (s->row == TES__ROW_PENDING && tes__deferred(w)),
                   "slot %u in the virtual root has row %u", i, s->row);
             continue;
         }
@@ -134,11 +134,9 @@ static int check_sparse(const tes_world_t *w)
               reg->get_of[c], want);
         const tes__sparse_store_t *store = want & TES__GET_SPARSE ? &info->store : NULL;
         CHECK(reg->sparse_of[c] == store, "component %u: sparse read store out of step", c);
-        const tes__component_t *quiet =
-            info && info->dispatch != TES__DISPATCH_GENERIC ? info : NULL;
-        CHECK(reg->quiet_of[c] == quiet, "component %u: quiet record out of step", c);
-        bool quiet_table = info && info->dispatch == TES__DISPATCH_TABLE;
-        CHECK(((reg->quiet_tables >> c) & 1) == quiet_table, "component %u: quiet table bit out of step", c);
+        uint8_t dispatch = info ? info->dispatch : TES__DISPATCH_GENERIC;
+        CHECK(reg->dispatch_of[c] == dispatch, "component %u: dispatch byte %u, the record says %u",
+              c, (unsigned)reg->dispatch_of[c], (unsigned)dispatch);
     }
     for (uint32_t k = 0; k < reg->sparse_count; k++) {
         const tes__component_t *info = reg->items[reg->sparse[k]];
@@ -212,13 +210,36 @@ static int check_sparse(const tes_world_t *w)
     return TES_OK;
 }
 
-/* The quiet word (tes__world_quiet) must agree with the fields it sums up:
- * a stale word would let a call skip hooks or deferral. */
+/* The quiet state (the word behind tes__world_quiet) against what it
+ * records: a stale word would let a call skip hooks, deferral or a waiting
+ * dependent. Its pending bits say exactly whether some dependent waits
+ * for its release or to settle; the deferral depth counts at least the
+ * levels tes_defer_begin opened (live iterators hold the others); no bit
+ * outside the fields is set, and no refusal but the TES__REFUSE_* ones;
+ * a split system's lanes live only while systems run (refusals set). */
 static int check_quiet(const tes_world_t *w)
 {
-    uint32_t word = atomic_load_explicit(&w->unquiet.word, memory_order_relaxed);
-    CHECK(word == tes__world_unquiet_expected(w), "quiet word %#x, fields say %#x", word,
-          tes__world_unquiet_expected(w));
+    uint64_t word = tes__quiet_word(w);
+    CHECK((word & ~TES__QUIET_ALL) == 0, "quiet word %#llx has bits outside its fields",
+          (unsigned long long)word);
+    bool doomed = false, settling = false;
+    for (uint32_t i = 0; i < w->dependent_count; i++) {
+        doomed = doomed || w->dependents[i].release;
+        settling = settling || w->dependents[i].settle;
+    }
+    CHECK(((word & TES__QUIET_DOOMED) != 0) == doomed,
+          "quiet word says %s dependent waits for its release, the list says %s",
+          (word & TES__QUIET_DOOMED) ? "a" : "no", doomed ? "one does" : "none does");
+    CHECK(((word & TES__QUIET_SETTLING) != 0) == settling,
+          "quiet word says %s dependent waits to settle, the list says %s",
+          (word & TES__QUIET_SETTLING) ? "a" : "no", settling ? "one does" : "none does");
+    CHECK(w->defer.explicit_depth >= 0 && tes__defer_depth(w) >= w->defer.explicit_depth,
+          "deferral depth %d, below the %d levels tes_defer_begin opened",
+          (int)tes__defer_depth(w), (int)w->defer.explicit_depth);
+    uint8_t refuse = tes__refuse(w);
+    CHECK((refuse & ~(TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE | TES__REFUSE_FRAME)) == 0,
+          "quiet word refuses %#x, past the known refusals", (unsigned)refuse);
+    CHECK(!w->lanes_live || refuse, "lanes live while no system runs");
     return TES_OK;
 }
 
@@ -259,6 +280,37 @@ static int check_watchers(const tes_world_t *w)
     }
     CHECK(empty == w->creation_watchers, "%u watchers hear every creation, the count says %u", empty,
           w->creation_watchers);
+    return TES_OK;
+}
+
+/* Each component's dispatch against what decides it: its registration
+ * (plain_dispatch, computed again) and the watchers that hear it (a route
+ * count per component, counted again from the live watchers): the generic
+ * path while any watcher hears it, its plain dispatch otherwise. A stale
+ * dispatch would send a call down a plain path that tells no watcher. */
+static int check_dispatch(const tes_world_t *w)
+{
+    const tes__registry_t *reg = &w->components;
+    for (tes_comp_t c = 1; c < reg->count; c++) {
+        uint32_t heard = 0;
+        for (uint32_t i = 0; i < w->watcher_count; i++) {
+            const tes__watcher_t *wt = &w->watchers[i];
+            for (uint32_t k = 0; !wt->dead && k < wt->ncomps; k++)
+                heard += wt->comps[k] == c;
+        }
+        uint32_t routes = c < w->watch_route_cap ? w->watch_routes[c] : 0;
+        CHECK(routes == heard, "component %u: route count %u, %u live watchers hear it", c,
+              routes, heard);
+        const tes__component_t *info = reg->items[c];
+        if (!info)
+            continue;
+        CHECK(info->plain_dispatch == tes__plain_dispatch(info),
+              "component %u: registered dispatch %u, its hooks and storage say %u", c,
+              (unsigned)info->plain_dispatch, (unsigned)tes__plain_dispatch(info));
+        uint8_t want = heard ? TES__DISPATCH_GENERIC : info->plain_dispatch;
+        CHECK(info->dispatch == want, "component %u: dispatch %u, want %u (%u watchers hear it)",
+              c, (unsigned)info->dispatch, (unsigned)want, heard);
+    }
     return TES_OK;
 }
 
@@ -345,6 +397,8 @@ int tes__world_check(const tes_world_t *w)
         rc = check_plain_room(w);
     if (!rc)
         rc = check_watchers(w);
+    if (!rc)
+        rc = check_dispatch(w);
     if (!rc)
         rc = check_entities(w);
     if (!rc)

@@ -144,7 +144,7 @@ static int add_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     int rc = enter_component(w, e, c, &slot, &info);
     if (rc)
         return rc;
-    if (w->defer.depth > 0)
+    if (tes__deferred(w))
         return defer_op(w, TES__OP_ADD, e, c);
     void *ptr;
     bool added;
@@ -165,7 +165,7 @@ static int set_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *va
         return rc;
     if (info->size && !value)
         return tes__fail_detail(w, TES_ERR_INVALID, "tes_set: value is NULL for component '%.64s' (size %u)", info->name, info->size);
-    if (w->defer.depth > 0) {
+    if (tes__deferred(w)) {
         rc = tes__defer_set(w, e, c, value);
         return rc ? tes__fail(w, rc) : TES_OK;
     }
@@ -201,7 +201,7 @@ static void *ensure_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
         tes__fail_detail(w, TES_ERR_INVALID, "tes_ensure: component '%.64s' is a tag (size 0) and has no data", info->name);
         return NULL;
     }
-    if (w->defer.depth > 0) {
+    if (tes__deferred(w)) {
         /* The component as it will be after the queued commands (see
          * tes__defer_ensure): found through the queue's records, without
          * walking the queue. */
@@ -234,7 +234,7 @@ static int remove_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     int rc = enter_component(w, e, c, &slot, &info);
     if (rc)
         return rc;
-    if (w->defer.depth > 0)
+    if (tes__deferred(w))
         return defer_op(w, TES__OP_REMOVE, e, c);
     if (info->storage == TES_STORAGE_SPARSE) {
         tes__sparse_store_t *st = &info->store;
@@ -464,35 +464,11 @@ int tes__add_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     TES__STRUCTURAL(int, w, tes__status, add_impl(w, e, c));
 }
 
-/* True when a deferred set of a plain component may be queued without the
- * begin/end guard: the world's own queue records (no split system), no
- * hook or structural call runs, no system refuses structural calls, and no
- * dependents wait for the guard's end to settle or release them. */
-static inline bool defer_plain_ready(const tes_world_t *w)
-{
-    return w->defer.depth > 0 &&
-           !((uint32_t)w->unquiet.hook_depth | (uint32_t)w->lanes_live | (uint32_t)w->parallel |
-             (w->unquiet.refuse & TES__REFUSE_STRUCTURAL) | w->unquiet.settling | w->unquiet.doomed);
-}
-
-/* The guarded generic set (out of line, so the deferred plain set below
- * stays a leaf). */
-static tes__noinline int set_guarded(tes_world_t *w, tes_entity_t e, tes_comp_t c,
-                                     const void *value)
-{
-    TES__STRUCTURAL(int, w, tes__status, set_impl(w, e, c, value));
-}
-
+/* The guarded generic set: the one tes_set routine for every state and
+ * component that the dispatch (quiet_ops.c) does not give a plain form. */
 int tes__set_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
 {
-    if (w && value && defer_plain_ready(w)) {
-        /* The deferred set of a plain component (tes__defer_set_plain):
-         * the same checks and statuses as set_impl, no guard, no hook. */
-        const tes__component_t *info = tes__registry_get(&w->components, c);
-        if (info && info->dispatch == TES__DISPATCH_TABLE && info->size)
-            return tes__defer_set_plain(w, e, info, value);
-    }
-    return set_guarded(w, e, c, value);
+    TES__STRUCTURAL(int, w, tes__status, set_impl(w, e, c, value));
 }
 
 int tes__remove_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c)

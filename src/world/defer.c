@@ -491,11 +491,11 @@ static tes__noinline int set_plain_slow(tes_world_t *w, tes_entity_t e,
     return queue_plain(d, d->count, e, info->id, staged);
 }
 
-int tes__defer_set_plain(tes_world_t *w, tes_entity_t e, const tes__component_t *info,
-                         const void *value)
+int tes__defer_set_plain(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
 {
-    tes__assert(!w->lanes_live && !w->parallel && !w->unquiet.hook_depth &&
-                w->defer.depth > 0 && info->dispatch == TES__DISPATCH_TABLE && value);
+    const tes__component_t *info = w->components.items[c];
+    tes__assert(tes__quiet_class(tes__quiet_word(w)) == 1 && !w->lanes_live && !w->parallel &&
+                info->dispatch == TES__DISPATCH_TABLE && value);
     tes__defer_t *d = &w->defer;
     /* Three compares cover the room (plain_room), the entity lookup's
      * (an entity made since the last reserve may lie past it) and the
@@ -652,7 +652,7 @@ int tes_defer_end(tes_world_t *w)
     return tes__defer_end(w);
 }
 
-bool tes_is_deferred(const tes_world_t *w) { return w && w->defer.depth > 0; }
+bool tes_is_deferred(const tes_world_t *w) { return w && tes__deferred(w); }
 
 void tes__defer_open(tes_world_t *w)
 {

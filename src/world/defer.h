@@ -182,11 +182,11 @@ typedef struct tes__defer {
     uint32_t call_count;
     uint32_t call_cap;
     tes__arena_t arena;        /* staged values */
-    /* All levels: explicit blocks and live iterators. Atomic because
-     * iterators of several threads open and close levels at once (reads
-     * from many threads); every other field is touched only by structural
-     * calls, which are single-threaded, or by a flush of a non-empty queue. */
-    _Atomic int32_t depth;
+    /* The levels open (explicit blocks and live iterators) are counted in
+     * the world's quiet state (tes__defer_depth in world.h), which reader
+     * threads move atomically; every field here is touched only by
+     * structural calls, which are single-threaded, or by a flush of a
+     * non-empty queue. */
     int32_t explicit_depth; /* levels opened by tes_defer_begin */
     bool flushing;
 } tes__defer_t;
@@ -259,10 +259,12 @@ struct tes__component;
  * value is not NULL, and the world's own queue records with no hook or
  * system running (no lanes): the value is copied into the arena as bytes
  * and the command chained to its entity, with no pair record yet (see
- * `paired`). A tag (size 0) is handed to the generic set. TES_OK,
+ * `paired`). A tag (size 0) is handed to the generic set. The signature
+ * is the one of tes_set's forms (quiet_ops.c), whose table holds it for a
+ * plain component in a world that is only deferred. TES_OK,
  * TES_ERR_STALE (e is not alive) or TES_ERR_NOMEM (nothing queued),
  * failures recorded in w. */
-int tes__defer_set_plain(tes_world_t *w, tes_entity_t e, const struct tes__component *info,
+int tes__defer_set_plain(tes_world_t *w, tes_entity_t e, tes_comp_t c,
                          const void *value);
 
 /* A deferred tes_ensure of c (a component with data) on live e. Writes

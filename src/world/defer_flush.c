@@ -480,9 +480,9 @@ int tes__defer_apply(tes_world_t *w, const tes__defer_t *q, const tes__op_t *op)
 int tes__defer_end(tes_world_t *w)
 {
     tes__defer_t *d = &w->defer;
-    if (d->depth <= 0)
+    if (tes__defer_depth(w) <= 0)
         return tes__fail_detail(w, TES_ERR_INVALID, "deferral depth is %d: no level is open",
-                                (int)d->depth);
+                                (int)tes__defer_depth(w));
     /* An empty queue needs no flush: returning before any write keeps the
      * iterators of reader threads, which all end here, free of races. */
     int32_t depth = tes__world_depth_down(w);
@@ -545,7 +545,7 @@ int tes__defer_end(tes_world_t *w)
                 w->detail = detail_before;
         } else if (rc && first_error == TES_OK)
             first_error = rc;
-        tes__assert(d->depth == 0 && d->count == count);
+        tes__assert(!tes__deferred(w) && d->count == count);
     }
     tes__defer_reset(w);
     d->flushing = false;

@@ -102,7 +102,7 @@ int tes__defer_lanes_end(tes_world_t *w, const tes__defer_span_t *spans, uint32_
      * reset below: they may go into the world's queue only when it is
      * applied right here, i.e. when this level is the last one open (a
      * run that left an iterator unfinished keeps another). */
-    if (d->depth != 1 || total + d->count > UINT32_MAX / 2 ||
+    if (tes__defer_depth(w) != 1 || total + d->count > UINT32_MAX / 2 ||
         tes__defer_reserve(w, (uint32_t)total) ||
         tes__grow(&w->alloc, (void **)&d->calls, &d->call_cap, (uint64_t)d->call_count + calls,
                   sizeof *d->calls, 8)) {
@@ -110,7 +110,7 @@ int tes__defer_lanes_end(tes_world_t *w, const tes__defer_span_t *spans, uint32_
          * commands, one by one — at once, or queued again with copies of
          * their values when another level stays open. */
         tes__world_depth_down(w);
-        bool now = d->depth == 0;
+        bool now = !tes__deferred(w);
         d->flushing = d->flushing || now;
         rc = apply_spans(w, spans, n);
         d->flushing = d->flushing && !now;

@@ -33,7 +33,7 @@ static uint32_t peek_next_index(const tes__entity_index_t *ei)
  * watchers, refusal inside hooks. */
 static tes__noinline tes_entity_t spawn_slow(tes_world_t *w)
 {
-    if (w->unquiet.hook_depth || (w->unquiet.refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE))) {
+    if (tes__refused(w, TES__REFUSE_CREATING)) {
         tes__fail_busy(w, "tes_spawn");
         return TES_NULL;
     }
@@ -45,19 +45,19 @@ static tes__noinline tes_entity_t spawn_slow(tes_world_t *w)
             return TES_NULL;
         }
     }
-    if (w->defer.depth > 0 && tes__defer_reserve(w, 1)) {
+    if (tes__deferred(w) && tes__defer_reserve(w, 1)) {
         tes__fail(w, TES_ERR_NOMEM);
         return TES_NULL;
     }
     /* Deferred spawns join no group until the flush: no reserve now (a
      * reserve could move a group's member array under a live iterator). */
-    if (!w->defer.depth && tes__watch_reserve(w, TES__WATCH_EMPTY, peek_next_index(ei), 1)) {
+    if (!tes__deferred(w) && tes__watch_reserve(w, TES__WATCH_EMPTY, peek_next_index(ei), 1)) {
         tes__fail(w, TES_ERR_NOMEM);
         return TES_NULL;
     }
     /* The root table is virtual: an empty entity is just its slot. */
     tes_entity_t e = tes__entity_create(ei, 0, 0);
-    if (w->defer.depth > 0) {
+    if (tes__deferred(w)) {
         /* Alive at once, hidden from root scans until the flush. */
         ei->slots[tes_entity_index(e)].row = TES__ROW_PENDING;
         tes__defer_push(w, TES__OP_MATERIALIZE, e, 0, TES_NULL, NULL);
@@ -107,7 +107,7 @@ static int destroy_cascade(tes_world_t *w, tes_entity_t e)
     if (tes__world_destroy_plan(w, &e, 1, &plan))
         return tes__fail(w, TES_ERR_NOMEM);
     int rc = tes__world_plan_owned(w, &plan, 0);
-    if (!rc && w->defer.depth > 0) {
+    if (!rc && tes__deferred(w)) {
         /* Planned again when applied, from the tree as it is then. */
         if (tes__defer_reserve(w, 1))
             rc = tes__fail(w, TES_ERR_NOMEM);
@@ -132,7 +132,7 @@ static int destroy_impl(tes_world_t *w, tes_entity_t e)
         return tes__fail(w, TES_ERR_OWNED);
     if (w->hier && w->hier_ops->has_children(w, tes_entity_index(e)))
         return destroy_cascade(w, e);
-    if (w->defer.depth > 0) {
+    if (tes__deferred(w)) {
         if (tes__defer_reserve(w, 1))
             return tes__fail(w, TES_ERR_NOMEM);
         tes__defer_push(w, TES__OP_DESTROY, e, 0, TES_NULL, NULL);
@@ -148,7 +148,7 @@ static int clear_impl(tes_world_t *w, tes_entity_t e)
     int rc = tes__world_enter(w, e, &slot);
     if (rc)
         return rc;
-    if (w->defer.depth > 0) {
+    if (tes__deferred(w)) {
         if (tes__defer_reserve(w, 1))
             return tes__fail(w, TES_ERR_NOMEM);
         tes__defer_push(w, TES__OP_CLEAR, e, 0, TES_NULL, NULL);
@@ -241,7 +241,7 @@ static tes_entity_t clone_impl(tes_world_t *w, tes_entity_t e)
     tes__slot_t *slot;
     if (tes__world_enter(w, e, &slot))
         return TES_NULL;
-    bool deferred = w->defer.depth > 0;
+    bool deferred = tes__deferred(w);
     int rc = tes__entity_reserve(&w->entities, &w->alloc, 1);
     slot = tes__entity_slot(&w->entities, e); /* the slot array may have moved */
     uint32_t index = peek_next_index(&w->entities);

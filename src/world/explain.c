@@ -108,7 +108,7 @@ int tes__fail_stale_instance(tes_world_t *w, const tes__entity_index_t *ids, tes
 void tes__explain_deferred(const tes_world_t *w, char *buf, size_t cap)
 {
     buf[0] = '\0';
-    int32_t depth = atomic_load_explicit(&w->defer.depth, memory_order_relaxed);
+    int32_t depth = tes__defer_depth(w);
     int32_t explicit_levels = w->defer.explicit_depth;
     int32_t iters = depth - explicit_levels;
     size_t len = 0;
@@ -128,7 +128,7 @@ void tes__explain_deferred(const tes_world_t *w, char *buf, size_t cap)
 #ifdef TES_DEBUG
 void tes__report_deferred_at_free(const tes_world_t *w)
 {
-    if (atomic_load_explicit(&w->defer.depth, memory_order_relaxed) <= 0)
+    if (tes__defer_depth(w) <= 0)
         return;
     char why[TES__DETAIL_SIZE];
     tes__explain_deferred(w, why, sizeof why);

@@ -191,7 +191,7 @@ int tes__fail_busy(tes_world_t *w, const char *call)
     if (tes__in_hook(w))
         why = "a hook, a snapshot reader or writer, or a save or load hook of this world is "
               "running; make the call after it returns";
-    else if (w->unquiet.refuse)
+    else if (tes__refuse(w))
         why = "a system is running that may not make this call (see what run may do)";
     else if (w->defer.flushing)
         why = "a deferred flush is applying its queue";

@@ -3,30 +3,28 @@
  * single-entity calls as a game's update loop makes them, on components
  * without hooks, while nothing unusual is going on.
  *
- * Two things choose the path, each decided once: the component's dispatch
- * (TES__DISPATCH_TABLE or _SPARSE, fixed at registration for a component
- * with no hook at all, GENERIC while any watcher hears it) and the world's
- * state (tes__world_quiet: no hook or structural call running, nothing
- * deferred, no system running; one word, w->unquiet.word, kept exact by
- * the only writers of the state it sums up). For a small component id one
- * load from the registry (quiet_of) gives both the record and whether its
- * dispatch allows a quiet path, and the dispatch byte indexes a table of
- * forms per call: a sparse component's dispatch names its store's shape (a tag or
- * 4, 8, 12 or 16-byte values in a store that is not stable), whose forms
- * are compiled for that size, so a 4-byte add tests no size, no
- * tombstone list and no value pointer. Then no user code can run and no
- * one needs telling, so the call skips the begin/end guard, the watcher
- * reserve, the value image and the observer checks; a table move follows
- * the edge's cached plan (tes__edge_plan_t: the destination, where the
- * column lists part, whether the two tables move rows as plain bytes, the
- * cell copy made for its columns) and a sparse removal finds its entry
- * once. The same two loads also send a tes_set made while the world is
- * only deferred (the word is then the deferral depth alone) of a plain
- * table component straight to the queue's plain recorder
- * (tes__defer_set_plain), the usual deferred set. A table component with
- * a small id needs less still: its bit in quiet_tables and the quiet word
- * send tes_set and tes_add down the table path inlined into them, with no
- * record loaded and no indirect call.
+ * One decision chooses the path, from two things each written by one
+ * writer when it changes: the component's dispatch byte (TES__DISPATCH_
+ * TABLE, TRACKED or SPARSE + its store's shape, fixed at registration for
+ * a component with no hook at all, GENERIC while any watcher hears it;
+ * the registry's dispatch_of holds it for a small id) and the class of
+ * the world's quiet state (tes__quiet_class: quiet, only deferred, or
+ * busy; one load of the word that records deferral, hooks, running
+ * systems and waiting dependents). The pair indexes one table of forms
+ * per call (see the dispatch below). A sparse component's dispatch names
+ * its store's shape (a tag or 4, 8, 12 or 16-byte values in a store that
+ * is not stable), whose forms are compiled for that size, so a 4-byte add
+ * tests no size, no tombstone list and no value pointer. In a quiet world
+ * no user code can run and no one needs telling, so the plain forms skip
+ * the begin/end guard, the watcher reserve, the value image and the
+ * observer checks; a table move follows the edge's cached plan
+ * (tes__edge_plan_t: the destination, where the column lists part,
+ * whether the two tables move rows as plain bytes, the cell copy made for
+ * its columns) and a sparse removal finds its entry once. In a world that
+ * is only deferred, a plain table component's tes_set goes straight to
+ * the queue's plain recorder (tes__defer_set_plain), the usual deferred
+ * set. Every other pair takes the generic path. The quiet table form is
+ * inlined into tes_set and tes_add: no record loaded, no indirect call.
  *
  * The hottest table case, tuned for: an entity built up one component at
  * a time (spawn, then tes_set after tes_set), each step taking the same
@@ -52,18 +50,12 @@
 
 #include <string.h>
 
-/* The component of a call when the world is quiet and c takes a quiet
- * path; NULL otherwise (an unknown id included: the generic path reports
- * it). */
-static inline tes__component_t *quiet_component(const tes_world_t *w, tes_comp_t c)
+/* The record of a component whose dispatch is not GENERIC (so it is
+ * registered): the dispatch's forms take the id and load it. */
+static inline tes__component_t *record_of(const tes_world_t *w, tes_comp_t c)
 {
-    if (!w || !tes__world_quiet(w))
-        return NULL;
-    /* A small id: one load says both which record and whether it applies. */
-    if (tes__likely(c < TES__REGISTRY_SMALL_IDS))
-        return w->components.quiet_of[c];
-    tes__component_t *info = tes__registry_get(&w->components, c);
-    return info && info->dispatch != TES__DISPATCH_GENERIC ? info : NULL;
+    tes__assert(c < w->components.count && w->components.items[c]);
+    return w->components.items[c];
 }
 
 /* Records a stale handle: out of line, so that the quiet paths, whose hot
@@ -167,9 +159,11 @@ static tes__always_inline int quiet_table_add(tes_world_t *w, tes_entity_t e, te
     return tes__apply_one(w, &edge->move, e, slot, src, cells);
 }
 
-static tes__noinline int quiet_table_remove(tes_world_t *w, tes_entity_t e,
-                                            const tes__component_t *info)
+/* tes_remove's table form: the step's edge plan, or the generic path for
+ * an edge whose tables run hooks (before anything has changed). */
+static tes__noinline int remove_table(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
+    const tes__component_t *info = record_of(w, c);
     tes__slot_t *slot;
     tes__table_t *src;
     if (!quiet_enter(w, e, &slot, &src))
@@ -280,9 +274,9 @@ static tes__always_inline uint64_t *member_entry(tes__sparse_set_t *set, tes_ent
  * its entity's generation and is erased before the entity dies, so a found
  * entry answers for liveness: the entity slot is read only when the entity
  * has no such component (to tell a stale handle apart). */
-static tes__noinline int quiet_sparse_remove(tes_world_t *w, tes_entity_t e,
-                                             tes__component_t *info)
+static tes__noinline int remove_sparse_any(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
+    tes__component_t *info = record_of(w, c);
     tes__sparse_store_t *st = &info->store;
     uint64_t *entry = member_entry(&st->set, e);
     if (!entry)
@@ -374,23 +368,22 @@ static tes__always_inline int fixed_sparse_remove(tes_world_t *w, tes_entity_t e
     return TES_OK;
 }
 
-/* One out-of-line copy of each form per shape. */
+/* One out-of-line copy of each form per shape, in the signature of the
+ * dispatch's tables (below). */
 #define FIXED_SPARSE_FORMS(name, size)                                                      \
-    static tes__noinline int quiet_sparse_add_##name(tes_world_t *w, tes_entity_t e,       \
-                                                     tes__component_t *info)               \
+    static tes__noinline int add_sparse_##name(tes_world_t *w, tes_entity_t e, tes_comp_t c) \
     {                                                                                       \
-        return fixed_sparse_add(w, e, info, NULL, size, false);                             \
+        return fixed_sparse_add(w, e, record_of(w, c), NULL, size, false);                  \
     }                                                                                       \
-    static tes__noinline int quiet_sparse_set_##name(tes_world_t *w, tes_entity_t e,       \
-                                                     tes__component_t *info,               \
-                                                     const void *value)                    \
+    static tes__noinline int set_sparse_##name(tes_world_t *w, tes_entity_t e, tes_comp_t c, \
+                                               const void *value)                           \
     {                                                                                       \
-        return fixed_sparse_add(w, e, info, value, size, true);                             \
+        return fixed_sparse_add(w, e, record_of(w, c), value, size, true);                  \
     }                                                                                       \
-    static tes__noinline int quiet_sparse_remove_##name(tes_world_t *w, tes_entity_t e,    \
-                                                        tes__component_t *info)            \
+    static tes__noinline int remove_sparse_##name(tes_world_t *w, tes_entity_t e,           \
+                                                  tes_comp_t c)                             \
     {                                                                                       \
-        return fixed_sparse_remove(w, e, info, size);                                       \
+        return fixed_sparse_remove(w, e, record_of(w, c), size);                            \
     }
 FIXED_SPARSE_FORMS(tag, 0)
 FIXED_SPARSE_FORMS(4, 4)
@@ -399,39 +392,77 @@ FIXED_SPARSE_FORMS(12, 12)
 FIXED_SPARSE_FORMS(16, 16)
 #undef FIXED_SPARSE_FORMS
 
-/* The general quiet paths in the tables' signatures. */
-static int quiet_table_add_only(tes_world_t *w, tes_entity_t e, tes__component_t *info)
+/* The dispatch: one decision per call. The world's quiet state says in
+ * one load whether the world is quiet, only deferred, or neither
+ * (tes__quiet_class); the component's dispatch byte, written when it is
+ * registered and when a watcher starts or stops hearing it, says which
+ * plain form it has. Together they index one table of forms per call, and
+ * the call jumps there: no other test chooses the path. The table form of
+ * a quiet world, the hottest, is inlined into the call instead of jumped
+ * to; its entry in the table is the same code out of line.
+ *
+ * The forms take the component id; the ones that need its record load it
+ * (a component with a plain dispatch is registered). */
+#define DISPATCHES (TES__DISPATCH_TRACKED + 1u)
+#define FORMS (TES__QUIET_CLASSES * DISPATCHES)
+/* The form of a table component in a quiet world: class 0. */
+#define FORM_QUIET_TABLE TES__DISPATCH_TABLE
+
+/* The dispatch of c (GENERIC for an id not issued): a small id's byte,
+ * or a larger id's record. Inline, with no call, so that the calls keep
+ * their registers free for the inlined table form. */
+static tes__always_inline uint32_t dispatch_of(const tes_world_t *w, tes_comp_t c)
 {
-    return quiet_table_add(w, e, info->id, NULL, tes__zero_cell, false);
-}
-static int quiet_table_set(tes_world_t *w, tes_entity_t e, tes__component_t *info,
-                           const void *value)
-{
-    return quiet_table_add(w, e, info->id, value, value ? value : tes__zero_cell, true);
-}
-static int quiet_sparse_add_any(tes_world_t *w, tes_entity_t e, tes__component_t *info)
-{
-    return quiet_sparse_add(w, e, info, NULL);
-}
-static int quiet_table_remove_form(tes_world_t *w, tes_entity_t e, tes__component_t *info)
-{
-    return quiet_table_remove(w, e, info);
+    if (tes__likely(c < TES__REGISTRY_SMALL_IDS))
+        return w->components.dispatch_of[c];
+    const tes__component_t *info = tes__registry_get(&w->components, c);
+    return info ? info->dispatch : TES__DISPATCH_GENERIC;
 }
 
-/* A tracked component's quiet forms (TES__DISPATCH_TRACKED): a set of a
- * value the entity has is a copy and a stamp; everything else (an add, a
- * removal, a set that adds) is the generic path's, which stamps adds. */
-static int quiet_tracked_add(tes_world_t *w, tes_entity_t e, tes__component_t *info)
+/* The form of a call: its class * DISPATCHES + its dispatch (< DISPATCHES). */
+static tes__always_inline uint32_t form_of(uint64_t word, uint32_t dispatch)
 {
-    return tes__add_generic(w, e, info->id);
+    return tes__quiet_class(word) * DISPATCHES + dispatch;
 }
-static int quiet_tracked_set(tes_world_t *w, tes_entity_t e, tes__component_t *info,
-                             const void *value)
+
+/* form_of(word, dispatch) == FORM_QUIET_TABLE, in the two tests the
+ * compiler turns into two compares of values at hand. */
+static tes__always_inline bool quiet_table_form(uint64_t word, uint32_t dispatch)
 {
+    return word == 0 && dispatch == TES__DISPATCH_TABLE;
+}
+
+/* tes_add's forms. */
+static int add_table(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    return quiet_table_add(w, e, c, NULL, tes__zero_cell, false);
+}
+static int add_sparse_any(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    return quiet_sparse_add(w, e, record_of(w, c), NULL);
+}
+
+/* tes_set's forms (value is not NULL, or c is a tag). A tracked
+ * component's set of a value the entity has is a copy and a stamp; a set
+ * that adds is the generic path's, which stamps adds. In a world that is
+ * only deferred, a plain table component's set goes to the queue's plain
+ * recorder (tes__defer_set_plain: the usual deferred set, a system's loop
+ * inside tes_defer_begin/end or an iteration). */
+static int set_table(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
+{
+    return quiet_table_add(w, e, c, value, value ? value : tes__zero_cell, true);
+}
+static int set_sparse_any(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
+{
+    return quiet_sparse_add(w, e, record_of(w, c), value);
+}
+static int set_tracked(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
+{
+    const tes__component_t *info = record_of(w, c);
     const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
-    if (tes__likely(slot != NULL)) {
+    if (tes__likely(slot != NULL && value != NULL)) {
         tes__table_t *t = tes__slot_table(w, slot);
-        int32_t col = tes__table_column_index(t, info->id);
+        int32_t col = tes__table_column_index(t, c);
         if (tes__likely(col >= 0)) {
             uint8_t *cell = tes__table_cell(t, (uint32_t)col, slot->row);
             if (info->size <= TES__SMALL_BYTES)
@@ -442,119 +473,87 @@ static int quiet_tracked_set(tes_world_t *w, tes_entity_t e, tes__component_t *i
             return TES_OK;
         }
     }
-    return tes__set_generic(w, e, info->id, value);
-}
-static int quiet_tracked_remove(tes_world_t *w, tes_entity_t e, tes__component_t *info)
-{
-    return tes__remove_generic(w, e, info->id);
-}
-
-/* The quiet forms by dispatch (TABLE, or SPARSE + the store's shape), one
- * table per call, so that a dispatcher makes one indirect jump with the
- * byte it has loaded and no test of it. GENERIC has no entry: such a
- * component has no quiet_of record. */
-typedef int (*quiet_add_fn)(tes_world_t *, tes_entity_t, tes__component_t *);
-typedef int (*quiet_set_fn)(tes_world_t *, tes_entity_t, tes__component_t *, const void *);
-typedef int (*quiet_remove_fn)(tes_world_t *, tes_entity_t, tes__component_t *);
-#define QUIET_FORMS (TES__DISPATCH_TRACKED + 1)
-#define SHAPE(name) [TES__DISPATCH_SPARSE + TES__SPARSE_SHAPE_##name]
-static const quiet_add_fn quiet_add_of[QUIET_FORMS] = {
-    [TES__DISPATCH_TABLE] = quiet_table_add_only,
-    [TES__DISPATCH_TRACKED] = quiet_tracked_add,
-    SHAPE(ANY) = quiet_sparse_add_any, SHAPE(TAG) = quiet_sparse_add_tag,
-    SHAPE(4) = quiet_sparse_add_4, SHAPE(8) = quiet_sparse_add_8,
-    SHAPE(12) = quiet_sparse_add_12, SHAPE(16) = quiet_sparse_add_16,
-};
-static const quiet_set_fn quiet_set_of[QUIET_FORMS] = {
-    [TES__DISPATCH_TABLE] = quiet_table_set,
-    [TES__DISPATCH_TRACKED] = quiet_tracked_set,
-    SHAPE(ANY) = quiet_sparse_add, SHAPE(TAG) = quiet_sparse_set_tag,
-    SHAPE(4) = quiet_sparse_set_4, SHAPE(8) = quiet_sparse_set_8,
-    SHAPE(12) = quiet_sparse_set_12, SHAPE(16) = quiet_sparse_set_16,
-};
-static const quiet_remove_fn quiet_remove_of[QUIET_FORMS] = {
-    [TES__DISPATCH_TABLE] = quiet_table_remove_form,
-    [TES__DISPATCH_TRACKED] = quiet_tracked_remove,
-    SHAPE(ANY) = quiet_sparse_remove, SHAPE(TAG) = quiet_sparse_remove_tag,
-    SHAPE(4) = quiet_sparse_remove_4, SHAPE(8) = quiet_sparse_remove_8,
-    SHAPE(12) = quiet_sparse_remove_12, SHAPE(16) = quiet_sparse_remove_16,
-};
-#undef SHAPE
-
-/* The index into those tables of a quiet component (its dispatch). */
-static inline uint32_t quiet_form(const tes__component_t *info)
-{
-    tes__assert(info->dispatch != TES__DISPATCH_GENERIC && info->dispatch < QUIET_FORMS);
-    return info->dispatch;
-}
-
-/* A small table component's quiet add is inlined here, chosen by the
- * quiet word and its bit in quiet_tables (no record loaded, no indirect
- * call); the other quiet forms are one indirect jump away. */
-int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c)
-{
-    if (tes__likely(w && c < TES__REGISTRY_SMALL_IDS) && tes__world_quiet(w) &&
-        ((w->components.quiet_tables >> c) & 1))
-        return quiet_table_add(w, e, c, NULL, tes__zero_cell, false);
-    tes__component_t *info = quiet_component(w, c);
-    if (!info)
-        return tes__add_generic(w, e, c);
-    return quiet_add_of[quiet_form(info)](w, e, info);
-}
-
-/* True when the quiet word says: deferred, and nothing else unusual (no
- * hook or structural call running, no system running, no dependent
- * waiting). The word is then defer.depth alone, with TES__UNQUIET_OTHER
- * clear. Lanes and parallel runs happen only while systems run, which
- * sets `refuse` and so the other bit. */
-static inline bool only_deferred(uint32_t word) { return word - 1u < TES__UNQUIET_OTHER - 1u; }
-
-/* tes_set for a large id (or no world): its quiet path, else the generic
- * set. */
-static tes__noinline int set_other(tes_world_t *w, tes_entity_t e, tes_comp_t c,
-                                   const void *value)
-{
-    tes__component_t *info = quiet_component(w, c);
-    if (info && (value || !info->size))
-        return quiet_set_of[quiet_form(info)](w, e, info, value);
     return tes__set_generic(w, e, c, value);
 }
 
-/* The quiet word and the component's bit in quiet_tables send a table
- * component's set in a quiet world down the path inlined here; otherwise
- * one load of quiet_of chooses among three paths: the quiet form (a quiet
- * world), the plain recorder (a world that is only deferred, with a value:
- * the usual deferred set, a system's loop inside tes_defer_begin/end or an
- * iteration; tags and large values are handed on from there), or the
- * generic set. */
+
+/* The tables. Every entry not listed is the generic path: a GENERIC
+ * dispatch in any class, any call in a busy world, and every call in a
+ * world that is only deferred but a table set (the generic paths queue). */
+typedef int (*add_fn)(tes_world_t *, tes_entity_t, tes_comp_t);
+typedef int (*set_fn)(tes_world_t *, tes_entity_t, tes_comp_t, const void *);
+typedef int (*remove_fn)(tes_world_t *, tes_entity_t, tes_comp_t);
+/* Rows by class (quiet, only deferred, busy), columns by dispatch:
+ * GENERIC, TABLE, SPARSE + shape ANY, TAG, 4, 8, 12, 16, TRACKED. */
+_Static_assert(TES__DISPATCH_GENERIC == 0 && TES__DISPATCH_TABLE == 1 &&
+                   TES__DISPATCH_SPARSE == 2 && TES__SPARSE_SHAPE_ANY == 0 &&
+                   TES__SPARSE_SHAPE_TAG == 1 && TES__SPARSE_SHAPE_4 == 2 &&
+                   TES__SPARSE_SHAPE_8 == 3 && TES__SPARSE_SHAPE_12 == 4 &&
+                   TES__SPARSE_SHAPE_16 == 5 && DISPATCHES == 9 && TES__QUIET_CLASSES == 3,
+               "the form tables below list the dispatches in this order");
+#define G tes__add_generic
+static const add_fn add_forms[FORMS] = {
+    G, add_table, add_sparse_any, add_sparse_tag, add_sparse_4, add_sparse_8, add_sparse_12, add_sparse_16, G,
+    G, G, G, G, G, G, G, G, G,
+    G, G, G, G, G, G, G, G, G,
+};
+#undef G
+#define G tes__set_generic
+static const set_fn set_forms[FORMS] = {
+    G, set_table, set_sparse_any, set_sparse_tag, set_sparse_4, set_sparse_8, set_sparse_12, set_sparse_16, set_tracked,
+    G, tes__defer_set_plain, G, G, G, G, G, G, G,
+    G, G, G, G, G, G, G, G, G,
+};
+#undef G
+#define G tes__remove_generic
+static const remove_fn remove_forms[FORMS] = {
+    G, remove_table, remove_sparse_any, remove_sparse_tag, remove_sparse_4, remove_sparse_8, remove_sparse_12, remove_sparse_16, G,
+    G, G, G, G, G, G, G, G, G,
+    G, G, G, G, G, G, G, G, G,
+};
+#undef G
+
+int tes_add(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    if (tes__unlikely(!w))
+        return TES_ERR_INVALID;
+    uint64_t word = tes__quiet_word(w);
+    uint32_t d = dispatch_of(w, c);
+    if (tes__likely(quiet_table_form(word, d)))
+        return quiet_table_add(w, e, c, NULL, tes__zero_cell, false);
+    return add_forms[form_of(word, d)](w, e, c);
+}
+
+/* tes_set without a value: a data component's is refused by the generic
+ * path (TES_ERR_INVALID with its detail); a tag's is the set's form with
+ * no value (a quiet table form adds the tag, a sparse one inserts it). */
+static tes__noinline int set_no_value(tes_world_t *w, tes_entity_t e, tes_comp_t c)
+{
+    if (!w)
+        return TES_ERR_INVALID;
+    const tes__component_t *info = tes__registry_get(&w->components, c);
+    uint32_t form = form_of(tes__quiet_word(w), dispatch_of(w, c));
+    if (!info || info->size || form >= DISPATCHES)
+        return tes__set_generic(w, e, c, NULL);
+    return set_forms[form](w, e, c, NULL);
+}
+
 int tes_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
 {
-    if (tes__likely(w && c < TES__REGISTRY_SMALL_IDS)) {
-        uint32_t word = atomic_load_explicit(&w->unquiet.word, memory_order_relaxed);
-        tes__assert(word == tes__world_unquiet_expected(w));
-        tes__component_t *info;
-        if (tes__likely(!word)) {
-            if (tes__likely(value != NULL) && ((w->components.quiet_tables >> c) & 1))
-                return quiet_table_add(w, e, c, value, value, true);
-            info = w->components.quiet_of[c];
-            if (info && (value || !info->size))
-                return quiet_set_of[quiet_form(info)](w, e, info, value);
-            return tes__set_generic(w, e, c, value);
-        }
-        info = w->components.quiet_of[c];
-        if (info && only_deferred(word) && value && info->dispatch == TES__DISPATCH_TABLE)
-            return tes__defer_set_plain(w, e, info, value);
-        return tes__set_generic(w, e, c, value);
-    }
-    return set_other(w, e, c, value);
+    if (tes__unlikely(!w || !value))
+        return set_no_value(w, e, c);
+    uint64_t word = tes__quiet_word(w);
+    uint32_t d = dispatch_of(w, c);
+    if (tes__likely(quiet_table_form(word, d)))
+        return quiet_table_add(w, e, c, value, value, true);
+    return set_forms[form_of(word, d)](w, e, c, value);
 }
 
 int tes_remove(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
-    tes__component_t *info = quiet_component(w, c);
-    if (!info)
-        return tes__remove_generic(w, e, c);
-    return quiet_remove_of[quiet_form(info)](w, e, info);
+    if (tes__unlikely(!w))
+        return TES_ERR_INVALID;
+    return remove_forms[form_of(tes__quiet_word(w), dispatch_of(w, c))](w, e, c);
 }
 
 /* Destroy: quiet when, besides the world, no watcher exists (every watcher

@@ -231,6 +231,20 @@ int tes__world_scratch(tes_world_t *w, size_t size)
     return TES_OK;
 }
 
+/* The one writer of the quiet state's pending bits: whether some
+ * dependent waits for its release, and whether some waits to settle, read
+ * afresh from the list after every change of it (the list is short, and
+ * changes when queries are made or freed). */
+static void dependents_changed(tes_world_t *w)
+{
+    bool doomed = false, settling = false;
+    for (uint32_t i = 0; i < w->dependent_count; i++) {
+        doomed = doomed || w->dependents[i].release;
+        settling = settling || w->dependents[i].settle;
+    }
+    tes__world_pending_set(w, doomed, settling);
+}
+
 int tes__world_depend(tes_world_t *w, void (*fini)(void *ctx), void *ctx)
 {
     if (tes__grow(&w->alloc, (void **)&w->dependents, &w->dependent_cap,
@@ -244,11 +258,8 @@ void tes__world_undepend(tes_world_t *w, void *ctx)
 {
     for (uint32_t i = 0; i < w->dependent_count; i++) {
         if (w->dependents[i].ctx == ctx) {
-            if (w->dependents[i].release)
-                tes__world_doomed_down(w);
-            if (w->dependents[i].settle)
-                tes__world_settling_down(w);
             w->dependents[i] = w->dependents[--w->dependent_count];
+            dependents_changed(w);
             return;
         }
     }
@@ -259,7 +270,7 @@ void tes__world_doom(tes_world_t *w, void *ctx, void (*release)(void *ctx))
     for (uint32_t i = 0; i < w->dependent_count; i++) {
         if (w->dependents[i].ctx == ctx && !w->dependents[i].release) {
             w->dependents[i].release = release;
-            tes__world_doomed_up(w);
+            dependents_changed(w);
             return;
         }
     }
@@ -268,18 +279,17 @@ void tes__world_doom(tes_world_t *w, void *ctx, void (*release)(void *ctx))
 void tes__world_release_doomed(tes_world_t *w)
 {
     /* A release runs no user hook, so the list cannot change under us
-     * except by the removal made here. */
+     * except by the removal made here; the pending bits are brought in
+     * step before each release runs. */
     uint32_t i = 0;
-    while (w->unquiet.doomed && i < w->dependent_count) {
+    while (i < w->dependent_count) {
         tes__dependent_t d = w->dependents[i];
         if (!d.release) {
             i++;
             continue;
         }
-        tes__world_doomed_down(w);
-        if (d.settle)
-            tes__world_settling_down(w);
         w->dependents[i] = w->dependents[--w->dependent_count];
+        dependents_changed(w);
         d.release(d.ctx);
     }
 }
@@ -290,7 +300,7 @@ void tes__world_settle_later(tes_world_t *w, void *ctx, void (*settle)(void *ctx
         tes__dependent_t *d = &w->dependents[i];
         if (d->ctx == ctx && !d->release && !d->settle) {
             d->settle = settle;
-            tes__world_settling_up(w);
+            dependents_changed(w);
             return;
         }
     }
@@ -300,12 +310,12 @@ void tes__world_settle(tes_world_t *w)
 {
     /* By index: a settle may ask again (its entry is then past us, so this
      * walk ends) but adds or removes no dependent. */
-    for (uint32_t i = 0; w->unquiet.settling && i < w->dependent_count; i++) {
+    for (uint32_t i = 0; i < w->dependent_count; i++) {
         void (*settle)(void *ctx) = w->dependents[i].settle;
         if (!settle || w->dependents[i].release)
             continue;
         w->dependents[i].settle = NULL;
-        tes__world_settling_down(w);
+        dependents_changed(w);
         settle(w->dependents[i].ctx);
     }
 }

@@ -114,27 +114,42 @@ typedef struct tes__bundle_cache {
     tes__move_plan_t plan;
 } tes__bundle_cache_t;
 
-/* Whether the world is quiet (see tes__world_quiet), and the four fields
- * besides defer.depth that decide it. `word` is nonzero while the world is
- * not quiet, so that the quiet paths test one word instead of five: its
- * low bits count defer.depth (moved with it by tes__world_depth_up/down,
- * atomically: reader threads open and end iterators at once), and
- * TES__UNQUIET_OTHER is set while any of the four fields below is nonzero.
- *
- * Read the fields freely; write them ONLY through the helpers beside
- * tes__world_quiet (tes__world_hook_up/down, tes__world_refuse_set,
- * tes__world_doomed_up/down, tes__world_settling_up/down), which keep the
- * word exact. A direct write would leave it stale, and a stale word sends
- * calls down a quiet path that skips hooks, deferral or a waiting
- * dependent. The fields are written by one thread, never while readers
- * run, so the helpers' relaxed load and store of the word suffice. */
-typedef struct tes__unquiet {
-    _Atomic uint32_t word;
-    int32_t hook_depth; /* > 0 while a user hook runs: structural calls are refused */
-    uint32_t doomed;    /* dependents waiting for their release (see tes__world_doom) */
-    uint32_t settling;  /* dependents waiting to settle (see tes__world_settle_later) */
-    uint8_t refuse;     /* TES__REFUSE_* bits, set by tes_progress */
-} tes__unquiet_t;
+/* The world's quiet state (see tes__world_quiet): ONE word that is the
+ * only record of the five things that decide whether a call may take a
+ * plain path. Nothing mirrors it; every reader derives what it needs from
+ * it (tes__defer_depth, tes__hook_depth, tes__refuse, ...), and each
+ * transition has one writer beside tes__world_quiet:
+ *   bits  0..30  deferral depth: levels opened by tes_defer_begin and by
+ *                live iterators (tes__world_depth_up/down, atomic: reader
+ *                threads open and end iterators at once);
+ *   bits 32..47  hook depth: > 0 while a user hook or a structural call
+ *                that may run one is in progress (tes__world_hook_up/down);
+ *   bits 48..55  TES__REFUSE_* bits, set by tes_progress for as long as
+ *                systems run (tes__world_refuse_set);
+ *   bit  56      some dependent waits for its release (tes__world_doom);
+ *   bit  57      some dependent waits to settle (tes__world_settle_later);
+ *                both written by tes__world_pending_set, from the
+ *                dependents list, after every change of that list.
+ * The word is 0 exactly when the world is quiet, and at most the deferral
+ * depth when the world is only deferred (TES__QUIET_ONLY_DEFERRED), so a
+ * call tells the three states it cares about apart with one load. Hook
+ * depth, refusals and the pending bits are written by the one thread that
+ * owns the world, never while reader threads run, so their writers' relaxed
+ * load and store suffice; the depth, which readers move, is moved by
+ * atomic additions. tes__world_check verifies the pending bits against the
+ * dependents list and the depth against the levels tes_defer_begin opened. */
+#define TES__QUIET_DEPTH_MASK UINT64_C(0x7FFFFFFF)
+#define TES__QUIET_HOOK_SHIFT 32
+#define TES__QUIET_HOOK_ONE (UINT64_C(1) << TES__QUIET_HOOK_SHIFT)
+#define TES__QUIET_HOOK_MASK (UINT64_C(0xFFFF) << TES__QUIET_HOOK_SHIFT)
+#define TES__QUIET_REFUSE_SHIFT 48
+#define TES__QUIET_REFUSE_MASK (UINT64_C(0xFF) << TES__QUIET_REFUSE_SHIFT)
+#define TES__QUIET_DOOMED (UINT64_C(1) << 56)
+#define TES__QUIET_SETTLING (UINT64_C(1) << 57)
+/* Every bit the word may hold. */
+#define TES__QUIET_ALL                                                                      \
+    (TES__QUIET_DEPTH_MASK | TES__QUIET_HOOK_MASK | TES__QUIET_REFUSE_MASK |                \
+     TES__QUIET_DOOMED | TES__QUIET_SETTLING)
 
 /* Change detection's clock (changes.c). `tick` stamps writes of tracked
  * values; `epoch` counts every move or construction of stamps (it never
@@ -188,14 +203,14 @@ struct tes_world {
     /* Threads (tes_progress). While systems run on several threads at once,
      * `parallel` is set and failures are recorded per thread in
      * thread_errors (index: tes__pool_thread), so that no two threads write
-     * the same word; unquiet.refuse says which calls the running systems
-     * may not make. Both are written only by the calling thread, between
+     * the same word; the quiet state's refusal bits (tes__refuse) say which
+     * calls the running systems may not make. Both are written only by the calling thread, between
      * jobs. */
     struct tes__pool *pool;       /* NULL with threads <= 1 */
     int32_t threads;              /* 1 + workers */
     int *thread_errors;           /* threads entries */
     bool parallel;
-    tes__unquiet_t unquiet;
+    _Atomic uint64_t quiet; /* the quiet state: see TES__QUIET_DEPTH_MASK */
     /* Per-thread command queues (defer_lanes.c), made on first use; while
      * lanes_live, queuing calls, hook depth and scratch are per thread. */
     tes__lane_t *lanes;           /* threads entries, or NULL */
@@ -538,91 +553,103 @@ static inline int tes__world_enter(tes_world_t *w, tes_entity_t e, tes__slot_t *
     return *slot ? TES_OK : tes__fail_stale(w, e);
 }
 
-/* The bit of w->unquiet.word that stands for the fields other than
- * defer.depth. */
-#define TES__UNQUIET_OTHER 0x80000000u
-
-/* Nonzero while any of the four fields of w->unquiet is. */
-static inline uint32_t tes__unquiet_fields(const tes__unquiet_t *u)
+/* The quiet state's readers (see TES__QUIET_DEPTH_MASK). */
+static inline uint64_t tes__quiet_word(const tes_world_t *w)
 {
-    return (uint32_t)u->hook_depth | u->refuse | u->settling | u->doomed;
+    return atomic_load_explicit(&w->quiet, memory_order_relaxed);
+}
+/* Levels of deferral open: tes_defer_begin's and live iterators'. */
+static inline int32_t tes__defer_depth(const tes_world_t *w)
+{
+    return (int32_t)(tes__quiet_word(w) & TES__QUIET_DEPTH_MASK);
+}
+static inline bool tes__deferred(const tes_world_t *w)
+{
+    return (tes__quiet_word(w) & TES__QUIET_DEPTH_MASK) != 0;
+}
+/* The world's own hook depth (a lane keeps its own: see tes__in_hook). */
+static inline int32_t tes__hook_depth(const tes_world_t *w)
+{
+    return (int32_t)((tes__quiet_word(w) & TES__QUIET_HOOK_MASK) >> TES__QUIET_HOOK_SHIFT);
+}
+/* The TES__REFUSE_* bits of the running systems (0 outside tes_progress). */
+static inline uint8_t tes__refuse(const tes_world_t *w)
+{
+    return (uint8_t)((tes__quiet_word(w) & TES__QUIET_REFUSE_MASK) >> TES__QUIET_REFUSE_SHIFT);
 }
 
-/* The value w->unquiet.word must hold (the debug check compares). */
-static inline uint32_t tes__world_unquiet_expected(const tes_world_t *w)
+/* Whether a hook runs or a system refuses any of the TES__REFUSE_* bits
+ * in `refuse` (0: whether a hook runs): the refusal test of the calls
+ * refused there, one masked load. */
+static inline bool tes__refused(const tes_world_t *w, uint8_t refuse)
 {
-    return (uint32_t)w->defer.depth | (tes__unquiet_fields(&w->unquiet) ? TES__UNQUIET_OTHER : 0u);
+    return (tes__quiet_word(w) &
+            (TES__QUIET_HOOK_MASK | ((uint64_t)refuse << TES__QUIET_REFUSE_SHIFT))) != 0;
+}
+/* The refusal of calls that create entities: a hook, a system that may
+ * make no structural call or no entity. */
+#define TES__REFUSE_CREATING (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE)
+/* Any refusal: a system is running. */
+#define TES__REFUSE_ANY 0xFFu
+
+/* How a word classes the world for a call's dispatch: quiet (0), only
+ * deferred (1: the word is the deferral depth alone, so no hook runs, no
+ * system runs and no dependent waits) or anything else (2). The one
+ * encoding of "only deferred"; branch-free. */
+#define TES__QUIET_CLASSES 3u
+static inline uint32_t tes__quiet_class(uint64_t word)
+{
+    return (uint32_t)(word != 0) + (uint32_t)(word > TES__QUIET_DEPTH_MASK);
 }
 
-/* Sets or clears TES__UNQUIET_OTHER (for the writers below, nothing else). */
-static inline void tes__unquiet_other(tes_world_t *w, bool on)
+/* The writers: one per transition, and nothing else writes the word. A
+ * plain store, for the fields only the owning thread writes. */
+static inline void tes__quiet_store(tes_world_t *w, uint64_t word)
 {
-    uint32_t word = atomic_load_explicit(&w->unquiet.word, memory_order_relaxed);
-    word = (word & ~TES__UNQUIET_OTHER) | (on ? TES__UNQUIET_OTHER : 0u);
-    atomic_store_explicit(&w->unquiet.word, word, memory_order_relaxed);
+    tes__assert((word & ~TES__QUIET_ALL) == 0);
+    atomic_store_explicit(&w->quiet, word, memory_order_relaxed);
 }
-
-/* The only writers of w->unquiet's fields. A raise sets the bit; a
- * lowering that brings its field to zero clears it when the other three
- * are zero too (else the bit, set while they rose, stays). Nothing more is
- * done on the way: begin and end run on every generic structural call. */
-static inline void tes__unquiet_lowered(tes_world_t *w)
-{
-    if (!tes__unquiet_fields(&w->unquiet))
-        tes__unquiet_other(w, false);
-}
+/* Hook entry and exit. hook_down returns the new depth. */
 static inline void tes__world_hook_up(tes_world_t *w)
 {
-    w->unquiet.hook_depth++;
-    tes__unquiet_other(w, true);
+    uint64_t word = tes__quiet_word(w);
+    tes__assert((word & TES__QUIET_HOOK_MASK) != TES__QUIET_HOOK_MASK);
+    tes__quiet_store(w, word + TES__QUIET_HOOK_ONE);
 }
-/* Returns the new depth. */
 static inline int32_t tes__world_hook_down(tes_world_t *w)
 {
-    tes__assert(w->unquiet.hook_depth > 0);
-    int32_t depth = --w->unquiet.hook_depth;
-    if (depth == 0)
-        tes__unquiet_lowered(w);
-    return depth;
+    uint64_t word = tes__quiet_word(w);
+    tes__assert((word & TES__QUIET_HOOK_MASK) != 0);
+    word -= TES__QUIET_HOOK_ONE;
+    tes__quiet_store(w, word);
+    return (int32_t)((word & TES__QUIET_HOOK_MASK) >> TES__QUIET_HOOK_SHIFT);
 }
+/* The systems' refusals (tes_progress), replaced as a whole. */
 static inline void tes__world_refuse_set(tes_world_t *w, uint8_t refuse)
 {
-    w->unquiet.refuse = refuse;
-    tes__unquiet_other(w, tes__unquiet_fields(&w->unquiet) != 0);
+    uint64_t word = tes__quiet_word(w) & ~TES__QUIET_REFUSE_MASK;
+    tes__quiet_store(w, word | ((uint64_t)refuse << TES__QUIET_REFUSE_SHIFT));
 }
-/* doomed and settling are counts raised and lowered the same way. */
-static inline void unquiet_count_up(tes_world_t *w, uint32_t *count)
+/* Whether some dependent waits for its release or to settle: written by
+ * the world's dependents list (world.c) after each change of it. */
+static inline void tes__world_pending_set(tes_world_t *w, bool doomed, bool settling)
 {
-    (*count)++;
-    tes__unquiet_other(w, true);
+    uint64_t word = tes__quiet_word(w) & ~(TES__QUIET_DOOMED | TES__QUIET_SETTLING);
+    tes__quiet_store(w, word | (doomed ? TES__QUIET_DOOMED : 0u) | (settling ? TES__QUIET_SETTLING : 0u));
 }
-static inline void unquiet_count_down(tes_world_t *w, uint32_t *count)
-{
-    tes__assert(*count > 0);
-    if (--*count == 0)
-        tes__unquiet_lowered(w);
-}
-static inline void tes__world_doomed_up(tes_world_t *w) { unquiet_count_up(w, &w->unquiet.doomed); }
-static inline void tes__world_doomed_down(tes_world_t *w) { unquiet_count_down(w, &w->unquiet.doomed); }
-static inline void tes__world_settling_up(tes_world_t *w) { unquiet_count_up(w, &w->unquiet.settling); }
-static inline void tes__world_settling_down(tes_world_t *w)
-{
-    unquiet_count_down(w, &w->unquiet.settling);
-}
-
-/* Raises and lowers defer.depth together with its count in
- * w->unquiet.word. */
+/* Deferral levels: atomic, as reader threads open and end iterators at
+ * once. depth_down returns the new depth. */
 static inline void tes__world_depth_up(tes_world_t *w)
 {
-    w->defer.depth++;
-    atomic_fetch_add_explicit(&w->unquiet.word, 1u, memory_order_relaxed);
+    uint64_t old = atomic_fetch_add_explicit(&w->quiet, 1u, memory_order_relaxed);
+    tes__assert((old & TES__QUIET_DEPTH_MASK) != TES__QUIET_DEPTH_MASK);
+    (void)old;
 }
-/* Returns the new depth (the decrement is atomic, as ending threads need). */
 static inline int32_t tes__world_depth_down(tes_world_t *w)
 {
-    int32_t depth = --w->defer.depth;
-    atomic_fetch_sub_explicit(&w->unquiet.word, 1u, memory_order_relaxed);
-    return depth;
+    uint64_t old = atomic_fetch_sub_explicit(&w->quiet, 1u, memory_order_relaxed);
+    tes__assert((old & TES__QUIET_DEPTH_MASK) != 0);
+    return (int32_t)((old - 1u) & TES__QUIET_DEPTH_MASK);
 }
 
 /* Every structural call runs between begin and end: begin refuses calls
@@ -642,7 +669,7 @@ static inline int tes__world_begin(tes_world_t *w)
         lane->hook_depth++;
         return TES_OK;
     }
-    if (w->unquiet.hook_depth || (w->unquiet.refuse & TES__REFUSE_STRUCTURAL))
+    if (tes__refused(w, TES__REFUSE_STRUCTURAL))
         return tes__fail_busy(w, "a structural call");
     tes__world_hook_up(w);
     w->watch_scope.count = 0;
@@ -650,23 +677,15 @@ static inline int tes__world_begin(tes_world_t *w)
 }
 
 /* True while nothing unusual is going on: no hook or structural call is
- * running, nothing is deferred, no system is running (tes_progress sets
- * unquiet.refuse for as long as systems run, parallel ones included). A call
- * made then on a component whose dispatch is not GENERIC (no hooks, no
- * watcher hears it) runs no user code and tells no one, so it may take a
- * quiet path that skips the begin/end guard, the watcher reserve and the
- * observer checks. Dependents waiting to settle or to be released (a
- * group asked for inside a hook whose build failed, see
- * tes__world_settle_later) also count as unusual: only the generic path's
- * end settles them. One word (w->unquiet.word, kept exact by the only
- * writers of those fields) is tested, once per call; debug builds check
- * that it is exact. */
-static inline bool tes__world_quiet(const tes_world_t *w)
-{
-    tes__assert(atomic_load_explicit(&w->unquiet.word, memory_order_relaxed) ==
-                tes__world_unquiet_expected(w));
-    return !atomic_load_explicit(&w->unquiet.word, memory_order_relaxed);
-}
+ * running, nothing is deferred, no system is running, no dependent waits
+ * to settle or to be released (a group asked for inside a hook whose
+ * build failed, see tes__world_settle_later: only the generic path's end
+ * settles them). A call made then on a component whose dispatch is not
+ * GENERIC (no hooks, no watcher hears it) runs no user code and tells no
+ * one, so it may take a quiet path that skips the begin/end guard, the
+ * watcher reserve and the observer checks. The quiet state's word is
+ * then 0: one load, one test. */
+static inline bool tes__world_quiet(const tes_world_t *w) { return tes__quiet_word(w) == 0; }
 
 /* The generic paths of tes_add, tes_set, tes_remove and tes_destroy
  * (component_ops.c, entity_ops.c): what the public calls run when the
@@ -688,9 +707,10 @@ static inline void tes__world_end(tes_world_t *w)
     }
     if (tes__world_hook_down(w) == 0) {
         w->watch_scope.count = 0;
-        if (w->unquiet.doomed)
+        uint64_t word = tes__quiet_word(w);
+        if (word & TES__QUIET_DOOMED)
             tes__world_release_doomed(w);
-        if (w->unquiet.settling)
+        if (word & TES__QUIET_SETTLING)
             tes__world_settle(w);
     }
 }
@@ -712,21 +732,21 @@ static inline bool tes__in_hook(const tes_world_t *w)
 {
     if (tes__unlikely(w->lanes_live))
         return tes__lane(w)->hook_depth > 0;
-    return w->unquiet.hook_depth > 0;
+    return (tes__quiet_word(w) & TES__QUIET_HOOK_MASK) != 0;
 }
 
 /* True for the calls refused both in hooks and in systems (tes_world_free,
  * tes_defer_begin/end). */
 static inline bool tes__in_hook_or_frame(const tes_world_t *w)
 {
-    return tes__in_hook(w) || (w->unquiet.refuse & TES__REFUSE_FRAME);
+    return tes__in_hook(w) || (tes__refuse(w) & TES__REFUSE_FRAME);
 }
 
 /* tes__world_begin for calls that create entities (spawn, clone, prefab and
  * instantiate calls), which a parallel system may not make. */
 static inline int tes__world_begin_create(tes_world_t *w)
 {
-    if (w && tes__unlikely(w->unquiet.refuse & (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE)))
+    if (w && tes__unlikely(tes__refuse(w) & TES__REFUSE_CREATING))
         return tes__fail_busy(w, "an entity-creating call");
     return tes__world_begin(w);
 }
@@ -758,7 +778,7 @@ static inline void tes__fire(tes_world_t *w, tes__observer_fn fn, const tes__com
         return;
     /* Observers run only inside a structural call (or another hook level),
      * so the rules for calls made from hooks hold. */
-    tes__assert(w->unquiet.hook_depth > 0);
+    tes__assert(tes__hook_depth(w) > 0);
     tes__world_hook_up(w);
     fn(w, e, ptr, info->hooks.ctx);
     tes__world_hook_down(w);
