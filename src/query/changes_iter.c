@@ -159,6 +159,7 @@ bool tes__changes_next_chunk(tes_iter_t *it)
         tes__table_t *t = m->table;
         if (!t->count)
             continue;
+        tes__changes_settle(w, t); /* the stamps are read below */
         const uint32_t *stamps[TES_MAX_TERMS];
         tes__stamp_sum_t *sums[TES_MAX_TERMS];
         bool exact[TES_MAX_TERMS];
@@ -225,6 +226,6 @@ void tes__changes_stamp_chunk(tes_iter_t *it)
         const tes__term_info_t *ti = &q->terms[q->stamp_terms[k]];
         /* An absent optional term has no field; a sparse one no stamps. */
         if (it->priv_fields[q->stamp_terms[k]] && tes__table_column_index(t, ti->comp) >= 0)
-            tes__stamp_rows(q->w, t, slot->row, (uint32_t)it->count, ti->info);
+            tes__stamp_chunk_rows(q->w, t, slot->row, (uint32_t)it->count, ti->info);
     }
 }

@@ -141,9 +141,19 @@ typedef struct tes__unquiet {
  * wraps in practice), so a table's summary counts only while no stamp
  * moved since it was rebuilt. Atomic: systems on worker threads read the
  * tick while stamping and the epoch while filtering. */
+/* Tables whose whole-table written chunks are stamped lazily (see
+ * tes__stamp_sum_t.pend_rows), at most this many at once; a chunk of a
+ * further table is stamped row by row. */
+#define TES__STAMP_PENDING 8
+
 typedef struct tes__changes {
     _Atomic uint32_t tick;
     _Atomic uint64_t epoch;
+    /* Tables with a pending range in some summary. Touched only on the
+     * thread that walks queries and makes structural changes (systems'
+     * workers run captured chunks, never walks or hooks of stamps). */
+    struct tes__table *pending[TES__STAMP_PENDING];
+    uint32_t pending_count;
 } tes__changes_t;
 
 struct tes_world {

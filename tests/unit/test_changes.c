@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -465,6 +466,113 @@ static void test_snapshot_load_adds(void **state)
 }
 
 /* Two change terms must both hold. */
+/* Iterates a plain writer (Pos TES_INOUT, no filter) once: every chunk it
+ * hands out counts as changed. */
+static void write_all(tes_query_t *w4)
+{
+    tes_iter_t it = tes_query_iter(w4);
+    while (tes_iter_next(&it)) {
+        Pos *p = tes_field(&it, 0);
+        for (int32_t i = 0; i < it.count; i++)
+            p[i].x += 1;
+    }
+}
+
+/* A whole-table chunk handed out for writing is stamped as a pending range
+ * (nothing is filled); every row must still read as changed then, and the
+ * range must be settled before a row leaves, enters or is made in the
+ * table: a row moved out by swap-and-pop keeps the write, a row moved in
+ * afterwards keeps its own older ticks, more tables than the pending list
+ * holds are stamped too. */
+static void test_whole_table_writes(void **state)
+{
+    (void)state;
+    fixture_t f;
+    setup(&f, 0);
+    enum { N = 1500, K = 40, T = 11, M = 80 };
+    static tes_entity_t a[N], b[K], all[N + K + T * M];
+    /* A = {Pos, Tag} (written by w4), B = {Pos, Tag, Vel} (not written). */
+    for (int i = 0; i < N; i++) {
+        a[i] = spawn_pos(&f, (float)i);
+        assert_int_equal(tes_add(f.w, a[i], f.tag), TES_OK);
+    }
+    for (int i = 0; i < K; i++) {
+        b[i] = spawn_pos(&f, (float)i);
+        assert_int_equal(tes_add(f.w, b[i], f.tag), TES_OK);
+        assert_int_equal(tes_add(f.w, b[i], f.vel), TES_OK);
+    }
+    tes_query_desc_t wd = {.terms = {{.comp = f.pos, .access = TES_INOUT},
+                                     {.comp = f.tag},
+                                     {.comp = f.vel, .oper = TES_NOT}}};
+    tes_query_t *w4 = tes_query_new(f.w, &wd);
+    assert_non_null(w4);
+    tes_query_t *q = change_query(&f, TES_CHANGE_CHANGED, TES_IN);
+    int32_t n = collect(q, all, N + K + T * M);
+    assert_int_equal(n, N + K);
+
+    /* Swap-and-pop after the write: the last row moves into row 0. Rows
+     * are then a[N-1], a[1], ..., a[N-2]. */
+    write_all(w4);
+    assert_int_equal(tes__world_check(f.w), TES_OK);
+    assert_int_equal(tes_destroy(f.w, a[0]), TES_OK);
+    assert_int_equal(tes__world_check(f.w), TES_OK);
+    expect(q, a + 1, N - 1);
+    expect(q, NULL, 0);
+
+    /* A written row moved out to another table keeps the write. */
+    write_all(w4);
+    assert_int_equal(tes_add(f.w, a[5], f.vel), TES_OK); /* A -> B */
+    assert_int_equal(tes__world_check(f.w), TES_OK);
+    expect(q, a + 1, N - 1);
+    assert_int_equal(tes_remove(f.w, a[5], f.vel), TES_OK); /* back, unwritten */
+    expect(q, NULL, 0);
+
+    /* After a write, rows leave the end (the last ones: no row moves),
+     * then an older value moves in where the written range was: it keeps
+     * its own ticks. Rows now: a[N-1], a[1..4], a[N-2], a[6..N-3], a[5]. */
+    write_all(w4);
+    assert_int_equal(tes_destroy(f.w, a[5]), TES_OK);
+    assert_int_equal(tes_destroy(f.w, a[N - 3]), TES_OK);
+    assert_int_equal(tes_destroy(f.w, a[N - 4]), TES_OK);
+    assert_int_equal(tes_remove(f.w, b[0], f.vel), TES_OK); /* B -> A */
+    assert_int_equal(tes__world_check(f.w), TES_OK);
+    int32_t k = 0;
+    for (int i = 1; i < N; i++)
+        if (i != 5 && i != N - 3 && i != N - 4)
+            all[k++] = a[i];
+    expect(q, all, k);
+    /* A value made there after a write is new: seen once, then not. */
+    write_all(w4);
+    tes_entity_t fresh = spawn_pos(&f, 1);
+    assert_int_equal(tes_add(f.w, fresh, f.tag), TES_OK);
+    all[k++] = fresh;
+    all[k++] = b[0];
+    expect(q, all, k);
+    expect(q, NULL, 0);
+
+    /* More written tables than the pending list holds. */
+    tes_comp_t extra[T];
+    for (int t = 0; t < T; t++) {
+        char name[16];
+        snprintf(name, sizeof name, "X%d", t);
+        tes_component_desc_t xd = {.name = name};
+        extra[t] = tes_component(f.w, &xd);
+        for (int i = 0; i < M; i++) {
+            tes_entity_t e = spawn_pos(&f, 0);
+            assert_int_equal(tes_add(f.w, e, f.tag), TES_OK);
+            assert_int_equal(tes_add(f.w, e, extra[t]), TES_OK);
+        }
+    }
+    n = collect(q, all, N + K + T * M);
+    assert_int_equal(n, T * M);
+    write_all(w4);
+    assert_int_equal(tes__world_check(f.w), TES_OK);
+    n = collect(q, all, N + K + T * M);
+    assert_int_equal(n, k + T * M);
+    expect(q, NULL, 0);
+    teardown(&f);
+}
+
 static void test_two_change_terms(void **state)
 {
     (void)state;
@@ -717,6 +825,7 @@ int main(void)
         cmocka_unit_test(test_blocks_random),
         cmocka_unit_test(test_snapshot_load_adds),
         cmocka_unit_test(test_two_change_terms),
+        cmocka_unit_test(test_whole_table_writes),
         cmocka_unit_test(test_systems_thread_counts),
         cmocka_unit_test(test_system_own_writes),
         cmocka_unit_test(test_walks_find_columns_after_stamps),
