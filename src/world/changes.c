@@ -144,7 +144,9 @@ void tes__stamp_chunk_rows(tes_world_t *w, tes__table_t *t, uint32_t row, uint32
                            const tes__component_t *c)
 {
     tes__stamp_sum_t *s = tes__table_sum(t, c->id);
-    if (row || n != t->count || n < LAZY_MIN_ROWS) {
+    /* Worker threads (w->parallel) stamp at once: the pending list is
+     * the calling thread's, and settled before workers start. */
+    if (row || n != t->count || n < LAZY_MIN_ROWS || w->parallel) {
         tes__stamp_rows(w, t, row, n, c);
         return;
     }

@@ -149,9 +149,10 @@ typedef struct tes__unquiet {
 typedef struct tes__changes {
     _Atomic uint32_t tick;
     _Atomic uint64_t epoch;
-    /* Tables with a pending range in some summary. Touched only on the
-     * thread that walks queries and makes structural changes (systems'
-     * workers run captured chunks, never walks or hooks of stamps). */
+    /* Tables with a pending range in some summary. Touched only by the
+     * calling thread: the scheduler settles them all before workers run
+     * (tes__changes_settle_all), and a chunk stamped while `parallel` is
+     * filled at once, so a worker's nested walk finds none. */
     struct tes__table *pending[TES__STAMP_PENDING];
     uint32_t pending_count;
 } tes__changes_t;
