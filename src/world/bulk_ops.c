@@ -20,7 +20,6 @@
  * level load, a particle burst) and destroying them again.
  */
 #include "world/move.h"
-#include "world/changes.h"
 #include "world/world.h"
 
 #include <string.h>
