@@ -469,6 +469,8 @@ uint32_t tes__query_match(const tes_query_t *q, tes__match_t *m, const tes_entit
             k++;
         n = k;
     }
+    if (m->changes && !(n = tes__changes_match_run(q, m, n)))
+        return 0;
     if (m->hide) {
         for (k = 1; k < n && !tes__filters_hide(f, m->hide, entities[k]);)
             k++;

@@ -138,6 +138,8 @@ typedef struct tes__registry {
     /* The hooks of the stamp companions (4-byte ticks): set by the world
      * (changes.c), which owns the tick; the registry only copies them. */
     tes_hooks_t stamp_hooks;
+    /* The world's clock, which tracked sparse stores read (changes.c). */
+    const _Atomic uint32_t *tick;
 } tes__registry_t;
 
 void tes__registry_init(tes__registry_t *r);

@@ -117,6 +117,7 @@ void tes__changes_init(tes_world_t *w)
 {
     atomic_store_explicit(&w->changes.tick, 1, memory_order_relaxed);
     atomic_store_explicit(&w->changes.epoch, 1, memory_order_relaxed);
+    w->components.tick = &w->changes.tick;
     w->components.stamp_hooks = (tes_hooks_t){
         .ctor = stamp_ctor, .copy = stamp_copy, .move = stamp_move, .ctx = w};
 }
@@ -190,6 +191,12 @@ void tes__stamp_added(tes_world_t *w, tes__table_t *t, uint32_t row, uint32_t n)
 
 void tes__stamp_entity(tes_world_t *w, tes_entity_t e, const tes__component_t *c)
 {
+    if (c->storage == TES_STORAGE_SPARSE) {
+        uint32_t pos = tes__sparse_set_find(&c->store.set, e);
+        if (pos != TES_NULL_INDEX)
+            tes__sparse_store_stamp_now(&c->store, pos, false);
+        return;
+    }
     const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
     if (!slot)
         return;
@@ -212,6 +219,13 @@ int tes_mark_changed(tes_world_t *w, tes_entity_t e, tes_comp_t c)
         return tes__fail_detail(w, TES_ERR_INVALID, "tes_mark_changed: component id %u is not registered in this world", (unsigned)c);
     if (!info->track_changes)
         return tes__fail_detail(w, TES_ERR_INVALID, "tes_mark_changed: component '%.64s' does not track changes (register it with track_changes)", info->name);
+    if (info->storage == TES_STORAGE_SPARSE) {
+        uint32_t pos = tes__sparse_set_find(&info->store.set, e);
+        if (pos == TES_NULL_INDEX)
+            return tes__fail_detail(w, TES_ERR_INVALID, "tes_mark_changed: the entity has no '%.64s'", info->name);
+        tes__sparse_store_stamp_now(&info->store, pos, false);
+        return TES_OK;
+    }
     tes__table_t *t = tes__slot_table(w, slot);
     if (tes__table_column_index(t, c) < 0)
         return tes__fail_detail(w, TES_ERR_INVALID, "tes_mark_changed: the entity has no '%.64s'", info->name);

@@ -346,7 +346,8 @@ static bool listed_pending(const tes_world_t *w, const tes__table_t *t)
     return false;
 }
 
-/* Change detection's stamps and summaries (changes.h): a table is in the
+/* Change detection's stamps and summaries (changes.h, sparse_store.h): a
+ * table is in the
  * pending list exactly when one of its summaries has a pending range; a
  * summary the world
  * trusts (its epoch is the world's) is at least every row's "changed"
@@ -398,6 +399,32 @@ static int check_stamps(const tes_world_t *w)
         CHECK(pending == listed_pending(w, table), "table %u: %s", t,
               pending ? "a pending range but not in the pending list"
                       : "in the pending list with nothing pending");
+    }
+    /* Tracked sparse stores: every live position's summary word is at
+     * least its "changed" tick, which is at least its "added" one. */
+    const tes__registry_t *reg = &w->components;
+    uint32_t now = atomic_load_explicit(&w->changes.tick, memory_order_relaxed);
+    for (uint32_t i = 0; i < reg->sparse_count; i++) {
+        const tes__component_t *info = reg->items[reg->sparse[i]];
+        const tes__sparse_store_t *st = &info->store;
+        CHECK(!st->tick == !info->track_changes && (!st->tick || st->tick == &w->changes.tick),
+              "sparse '%s': stamps %s", info->name, st->tick ? "kept but untracked" : "missing");
+        if (!st->tick)
+            continue;
+        CHECK(st->set.count == 0 || st->stamp_pages, "sparse '%s': no stamp pages", info->name);
+        for (uint32_t pos = 0; pos < st->set.count; pos++) {
+            if (tes__sparse_is_tombstone(st->set.packed[pos]))
+                continue;
+            const uint32_t *stamp = tes__sparse_store_stamp(st, pos);
+            uint32_t changed = stamp[0], added = stamp[tes__store_stamp_per(st)];
+            uint32_t sum = atomic_load_explicit(tes__sparse_store_sum(st, pos), memory_order_relaxed);
+            CHECK(!tes__tick_after(added, changed),
+                  "sparse '%s' position %u: added at %u after its last change at %u", info->name,
+                  pos, added, changed);
+            CHECK(now - sum <= now - changed,
+                  "sparse '%s' position %u: changed at %u, its block's summary says %u",
+                  info->name, pos, changed, sum);
+        }
     }
     return TES_OK;
 }

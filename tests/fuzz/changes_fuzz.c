@@ -9,7 +9,8 @@
  * a naive model: per entity an "added" and a "changed" tick, per query the
  * tick its last iteration ended at. Every iteration's entities and every
  * tes_query_count are compared with the model, and the world's invariants
- * are checked now and then.
+ * are checked now and then. Each seed runs three times: with Pos stored in
+ * tables, in a sparse store, and in a stable (pointer-stable) one.
  *
  * Usage: changes_fuzz [--seeds N] [--ops N] [--seed S] (default: 16 seeds of
  * 3000 operations, short enough for valgrind; ctest runs 64 of 4000)
@@ -415,14 +416,19 @@ static void op(fz_t *f)
     }
 }
 
-static int run_seed(uint64_t seed, uint64_t ops)
+/* Pos's storage in a run: the same model holds for each. */
+static const char *const storage_names[3] = {"table", "sparse", "stable sparse"};
+
+static int run_seed(uint64_t seed, uint64_t ops, int storage)
 {
     fz_t *f = calloc(1, sizeof *f);
     if (!f)
         return 1;
     f->rng = seed * 0x9E3779B97F4A7C15ull + 1;
     f->w = tes_world_new(NULL);
-    tes_component_desc_t pd = {.name = "Pos", .size = sizeof(Pos), .track_changes = true};
+    tes_component_desc_t pd = {.name = "Pos", .size = sizeof(Pos), .track_changes = true,
+                               .storage = storage ? TES_STORAGE_SPARSE : TES_STORAGE_TABLE,
+                               .stable = storage == 2};
     tes_component_desc_t vd = {.name = "Vel", .size = 8};
     tes_component_desc_t td = {.name = "Tag"};
     f->pos = tes_component(f->w, &pd);
@@ -462,7 +468,8 @@ static int run_seed(uint64_t seed, uint64_t ops)
         iterate(f, &f->qs[i]);
     int failed = f->failed;
     if (failed)
-        fprintf(stderr, "changes_fuzz: seed %llu diverged\n", (unsigned long long)seed);
+        fprintf(stderr, "changes_fuzz: seed %llu diverged (Pos in %s storage)\n",
+                (unsigned long long)seed, storage_names[storage]);
     tes_world_free(f->w);
     free(f);
     return failed;
@@ -481,9 +488,11 @@ int main(int argc, char **argv)
             first = strtoull(argv[i + 1], NULL, 10), one = true;
     }
     int bad = 0;
+    /* Every seed runs with Pos in each storage. */
     for (uint64_t s = first; s < first + (one ? 1 : seeds); s++)
-        bad += run_seed(s, ops);
-    uint64_t n = one ? 1 : seeds;
+        for (int storage = 0; storage < 3; storage++)
+            bad += run_seed(s, ops, storage);
+    uint64_t n = (one ? 1 : seeds) * 3;
     printf("%llu passed, %d failed\n", (unsigned long long)(n - (uint64_t)bad), bad);
     return bad ? 1 : 0;
 }
