@@ -255,11 +255,46 @@ void tes__changes_stamp_chunk(tes_iter_t *it)
 uint32_t tes__changes_skip_slow(const tes_query_t *q, const tes__match_t *m, int32_t d, uint32_t p)
 {
     const tes__sparse_store_t *st = &q->terms[d].info->store;
-    while (p < st->set.count &&
-           !tes__tick_after(atomic_load_explicit(tes__sparse_store_sum(st, p), memory_order_relaxed),
-                            m->since))
-        p = (p | (TES__STORE_STAMP_BLOCK - 1)) + 1; /* the next block */
-    return p < st->set.count ? p : st->set.count;
+    const uint32_t count = st->set.count, per = tes__store_stamp_per(st);
+    while (p < count) {
+        /* The block's end (a page's, for pages of fewer positions). */
+        uint32_t span = st->page_mask < TES__STORE_STAMP_BLOCK - 1 ? st->page_mask
+                                                                   : TES__STORE_STAMP_BLOCK - 1;
+        uint32_t end = (p | span) + 1;
+        if (end > count)
+            end = count;
+        if (tes__tick_after(atomic_load_explicit(tes__sparse_store_sum(st, p), memory_order_relaxed),
+                            m->since)) {
+            /* Something in the block may be new: its first such stamp. */
+            const uint32_t *stamps = tes__sparse_store_stamp(st, p) - (p & st->page_mask);
+            if (q->terms[d].change == TES_CHANGE_ADDED)
+                stamps += per;
+            for (; p < end; p++)
+                if (tes__tick_after(stamps[p & st->page_mask], m->since))
+                    return p;
+        }
+        p = end;
+    }
+    return count;
+}
+
+uint32_t tes__changes_match_driver(const tes_query_t *q, const tes__match_t *m, uint32_t n)
+{
+    int32_t d = m->driver;
+    if (d < 0 || q->terms[d].change == TES_CHANGE_NONE)
+        return n;
+    const tes__sparse_store_t *st = &q->terms[d].info->store;
+    uint32_t pos = m->pos[d];
+    uint32_t room = tes__store_stamp_per(st) - (pos & st->page_mask); /* to the page's end */
+    if (n > room)
+        n = room;
+    const uint32_t *stamps = tes__sparse_store_stamp(st, pos);
+    if (q->terms[d].change == TES_CHANGE_ADDED)
+        stamps += tes__store_stamp_per(st);
+    uint32_t k = 1;
+    while (k < n && tes__tick_after(stamps[k], m->since))
+        k++;
+    return k;
 }
 
 uint32_t tes__changes_match_run(const tes_query_t *q, const tes__match_t *m, uint32_t n)

@@ -54,6 +54,11 @@ static inline uint32_t tes__changes_skip(const tes_query_t *q, const tes__match_
     return m->changes && d >= 0 && q->terms[d].change ? tes__changes_skip_slow(q, m, d, p) : p;
 }
 
+/* How many of n entities of the packed walk driven by a sparse change
+ * term, from the first, have a newer stamp there (on the first's data
+ * page); n when the driver has no change filter. */
+uint32_t tes__changes_match_driver(const tes_query_t *q, const tes__match_t *m, uint32_t n);
+
 /* The matcher's change test (m->changes): how many of the n entities
  * from the first, whose sparse data terms sit at consecutive positions
  * from m->pos, have every sparse change term's stamp newer than m->since;
