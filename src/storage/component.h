@@ -81,7 +81,9 @@ typedef struct tes__component {
      * changes of the component (the world keeps it up to date). */
     uint8_t plain_dispatch;
     uint8_t dispatch;
-    /* Change detection (changes.h): a tracked component's stamps live in
+    /* Change detection (changes.h): a tracked sparse component's stamps
+     * live in its store (sparse_store.h: no companions, `stamps` 0); a
+     * tracked table component's stamps live in
      * two hidden companion components registered right after it, with ids
      * `stamps` ("changed" ticks) and `stamps + 1` ("added" ticks). Every
      * table that holds the component holds their columns too (right after
