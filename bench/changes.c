@@ -12,7 +12,10 @@
  * - C4 1% changed: 1% of the entities, at random, are written before each
  *   run (untimed); the CHANGED query then processes what changed (left)
  *   vs plain C scanning a per-entity tick array and processing the rows
- *   whose tick is newer than its last scan (right).
+ *   whose tick is newer than its last scan (right);
+ * - C5 sparse, 1% changed: C4 with Position and Velocity in sparse stores
+ *   (the query walks Position's packed array and steps over its blocks
+ *   of 64 positions with nothing new) vs the same plain C scan.
  * The memory section has the bytes per tracked value (memory.c).
  */
 #include "bench.h"
@@ -27,6 +30,7 @@ typedef struct chg_state {
     tes_query_t *q;
     uint64_t seed;
     bool tracked;
+    bool sparse; /* C5: Position and Velocity in sparse stores */
     int mode; /* 0 set, 1 W4 write, 2 changed query */
     /* the plain C side of C4 */
     Position *bp;
@@ -35,20 +39,22 @@ typedef struct chg_state {
     uint32_t now, last;
 } chg_state_t;
 
-static tes_comp_t reg(tes_world_t *w, const char *name, bool tracked)
+static tes_comp_t reg(tes_world_t *w, const char *name, bool tracked, bool sparse)
 {
     tes_component_desc_t d;
     memset(&d, 0, sizeof d);
     d.name = name;
     d.size = 12;
     d.track_changes = tracked;
+    d.storage = sparse ? TES_STORAGE_SPARSE : TES_STORAGE_TABLE;
     tes_comp_t c = tes_component(w, &d);
     if (!c)
         bench_fail("tes_component(%s): %s", name, tes_strerror(tes_last_error(w)));
     return c;
 }
 
-static void *chg_new(const bench_cfg_t *cfg, bool tracked, int mode, tes_change_t change)
+static void *chg_new_in(const bench_cfg_t *cfg, bool tracked, int mode, tes_change_t change,
+                        bool sparse)
 {
     chg_state_t *s = bench_alloc(sizeof *s);
     if (!s)
@@ -62,8 +68,9 @@ static void *chg_new(const bench_cfg_t *cfg, bool tracked, int mode, tes_change_
     s->h = bench_alloc((size_t)s->n * sizeof *s->h);
     if (!s->w || !s->h)
         return s;
-    s->pos = reg(s->w, "Position", tracked);
-    s->vel = reg(s->w, "Velocity", false);
+    s->sparse = sparse;
+    s->pos = reg(s->w, "Position", tracked, sparse);
+    s->vel = reg(s->w, "Velocity", false, sparse);
     tes_comp_t comps[2] = {s->pos, s->vel};
     if (!bench_failed() && tes_spawn_n(s->w, (int32_t)s->n, comps, 2, s->h) != TES_OK)
         bench_fail("tes_spawn_n: %s", tes_strerror(tes_last_error(s->w)));
@@ -88,6 +95,11 @@ static void *chg_new(const bench_cfg_t *cfg, bool tracked, int mode, tes_change_
             ;
     }
     return s;
+}
+
+static void *chg_new(const bench_cfg_t *cfg, bool tracked, int mode, tes_change_t change)
+{
+    return chg_new_in(cfg, tracked, mode, change, false);
 }
 
 static void chg_fini(void *p)
@@ -257,5 +269,14 @@ static int64_t one_ops(const bench_cfg_t *cfg) { return cfg->n; }
 const bench_workload_t bench_changes_some = {
     "C4 CHANGED, 1% changed vs C tick scan", "ent", one_ops, true,
     {some_tracked, some_tracked_before, some_run, NULL, chg_fini},
+    {some_base_init, some_base_before, some_base_run, NULL, chg_fini},
+};
+
+/* C5: C4 over sparse stores. */
+static void *some_sparse(const bench_cfg_t *c) { return chg_new_in(c, true, 2, TES_CHANGE_CHANGED, true); }
+
+const bench_workload_t bench_changes_sparse = {
+    "C5 sparse CHANGED, 1% changed vs C tick scan", "ent", one_ops, true,
+    {some_sparse, some_tracked_before, some_run, NULL, chg_fini},
     {some_base_init, some_base_before, some_base_run, NULL, chg_fini},
 };

@@ -109,6 +109,7 @@ static const bench_workload_t *const workloads[] = {
     &bench_changes_w4,
     &bench_changes_idle,
     &bench_changes_some,
+    &bench_changes_sparse,
 };
 #define WORKLOAD_COUNT ((int)(sizeof workloads / sizeof workloads[0]))
 

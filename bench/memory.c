@@ -91,7 +91,8 @@ static bool sparse_set(const bench_cfg_t *c, uint64_t *b, uint64_t *e)
 
 /* One 12-byte table component, tracked or not: the difference between the
  * two lines is the bytes a tracked value costs (its two ticks). */
-static bool one_comp(const bench_cfg_t *cfg, bool tracked, uint64_t *bytes, uint64_t *entities)
+static bool one_comp_in(const bench_cfg_t *cfg, bool tracked, bool sparse, uint64_t *bytes,
+                        uint64_t *entities)
 {
     uint32_t n = bench_u32(cfg->n);
     tes_world_t *w = bench_world_new();
@@ -102,6 +103,7 @@ static bool one_comp(const bench_cfg_t *cfg, bool tracked, uint64_t *bytes, uint
     d.name = "Position";
     d.size = sizeof(Position);
     d.track_changes = tracked;
+    d.storage = sparse ? TES_STORAGE_SPARSE : TES_STORAGE_TABLE;
     tes_comp_t c = tes_component(w, &d);
     tes_entity_t *h = (tes_entity_t *)bench_alloc((size_t)n * sizeof *h);
     if (!c || !h || tes_spawn_n(w, (int32_t)n, &c, 1, h) != TES_OK)
@@ -115,12 +117,17 @@ static bool one_comp(const bench_cfg_t *cfg, bool tracked, uint64_t *bytes, uint
     tes_world_free(w);
     return !bench_failed();
 }
-static bool one_plain(const bench_cfg_t *c, uint64_t *b, uint64_t *e) { return one_comp(c, false, b, e); }
-static bool one_tracked(const bench_cfg_t *c, uint64_t *b, uint64_t *e) { return one_comp(c, true, b, e); }
+static bool one_plain(const bench_cfg_t *c, uint64_t *b, uint64_t *e) { return one_comp_in(c, false, false, b, e); }
+static bool one_tracked(const bench_cfg_t *c, uint64_t *b, uint64_t *e) { return one_comp_in(c, true, false, b, e); }
+/* The same in a sparse store: the difference is a tracked sparse value's. */
+static bool one_sparse(const bench_cfg_t *c, uint64_t *b, uint64_t *e) { return one_comp_in(c, false, true, b, e); }
+static bool one_sparse_tracked(const bench_cfg_t *c, uint64_t *b, uint64_t *e) { return one_comp_in(c, true, true, b, e); }
 
 const bench_memory_t bench_memory_probes[] = {
     {"memory: 1 table comp (spawn_n)", 12, 16, one_plain},
     {"memory: 1 tracked table comp (spawn_n)", 12, 24, one_tracked},
+    {"memory: 1 sparse comp (spawn_n)", 12, 24, one_sparse},
+    {"memory: 1 tracked sparse comp (spawn_n)", 12, 32, one_sparse_tracked},
     {"memory: empty (tes_spawn)", 0, 8, empty_spawn},
     {"memory: empty (spawn_n)", 0, 8, empty_spawn_n},
     {"memory: 3 table comps (spawn_n)", 36, 40, table_spawn_n},

@@ -372,8 +372,8 @@ typedef struct tes_component_desc_t {
     size_t entity_fields[TES_MAX_ENTITY_FIELDS]; /* byte offsets of tes_entity_t members */
     int32_t entity_field_count;
     /* Keep an "added" and a "changed" tick beside every value (8 bytes per
-     * value), so that queries can filter with tes_term_t.change. Table
-     * storage and a size > 0 only (TES_ERR_INVALID otherwise). Components
+     * value), so that queries can filter with tes_term_t.change. Any
+     * storage; a size > 0 only (TES_ERR_INVALID for a tag). Components
      * without it pay nothing. See "Change detection" below. */
     bool track_changes;
     /* The component's members (copied), for tes_json_* and tools that read
@@ -875,7 +875,8 @@ typedef enum tes_access_t {
 } tes_access_t;
 
 /* A term's change filter (components registered with track_changes only,
- * on TES_AND terms; TES_ERR_INVALID otherwise). */
+ * on TES_AND terms; TES_ERR_INVALID otherwise, and for a sparse component's
+ * filter in an owning-group or by-depth query). */
 typedef enum tes_change_t {
     TES_CHANGE_NONE = 0,
     TES_CHANGE_ADDED = 1,   /* added since this query's previous iteration */

@@ -31,15 +31,26 @@ int tes__query_changes_setup(tes_query_t *q, const tes_query_desc_t *d)
                 return tes__fail_detail(q->w, TES_ERR_INVALID, "query terms[%d]: a change filter on '%.64s', which does not track changes (register it with track_changes)", (int)i, ti->info->name);
             if (t->oper != TES_AND)
                 return tes__fail_detail(q->w, TES_ERR_INVALID, "query terms[%d]: a change filter on a %s term ('%.64s'); change filters go on TES_AND terms", (int)i, t->oper == TES_NOT ? "TES_NOT" : "TES_OPTIONAL", ti->info->name);
-            q->change_terms[q->change_count++] = (uint8_t)i;
+            q->change_window = true;
+            if (!ti->sparse) {
+                q->change_terms[q->change_count++] = (uint8_t)i;
+            } else {
+                /* The owning group's and the by-depth walks do not ask the
+                 * matcher about each entity: a sparse change filter has no
+                 * place in them. */
+                if (q->flags & (TES_QUERY_OWNING_GROUP | TES_QUERY_CASCADE) || q->cascade_walk)
+                    return tes__fail_detail(q->w, TES_ERR_INVALID, "query terms[%d]: a change filter on sparse '%.64s' in a query with %s; use a plain or non-owning group query for it", (int)i, ti->info->name, (q->flags & TES_QUERY_OWNING_GROUP) ? "an owning group" : "the by-depth order");
+                q->sparse_change_terms[q->sparse_change_count++] = (uint8_t)i;
+            }
         }
         if (ti->info->track_changes && ti->data &&
             (t->access == TES_INOUT || t->access == TES_OUT))
             q->stamp_terms[q->stamp_count++] = (uint8_t)i;
     }
-    if (q->stamp_count) {
+    if (q->stamp_count || q->sparse_change_count) {
         /* Stamps are written where the values live: a gathered copy would
-         * hide the rows (gather.h). */
+         * hide the rows (gather.h). A gathered chunk is not cut by the
+         * matcher's change test either. */
         q->gather_k = 0;
         for (int32_t i = 0; i < TES_MAX_TERMS; i++)
             q->gather_cap[i] = 0;
@@ -52,7 +63,7 @@ int tes__query_changes_setup(tes_query_t *q, const tes_query_desc_t *d)
 uint32_t tes__changes_iter_begin(tes_query_t *q, uint32_t *tick)
 {
     uint32_t live = 0;
-    if (q->change_count) {
+    if (q->change_window) {
         *tick = tes__tick_advance(q->w);
         live |= TES__CHANGE_WINDOW;
     }
@@ -159,6 +170,7 @@ bool tes__changes_next_chunk(tes_iter_t *it)
         tes__table_t *t = m->table;
         if (!t->count)
             continue;
+        tes__changes_settle(w, t); /* the stamps are read below */
         const uint32_t *stamps[TES_MAX_TERMS];
         tes__stamp_sum_t *sums[TES_MAX_TERMS];
         bool exact[TES_MAX_TERMS];
@@ -189,6 +201,7 @@ bool tes__changes_next_chunk(tes_iter_t *it)
             uint32_t k = end - row;
             if (q->has_sparse) {
                 tes__match_t mt = {.how = 0, .hide = 0, .driver = -1};
+                tes__changes_match_setup(it, &mt);
                 if (!(k = tes__query_match(q, &mt, t->entities + row, k))) {
                     row++;
                     continue;
@@ -223,8 +236,81 @@ void tes__changes_stamp_chunk(tes_iter_t *it)
     tes__table_t *t = tes__slot_table(q->w, slot);
     for (int32_t k = 0; k < q->stamp_count; k++) {
         const tes__term_info_t *ti = &q->terms[q->stamp_terms[k]];
-        /* An absent optional term has no field; a sparse one no stamps. */
-        if (it->priv_fields[q->stamp_terms[k]] && tes__table_column_index(t, ti->comp) >= 0)
-            tes__stamp_rows(q->w, t, slot->row, (uint32_t)it->count, ti->info);
+        /* An absent optional term has no field. */
+        if (!it->priv_fields[q->stamp_terms[k]])
+            continue;
+        if (ti->sparse) {
+            /* A sparse field is consecutive positions from the first
+             * entity's (the chunk contract). */
+            const tes__sparse_store_t *st = &ti->info->store;
+            uint32_t pos = tes__sparse_set_find(&st->set, it->entities[0]);
+            for (uint32_t j = 0; pos != TES_NULL_INDEX && j < (uint32_t)it->count; j++)
+                tes__sparse_store_stamp_now(st, pos + j, false);
+        } else if (tes__table_column_index(t, ti->comp) >= 0) {
+            tes__stamp_chunk_rows(q->w, t, slot->row, (uint32_t)it->count, ti->info);
+        }
     }
+}
+
+uint32_t tes__changes_skip_slow(const tes_query_t *q, const tes__match_t *m, int32_t d, uint32_t p)
+{
+    const tes__sparse_store_t *st = &q->terms[d].info->store;
+    const uint32_t count = st->set.count, per = tes__store_stamp_per(st);
+    while (p < count) {
+        /* The block's end (a page's, for pages of fewer positions). */
+        uint32_t span = st->page_mask < TES__STORE_STAMP_BLOCK - 1 ? st->page_mask
+                                                                   : TES__STORE_STAMP_BLOCK - 1;
+        uint32_t end = (p | span) + 1;
+        if (end > count)
+            end = count;
+        if (tes__tick_after(atomic_load_explicit(tes__sparse_store_sum(st, p), memory_order_relaxed),
+                            m->since)) {
+            /* Something in the block may be new: its first such stamp. */
+            const uint32_t *stamps = tes__sparse_store_stamp(st, p) - (p & st->page_mask);
+            if (q->terms[d].change == TES_CHANGE_ADDED)
+                stamps += per;
+            for (; p < end; p++)
+                if (tes__tick_after(stamps[p & st->page_mask], m->since))
+                    return p;
+        }
+        p = end;
+    }
+    return count;
+}
+
+uint32_t tes__changes_match_driver(const tes_query_t *q, const tes__match_t *m, uint32_t n)
+{
+    int32_t d = m->driver;
+    if (d < 0 || q->terms[d].change == TES_CHANGE_NONE)
+        return n;
+    const tes__sparse_store_t *st = &q->terms[d].info->store;
+    uint32_t pos = m->pos[d];
+    uint32_t room = tes__store_stamp_per(st) - (pos & st->page_mask); /* to the page's end */
+    if (n > room)
+        n = room;
+    const uint32_t *stamps = tes__sparse_store_stamp(st, pos);
+    if (q->terms[d].change == TES_CHANGE_ADDED)
+        stamps += tes__store_stamp_per(st);
+    uint32_t k = 1;
+    while (k < n && tes__tick_after(stamps[k], m->since))
+        k++;
+    return k;
+}
+
+uint32_t tes__changes_match_run(const tes_query_t *q, const tes__match_t *m, uint32_t n)
+{
+    for (int32_t s = 0; s < q->sparse_change_count && n; s++) {
+        const tes__term_info_t *ti = &q->terms[q->sparse_change_terms[s]];
+        const tes__sparse_store_t *st = &ti->info->store;
+        uint32_t pos = m->pos[q->sparse_change_terms[s]];
+        tes__assert(pos != TES_NULL_INDEX);
+        const uint32_t *stamps = tes__sparse_store_stamp(st, pos);
+        if (ti->change == TES_CHANGE_ADDED)
+            stamps += tes__store_stamp_per(st);
+        uint32_t k = 0;
+        while (k < n && tes__tick_after(stamps[k], m->since))
+            k++;
+        n = k;
+    }
+    return n;
 }

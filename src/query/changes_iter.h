@@ -38,6 +38,38 @@ void tes__changes_iter_end(tes_iter_t *it);
  * query remembers the current tick, which then advances. */
 void tes__query_changes_end(tes_query_t *q);
 
+/* Arms the matcher's change filters on sparse terms for a walk of it
+ * (nothing for a query without them, or in its first iteration, where
+ * every entity passes). */
+static inline void tes__changes_match_setup(const tes_iter_t *it, tes__match_t *m)
+{
+    m->changes = it->priv_query->sparse_change_count && !(it->priv_change_live & TES__CHANGE_ALL);
+    m->since = it->priv_change_since;
+}
+
+/* The first position at or after p of the packed walk driven by term d
+ * that may pass the change filters: when d is a sparse change term, the
+ * blocks whose summary shows nothing newer than m->since are stepped
+ * over without reading their stamps (the summary bounds "added" ticks
+ * too, which are never newer than "changed" ones). */
+uint32_t tes__changes_skip_slow(const tes_query_t *q, const tes__match_t *m, int32_t d, uint32_t p);
+static inline uint32_t tes__changes_skip(const tes_query_t *q, const tes__match_t *m, int32_t d,
+                                         uint32_t p)
+{
+    return m->changes && d >= 0 && q->terms[d].change ? tes__changes_skip_slow(q, m, d, p) : p;
+}
+
+/* How many of n entities of the packed walk driven by a sparse change
+ * term, from the first, have a newer stamp there (on the first's data
+ * page); n when the driver has no change filter. */
+uint32_t tes__changes_match_driver(const tes_query_t *q, const tes__match_t *m, uint32_t n);
+
+/* The matcher's change test (m->changes): how many of the n entities
+ * from the first, whose sparse data terms sit at consecutive positions
+ * from m->pos, have every sparse change term's stamp newer than m->since;
+ * 0 when the first has not. */
+uint32_t tes__changes_match_run(const tes_query_t *q, const tes__match_t *m, uint32_t n);
+
 /* The next chunk of a change-filtered table walk, or false. */
 bool tes__changes_next_chunk(tes_iter_t *it);
 /* Stamps the chunk just handed out in every tracked written term. */

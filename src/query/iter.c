@@ -67,6 +67,7 @@ static bool next_table_chunk(tes_iter_t *it)
         const tes__table_t *t = m->table;
         /* The next run of rows the matcher accepts. */
         tes__match_t mt = {.how = 0, .hide = 0, .driver = -1};
+        tes__changes_match_setup(it, &mt);
         uint32_t row = it->priv_row, k = 0;
         for (; row < t->count; row++)
             if ((k = tes__query_match(q, &mt, t->entities + row, tes__chunk_end(row, t->count) - row)))
@@ -109,6 +110,7 @@ static bool next_root_chunk(tes_iter_t *it)
             return false;
         }
         tes__match_t m = {.how = 0, .hide = 0, .driver = -1};
+        tes__changes_match_setup(it, &m);
         for (uint32_t j = 0; j < n; j++) {
             uint32_t k = tes__query_match(q, &m, it->priv_scratch + j, n - j);
             if (!k)
@@ -161,6 +163,7 @@ static bool next_packed_chunk(tes_iter_t *it)
     tes__match_t m;
     m.driver = d;
     m.hide = 0;
+    tes__changes_match_setup(it, &m);
     if (g) {
         m.how = TES__MATCH_KNOWN | (q->table_data ? TES__MATCH_TABLE : 0);
     } else {
@@ -173,6 +176,13 @@ static bool next_packed_chunk(tes_iter_t *it)
     }
     uint32_t p = it->priv_cursor, hidden = next_hidden(it, p), last = 0, k = 0;
     for (; p < set->count; p++) {
+        uint32_t to = tes__changes_skip(q, &m, d, p); /* blocks with nothing new */
+        if (to != p) {
+            if ((p = to) >= set->count)
+                break;
+            if (hidden < p)
+                hidden = next_hidden(it, p);
+        }
         if (p == hidden) {
             hidden = next_hidden(it, p + 1);
             continue;
@@ -236,7 +246,7 @@ static tes_iter_t iter_start_as(tes_query_t *q, bool by_depth)
     if (!q)
         return it;
     it.priv_change_since = atomic_load_explicit(&q->change_last, memory_order_relaxed);
-    if (q->change_count && !atomic_load_explicit(&q->change_ended, memory_order_relaxed))
+    if (q->change_window && !atomic_load_explicit(&q->change_ended, memory_order_relaxed))
         it.priv_change_live = TES__CHANGE_ALL;
     if (by_depth) {
         it.priv_phase = TES__WALK_CASCADE; /* collects with the base walk */
@@ -291,7 +301,7 @@ tes_iter_t tes_query_iter(tes_query_t *q)
         tes__world_depth_up(q->w);
         atomic_fetch_add_explicit(&q->iters_open, 1, memory_order_relaxed);
     }
-    if (q->change_count | q->stamp_count) {
+    if (q->change_window || q->stamp_count) {
         uint32_t tick = 0;
         it.priv_change_live |= tes__changes_iter_begin(q, &tick);
         it.priv_change_tick = tick;

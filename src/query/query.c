@@ -462,6 +462,14 @@ uint32_t tes__query_match(const tes_query_t *q, tes__match_t *m, const tes_entit
             return 0;
         m->pos[i] = p;
     }
+    /* A change filter on sparse terms: the first entity's stamps first,
+     * then (the cheapest cut, which keeps a run of unchanged entities from
+     * being measured term by term) the driver's. */
+    if (m->changes) {
+        if (!tes__changes_match_run(q, m, 1))
+            return 0;
+        n = tes__changes_match_driver(q, m, n);
+    }
     /* The others: term by term, each pass shortening the run (the
      * sequential ones first, so the per-entity tests below see a short
      * run when the terms cut it short). */
@@ -475,6 +483,8 @@ uint32_t tes__query_match(const tes_query_t *q, tes__match_t *m, const tes_entit
             k++;
         n = k;
     }
+    if (m->changes && !(n = tes__changes_match_run(q, m, n)))
+        return 0;
     if (m->hide) {
         for (k = 1; k < n && !tes__filters_hide(f, m->hide, entities[k]);)
             k++;

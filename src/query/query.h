@@ -137,8 +137,11 @@ struct tes_query {
     /* Change detection (changes_iter.c): the terms with a change filter,
      * the tracked terms a chunk stamps (TES_INOUT/TES_OUT), and the tick
      * at which this query's previous iteration ended. */
-    uint8_t change_terms[TES_MAX_TERMS];
+    uint8_t change_terms[TES_MAX_TERMS]; /* table terms: the change walk's */
     int32_t change_count;
+    uint8_t sparse_change_terms[TES_MAX_TERMS]; /* sparse terms: the matcher's */
+    int32_t sparse_change_count;
+    bool change_window; /* some change term: iterations advance the tick */
     uint8_t stamp_terms[TES_MAX_TERMS];
     int32_t stamp_count;
     _Atomic uint32_t change_last;
@@ -245,6 +248,11 @@ typedef struct tes__match {
                                     sparse term's store, TES_NULL_INDEX where
                                     absent (only data terms when KNOWN) */
     const tes__slot_t *slot;     /* TES__MATCH_TABLE: the first entity's slot */
+    /* Change filters on sparse terms (changes_iter.h sets them for a
+     * walk): when `changes`, an entity matches only if its stamps in every
+     * sparse change term are newer than `since`. Zero-initialised: none. */
+    bool changes;
+    uint32_t since;
 } tes__match_t;
 
 /*
@@ -257,7 +265,9 @@ typedef struct tes__match {
  * chunk when, besides, each sparse data term's value sits k positions after
  * the first entity's on the same data page (or is absent for both), its
  * table row follows (TES__MATCH_TABLE with table data), and it is not a
- * tombstone of the driver. The first entity's positions and slot go to m.
+ * tombstone of the driver, and (m->changes) when its sparse change terms'
+ * stamps are newer than m->since. The first entity's positions and slot
+ * go to m.
  * The first entity costs a lookup per sparse term; the rest cost one
  * sequential compare per data term (the packed arrays are read in order,
  * term by term) and a presence test per tag or NOT term.

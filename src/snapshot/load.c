@@ -152,6 +152,7 @@ static int stage_stores(tes__snap_plan_t *p)
         tes__snap_store_t *st = &p->stores[i];
         const tes__component_t *info = p->comps[st->comp].info;
         tes__sparse_store_init(&st->staged, info->size, info->stable);
+        tes__sparse_store_track(&st->staged, info->store.tick); /* stamp pages too */
         tes__sparse_set_t *set = &st->staged.set;
         if (tes__sparse_store_reserve_positions(&st->staged, p->a, st->count))
             return TES_ERR_NOMEM;
@@ -442,6 +443,8 @@ static void commit(tes__snap_plan_t *p, stage_t *s)
         tes__sparse_store_fini(store, a);
         *store = p->stores[i].staged;
         tes__sparse_store_init(&p->stores[i].staged, store->size, store->stable);
+        if (store->tick) /* tracked values are stamped as added at the load */
+            tes__sparse_store_stamp_all(store);
     }
     /* Lifecycle. */
     tes__lifecycle_t *lc = w->lifecycle;

@@ -76,8 +76,8 @@ static int normalise(const tes__registry_t *r, const tes_component_desc_t *d,
     for (int32_t i = 0; i < d->entity_field_count; i++)
         if (d->entity_fields[i] > d->size || d->size - d->entity_fields[i] < sizeof(tes_entity_t))
             return REFUSE(r, "component '%.64s': entity_fields[%d] = %zu does not fit a tes_entity_t in size %zu", d->name, (int)i, d->entity_fields[i], d->size);
-    if (d->track_changes && (d->size == 0 || d->stable || d->storage != TES_STORAGE_TABLE))
-        return REFUSE(r, "component '%.64s': track_changes needs table storage and a size > 0 (this desc is %s)", d->name, d->size == 0 ? "a tag" : "sparse");
+    if (d->track_changes && d->size == 0)
+        return REFUSE(r, "component '%.64s': track_changes needs a size > 0 (a tag has no value to stamp)", d->name);
     memset(out, 0, sizeof *out);
     out->track_changes = d->track_changes;
     out->size = (uint32_t)d->size;
@@ -115,7 +115,7 @@ tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_comp
     /* Reserve everything, then commit: nothing changes on failure. A
      * tracked component takes two more ids, its stamp companions. */
     uint32_t id = r->count ? r->count : 1;
-    uint32_t ids = layout.track_changes ? 3u : 1u;
+    uint32_t ids = layout.track_changes && layout.storage == TES_STORAGE_TABLE ? 3u : 1u;
     tes__component_t *companion[2] = {NULL, NULL};
     *status = TES_ERR_NOMEM;
     if (tes__grow(a, (void **)&r->items, &r->cap, (uint64_t)id + ids, sizeof *r->items, 64))
@@ -154,6 +154,10 @@ tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_comp
     *status = TES_OK;
     c->id = id;
     tes__sparse_store_init(&c->store, c->size, c->stable);
+    /* A tracked sparse component keeps its stamps in its store; a tracked
+     * table component in the companions' columns (below). */
+    if (c->track_changes && c->storage == TES_STORAGE_SPARSE)
+        tes__sparse_store_track(&c->store, r->tick);
     c->plain_dispatch = tes__plain_dispatch(c);
     tes__registry_set_dispatch(r, c, c->plain_dispatch);
     if (r->count == 0)
@@ -176,7 +180,7 @@ tes_comp_t tes__registry_add(tes__registry_t *r, tes__alloc_t *a, const tes_comp
         r->hidden_count++;
         r->count = s->id + 1;
     }
-    if (c->track_changes)
+    if (c->track_changes && c->storage == TES_STORAGE_TABLE)
         c->stamps = id + 1;
     /* A tracked component is read through the general path (get_of 0),
      * where tes_get_mut stamps. */

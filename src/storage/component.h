@@ -81,7 +81,9 @@ typedef struct tes__component {
      * changes of the component (the world keeps it up to date). */
     uint8_t plain_dispatch;
     uint8_t dispatch;
-    /* Change detection (changes.h): a tracked component's stamps live in
+    /* Change detection (changes.h): a tracked sparse component's stamps
+     * live in its store (sparse_store.h: no companions, `stamps` 0); a
+     * tracked table component's stamps live in
      * two hidden companion components registered right after it, with ids
      * `stamps` ("changed" ticks) and `stamps + 1` ("added" ticks). Every
      * table that holds the component holds their columns too (right after
@@ -109,8 +111,11 @@ static inline uint8_t tes__plain_dispatch(const tes__component_t *c)
                   h->on_remove;
     if (hooked)
         return TES__DISPATCH_GENERIC;
+    /* A tracked component takes a path that stamps its writes: a tracked
+     * sparse one the generic path (its stamps live in its store), a
+     * tracked table one the tracked path (its stamps are columns). */
     if (c->track_changes)
-        return TES__DISPATCH_TRACKED;
+        return c->storage == TES_STORAGE_SPARSE ? TES__DISPATCH_GENERIC : TES__DISPATCH_TRACKED;
     if (c->storage == TES_STORAGE_SPARSE)
         return (uint8_t)(TES__DISPATCH_SPARSE + tes__sparse_shape(c->size, c->stable));
     return TES__DISPATCH_TABLE;
@@ -151,6 +156,8 @@ typedef struct tes__registry {
     /* The hooks of the stamp companions (4-byte ticks): set by the world
      * (changes.c), which owns the tick; the registry only copies them. */
     tes_hooks_t stamp_hooks;
+    /* The world's clock, which tracked sparse stores read (changes.c). */
+    const _Atomic uint32_t *tick;
 } tes__registry_t;
 
 void tes__registry_init(tes__registry_t *r);

@@ -18,6 +18,8 @@
 #ifndef TES_STORAGE_SPARSE_STORE_H
 #define TES_STORAGE_SPARSE_STORE_H
 
+#include <stdatomic.h>
+
 #include "core/bytes.h"
 #include "storage/sparse_set.h"
 
@@ -36,7 +38,23 @@ typedef struct tes__sparse_store {
     uint32_t page_shift; /* log2 of components per page */
     uint32_t page_mask;  /* components per page - 1 (a position's slot in its page) */
     bool stable;         /* in-place deletion */
+    /* Change detection (a tracked component; world/changes.h): `tick` is
+     * the world's clock, NULL for an untracked store, which skips every
+     * stamp path below. Each data page then has a stamp page (in
+     * `stamp_pages`, which shares the block of `pages`): a "changed" tick
+     * per position, then an "added" tick per position, then a summary word
+     * per TES__STORE_STAMP_BLOCK positions, which is at least (modulo 2^32,
+     * counted back from now) every "changed" tick of its block: raised by
+     * every stamp and every value moved in, never lowered, so it always
+     * bounds them. Stamps move with the values (swap-and-pop, swaps,
+     * compaction); a tombstone's are meaningless. */
+    uint32_t **stamp_pages;
+    const _Atomic uint32_t *tick;
 } tes__sparse_store_t;
+
+/* Positions per summary word of a tracked store's stamp page. */
+#define TES__STORE_STAMP_BITS 6u
+#define TES__STORE_STAMP_BLOCK (1u << TES__STORE_STAMP_BITS)
 
 /* log2 of the values a data page holds for this size (0 for tags): the
  * store's page_shift, as a function of the size alone so that code made
@@ -50,6 +68,47 @@ static inline uint32_t tes__sparse_store_shift_for(uint32_t size)
 }
 
 void tes__sparse_store_init(tes__sparse_store_t *st, uint32_t size, bool stable);
+/* Makes an empty store (no page yet) keep stamps, read from `tick`. */
+static inline void tes__sparse_store_track(tes__sparse_store_t *st, const _Atomic uint32_t *tick)
+{
+    st->tick = tick;
+}
+
+/* Positions per data page, and the summary words of a stamp page. */
+static inline uint32_t tes__store_stamp_per(const tes__sparse_store_t *st)
+{
+    return UINT32_C(1) << st->page_shift;
+}
+/* The "changed" tick of position pos ("added" is tes__store_stamp_per
+ * words further). */
+static inline uint32_t *tes__sparse_store_stamp(const tes__sparse_store_t *st, uint32_t pos)
+{
+    return st->stamp_pages[pos >> st->page_shift] + (pos & st->page_mask);
+}
+/* The summary word of pos's block. */
+static inline _Atomic uint32_t *tes__sparse_store_sum(const tes__sparse_store_t *st, uint32_t pos)
+{
+    uint32_t *page = st->stamp_pages[pos >> st->page_shift];
+    return (_Atomic uint32_t *)(void *)(page + 2 * tes__store_stamp_per(st) +
+                                        ((pos & st->page_mask) >> TES__STORE_STAMP_BITS));
+}
+/* Stamps pos as changed now (and as added too when `added`). */
+static inline void tes__sparse_store_stamp_now(const tes__sparse_store_t *st, uint32_t pos, bool added)
+{
+    uint32_t now = atomic_load_explicit(st->tick, memory_order_relaxed);
+    uint32_t *s = tes__sparse_store_stamp(st, pos);
+    s[0] = now;
+    if (added)
+        s[tes__store_stamp_per(st)] = now;
+    atomic_store_explicit(tes__sparse_store_sum(st, pos), now, memory_order_relaxed);
+}
+/* Copies the stamps of position `from` to `to`, raising to's summary. */
+void tes__sparse_store_stamp_move(const tes__sparse_store_t *st, uint32_t to, uint32_t from);
+/* Exchanges the stamps of positions a and b, raising both summaries. */
+void tes__sparse_store_stamp_swap(const tes__sparse_store_t *st, uint32_t a, uint32_t b);
+/* Stamps positions [0, count) as added now (a store filled directly, by a
+ * snapshot load). */
+void tes__sparse_store_stamp_all(tes__sparse_store_t *st);
 /* Releases memory; runs no destructors (the caller does that first). */
 void tes__sparse_store_fini(tes__sparse_store_t *st, tes__alloc_t *a);
 
@@ -93,6 +152,8 @@ int tes__sparse_store_reserve_positions(tes__sparse_store_t *st, tes__alloc_t *a
 static inline void *tes__sparse_store_insert(tes__sparse_store_t *st, tes_entity_t e)
 {
     uint32_t pos = tes__sparse_set_insert(&st->set, e, st->stable);
+    if (st->tick)
+        tes__sparse_store_stamp_now(st, pos, true);
     return st->size ? tes__sparse_store_at(st, pos) : NULL;
 }
 
@@ -131,9 +192,12 @@ static inline void tes__sparse_store_remove_at(tes__sparse_store_t *st, tes_enti
     }
     tes__sparse_set_swap_remove(&st->set, e, pos);
     uint32_t last = st->set.count; /* the old last position */
-    if (st->size && pos != last)
+    if (st->size && pos != last) {
         tes__sparse_store_move_value(hooks, tes__sparse_store_at(st, pos), tes__sparse_store_at(st, last),
                     st->size);
+        if (st->tick)
+            tes__sparse_store_stamp_move(st, pos, last);
+    }
 }
 
 
@@ -145,8 +209,11 @@ static inline void tes__sparse_store_swap_remove_plain(tes__sparse_store_t *st, 
     tes__assert(!st->stable);
     uint32_t pos = tes__sparse_set_swap_remove_at(&st->set, entry);
     uint32_t last = st->set.count; /* the old last position */
-    if (st->size && pos != last)
+    if (st->size && pos != last) {
         tes__copy_bytes(tes__sparse_store_at(st, pos), tes__sparse_store_at(st, last), st->size);
+        if (st->tick)
+            tes__sparse_store_stamp_move(st, pos, last);
+    }
 }
 
 /* Removes e (which must be present); see tes__sparse_store_remove_at. */
@@ -170,6 +237,8 @@ static inline void tes__sparse_store_swap(tes__sparse_store_t *st, uint32_t a, u
     tes__sparse_store_move_value(hooks, scratch, pa, st->size);
     tes__sparse_store_move_value(hooks, pa, pb, st->size);
     tes__sparse_store_move_value(hooks, pb, scratch, st->size);
+    if (st->tick)
+        tes__sparse_store_stamp_swap(st, a, b);
 }
 
 /* Squeezes tombstones out of a stable store (moving data with the move

@@ -80,6 +80,15 @@ typedef struct tes__stamp_sum {
     uint32_t blocks;          /* entries in max */
     _Atomic uint32_t *max;
     _Atomic uint64_t epoch;   /* the world's stamp epoch when last exact */
+    /* A chunk handed out for writing that covered the whole table is
+     * stamped lazily: rows [0, pend_rows) count as changed at pend_tick
+     * (each row's "changed" tick is the newer of its stamp and pend_tick)
+     * until the world settles the range into the stamps (changes.c), which
+     * it does before anything reads, moves or constructs the table's
+     * stamps. pend_rows 0: nothing pending. The summary's blocks are raised
+     * when the range is recorded, so they bound the pending ticks too. */
+    uint32_t pend_tick;
+    uint32_t pend_rows;
 } tes__stamp_sum_t;
 
 /* The last graph edge a table took in one direction, with its move plan

@@ -49,6 +49,7 @@
 
 #include "core/thread_pool.h"
 #include "query/changes_iter.h"
+#include "world/changes.h"
 #include "system/system.h"
 
 uint64_t tes__clock_ns(void)
@@ -442,6 +443,7 @@ static void run_level(tes_world_t *w, tes__systems_t *ss, uint32_t first, uint32
         /* What run may allocate (a table component's lookup view) goes to
          * the world's allocator one thread at a time, as on one thread. */
         w->alloc.lock = tes__pool_mutex(w->pool);
+        tes__changes_settle_all(w); /* workers never touch pending ranges */
         w->parallel = true;
         tes__pool_run(w->pool, level_worker, &job);
         w->parallel = false;
@@ -601,6 +603,7 @@ static int run_split_once(tes_world_t *w, tes__systems_t *ss, tes_system_t *s)
     for (int32_t t = 0; t < w->threads; t++)
         w->thread_errors[t] = w->last_error;
     tes__defer_lanes_begin(w);
+    tes__changes_settle_all(w); /* workers never touch pending ranges */
     w->parallel = true;
     tes__pool_run(w->pool, split_worker, &job);
     w->parallel = false;

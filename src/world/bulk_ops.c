@@ -20,7 +20,6 @@
  * level load, a particle burst) and destroying them again.
  */
 #include "world/move.h"
-#include "world/changes.h"
 #include "world/world.h"
 
 #include <string.h>
@@ -369,8 +368,6 @@ static int spawn_with_now(tes_world_t *w, const tes_value_t *values, const comp_
         if (cell)
             write_value(info, cell, src[i]);
     }
-    if (table->count) /* the new row is the last; nothing for an untracked table */
-        tes__stamp_added(w, table, table->count - 1, 1);
     if (w->watcher_count)
         tes__watch_after(w, e, 0);
     *out = e;
@@ -647,8 +644,6 @@ static int spawn_bulk_now(tes_world_t *w, const tes_bulk_desc_t *d, const comp_l
                 write_value(info, cell, src ? src + (size_t)i * info->size : NULL);
         }
     }
-    if (!is_virtual)
-        tes__stamp_added(w, table, first_row, n); /* nothing for an untracked table */
     for (uint32_t i = 0; i < n && w->watcher_count; i++)
         tes__watch_after(w, handles[i], s.event);
     /* Observers last, once every entity of the batch is complete: on_add

@@ -67,6 +67,24 @@ static inline void tes__stamp_one(tes_world_t *w, tes__table_t *t, uint32_t row,
 void tes__stamp_rows(tes_world_t *w, tes__table_t *t, uint32_t row, uint32_t n,
                      const tes__component_t *c);
 
+/* Stamps rows [row, row + n) of t's tracked c as changed, for a chunk
+ * handed out through a written term: a chunk that is the whole table (and
+ * long) is recorded as the summary's pending range instead of filled
+ * (tes__stamp_sum_t.pend_rows), else this is tes__stamp_rows. */
+void tes__stamp_chunk_rows(tes_world_t *w, tes__table_t *t, uint32_t row, uint32_t n,
+                           const tes__component_t *c);
+
+/* Writes t's pending ranges into its stamps (before a read of them);
+ * the inline test is the common "nothing pending anywhere". */
+void tes__changes_settle_slow(tes_world_t *w, const tes__table_t *t);
+static inline void tes__changes_settle(tes_world_t *w, const tes__table_t *t)
+{
+    if (w->changes.pending_count)
+        tes__changes_settle_slow(w, t);
+}
+/* Writes every pending range into its stamps. */
+void tes__changes_settle_all(tes_world_t *w);
+
 /* Stamps rows [row, row + n) of t as added now, in every tracked column
  * (both ticks), raising their summaries: for creation paths that fill
  * only the columns they were given (bulk spawns, a snapshot load). Does

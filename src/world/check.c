@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 
+#include "world/changes.h"
 #include "world/world.h"
 
 #define CHECK(...) TES__CHECK("tes__world_check", __VA_ARGS__)
@@ -388,6 +389,98 @@ static int check_bundle(const tes_world_t *w)
     return TES_OK;
 }
 
+/* Whether table t is in the world's list of tables with pending ranges. */
+static bool listed_pending(const tes_world_t *w, const tes__table_t *t)
+{
+    for (uint32_t i = 0; i < w->changes.pending_count; i++)
+        if (w->changes.pending[i] == t)
+            return true;
+    return false;
+}
+
+/* Change detection's stamps and summaries (changes.h, sparse_store.h): a
+ * table is in the
+ * pending list exactly when one of its summaries has a pending range; a
+ * summary the world
+ * trusts (its epoch is the world's) is at least every row's "changed"
+ * tick in its block (a pending range counted); no value was added after
+ * its last change. */
+static int check_stamps(const tes_world_t *w)
+{
+    CHECK(w->changes.pending_count <= TES__STAMP_PENDING, "%u tables pending, room for %u",
+          w->changes.pending_count, (unsigned)TES__STAMP_PENDING);
+    for (uint32_t i = 0; i < w->changes.pending_count; i++)
+        for (uint32_t j = 0; j < i; j++)
+            CHECK(w->changes.pending[i] != w->changes.pending[j], "table %u listed twice as pending",
+                  w->changes.pending[i]->id);
+    uint64_t epoch = atomic_load_explicit(&w->changes.epoch, memory_order_relaxed);
+    for (uint32_t t = 0; t < w->tables.count; t++) {
+        const tes__table_t *table = w->tables.tables[t];
+        bool pending = false;
+        CHECK(!table->sum_count || (table->flags & TES__TABLE_TRACKED),
+              "table %u has summaries but is not marked tracked", t);
+        for (uint32_t k = 0; k < table->sum_count; k++) {
+            const tes__stamp_sum_t *s = &table->sums[k];
+            const tes__component_t *info = tes__registry_get(&w->components, s->comp);
+            CHECK(info && info->track_changes, "table %u summary %u is of untracked component %u",
+                  t, k, s->comp);
+            int32_t col = tes__table_column_index(table, info->stamps);
+            CHECK(col >= 0, "table %u has no stamps for tracked '%s'", t, info->name);
+            CHECK(s->pend_rows <= table->cap, "table %u: pending range of %u rows past cap %u",
+                  t, s->pend_rows, table->cap);
+            pending = pending || s->pend_rows;
+            bool exact = atomic_load_explicit(&s->epoch, memory_order_relaxed) == epoch;
+            const uint32_t *changed = (const uint32_t *)(const void *)table->columns[col].data;
+            const uint32_t *added = (const uint32_t *)(const void *)table->columns[col + 1].data;
+            for (uint32_t r = 0; r < table->count; r++) {
+                uint32_t tick = changed[r];
+                if (r < s->pend_rows && !tes__tick_after(tick, s->pend_tick))
+                    tick = s->pend_tick;
+                CHECK(!tes__tick_after(added[r], tick),
+                      "table %u row %u: '%s' added at %u after its last change at %u", t, r,
+                      info->name, added[r], tick);
+                uint32_t b = r >> TES__STAMP_BLOCK_BITS;
+                if (!exact || b >= s->blocks) /* such rows are always read */
+                    continue;
+                uint32_t max = atomic_load_explicit(&s->max[b], memory_order_relaxed);
+                CHECK(!tes__tick_after(tick, max),
+                      "table %u row %u: '%s' changed at %u, its block's summary says %u", t, r,
+                      info->name, tick, max);
+            }
+        }
+        CHECK(pending == listed_pending(w, table), "table %u: %s", t,
+              pending ? "a pending range but not in the pending list"
+                      : "in the pending list with nothing pending");
+    }
+    /* Tracked sparse stores: every live position's summary word is at
+     * least its "changed" tick, which is at least its "added" one. */
+    const tes__registry_t *reg = &w->components;
+    uint32_t now = atomic_load_explicit(&w->changes.tick, memory_order_relaxed);
+    for (uint32_t i = 0; i < reg->sparse_count; i++) {
+        const tes__component_t *info = reg->items[reg->sparse[i]];
+        const tes__sparse_store_t *st = &info->store;
+        CHECK(!st->tick == !info->track_changes && (!st->tick || st->tick == &w->changes.tick),
+              "sparse '%s': stamps %s", info->name, st->tick ? "kept but untracked" : "missing");
+        if (!st->tick)
+            continue;
+        CHECK(st->set.count == 0 || st->stamp_pages, "sparse '%s': no stamp pages", info->name);
+        for (uint32_t pos = 0; pos < st->set.count; pos++) {
+            if (tes__sparse_is_tombstone(st->set.packed[pos]))
+                continue;
+            const uint32_t *stamp = tes__sparse_store_stamp(st, pos);
+            uint32_t changed = stamp[0], added = stamp[tes__store_stamp_per(st)];
+            uint32_t sum = atomic_load_explicit(tes__sparse_store_sum(st, pos), memory_order_relaxed);
+            CHECK(!tes__tick_after(added, changed),
+                  "sparse '%s' position %u: added at %u after its last change at %u", info->name,
+                  pos, added, changed);
+            CHECK(now - sum <= now - changed,
+                  "sparse '%s' position %u: changed at %u, its block's summary says %u",
+                  info->name, pos, changed, sum);
+        }
+    }
+    return TES_OK;
+}
+
 int tes__world_check(const tes_world_t *w)
 {
     if (!w)
@@ -409,5 +502,7 @@ int tes__world_check(const tes_world_t *w)
         rc = check_edges(w);
     if (!rc)
         rc = check_bundle(w);
+    if (!rc)
+        rc = check_stamps(w);
     return rc;
 }

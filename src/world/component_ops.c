@@ -376,6 +376,15 @@ static tes__noinline void *get_mut_general(tes_world_t *w, tes_entity_t e, tes_c
 {
     if (c - 1u < w->components.count - 1u) {
         const tes__component_t *info = w->components.items[c];
+        if (info && info->track_changes && info->storage == TES_STORAGE_SPARSE) {
+            uint32_t pos = tes__entity_slot(&w->entities, e)
+                               ? tes__sparse_set_find(&info->store.set, e)
+                               : TES_NULL_INDEX;
+            if (pos == TES_NULL_INDEX)
+                return tes__fail_const_get(w, e, c);
+            tes__sparse_store_stamp_now(&info->store, pos, false);
+            return tes__sparse_store_at(&info->store, pos);
+        }
         if (info && info->track_changes) {
             const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
             if (slot) {

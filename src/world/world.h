@@ -156,9 +156,20 @@ typedef struct tes__bundle_cache {
  * wraps in practice), so a table's summary counts only while no stamp
  * moved since it was rebuilt. Atomic: systems on worker threads read the
  * tick while stamping and the epoch while filtering. */
+/* Tables whose whole-table written chunks are stamped lazily (see
+ * tes__stamp_sum_t.pend_rows), at most this many at once; a chunk of a
+ * further table is stamped row by row. */
+#define TES__STAMP_PENDING 8
+
 typedef struct tes__changes {
     _Atomic uint32_t tick;
     _Atomic uint64_t epoch;
+    /* Tables with a pending range in some summary. Touched only by the
+     * calling thread: the scheduler settles them all before workers run
+     * (tes__changes_settle_all), and a chunk stamped while `parallel` is
+     * filled at once, so a worker's nested walk finds none. */
+    struct tes__table *pending[TES__STAMP_PENDING];
+    uint32_t pending_count;
 } tes__changes_t;
 
 struct tes_world {

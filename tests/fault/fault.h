@@ -178,6 +178,10 @@ int fs_register(fs_run_t *r, const char *name, uint32_t size, uint32_t align,
 /* Registers a table component with track_changes (no hooks); returns its
  * index or -1. */
 int fs_register_tracked(fs_run_t *r, const char *name, uint32_t size);
+/* The same in any storage (a tracked sparse component keeps its stamps
+ * in its store: stamp pages beside its data pages). */
+int fs_register_tracked_in(fs_run_t *r, const char *name, uint32_t size, tes_storage_t storage,
+                           bool stable);
 /* Registers a component whose entity_fields are the nfields offsets in
  * fields; returns its index or -1. */
 int fs_register_refs(fs_run_t *r, const char *name, uint32_t size, tes_storage_t storage,
@@ -269,6 +273,8 @@ void fs_sc_snapshot(fs_run_t *r);
 void fs_sc_snapshot_large(fs_run_t *r);
 /* Scenarios of scenarios_changes.c. */
 void fs_sc_changes(fs_run_t *r);
+void fs_sc_changes_sparse(fs_run_t *r);
+void fs_sc_changes_stable(fs_run_t *r);
 /* Scenarios of scenarios_systems.c. */
 void fs_sc_systems(fs_run_t *r);
 /* Scenarios of scenarios_hierarchy.c. */

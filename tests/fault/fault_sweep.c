@@ -164,7 +164,7 @@ static tes_entity_t *query_matches(fs_run_t *r, int i, uint32_t *n)
      * iterated here: an iteration ends its change window or stamps what
      * it yields, which would make the check change what it checks. Its
      * tes_query_count (which changes nothing) is still compared. */
-    if (!r->queries[i] || r->queries[i]->change_count || r->queries[i]->stamp_count)
+    if (!r->queries[i] || r->queries[i]->change_window || r->queries[i]->stamp_count)
         return buf;
     tes_iter_t it = tes_query_iter(r->queries[i]);
     while (tes_iter_next(&it)) {
@@ -586,10 +586,18 @@ int fs_register(fs_run_t *r, const char *name, uint32_t size, uint32_t align,
 
 int fs_register_tracked(fs_run_t *r, const char *name, uint32_t size)
 {
+    return fs_register_tracked_in(r, name, size, TES_STORAGE_TABLE, false);
+}
+
+int fs_register_tracked_in(fs_run_t *r, const char *name, uint32_t size, tes_storage_t storage,
+                           bool stable)
+{
     tes_component_desc_t d;
     memset(&d, 0, sizeof d);
     d.name = name;
     d.size = size;
+    d.storage = storage;
+    d.stable = stable;
     d.track_changes = true;
     return register_desc(r, &d, false);
 }

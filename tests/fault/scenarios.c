@@ -346,6 +346,8 @@ const fs_scenario_t fs_scenarios[] = {
     {"bulk_destroy_matching", fs_sc_bulk_destroy_matching},
     /* scenarios_changes.c */
     {"changes", fs_sc_changes},
+    {"changes_sparse", fs_sc_changes_sparse},
+    {"changes_stable", fs_sc_changes_stable},
     /* scenarios_snapshot.c */
     {"snapshot", fs_sc_snapshot},
     {"snapshot_large", fs_sc_snapshot_large},

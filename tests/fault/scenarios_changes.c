@@ -7,7 +7,8 @@
  * iterated between the writes. Each call is one step, so every allocation
  * these make fails in turn, and a failed call must leave the world, the
  * stamps included (the queries' answers are compared with the reference
- * run), as it was.
+ * run), as it was. The same steps run with the component in a sparse and
+ * in a stable store (stamp pages grown beside the data pages).
  */
 #include <string.h>
 
@@ -24,12 +25,12 @@ static void drain(fs_run_t *r, int i)
         ;
 }
 
-void fs_sc_changes(fs_run_t *r)
+static void changes_in(fs_run_t *r, tes_storage_t storage, bool stable)
 {
     if (!fs_world_new(r, NULL))
         return;
     fs_register_base(r);
-    int pos = fs_register_tracked(r, "f_tracked", 12);
+    int pos = fs_register_tracked_in(r, "f_tracked", 12, storage, stable);
     if (r->dead || pos < 0)
         return;
     tes_query_desc_t d;
@@ -82,3 +83,7 @@ void fs_sc_changes(fs_run_t *r)
     drain(r, changed);
     drain(r, added);
 }
+
+void fs_sc_changes(fs_run_t *r) { changes_in(r, TES_STORAGE_TABLE, false); }
+void fs_sc_changes_sparse(fs_run_t *r) { changes_in(r, TES_STORAGE_SPARSE, false); }
+void fs_sc_changes_stable(fs_run_t *r) { changes_in(r, TES_STORAGE_SPARSE, true); }

@@ -9,7 +9,8 @@
  * a naive model: per entity an "added" and a "changed" tick, per query the
  * tick its last iteration ended at. Every iteration's entities and every
  * tes_query_count are compared with the model, and the world's invariants
- * are checked now and then.
+ * are checked now and then. Each seed runs three times: with Pos stored in
+ * tables, in a sparse store, and in a stable (pointer-stable) one.
  *
  * Usage: changes_fuzz [--seeds N] [--ops N] [--seed S] (default: 16 seeds of
  * 3000 operations, short enough for valgrind; ctest runs 64 of 4000)
@@ -23,7 +24,11 @@
 #include "tessera.h"
 #include "world/check.h"
 
-enum { MAXE = 600, NQ = 4 };
+/* Queries 0-3 filter on changes; query 4 writes every Pos through a
+ * TES_INOUT term with no filter (as a W4 pass does): its chunks are whole
+ * tables, which the world stamps lazily (a pending range per table) until
+ * a read, a move or a construction of the stamps settles them. */
+enum { MAXE = 600, NQ = 5 };
 
 typedef struct { float x, y, z; } Pos;
 
@@ -170,8 +175,11 @@ static void iterate(fz_t *f, mquery_t *mq)
         pass[i] = passes(f, mq, &f->ents[i]);
     bool early = draw(f, 6) == 0;
     int got = 0;
+    /* Only a query with a change filter opens a window (advances the tick
+     * at its start and end); a plain writer stamps at the current tick. */
+    bool window = mq->change != TES_CHANGE_NONE;
     tes_iter_t it = tes_query_iter(mq->q);
-    f->tick++; /* the iteration's T */
+    f->tick += window; /* the iteration's T */
     while (tes_iter_next(&it)) {
         for (int32_t i = 0; i < it.count; i++) {
             ment_t *m = find(f, it.entities[i]);
@@ -207,9 +215,11 @@ static void iterate(fz_t *f, mquery_t *mq)
     if (!early && got != want)
         FAIL(f, "iteration yielded %d entities, model %d", got, want);
     apply_pending(f); /* the flush at the end, inside the window */
-    mq->last = f->tick;
-    mq->ended = true;
-    f->tick++;
+    if (window) {
+        mq->last = f->tick;
+        mq->ended = true;
+        f->tick++;
+    }
     if (tes_world_tick(f->w) != f->tick)
         FAIL(f, "tick %u, model %u", tes_world_tick(f->w), f->tick);
 }
@@ -406,14 +416,19 @@ static void op(fz_t *f)
     }
 }
 
-static int run_seed(uint64_t seed, uint64_t ops)
+/* Pos's storage in a run: the same model holds for each. */
+static const char *const storage_names[3] = {"table", "sparse", "stable sparse"};
+
+static int run_seed(uint64_t seed, uint64_t ops, int storage)
 {
     fz_t *f = calloc(1, sizeof *f);
     if (!f)
         return 1;
     f->rng = seed * 0x9E3779B97F4A7C15ull + 1;
     f->w = tes_world_new(NULL);
-    tes_component_desc_t pd = {.name = "Pos", .size = sizeof(Pos), .track_changes = true};
+    tes_component_desc_t pd = {.name = "Pos", .size = sizeof(Pos), .track_changes = true,
+                               .storage = storage ? TES_STORAGE_SPARSE : TES_STORAGE_TABLE,
+                               .stable = storage == 2};
     tes_component_desc_t vd = {.name = "Vel", .size = 8};
     tes_component_desc_t td = {.name = "Tag"};
     f->pos = tes_component(f->w, &pd);
@@ -428,8 +443,8 @@ static int run_seed(uint64_t seed, uint64_t ops)
     pm->prefab = true;
     for (int i = 0; i < NQ; i++) {
         mquery_t *mq = &f->qs[i];
-        mq->change = i == 3 ? TES_CHANGE_ADDED : TES_CHANGE_CHANGED;
-        mq->inout = i == 2;
+        mq->change = i == 4 ? TES_CHANGE_NONE : i == 3 ? TES_CHANGE_ADDED : TES_CHANGE_CHANGED;
+        mq->inout = i == 2 || i == 4;
         mq->with_vel = i == 1;
         tes_query_desc_t d;
         memset(&d, 0, sizeof d);
@@ -453,7 +468,8 @@ static int run_seed(uint64_t seed, uint64_t ops)
         iterate(f, &f->qs[i]);
     int failed = f->failed;
     if (failed)
-        fprintf(stderr, "changes_fuzz: seed %llu diverged\n", (unsigned long long)seed);
+        fprintf(stderr, "changes_fuzz: seed %llu diverged (Pos in %s storage)\n",
+                (unsigned long long)seed, storage_names[storage]);
     tes_world_free(f->w);
     free(f);
     return failed;
@@ -472,9 +488,11 @@ int main(int argc, char **argv)
             first = strtoull(argv[i + 1], NULL, 10), one = true;
     }
     int bad = 0;
+    /* Every seed runs with Pos in each storage. */
     for (uint64_t s = first; s < first + (one ? 1 : seeds); s++)
-        bad += run_seed(s, ops);
-    uint64_t n = one ? 1 : seeds;
+        for (int storage = 0; storage < 3; storage++)
+            bad += run_seed(s, ops, storage);
+    uint64_t n = (one ? 1 : seeds) * 3;
     printf("%llu passed, %d failed\n", (unsigned long long)(n - (uint64_t)bad), bad);
     return bad ? 1 : 0;
 }

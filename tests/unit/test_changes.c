@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -116,13 +117,25 @@ static void test_refusals(void **state)
     (void)state;
     fixture_t f;
     setup(&f, 0);
-    tes_component_desc_t sparse = {.name = "S", .size = 4, .storage = TES_STORAGE_SPARSE, .track_changes = true};
-    assert_int_equal(tes_component(f.w, &sparse), 0);
-    assert_int_equal(tes_last_error(f.w), TES_ERR_INVALID);
-    assert_non_null(strstr(tes_last_error_detail(f.w), "track_changes"));
     tes_component_desc_t tag = {.name = "T", .track_changes = true};
     assert_int_equal(tes_component(f.w, &tag), 0);
     assert_int_equal(tes_last_error(f.w), TES_ERR_INVALID);
+    assert_non_null(strstr(tes_last_error_detail(f.w), "track_changes"));
+    /* A sparse change filter is not for an owning group's walk nor the
+     * by-depth one. */
+    tes_component_desc_t sparse = {.name = "S", .size = 4, .storage = TES_STORAGE_SPARSE, .track_changes = true};
+    tes_comp_t sc = tes_component(f.w, &sparse);
+    assert_int_not_equal(sc, 0);
+    tes_query_desc_t owning = {.terms = {{.comp = sc, .change = TES_CHANGE_CHANGED}},
+                               .flags = TES_QUERY_OWNING_GROUP};
+    assert_null(tes_query_new(f.w, &owning));
+    assert_int_equal(tes_last_error(f.w), TES_ERR_INVALID);
+    assert_non_null(strstr(tes_last_error_detail(f.w), "owning group"));
+    tes_query_desc_t deep = {.terms = {{.comp = sc, .change = TES_CHANGE_CHANGED}},
+                             .flags = TES_QUERY_CASCADE};
+    assert_null(tes_query_new(f.w, &deep));
+    assert_int_equal(tes_last_error(f.w), TES_ERR_INVALID);
+    assert_non_null(strstr(tes_last_error_detail(f.w), "by-depth"));
     /* The same name with and without tracking is another layout. */
     tes_component_desc_t again = {.name = "Pos", .size = sizeof(Pos)};
     assert_int_equal(tes_component(f.w, &again), 0);
@@ -465,6 +478,205 @@ static void test_snapshot_load_adds(void **state)
 }
 
 /* Two change terms must both hold. */
+/* Iterates a plain writer (Pos TES_INOUT, no filter) once: every chunk it
+ * hands out counts as changed. */
+static void write_all(tes_query_t *w4)
+{
+    tes_iter_t it = tes_query_iter(w4);
+    while (tes_iter_next(&it)) {
+        Pos *p = tes_field(&it, 0);
+        for (int32_t i = 0; i < it.count; i++)
+            p[i].x += 1;
+    }
+}
+
+/* A whole-table chunk handed out for writing is stamped as a pending range
+ * (nothing is filled); every row must still read as changed then, and the
+ * range must be settled before a row leaves, enters or is made in the
+ * table: a row moved out by swap-and-pop keeps the write, a row moved in
+ * afterwards keeps its own older ticks, more tables than the pending list
+ * holds are stamped too. */
+static void test_whole_table_writes(void **state)
+{
+    (void)state;
+    fixture_t f;
+    setup(&f, 0);
+    enum { N = 1500, K = 40, T = 11, M = 80 };
+    static tes_entity_t a[N], b[K], all[N + K + T * M];
+    /* A = {Pos, Tag} (written by w4), B = {Pos, Tag, Vel} (not written). */
+    for (int i = 0; i < N; i++) {
+        a[i] = spawn_pos(&f, (float)i);
+        assert_int_equal(tes_add(f.w, a[i], f.tag), TES_OK);
+    }
+    for (int i = 0; i < K; i++) {
+        b[i] = spawn_pos(&f, (float)i);
+        assert_int_equal(tes_add(f.w, b[i], f.tag), TES_OK);
+        assert_int_equal(tes_add(f.w, b[i], f.vel), TES_OK);
+    }
+    tes_query_desc_t wd = {.terms = {{.comp = f.pos, .access = TES_INOUT},
+                                     {.comp = f.tag},
+                                     {.comp = f.vel, .oper = TES_NOT}}};
+    tes_query_t *w4 = tes_query_new(f.w, &wd);
+    assert_non_null(w4);
+    tes_query_t *q = change_query(&f, TES_CHANGE_CHANGED, TES_IN);
+    int32_t n = collect(q, all, N + K + T * M);
+    assert_int_equal(n, N + K);
+
+    /* Swap-and-pop after the write: the last row moves into row 0. Rows
+     * are then a[N-1], a[1], ..., a[N-2]. */
+    write_all(w4);
+    assert_int_equal(tes__world_check(f.w), TES_OK);
+    assert_int_equal(tes_destroy(f.w, a[0]), TES_OK);
+    assert_int_equal(tes__world_check(f.w), TES_OK);
+    expect(q, a + 1, N - 1);
+    expect(q, NULL, 0);
+
+    /* A written row moved out to another table keeps the write. */
+    write_all(w4);
+    assert_int_equal(tes_add(f.w, a[5], f.vel), TES_OK); /* A -> B */
+    assert_int_equal(tes__world_check(f.w), TES_OK);
+    expect(q, a + 1, N - 1);
+    assert_int_equal(tes_remove(f.w, a[5], f.vel), TES_OK); /* back, unwritten */
+    expect(q, NULL, 0);
+
+    /* After a write, rows leave the end (the last ones: no row moves),
+     * then an older value moves in where the written range was: it keeps
+     * its own ticks. Rows now: a[N-1], a[1..4], a[N-2], a[6..N-3], a[5]. */
+    write_all(w4);
+    assert_int_equal(tes_destroy(f.w, a[5]), TES_OK);
+    assert_int_equal(tes_destroy(f.w, a[N - 3]), TES_OK);
+    assert_int_equal(tes_destroy(f.w, a[N - 4]), TES_OK);
+    assert_int_equal(tes_remove(f.w, b[0], f.vel), TES_OK); /* B -> A */
+    assert_int_equal(tes__world_check(f.w), TES_OK);
+    int32_t k = 0;
+    for (int i = 1; i < N; i++)
+        if (i != 5 && i != N - 3 && i != N - 4)
+            all[k++] = a[i];
+    expect(q, all, k);
+    /* A value made there after a write is new: seen once, then not. */
+    write_all(w4);
+    tes_entity_t fresh = spawn_pos(&f, 1);
+    assert_int_equal(tes_add(f.w, fresh, f.tag), TES_OK);
+    all[k++] = fresh;
+    all[k++] = b[0];
+    expect(q, all, k);
+    expect(q, NULL, 0);
+
+    /* More written tables than the pending list holds. */
+    tes_comp_t extra[T];
+    for (int t = 0; t < T; t++) {
+        char name[16];
+        snprintf(name, sizeof name, "X%d", t);
+        tes_component_desc_t xd = {.name = name};
+        extra[t] = tes_component(f.w, &xd);
+        for (int i = 0; i < M; i++) {
+            tes_entity_t e = spawn_pos(&f, 0);
+            assert_int_equal(tes_add(f.w, e, f.tag), TES_OK);
+            assert_int_equal(tes_add(f.w, e, extra[t]), TES_OK);
+        }
+    }
+    n = collect(q, all, N + K + T * M);
+    assert_int_equal(n, T * M);
+    write_all(w4);
+    assert_int_equal(tes__world_check(f.w), TES_OK);
+    n = collect(q, all, N + K + T * M);
+    assert_int_equal(n, k + T * M);
+    expect(q, NULL, 0);
+    teardown(&f);
+}
+
+/* A tracked sparse component (plain and pointer-stable): every write kind
+ * is seen once, moves inside the store (a removal's swap, a stable
+ * store's holes) keep the stamps, a plain, a mixed and a non-owning group
+ * query agree, a written chunk counts, a snapshot load adds. */
+static void sparse_tracked(bool stable)
+{
+    fixture_t f;
+    setup(&f, 0);
+    tes_component_desc_t sd = {.name = "S", .size = sizeof(Pos), .storage = TES_STORAGE_SPARSE,
+                               .stable = stable, .track_changes = true};
+    tes_comp_t sc = tes_component(f.w, &sd);
+    assert_int_not_equal(sc, 0);
+    g_pos = sc; /* collect() checks term 0's field against tes_get of it */
+    enum { N = 300 };
+    static tes_entity_t es[N];
+    Pos v = {1, 2, 3};
+    for (int i = 0; i < N; i++) {
+        es[i] = spawn_pos(&f, (float)i);
+        assert_int_equal(tes_set(f.w, es[i], sc, &v), TES_OK);
+    }
+    /* TES_IN: a query that writes stamps what it yields. */
+    tes_query_desc_t d1 = {.terms = {{.comp = sc, .access = TES_IN, .change = TES_CHANGE_CHANGED}}};
+    tes_query_desc_t d2 = {.terms = {{.comp = sc, .access = TES_IN, .change = TES_CHANGE_CHANGED},
+                                     {.comp = f.pos, .access = TES_IN}}};
+    tes_query_desc_t d3 = {.terms = {{.comp = sc, .access = TES_IN, .change = TES_CHANGE_CHANGED}},
+                           .flags = TES_QUERY_NONOWNING_GROUP};
+    tes_query_desc_t da = {.terms = {{.comp = sc, .access = TES_IN, .change = TES_CHANGE_ADDED}}};
+    tes_query_t *qs[4] = {tes_query_new(f.w, &d1), tes_query_new(f.w, &d2),
+                          tes_query_new(f.w, &d3), tes_query_new(f.w, &da)};
+    for (int k = 0; k < 4; k++) {
+        assert_non_null(qs[k]);
+        expect(qs[k], es, N);
+        expect(qs[k], NULL, 0);
+    }
+    /* Writes of every kind, and moves. */
+    assert_int_equal(tes_set(f.w, es[3], sc, &v), TES_OK);
+    assert_non_null(tes_ensure(f.w, es[10], sc));
+    assert_non_null(tes_get_mut(f.w, es[20], sc));
+    assert_non_null(tes_get(f.w, es[21], sc)); /* a read stamps nothing */
+    assert_int_equal(tes_mark_changed(f.w, es[30], sc), TES_OK);
+    assert_int_equal(tes_remove(f.w, es[0], sc), TES_OK); /* the last moves (not stable) */
+    assert_int_equal(tes_destroy(f.w, es[1]), TES_OK);
+    tes_entity_t fresh = spawn_pos(&f, 0);
+    assert_int_equal(tes_add(f.w, fresh, sc), TES_OK);
+    assert_int_equal(tes__world_check(f.w), TES_OK);
+    tes_entity_t want[5] = {es[3], es[10], es[20], es[30], fresh};
+    for (int k = 0; k < 3; k++)
+        expect(qs[k], want, 5);
+    expect(qs[3], &fresh, 1);
+    /* A chunk handed out through a written sparse term counts. */
+    tes_query_desc_t wd = {.terms = {{.comp = sc, .access = TES_INOUT}}};
+    tes_query_t *writer = tes_query_new(f.w, &wd);
+    assert_non_null(writer);
+    int32_t n = 0;
+    tes_iter_t it = tes_query_iter(writer);
+    while (tes_iter_next(&it))
+        n += it.count;
+    assert_int_equal(n, N - 1);
+    for (int k = 0; k < 3; k++) {
+        static tes_entity_t got[N];
+        assert_int_equal(collect(qs[k], got, N), N - 1);
+        expect(qs[k], NULL, 0);
+    }
+    expect(qs[3], NULL, 0);
+    /* A snapshot load stamps every loaded value as added. */
+    const char *path = stable ? "test_changes_stable.snap" : "test_changes_sparse.snap";
+    assert_int_equal(tes_snapshot_save_file(f.w, path), TES_OK);
+    fixture_t g;
+    setup(&g, 0);
+    tes_comp_t gs = tes_component(g.w, &sd);
+    g_pos = gs;
+    tes_query_desc_t ga = {.terms = {{.comp = gs, .access = TES_IN, .change = TES_CHANGE_ADDED}}};
+    tes_query_t *gq = tes_query_new(g.w, &ga);
+    assert_non_null(gq);
+    expect(gq, NULL, 0);
+    assert_int_equal(tes_snapshot_load_file(g.w, path), TES_OK);
+    assert_int_equal(tes__world_check(g.w), TES_OK);
+    static tes_entity_t got[N];
+    assert_int_equal(collect(gq, got, N), N - 1);
+    expect(gq, NULL, 0);
+    remove(path);
+    teardown(&g);
+    teardown(&f);
+}
+
+static void test_sparse_tracked(void **state)
+{
+    (void)state;
+    sparse_tracked(false);
+    sparse_tracked(true);
+}
+
 static void test_two_change_terms(void **state)
 {
     (void)state;
@@ -717,6 +929,8 @@ int main(void)
         cmocka_unit_test(test_blocks_random),
         cmocka_unit_test(test_snapshot_load_adds),
         cmocka_unit_test(test_two_change_terms),
+        cmocka_unit_test(test_whole_table_writes),
+        cmocka_unit_test(test_sparse_tracked),
         cmocka_unit_test(test_systems_thread_counts),
         cmocka_unit_test(test_system_own_writes),
         cmocka_unit_test(test_walks_find_columns_after_stamps),
