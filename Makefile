@@ -95,11 +95,13 @@ test: deps
 # sanitized operation costs about five plain ones, so this build runs a
 # third of make test's operations (make test runs the full counts): the
 # sanitizers look for memory and undefined-behaviour errors, which the
-# same code paths show after fewer operations.
+# same code paths show after fewer operations. SAN_CHANGES_SEEDS is the
+# change-detection fuzzer's seed count here (64 in make test).
 SAN_FUZZ_OPS ?= 200000
 SAN_FIXED_OPS ?= 300000
+SAN_CHANGES_SEEDS ?= 16
 sanitize: deps
-	$(CMAKE) -S . -B $(SAN) -DCMAKE_BUILD_TYPE=Debug -DTES_SANITIZE=ON -DTES_DEBUG=ON -DTES_BUILD_BENCH=OFF -DTES_DEBUG_LIBRARY=OFF -DTES_FUZZ_RANGE_OPS=$(SAN_FUZZ_OPS) -DTES_FUZZ_FIXED_OPS=$(SAN_FIXED_OPS)
+	$(CMAKE) -S . -B $(SAN) -DCMAKE_BUILD_TYPE=Debug -DTES_SANITIZE=ON -DTES_DEBUG=ON -DTES_BUILD_BENCH=OFF -DTES_DEBUG_LIBRARY=OFF -DTES_FUZZ_RANGE_OPS=$(SAN_FUZZ_OPS) -DTES_FUZZ_FIXED_OPS=$(SAN_FIXED_OPS) -DTES_FUZZ_CHANGES_SEEDS=$(SAN_CHANGES_SEEDS)
 	$(CMAKE) --build $(SAN) -j $(JOBS)
 	cd $(SAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
