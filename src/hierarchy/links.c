@@ -38,6 +38,7 @@ static void hier_fini(void *ctx)
     tes__free(a, h, sizeof *h);
     w->hier = NULL;
     w->hier_ops = NULL;
+    w->link_changes++;
 }
 
 static bool has_children(const tes_world_t *w, uint32_t index)
@@ -146,6 +147,7 @@ static void unlink_child(tes__hier_t *h, uint32_t c)
     }
     l->parent = l->prev = l->next = 0;
     h->linked--;
+    (*h->changes)++;
 }
 
 void tes__link_append(tes__hier_t *h, uint32_t c, uint32_t p)
@@ -164,6 +166,7 @@ void tes__link_append(tes__hier_t *h, uint32_t c, uint32_t p)
         first->prev = c + 1;
     }
     h->linked++;
+    (*h->changes)++;
 }
 
 static void destroyed(tes_world_t *w, tes_entity_t e)
@@ -207,9 +210,11 @@ static int32_t lineage(const tes_world_t *w, uint32_t i, uint32_t *parent)
     return depth;
 }
 
+static uint32_t parent_of(const tes_world_t *w, uint32_t i) { return tes__link_parent(w->hier, i); }
+
 static const tes__hier_ops_t hier_ops = {has_children, plan, destroyed, clone_link,
                                          tes__hier_instance_prepare, tes__hier_instance_commit,
-                                         tes__hier_instance_discard, lineage};
+                                         tes__hier_instance_discard, lineage, parent_of};
 
 tes__hier_t *tes__hier(tes_world_t *w)
 {
@@ -222,6 +227,7 @@ tes__hier_t *tes__hier(tes_world_t *w)
         tes__free(&w->alloc, h, sizeof *h);
         return NULL;
     }
+    h->changes = &w->link_changes;
     w->hier = h;
     w->hier_ops = &hier_ops;
     return h;
