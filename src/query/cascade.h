@@ -17,6 +17,7 @@
 typedef struct tes__kept_table {
     const tes__table_t *table;
     const void *block;
+    uint32_t cap; /* with the block, fixes where each column lies */
     uint32_t count;
     uint32_t at; /* its entities' copy in the state's saved array */
 } tes__kept_table_t;

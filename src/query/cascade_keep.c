@@ -16,7 +16,8 @@
  * parents all live in tables and no change filter applies: it holds as
  * long as no link changed (the world's link_changes), no table joined the
  * query and every table it was collected from holds the same entities in
- * the same rows of the same block. A steady iteration then compares those
+ * the same rows of the same block (same address and capacity, so the
+ * columns lie where they did). A steady iteration then compares those
  * entity columns (sequential reads) and makes the chunks, with no walk
  * over links, slots or tables and no allocation.
  */
@@ -119,7 +120,7 @@ static int walk_keep_table(tes_world_t *w, cascade_t *c, const tes__table_t *t)
             return TES_OK;
     if (tes__grow(&w->alloc, (void **)&c->tabs, &c->tabs_cap, (uint64_t)c->ntabs + 1, sizeof *c->tabs, 8))
         return TES_ERR_NOMEM;
-    c->tabs[c->ntabs++] = (tes__kept_table_t){t, NULL, 0, 0};
+    c->tabs[c->ntabs++] = (tes__kept_table_t){t, NULL, 0, 0, 0};
     return TES_OK;
 }
 
@@ -146,6 +147,7 @@ int tes__cascade_remember(tes_world_t *w, const tes_query_t *q, cascade_t *c)
     for (uint32_t i = 0; i < c->ntabs; i++) {
         tes__kept_table_t *k = &c->tabs[i];
         k->block = k->table->block;
+        k->cap = k->table->cap;
         k->count = k->table->count;
         k->at = at;
         memcpy(c->saved + at, k->table->entities, (size_t)k->count * sizeof *c->saved);
@@ -170,7 +172,7 @@ bool tes__cascade_order_holds(const tes_world_t *w, const tes_query_t *q, const 
         return false;
     for (uint32_t i = 0; i < c->ntabs; i++) {
         const tes__kept_table_t *k = &c->tabs[i];
-        if (k->table->count != k->count || k->table->block != k->block ||
+        if (k->table->count != k->count || k->table->block != k->block || k->table->cap != k->cap ||
             memcmp(k->table->entities, c->saved + k->at, (size_t)k->count * sizeof *c->saved) != 0)
             return false;
     }
