@@ -42,6 +42,7 @@ typedef struct tes__hier {
     uint32_t linked;     /* entities with a parent */
     tes__map_t names;    /* index + 1 -> the name (a char * as uintptr_t) */
     tes__map_t siblings; /* sibling key (parent, name) -> child index */
+    uint64_t *changes;   /* the world's link_changes: every link write bumps it */
 } tes__hier_t;
 
 /* The world's hierarchy state, made on first use (NULL: TES_ERR_NOMEM,

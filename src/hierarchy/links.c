@@ -38,6 +38,7 @@ static void hier_fini(void *ctx)
     tes__free(a, h, sizeof *h);
     w->hier = NULL;
     w->hier_ops = NULL;
+    w->link_changes++;
 }
 
 static bool has_children(const tes_world_t *w, uint32_t index)
@@ -120,42 +121,52 @@ static int plan(tes_world_t *w, const tes_entity_t *es, uint32_t n, tes_entity_t
     return TES_OK;
 }
 
+/* The record of index i, whose page exists (a linked entity's, its
+ * parent's and its siblings' always do). */
+static inline tes__link_t *rec(const tes__hier_t *h, uint32_t i)
+{
+    tes__assert(i / TES__LINK_PAGE < h->page_cap && h->pages[i / TES__LINK_PAGE]);
+    return &h->pages[i / TES__LINK_PAGE][i % TES__LINK_PAGE];
+}
+
 /* Takes index c out of its parent's child list (it has a parent). */
 static void unlink_child(tes__hier_t *h, uint32_t c)
 {
-    tes__link_t *l = tes__link(h, c);
-    tes__link_t *p = tes__link(h, l->parent - 1);
+    tes__link_t *l = rec(h, c);
+    tes__link_t *p = rec(h, l->parent - 1);
     if (p->first == c + 1) {
         p->first = l->next;
         if (l->next)
-            tes__link(h, l->next - 1)->prev = l->prev;
+            rec(h, l->next - 1)->prev = l->prev;
     } else {
-        tes__link(h, l->prev - 1)->next = l->next;
+        rec(h, l->prev - 1)->next = l->next;
         if (l->next)
-            tes__link(h, l->next - 1)->prev = l->prev;
+            rec(h, l->next - 1)->prev = l->prev;
         else
-            tes__link(h, p->first - 1)->prev = l->prev;
+            rec(h, p->first - 1)->prev = l->prev;
     }
     l->parent = l->prev = l->next = 0;
     h->linked--;
+    (*h->changes)++;
 }
 
 void tes__link_append(tes__hier_t *h, uint32_t c, uint32_t p)
 {
-    tes__link_t *l = tes__link(h, c);
-    tes__link_t *pl = tes__link(h, p);
+    tes__link_t *l = rec(h, c);
+    tes__link_t *pl = rec(h, p);
     l->parent = p + 1;
     l->next = 0;
     if (!pl->first) {
         pl->first = c + 1;
         l->prev = c + 1;
     } else {
-        tes__link_t *first = tes__link(h, pl->first - 1);
+        tes__link_t *first = rec(h, pl->first - 1);
         l->prev = first->prev;
-        tes__link(h, first->prev - 1)->next = c + 1;
+        rec(h, first->prev - 1)->next = c + 1;
         first->prev = c + 1;
     }
     h->linked++;
+    (*h->changes)++;
 }
 
 static void destroyed(tes_world_t *w, tes_entity_t e)
@@ -199,9 +210,11 @@ static int32_t lineage(const tes_world_t *w, uint32_t i, uint32_t *parent)
     return depth;
 }
 
+static uint32_t parent_of(const tes_world_t *w, uint32_t i) { return tes__link_parent(w->hier, i); }
+
 static const tes__hier_ops_t hier_ops = {has_children, plan, destroyed, clone_link,
                                          tes__hier_instance_prepare, tes__hier_instance_commit,
-                                         tes__hier_instance_discard, lineage};
+                                         tes__hier_instance_discard, lineage, parent_of};
 
 tes__hier_t *tes__hier(tes_world_t *w)
 {
@@ -214,6 +227,7 @@ tes__hier_t *tes__hier(tes_world_t *w)
         tes__free(&w->alloc, h, sizeof *h);
         return NULL;
     }
+    h->changes = &w->link_changes;
     w->hier = h;
     w->hier_ops = &hier_ops;
     return h;
@@ -248,26 +262,35 @@ int tes__links_reserve(tes__hier_t *h, tes__alloc_t *a, uint32_t ia, uint32_t ib
 
 /* ------------------------------------------------------------------ set_parent */
 
-static bool is_prefab(const tes_world_t *w, tes_entity_t e) { return tes_has(w, e, TES_PREFAB); }
+/* Whether live slot s's entity is a prefab entity: TES_PREFAB is a tag of
+ * its table, which the table's flags say without a type search. */
+static bool slot_prefab(const tes_world_t *w, const tes__slot_t *s)
+{
+    return (tes__slot_table(w, s)->flags & TES__TABLE_PREFAB) != 0;
+}
 
-/* Checks a link of live-or-not child under parent (TES_NULL: a root) against
- * the forest as it is; records the failure with a detail naming `call`. */
+/* Checks a link of child under parent (TES_NULL: a root) against the
+ * forest as it is; records the failure with a detail naming `call`. Each
+ * handle's slot is read once: a reparent of random entities is bound by
+ * the cache misses of the records it touches, so the check adds none. */
 static int check_link(tes_world_t *w, tes_entity_t child, tes_entity_t parent, const char *call)
 {
-    if (!tes_alive(w, child))
+    const tes__slot_t *cs = tes__entity_slot(&w->entities, child);
+    if (!cs)
         return tes__fail_stale(w, child);
-    if (parent != TES_NULL && !tes_alive(w, parent))
+    if (parent == TES_NULL)
+        return TES_OK;
+    const tes__slot_t *ps = tes__entity_slot(&w->entities, parent);
+    if (!ps)
         return tes__fail_stale(w, parent);
     uint32_t c = tes_entity_index(child);
     const tes__hier_t *h = w->hier;
-    if (parent == TES_NULL)
-        return TES_OK;
     if (parent == child)
         return tes__fail_detail(w, TES_ERR_INVALID, "%s: entity %u:%u cannot be its own parent", call, c, tes_entity_generation(child));
     for (uint32_t p = tes_entity_index(parent) + 1; p; p = tes__link_parent(h, p - 1))
         if (p == c + 1)
             return tes__fail_detail(w, TES_ERR_INVALID, "%s: parent %u:%u is a descendant of child %u:%u, so the link would close a cycle (unlink it first)", call, tes_entity_index(parent), tes_entity_generation(parent), c, tes_entity_generation(child));
-    bool cp = is_prefab(w, child), pp = is_prefab(w, parent);
+    bool cp = slot_prefab(w, cs), pp = slot_prefab(w, ps);
     if (cp != pp)
         return tes__fail_detail(w, TES_ERR_INVALID, "%s: %s %u:%u is a prefab entity and %s %u:%u is not: prefab members link only to members of the same prefab", call, cp ? "child" : "parent", cp ? c : tes_entity_index(parent), cp ? tes_entity_generation(child) : tes_entity_generation(parent), cp ? "parent" : "child", cp ? tes_entity_index(parent) : c, cp ? tes_entity_generation(parent) : tes_entity_generation(child));
     if (cp && tes__prefab_root_of(w, child) != tes__prefab_root_of(w, parent))
@@ -279,13 +302,20 @@ static int check_link(tes_world_t *w, tes_entity_t child, tes_entity_t parent, c
 static int check_name(tes_world_t *w, uint32_t c, uint32_t new_parent1, const char *call)
 {
     const tes__hier_t *h = w->hier;
-    const char *name = tes__name_of(h, c);
+    const char *name = h && h->names.count ? tes__name_of(h, c) : NULL;
     if (!name || tes__link_parent(h, c) == new_parent1)
         return TES_OK;
     uint32_t other = tes__sibling_find(h, new_parent1, name, strlen(name));
     if (other && other != c + 1)
         return tes__fail_detail(w, TES_ERR_INVALID, "%s: entity %u is named \"%s\" and %s already has a child of that name (rename one of them first)", call, c, name, new_parent1 ? "the new parent" : "the roots");
     return TES_OK;
+}
+
+/* Whether the records of indices a and b exist (their pages were made). */
+static inline bool links_ready(const tes__hier_t *h, uint32_t a, uint32_t b)
+{
+    uint32_t pa = a / TES__LINK_PAGE, pb = b / TES__LINK_PAGE;
+    return h && pa < h->page_cap && pb < h->page_cap && h->pages[pa] && h->pages[pb];
 }
 
 /* Links now (checked already). TES_OK or TES_ERR_NOMEM (recorded). */
@@ -296,15 +326,20 @@ static int link_now(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
     tes__hier_t *h = w->hier;
     if (tes__link_parent(h, c) == p1)
         return TES_OK; /* the same parent: the order stays */
-    if (!(h = tes__hier(w)) || tes__links_reserve(h, &w->alloc, c, p1 ? p1 - 1 : c) ||
-        (tes__name_of(h, c) && tes__map_reserve(&h->siblings, &w->alloc, 1)))
+    /* The reservations: pages (already there in a steady forest) and, for
+     * a named child, room for its sibling key under the new parent. */
+    bool named = h && h->names.count && tes__name_of(h, c);
+    if (!links_ready(h, c, p1 ? p1 - 1 : c) &&
+        (!(h = tes__hier(w)) || tes__links_reserve(h, &w->alloc, c, p1 ? p1 - 1 : c)))
+        return tes__fail(w, TES_ERR_NOMEM);
+    if (named && tes__map_reserve(&h->siblings, &w->alloc, 1))
         return tes__fail(w, TES_ERR_NOMEM);
     uint32_t old1 = tes__link_parent(h, c);
     if (old1)
         unlink_child(h, c);
     if (p1)
         tes__link_append(h, c, p1 - 1);
-    if (tes__name_of(h, c))
+    if (named)
         tes__name_move(h, c, old1, p1);
     return TES_OK;
 }
@@ -345,6 +380,13 @@ static int set_parent_impl(tes_world_t *w, tes_entity_t child, tes_entity_t pare
 
 int tes_set_parent(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
 {
+    /* In a quiet world (no hook or structural call running, nothing
+     * deferred, no system running) a link runs no user code and tells no
+     * one, so the call skips the begin/end guard: a reparent is a handful
+     * of cache misses, and the guard's bookkeeping would double its
+     * instructions. */
+    if (w && tes__world_quiet(w))
+        return set_parent_impl(w, child, parent);
     TES__STRUCTURAL(int, w, tes__status, set_parent_impl(w, child, parent));
 }
 

@@ -17,73 +17,29 @@
  * an OPTIONAL parent term's presence changes. The parent terms' values are
  * copied into the walk's scratch when the chunk is made, after the chunks
  * before it were handed out: with depth order, a parent's value is what
- * its own chunk left.
+ * its own chunk left. That is the general walk; a query whose self values
+ * are plain takes the pointer walk of cascade_keep.c instead (each match's
+ * value addresses found once, and the whole order kept between iterations
+ * while nothing it depends on changes).
  *
- * The state lives on the world's allocator for the iteration and is freed
- * when it ends (its last step or tes_iter_fini). Structural changes wait
- * while the iteration lives, so the collected entities stay alive and in
- * place; values written meanwhile (tes_set, the loop itself) are read when
- * the chunks that need them are made.
+ * The state lives on the world's allocator and goes back to its query when
+ * the iteration ends (its last step or tes_iter_fini), for the next one.
+ * Structural changes wait while the iteration lives, so the collected
+ * entities stay alive and in place; values written meanwhile (tes_set, the
+ * loop itself) are read when the chunks that need them are made.
  */
 #include <stdatomic.h>
 #include <string.h>
 
+#include "query/cascade.h"
 #include "query/changes_iter.h"
-#include "query/query.h"
 
 /* The most entities of a chunk; fewer when the parent values of a chunk
  * would take more than SCRATCH_BYTES. */
 #define CHUNK_MAX 1024u
 #define SCRATCH_BYTES (64u * 1024u)
 
-typedef struct cascade {
-    tes_entity_t *ents;    /* the matches, by depth */
-    tes_entity_t *parents; /* their parents (TES_NULL for roots) */
-    int32_t *depths;
-    uint32_t count;
-    uint32_t ents_cap, parents_cap, depths_cap;
-    tes_entity_t *ents2, *parents2; /* the sort's targets, swapped in */
-    uint32_t ents2_cap, parents2_cap;
-    uint32_t cursor;
-    uint32_t chunk_max;
-    size_t offsets[TES_MAX_TERMS]; /* each parent data term's array in scratch */
-    /* Gathered chunks (see cascade_gather): per self data term its values,
-     * their originals and the addresses they came from. */
-    bool self_gather;
-    uint32_t gathered; /* entities of the gathered chunk handed out last, 0: none */
-    size_t originals[TES_MAX_TERMS], sources[TES_MAX_TERMS];
-    /* The last table each term's values were found in, and the column. */
-    const tes__table_t *last_table[TES_MAX_TERMS];
-    int32_t last_column[TES_MAX_TERMS];
-    unsigned char *scratch;
-    size_t scratch_bytes;
-} cascade_t;
-
 static void cascade_write_back(cascade_t *c, const tes_query_t *q);
-
-/* memcpy of one value: the common small sizes as fixed-size copies the
- * compiler inlines (a call per value would cost more than the value). */
-static inline void copy_value(void *d, const void *s, size_t n)
-{
-    switch (n) {
-    case 4: memcpy(d, s, 4); break;
-    case 8: memcpy(d, s, 8); break;
-    case 12: memcpy(d, s, 12); break;
-    case 16: memcpy(d, s, 16); break;
-    default: memcpy(d, s, n); break;
-    }
-}
-
-static inline bool same_value(const void *a, const void *b, size_t n)
-{
-    switch (n) {
-    case 4: return memcmp(a, b, 4) == 0;
-    case 8: return memcmp(a, b, 8) == 0;
-    case 12: return memcmp(a, b, 12) == 0;
-    case 16: return memcmp(a, b, 16) == 0;
-    default: return memcmp(a, b, n) == 0;
-    }
-}
 
 int tes__cascade_setup(tes_query_t *q, const tes_query_desc_t *d)
 {
@@ -161,6 +117,11 @@ static void cascade_release(tes_world_t *w, cascade_t *c)
     tes__free(a, c->ents2, (size_t)c->ents2_cap * sizeof *c->ents2);
     tes__free(a, c->parents2, (size_t)c->parents2_cap * sizeof *c->parents2);
     tes__free(a, c->scratch, c->scratch_bytes);
+    tes__free(a, c->ptrs, (size_t)c->ptrs_cap * sizeof *c->ptrs);
+    tes__free(a, c->ptrs2, (size_t)c->ptrs2_cap * sizeof *c->ptrs2);
+    tes__free(a, c->memo, (size_t)c->memo_cap * sizeof *c->memo);
+    tes__free(a, c->tabs, (size_t)c->tabs_cap * sizeof *c->tabs);
+    tes__free(a, c->saved, (size_t)c->saved_cap * sizeof *c->saved);
     tes__free(a, c, sizeof *c);
 }
 
@@ -175,7 +136,6 @@ void tes__cascade_free(tes_iter_t *it)
         return;
     cascade_write_back(c, it->priv_query);
     it->priv_cascade = NULL;
-    c->count = 0;
     c->cursor = 0;
     cascade_t *old = atomic_exchange_explicit(&it->priv_query->cascade_spare, c, memory_order_acq_rel);
     if (old)
@@ -283,6 +243,8 @@ static cascade_t *cascade_build(tes_iter_t *it)
         c->gathered = 0;
         for (int32_t i = 0; i < TES_MAX_TERMS; i++)
             c->last_table[i] = NULL;
+        if (tes__cascade_order_holds(w, q, c))
+            return c;
         return collect_all(it, c);
     }
     c = tes__calloc(a, sizeof *c);
@@ -300,6 +262,27 @@ static cascade_t *cascade_build(tes_iter_t *it)
             (t->oper != TES_AND || t->info->hooks.copy || t->info->hooks.move || t->info->stable))
             c->self_gather = false;
     }
+    /* Such a query takes the pointer walk: each match's values located
+     * once, when it is collected. */
+    c->fast = c->self_gather;
+    for (int32_t i = 0; i < q->term_count; i++) {
+        const tes__term_info_t *t = &q->terms[i];
+        c->self_slot[i] = -1;
+        if (!t->parent && t->data) {
+            c->self_slot[i] = (int32_t)c->nself;
+            c->self_terms[c->nself++] = i;
+        } else if (t->parent && t->oper != TES_NOT) {
+            c->par_terms[c->npar++] = i;
+        }
+    }
+    c->stride = c->nself + c->npar;
+    /* The order is kept across iterations when every match and parent
+     * value is in a table and the matches do not depend on the iteration
+     * (no change filter). */
+    c->keepable = c->fast && !q->change_count && !q->has_sparse && q->mode == TES__QUERY_TABLE;
+    for (int32_t k = 0; k < q->parent_count; k++)
+        if (q->terms[q->parent_terms[k]].info->storage == TES_STORAGE_SPARSE)
+            c->keepable = false;
     /* The scratch: per parent data term its values, and per self data term
      * (when gathering) its values, originals and sources; each array
      * aligned for any type. */
@@ -347,11 +330,18 @@ static cascade_t *collect_all(tes_iter_t *it, cascade_t *c)
     tes__iter_keep_fields(&base); /* only the entities are read */
     base.priv_change_since = it->priv_change_since;
     base.priv_change_live = it->priv_change_live & TES__CHANGE_ALL;
-    int rc = TES_OK;
+    c->count = 0;
+    c->kept = false;
+    c->ntabs = 0;
+    c->last_parent_table = NULL;
+    int rc = c->fast && w->hier ? tes__cascade_memo_begin(w, c) : TES_OK;
     while (rc == TES_OK && tes__query_base_next(&base))
-        rc = collect_matches(w, q, c, base.entities, (uint32_t)base.count);
+        rc = c->fast ? tes__cascade_collect_fast(w, q, c, &base)
+                     : collect_matches(w, q, c, base.entities, (uint32_t)base.count);
     if (rc == TES_OK)
-        rc = sort_by_depth(w, c);
+        rc = c->fast ? tes__cascade_sort_fast(w, c) : sort_by_depth(w, c);
+    if (rc == TES_OK && c->keepable)
+        rc = tes__cascade_remember(w, q, c);
     if (rc) {
         cascade_release(w, c);
         return NULL;
@@ -371,10 +361,17 @@ static void cascade_write_back(cascade_t *c, const tes_query_t *q)
         size_t size = t->info->size;
         const unsigned char *val = c->scratch + c->offsets[i];
         const unsigned char *orig = c->scratch + c->originals[i];
+        if (c->fast) { /* the sources are the matches' addresses */
+            void *const *src = c->ptrs + (size_t)c->gathered_at * c->stride + c->self_slot[i];
+            for (uint32_t j = 0; j < c->gathered; j++, val += size, orig += size, src += c->stride)
+                if (!tes__cascade_same(val, orig, size) && tes__cascade_same(*src, orig, size))
+                    tes__cascade_copy(*src, val, size);
+            continue;
+        }
         void *const *src = (void *const *)(void *)(c->scratch + c->sources[i]);
         for (uint32_t j = 0; j < c->gathered; j++, val += size, orig += size)
-            if (!same_value(val, orig, size) && same_value(src[j], orig, size))
-                copy_value(src[j], val, size);
+            if (!tes__cascade_same(val, orig, size) && tes__cascade_same(src[j], orig, size))
+                tes__cascade_copy(src[j], val, size);
     }
     c->gathered = 0;
 }
@@ -399,7 +396,7 @@ static void cascade_gather(cascade_t *c, const tes_query_t *q, tes_iter_t *it, u
             bool has;
             void *v = cascade_value(c, q, i, c->ents[p + j], &has);
             tes__assert(v != NULL); /* an AND data term of a match */
-            copy_value(val + j * size, v, size);
+            tes__cascade_copy(val + j * size, v, size);
             src[j] = v;
         }
         memcpy(orig, val, n * size);
@@ -424,7 +421,15 @@ bool tes__cascade_next(tes_iter_t *it)
         it->priv_cascade = c;
     }
     cascade_write_back(c, q); /* before any parent value of the next chunk is read */
-    while (c->cursor < c->count) {
+    if (c->fast && c->cursor < c->count) {
+        uint32_t p = c->cursor, k = tes__cascade_next_fast(c, q, it, p);
+        it->count = (int32_t)k;
+        it->entities = c->ents + p;
+        it->depth = (q->flags & TES_QUERY_CASCADE) ? c->depths[p] : 0;
+        c->cursor = p + k;
+        return true;
+    }
+    while (!c->fast && c->cursor < c->count) {
         uint32_t p = c->cursor, end = p;
         int32_t depth = c->depths[p];
         uint32_t most = c->count - p < c->chunk_max ? c->count - p : c->chunk_max;
@@ -460,7 +465,7 @@ bool tes__cascade_next(tes_iter_t *it)
                     break;
                 }
                 if (v)
-                    copy_value(out + j * size, v, size);
+                    tes__cascade_copy(out + j * size, v, size);
             }
             if (first && size)
                 it->priv_fields[i] = out;

@@ -232,6 +232,9 @@ struct tes_world {
      * destroy. */
     struct tes__hier *hier;
     const struct tes__hier_ops *hier_ops;
+    /* Counts every change of a link (the hierarchy layer bumps it), so a
+     * by-depth walk can tell whether the order it keeps still holds. */
+    uint64_t link_changes;
 };
 
 /* What the hierarchy layer tells the world, registered with its state
@@ -269,6 +272,9 @@ typedef struct tes__hier_ops {
      * parent (index + 1, 0 for a root) into *parent, and its depth (0 for
      * a root) as the result. Cannot fail. */
     int32_t (*lineage)(const tes_world_t *w, uint32_t index, uint32_t *parent);
+    /* Live entity `index`'s parent as index + 1 (0 for a root): one step
+     * up, for walks that keep depths of their own. Cannot fail. */
+    uint32_t (*parent_of)(const tes_world_t *w, uint32_t index);
 } tes__hier_ops_t;
 
 /* The entities a destroy of a listed set really destroys, in order: the

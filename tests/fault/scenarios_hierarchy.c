@@ -4,7 +4,9 @@
  * destroy plan of a cascade (tes_destroy, tes_destroy_n,
  * tes_destroy_matching), a clone that joins its source's parent, an
  * instantiation that copies its prefab's links and names, and deferred
- * links (the queued call's argument, the flush). The sweep's snapshot
+ * links (the queued call's argument, the flush), and by-depth iterations
+ * (their match lists, depth memo, value addresses and the order they keep
+ * between iterations, the general walk's too). The sweep's snapshot
  * holds each entity's parent, children in order and name, so a failed
  * call must leave all of them as they were.
  */
@@ -99,4 +101,75 @@ void fs_sc_hierarchy_defer(fs_run_t *r)
     fs_destroy(r, e[2]);
     fs_defer_end(r);
     fs_destroy(r, e[0]);
+}
+
+/* Iterates query i to its end, a step per chunk: a by-depth iteration
+ * allocates in its first step, which then fails with TES_ERR_NOMEM and
+ * changes nothing. */
+static void drain(fs_run_t *r, int i)
+{
+    if (r->dead || i < 0)
+        return;
+    tes_iter_t it = fs_iter(r, i);
+    while (fs_iter_next(r, &it))
+        ;
+}
+
+void fs_sc_hierarchy_cascade(fs_run_t *r)
+{
+    if (!fs_world_new(r, NULL))
+        return;
+    fs_register_base(r);
+    /* A forest of plain table values (the pointer walk, its order kept),
+     * one child of a parent without table components (not kept), and
+     * entities with a hooked value (the general walk). */
+    enum { N = 40 };
+    tes_entity_t e[N];
+    static const int plain[] = {FS_C_T4, FS_C_T16};
+    for (int i = 0; i < N && !r->dead; i++) {
+        e[i] = fs_spawn(r);
+        fs_set(r, e[i], FS_C_T4, (uint32_t)i);
+        fs_set(r, e[i], FS_C_T16, (uint32_t)i);
+        if (i % 5 == 0)
+            fs_set(r, e[i], FS_C_T24, (uint32_t)i);
+    }
+    fs_spawn_n(r, 300, plain, 2);
+    if (r->dead)
+        return;
+    for (int i = 1; i < N; i++)
+        link(r, e[i], e[(i - 1) / 3]);
+    tes_entity_t bare = fs_spawn(r);
+    if (r->dead)
+        return;
+    link(r, e[N - 1], bare);
+    tes_query_desc_t d;
+    memset(&d, 0, sizeof d);
+    d.flags = TES_QUERY_CASCADE;
+    d.terms[0] = (tes_term_t){.comp = r->ids[FS_C_T4]};
+    d.terms[1] = (tes_term_t){.comp = r->ids[FS_C_T16], .access = TES_IN};
+    d.terms[2] = (tes_term_t){.comp = r->ids[FS_C_T4], .oper = TES_OPTIONAL, .access = TES_IN, .src = TES_SRC_PARENT};
+    int fast = fs_query_new(r, &d, -1);
+    d.terms[2].oper = TES_AND;
+    d.terms[3] = (tes_term_t){.comp = r->ids[FS_C_T24], .oper = TES_NOT, .access = TES_IN, .src = TES_SRC_PARENT};
+    int filtered = fs_query_new(r, &d, -1);
+    memset(&d, 0, sizeof d);
+    d.terms[0] = (tes_term_t){.comp = r->ids[FS_C_T24]};
+    d.terms[1] = (tes_term_t){.comp = r->ids[FS_C_T4], .oper = TES_OPTIONAL, .access = TES_IN, .src = TES_SRC_PARENT};
+    int general = fs_query_new(r, &d, -1);
+    drain(r, fast);
+    drain(r, filtered);
+    drain(r, general);
+    /* The parent without components gains one: the next iterations
+     * collect again, then keep their order. */
+    fs_set(r, bare, FS_C_T4, 7);
+    drain(r, fast);
+    drain(r, fast);
+    drain(r, filtered);
+    drain(r, filtered);
+    /* Links and rows change: collected again. */
+    link(r, e[7], e[30]);
+    drain(r, fast);
+    fs_add(r, e[3], FS_C_TTAG);
+    drain(r, fast);
+    drain(r, general);
 }

@@ -6,7 +6,10 @@
  * status is predicted by the model (cycles, self links, stale handles,
  * sibling name clashes, bad names), the destroy order seen by on_remove
  * must be the model's post-order, and after every op the forest, depths,
- * names and paths must equal the model's.
+ * names and paths must equal the model's. A by-depth query with a parent
+ * term, kept for the world's whole life (so its kept order meets every
+ * kind of change), then propagates a sum down the forest: its chunks must
+ * come by the model's depths and every sum must be the model's.
  *
  * Usage: hier_fuzz [--seeds N] [--ops N] [--seed S]. Exit 1 on the first
  * divergence, printing the seed and op number to replay.
@@ -29,6 +32,7 @@ typedef struct ment {
     int kids[MAXE];
     int nkids;
     char name[8]; /* "" for none */
+    int32_t val;  /* its Marker value (a clone copies it) */
 } ment_t;
 
 typedef struct qop {
@@ -42,7 +46,8 @@ static uint64_t rng;
 static unsigned long long g_seed, g_op;
 static tes_entity_t seen_log[MAXE * 4];
 static int seen_n;
-static tes_comp_t TAG;
+static tes_comp_t TAG, SUM;
+static tes_query_t *PROP; /* SUM = parent's SUM + Marker, by depth */
 /* Coverage counters, printed at the end: a run that never reaches a case
  * proves nothing about it. */
 static unsigned long long c_link_ok, c_link_invalid, c_link_stale, c_cascade, c_name_invalid,
@@ -79,6 +84,16 @@ static tes_world_t *new_world(void)
     d.align = 4;
     d.hooks.on_remove = on_remove;
     TAG = tes_component(w, &d);
+    SUM = tes_component(w, &(tes_component_desc_t){.name = "Sum", .size = 4, .align = 4});
+    PROP = tes_query_new(w, &(tes_query_desc_t){
+                                .terms = {{SUM, .access = TES_OUT},
+                                          {TAG, .access = TES_IN},
+                                          {SUM, .oper = TES_OPTIONAL, .access = TES_IN, .src = TES_SRC_PARENT}},
+                                .flags = TES_QUERY_CASCADE});
+    if (!PROP) {
+        fprintf(stderr, "hier_fuzz: the propagation query: %s\n", tes_last_error_detail(w));
+        exit(1);
+    }
     return w;
 }
 
@@ -212,6 +227,39 @@ static void compare(tes_world_t *w)
             CHECK(tes_lookup_path(w, want) == e);
     }
     CHECK(tes_entity_count(w) == live);
+    /* The propagation: every live entity once, by the model's depths, each
+     * sum its chain's Marker values. */
+    static int depth_of[MAXE * 4];
+    for (int i = 0; i < NM; i++) {
+        depth_of[i] = 0;
+        for (int p = M[i].parent; p >= 0; p = M[p].parent)
+            depth_of[i]++;
+    }
+    int seen = 0, last = 0;
+    tes_iter_t it = tes_query_iter(PROP);
+    while (tes_iter_next(&it)) {
+        int32_t *sum = tes_field(&it, 0);
+        const int32_t *mark = tes_field(&it, 1);
+        const int32_t *up = tes_field(&it, 2);
+        CHECK(it.depth >= last);
+        last = it.depth;
+        for (int32_t k = 0; k < it.count; k++) {
+            CHECK(tes_depth(w, it.entities[k]) == it.depth);
+            CHECK((up != NULL) == (it.depth > 0));
+            sum[k] = (up ? up[k] : 0) + mark[k];
+        }
+        seen += it.count;
+    }
+    CHECK(seen == live);
+    for (int i = 0; i < NM; i++) {
+        if (!alive(i))
+            continue;
+        int32_t want = 0;
+        for (int p = i; p >= 0; p = M[p].parent)
+            want += M[p].val;
+        const int32_t *got = tes_get(w, M[i].h, SUM);
+        CHECK(got && *got == want && depth_of[i] == tes_depth(w, M[i].h));
+    }
     if ((unsigned long long)live > c_max_live)
         c_max_live = (unsigned long long)live;
 }
@@ -224,8 +272,9 @@ static void one_op(tes_world_t **wp, qop_t *queue, int *nq, bool deferred)
     uint32_t r = rnd(100);
     if (r < 20 && NM < MAXE * 4 - 2) { /* spawn, maybe under a parent */
         tes_entity_t e = tes_spawn(w);
-        CHECK(e != TES_NULL && tes_add(w, e, TAG) == TES_OK);
-        M[NM] = (ment_t){.h = e, .live = true, .parent = -1};
+        int32_t v = (int32_t)rnd(100);
+        CHECK(e != TES_NULL && tes_set(w, e, TAG, &v) == TES_OK && tes_add(w, e, SUM) == TES_OK);
+        M[NM] = (ment_t){.h = e, .live = true, .parent = -1, .val = v};
         NM++;
         int p = live_pick();
         if (!deferred && rnd(2) && alive(p)) {
@@ -316,7 +365,7 @@ static void one_op(tes_world_t **wp, qop_t *queue, int *nq, bool deferred)
             return;
         tes_entity_t c = tes_clone(w, M[a].h);
         CHECK(c != TES_NULL);
-        M[NM] = (ment_t){.h = c, .live = true, .parent = -1};
+        M[NM] = (ment_t){.h = c, .live = true, .parent = -1, .val = M[a].val};
         NM++;
         if (M[a].parent >= 0)
             m_set_parent(NM - 1, M[a].parent, true);

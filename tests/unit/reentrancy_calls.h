@@ -24,6 +24,10 @@ typedef struct fixture {
     tes_comp_t h, b, x, t, g, s1, s2, o1, o2;
     tes_entity_t by[NBY], subj[NSUBJ], fresh, tgt, dis, prefab, child, member;
     tes_entity_t bulk[2], copy, gone; /* made by change_everything */
+    /* A tree of subjects with H (root, root's child, its child), which the
+     * cascade context destroys from its root. by[1] is by[0]'s child; both
+     * are named ("by0", "by1"). */
+    tes_entity_t root, kid[2];
     tes_instance_t inst;
     tes_query_t *q_b;        /* plain query over B: the bystanders */
     tes_query_t *q_victim;   /* plain query, freed by a call */
@@ -401,6 +405,54 @@ static const char *c_snapshot_load(fixture_t *f)
     return tes_snapshot_load(f->w, &in) == TES_ERR_BUSY ? NULL : "loaded";
 }
 
+/* The hierarchy: links and names are structural (refused), reads work. */
+static const char *c_set_parent(fixture_t *f)
+{
+    return tes_set_parent(f->w, f->tgt, f->by[0]) ? NULL : "linked";
+}
+
+static const char *c_set_parent_root(fixture_t *f)
+{
+    return tes_set_parent(f->w, f->by[1], TES_NULL) ? NULL : "unlinked";
+}
+
+static const char *c_destroy_tree(fixture_t *f)
+{
+    return tes_destroy(f->w, f->by[0]) ? NULL : "destroyed a tree";
+}
+
+static const char *c_set_name(fixture_t *f)
+{
+    return tes_set_name(f->w, f->tgt, "named") ? NULL : "named";
+}
+
+static const char *c_unname(fixture_t *f)
+{
+    return tes_set_name(f->w, f->by[0], NULL) ? NULL : "unnamed";
+}
+
+static const char *c_hier_reads(fixture_t *f)
+{
+    tes_entity_t kids[2];
+    if (tes_parent(f->w, f->by[1]) != f->by[0] || tes_parent(f->w, f->by[0]) != TES_NULL)
+        return "tes_parent wrong";
+    if (tes_children(f->w, f->by[0], kids, 2) != 1 || kids[0] != f->by[1])
+        return "tes_children wrong";
+    return tes_depth(f->w, f->by[1]) == 1 && tes_depth(f->w, f->by[0]) == 0 ? NULL
+                                                                             : "tes_depth wrong";
+}
+
+static const char *c_name_reads(fixture_t *f)
+{
+    char buf[16];
+    const char *n = tes_name(f->w, f->by[0]);
+    if (!n || strcmp(n, "by0") != 0)
+        return "tes_name wrong";
+    if (tes_path(f->w, f->by[1], buf, (int32_t)sizeof buf) != 7 || strcmp(buf, "by0/by1") != 0)
+        return "tes_path wrong";
+    return tes_lookup_path(f->w, "by0/by1") == f->by[1] ? NULL : "tes_lookup_path wrong";
+}
+
 static const call_t CALLS[] = {
     {"tes_strerror", WORKS, false, c_strerror},
     {"tes_world_new/free (another world)", WORKS, false, c_world_new_free_other},
@@ -457,6 +509,13 @@ static const call_t CALLS[] = {
     {"tes_entity_index/generation/make", WORKS, false, c_handles},
     {"tes_snapshot_save", BUSY, false, c_snapshot_save},
     {"tes_snapshot_load", BUSY, false, c_snapshot_load},
+    {"tes_set_parent", BUSY, false, c_set_parent},
+    {"tes_set_parent (to the roots)", BUSY, false, c_set_parent_root},
+    {"tes_destroy (a parent: cascades)", BUSY, false, c_destroy_tree},
+    {"tes_set_name", BUSY, false, c_set_name},
+    {"tes_set_name (NULL: unnames)", BUSY, false, c_unname},
+    {"tes_parent/tes_children/tes_depth", WORKS, false, c_hier_reads},
+    {"tes_name/tes_path/tes_lookup_path", WORKS, false, c_name_reads},
 };
 #define NCALLS ((int)(sizeof CALLS / sizeof CALLS[0]))
 

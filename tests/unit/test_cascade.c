@@ -553,6 +553,134 @@ static void test_write_back_rules(void **state)
     tes_world_free(w);
 }
 
+/* What one propagation pass must leave in e's World: its Local plus its
+ * parent's World when the parent has one (computed the same way when the
+ * parent matches the query, else as stored). */
+static float want_world(tes_world_t *w, const comps_t *k, tes_entity_t e)
+{
+    float up = 0;
+    tes_entity_t p = tes_parent(w, e);
+    if (p != TES_NULL && tes_has(w, p, k->world))
+        up = tes_has(w, p, k->local) ? want_world(w, k, p) : ((const World *)tes_get(w, p, k->world))->x;
+    return up + ((const Local *)tes_get(w, e, k->local))->x;
+}
+
+static void check_propagated(tes_world_t *w, const comps_t *k, tes_query_t *q, int32_t matches)
+{
+    int32_t seen = 0;
+    tes_iter_t it = tes_query_iter(q);
+    while (tes_iter_next(&it)) {
+        World *out = tes_field(&it, 0);
+        const Local *l = tes_field(&it, 1);
+        const World *up = tes_field(&it, 2);
+        for (int32_t i = 0; i < it.count; i++) {
+            assert_true(l[i].x == ((const Local *)tes_get(w, it.entities[i], k->local))->x);
+            out[i].x = (up ? up[i].x : 0.0f) + l[i].x;
+        }
+        seen += it.count;
+    }
+    assert_int_equal(seen, matches);
+    tes_iter_t all = tes_query_iter(q);
+    while (tes_iter_next(&all))
+        for (int32_t i = 0; i < all.count; i++)
+            assert_true(((const World *)tes_get(w, all.entities[i], k->world))->x ==
+                        want_world(w, k, all.entities[i]));
+}
+
+/* A by-depth query keeps its order (each match's value addresses) from one
+ * iteration to the next while nothing it depends on changed: a steady
+ * iteration allocates nothing. Every change that moves a row or a link
+ * makes the next iteration collect again: rows swapped by an add and a
+ * remove (counts as before), a destroy and a spawn into the same table, a
+ * parent moving to another table, a parent without table components
+ * gaining the parent term's component, a new matching table, a reparent.
+ * Values written in between are read as they are. */
+static void test_kept_order_follows_changes(void **state)
+{
+    (void)state;
+    ca_state_t ca;
+    ca_init(&ca, 0);
+    tes_world_t *w = tes_world_new(&(tes_world_desc_t){.allocator = ca_allocator(&ca)});
+    comps_t k = register_all(w, false);
+    enum { N = 200 };
+    tes_entity_t e[N];
+    for (int i = 0; i < N; i++) {
+        e[i] = tes_spawn(w);
+        tes_set(w, e[i], k.world, &(World){0});
+        tes_set(w, e[i], k.local, &(Local){(float)(i % 7 + 1)});
+        if (i)
+            assert_int_equal(tes_set_parent(w, e[i], e[(i - 1) / 3]), TES_OK);
+    }
+    /* A parent with World only (not a match) and one without components. */
+    tes_entity_t plain = tes_spawn(w), empty = tes_spawn(w), c1 = tes_spawn(w), c2 = tes_spawn(w);
+    tes_set(w, plain, k.world, &(World){30});
+    tes_set(w, c1, k.world, &(World){0});
+    tes_set(w, c1, k.local, &(Local){2});
+    tes_set(w, c2, k.world, &(World){0});
+    tes_set(w, c2, k.local, &(Local){3});
+    /* Two roots: one in the table e[5] visits below (so that visit makes
+     * no new table), one destroyed below. */
+    tes_entity_t extra = tes_spawn(w), doomed = tes_spawn(w);
+    tes_set(w, extra, k.world, &(World){0});
+    tes_set(w, extra, k.local, &(Local){5});
+    tes_set(w, extra, k.extra, &(Extra){5});
+    tes_set(w, doomed, k.world, &(World){0});
+    tes_set(w, doomed, k.local, &(Local){6});
+    assert_int_equal(tes_set_parent(w, c1, plain), TES_OK);
+    assert_int_equal(tes_set_parent(w, c2, empty), TES_OK);
+    tes_query_t *q = propagation_query(w, &k);
+    assert_non_null(q);
+    check_propagated(w, &k, q, N + 4);
+    assert_true(((const World *)tes_get(w, c1, k.world))->x == 32.0f);
+    /* c2's parent has no table component: that order is never kept (its
+     * parent's table, the root, records no moves). It gains World in
+     * tables the order does not depend on. */
+    tes_set(w, empty, k.extra, &(Extra){1});
+    tes_set(w, empty, k.world, &(World){70});
+    check_propagated(w, &k, q, N + 4);
+    assert_true(((const World *)tes_get(w, c2, k.world))->x == 73.0f);
+    uint64_t calls = ca.calls;
+    check_propagated(w, &k, q, N + 4);
+    assert_int_equal(ca.calls, calls);
+    /* Values written in between are read (the kept addresses). */
+    *(Local *)tes_get_mut(w, e[0], k.local) = (Local){100};
+    *(World *)tes_get_mut(w, plain, k.world) = (World){40};
+    check_propagated(w, &k, q, N + 4);
+    assert_true(((const World *)tes_get(w, c1, k.world))->x == 42.0f);
+    /* Rows swapped, counts as before: e[5] leaves its row and comes back
+     * at the end of the table. */
+    assert_int_equal(tes_add(w, e[5], k.extra), TES_OK);
+    assert_int_equal(tes_remove(w, e[5], k.extra), TES_OK);
+    check_propagated(w, &k, q, N + 4);
+    /* A destroy and a spawn into the same table (roots: no link changes). */
+    assert_int_equal(tes_destroy(w, doomed), TES_OK);
+    tes_entity_t fresh = tes_spawn(w);
+    tes_set(w, fresh, k.world, &(World){0});
+    tes_set(w, fresh, k.local, &(Local){9});
+    check_propagated(w, &k, q, N + 4);
+    /* The World-only parent moves to another table. */
+    assert_int_equal(tes_add(w, plain, k.extra), TES_OK);
+    *(World *)tes_get_mut(w, plain, k.world) = (World){50};
+    check_propagated(w, &k, q, N + 4);
+    assert_true(((const World *)tes_get(w, c1, k.world))->x == 52.0f);
+    /* A new matching table. */
+    tes_entity_t marked = tes_spawn(w);
+    tes_set(w, marked, k.world, &(World){0});
+    tes_set(w, marked, k.local, &(Local){4});
+    tes_set(w, marked, k.mark, &(Mark){1});
+    check_propagated(w, &k, q, N + 5);
+    /* A reparent. */
+    assert_int_equal(tes_set_parent(w, e[10], marked), TES_OK);
+    check_propagated(w, &k, q, N + 5);
+    calls = ca.calls;
+    check_propagated(w, &k, q, N + 5);
+    assert_int_equal(ca.calls, calls);
+    tes_query_free(q);
+    assert_int_equal(tes__world_check(w), 0);
+    tes_world_free(w);
+    assert_int_equal(ca.live_blocks, 0);
+}
+
 /* Every allocation of a by-depth iteration failing in turn: the first
  * tes_iter_next returns false with TES_ERR_NOMEM, nothing changed, nothing
  * leaked. */
@@ -647,6 +775,7 @@ int main(void)
         cmocka_unit_test(test_system_parent_term),
         cmocka_unit_test(test_write_back_rules),
         cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_kept_order_follows_changes),
         cmocka_unit_test(test_change_filter_by_depth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,8 +4,12 @@
  * component, in every context a hook can run in (an immediate call, the
  * flush of tes_defer_end, the flush that ends an iteration and the calls
  * queued during it, tes_instantiate / tes_instance_destroy, tes_world_free,
- * building an owning group), for the component in a table, in a sparse
- * store, and in a store an owning group reorders. Each cell asserts the
+ * building an owning group, a by-depth query with a parent term and the
+ * cascading destroy of a tree), for the component in a table, in a sparse
+ * store, and in a store an owning group reorders. The hierarchy's calls
+ * are rows too: links and names are structural (refused inside hooks),
+ * its reads work, and the snapshot of "nothing changed" holds links and
+ * names. Each cell asserts the
  * documented outcome (docs/reference.md, "Hook rules"): the call works as documented, or it is refused with
  * TES_ERR_BUSY and changes nothing (same entities, same components, same
  * values, same bytes allocated).
@@ -42,7 +46,7 @@ enum { ST_TABLE, ST_SPARSE, ST_OWNED, ST_COUNT };
 static const char *const STORAGE_NAMES[ST_COUNT] = {"table", "sparse", "owned"};
 
 /* What a state snapshot holds: entity-level facts plus the world stats. */
-#define NSNAP (NBY + NSUBJ + 7)
+#define NSNAP (NBY + NSUBJ + 10)
 typedef struct snapshot {
     tes_world_stats_t stats;
     bool deferred;
@@ -51,6 +55,8 @@ typedef struct snapshot {
     int32_t ncomps[NSNAP];
     tes_comp_t comps[NSNAP][8];
     int64_t values[NBY];
+    tes_entity_t parent[NSNAP]; /* the links and names of the same entities */
+    char name[NSNAP][8];
 } snapshot_t;
 
 static fixture_t F;
@@ -79,9 +85,16 @@ static void snap(snapshot_t *s)
         list[7 + i] = F.by[i];
     for (int i = 0; i < NSUBJ; i++)
         list[7 + NBY + i] = F.subj[i];
+    list[7 + NBY + NSUBJ] = F.root;
+    list[8 + NBY + NSUBJ] = F.kid[0];
+    list[9 + NBY + NSUBJ] = F.kid[1];
     for (int i = 0; i < NSNAP; i++) {
         s->alive[i] = tes_alive(F.w, list[i]);
         s->ncomps[i] = tes_components_of(F.w, list[i], s->comps[i], 8);
+        s->parent[i] = tes_parent(F.w, list[i]);
+        const char *name = s->alive[i] ? tes_name(F.w, list[i]) : NULL;
+        if (name)
+            snprintf(s->name[i], sizeof s->name[i], "%s", name);
     }
     for (int i = 0; i < NBY; i++) {
         const int64_t *v = tes_get(F.w, F.by[i], F.b);
@@ -205,6 +218,22 @@ static void setup_fixture(int storage)
     }
     /* A non-member at the front of the owned store, so joining swaps. */
     assert_int_equal(tes_add(w, F.subj[0], F.g), TES_OK);
+    /* The bystanders by[0] and by[1] are a named pair; root, kid[0] and
+     * kid[1] a chain of three subjects. */
+    assert_int_equal(tes_set_parent(w, F.by[1], F.by[0]), TES_OK);
+    assert_int_equal(tes_set_name(w, F.by[0], "by0"), TES_OK);
+    assert_int_equal(tes_set_name(w, F.by[1], "by1"), TES_OK);
+    tes_entity_t chain[3];
+    for (int i = 0; i < 3; i++) {
+        int64_t v = 20 + i;
+        chain[i] = tes_spawn(w);
+        assert_int_equal(tes_set(w, chain[i], F.h, &v), TES_OK);
+        if (i)
+            assert_int_equal(tes_set_parent(w, chain[i], chain[i - 1]), TES_OK);
+    }
+    F.root = chain[0];
+    F.kid[0] = chain[1];
+    F.kid[1] = chain[2];
     F.fresh = tes_spawn(w);
     F.tgt = tes_spawn(w);
     F.dis = tes_spawn(w);
@@ -358,6 +387,41 @@ static void ctx_owning_build(void)
     assert_int_equal(*(const int64_t *)tes_get(F.w, F.subj[1], F.h), 11);
 }
 
+/* Cascades: a by-depth query reading the parents' H, whose loop changes
+ * everything (deferred, flushed when the iteration ends), then the destroy
+ * of the chain's root, which destroys its descendants first (their hooks
+ * fire in post-order, inside the one destroy call). */
+static void ctx_cascade(void)
+{
+    tes_world_t *w = F.w;
+    tes_query_desc_t d = {.terms = {{F.h, .access = TES_IN},
+                                    {F.h, .oper = TES_OPTIONAL, .access = TES_IN,
+                                     .src = TES_SRC_PARENT}},
+                          .flags = TES_QUERY_CASCADE};
+    tes_query_t *q = tes_query_new(w, &d);
+    assert_non_null(q);
+    tes_iter_t it = tes_query_iter(q);
+    bool changed = false;
+    int32_t depth = 0, chain = 0;
+    while (tes_iter_next(&it)) {
+        assert_true(it.depth >= depth);
+        depth = it.depth;
+        const int64_t *up = tes_field(&it, 1);
+        for (int32_t i = 0; i < it.count; i++)
+            if (it.entities[i] == F.kid[0] || it.entities[i] == F.kid[1])
+                chain += up && up[i] == (it.entities[i] == F.kid[0] ? 20 : 21);
+        if (!changed) {
+            assert_int_equal(change_everything(), TES_OK);
+            changed = true;
+        }
+    }
+    assert_int_equal(chain, 2);
+    tes_query_free(q);
+    check_changed();
+    assert_int_equal(tes_destroy(w, F.root), TES_OK);
+    assert_false(tes_alive(w, F.root) || tes_alive(w, F.kid[0]) || tes_alive(w, F.kid[1]));
+}
+
 static void ctx_world_free(void)
 {
     tes_world_free(F.w);
@@ -378,6 +442,7 @@ static const context_t CONTEXTS[] = {
     {"iteration", ctx_iteration, EVERY(ALL_KINDS)},
     /* Instantiation fires no on_set. */
     {"instantiate/instance_destroy", ctx_instances, EVERY(ALL_KINDS & ~(1u << K_ON_SET))},
+    {"cascade query/cascading destroy", ctx_cascade, EVERY(ALL_KINDS)},
     /* tes_world_free runs destructors only. */
     {"world_free", ctx_world_free, EVERY(1u << K_DTOR)},
     /* Only a sparse H can be taken over (moves only). */

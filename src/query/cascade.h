@@ -1,0 +1,120 @@
+/*
+ * The by-depth walk's state, shared by its two files: cascade_iter.c (the
+ * walk itself: the state's life, collecting matches with the query's own
+ * walk, the chunks, the write-back of gathered values) and cascade_keep.c
+ * (the pointer walk that queries of plain self values take, and the order
+ * it keeps from one iteration to the next while nothing it depends on
+ * changes). Internal to the query layer.
+ */
+#ifndef TES_QUERY_CASCADE_H
+#define TES_QUERY_CASCADE_H
+
+#include <string.h>
+
+#include "query/query.h"
+
+/* A table the kept order was collected from (cascade_keep.c). */
+typedef struct tes__kept_table {
+    const tes__table_t *table;
+    const void *block;
+    uint32_t cap; /* with the block, fixes where each column lies */
+    uint32_t count;
+    uint32_t at; /* its entities' copy in the state's saved array */
+} tes__kept_table_t;
+
+typedef struct cascade {
+    tes_entity_t *ents;    /* the matches, by depth */
+    tes_entity_t *parents; /* their parents (TES_NULL for roots) */
+    int32_t *depths;
+    uint32_t count;
+    uint32_t ents_cap, parents_cap, depths_cap;
+    tes_entity_t *ents2, *parents2; /* the sort's targets, swapped in */
+    uint32_t ents2_cap, parents2_cap;
+    uint32_t cursor;
+    uint32_t chunk_max;
+    size_t offsets[TES_MAX_TERMS]; /* each parent data term's array in scratch */
+    /* Gathered chunks (see cascade_gather): per self data term its values,
+     * their originals and the addresses they came from. */
+    bool self_gather;
+    uint32_t gathered; /* entities of the gathered chunk handed out last, 0: none */
+    size_t originals[TES_MAX_TERMS], sources[TES_MAX_TERMS];
+    /* The last table each term's values were found in, and the column. */
+    const tes__table_t *last_table[TES_MAX_TERMS];
+    int32_t last_column[TES_MAX_TERMS];
+    unsigned char *scratch;
+    size_t scratch_bytes;
+    /* The pointer walk (cascade_keep.c): per match, `stride` addresses,
+     * first those of its self data terms' values (self_terms), then those
+     * of its parent's values for each parent term other than NOT
+     * (par_terms: NULL when the parent lacks the component, a marker for
+     * a tag it has), sorted with the matches. */
+    bool fast;
+    uint32_t nself, npar, stride;
+    int32_t self_terms[TES_MAX_TERMS], par_terms[TES_MAX_TERMS];
+    int32_t self_slot[TES_MAX_TERMS]; /* term -> its place among self_terms */
+    void **ptrs, **ptrs2;
+    uint32_t ptrs_cap, ptrs2_cap;      /* in pointers */
+    uint32_t gathered_at;              /* where the gathered chunk starts */
+    /* Depths known this iteration: per entity index, (epoch << 8) | depth
+     * + 1 when known (depths of 254 and more are not kept). */
+    uint16_t *memo;
+    uint32_t memo_cap;
+    uint16_t epoch;
+    /* The kept order (cascade_keep.c): whether this query's order may be
+     * kept, whether it is, and what it was collected from: the world's
+     * link changes, the query's matched tables, and each table the
+     * matches or their parents lived in, with its entities then (copied
+     * into saved). */
+    bool keepable, kept;
+    uint64_t kept_links;
+    uint32_t kept_matches;
+    tes__kept_table_t *tabs;
+    uint32_t ntabs, tabs_cap;
+    tes_entity_t *saved;
+    uint32_t saved_cap;
+    const tes__table_t *last_parent_table;
+} cascade_t;
+
+/* memcpy of one value: the common small sizes as fixed-size copies the
+ * compiler inlines (a call per value would cost more than the value). */
+static inline void tes__cascade_copy(void *d, const void *s, size_t n)
+{
+    switch (n) {
+    case 4: memcpy(d, s, 4); break;
+    case 8: memcpy(d, s, 8); break;
+    case 12: memcpy(d, s, 12); break;
+    case 16: memcpy(d, s, 16); break;
+    default: memcpy(d, s, n); break;
+    }
+}
+
+static inline bool tes__cascade_same(const void *a, const void *b, size_t n)
+{
+    switch (n) {
+    case 4: return memcmp(a, b, 4) == 0;
+    case 8: return memcmp(a, b, 8) == 0;
+    case 12: return memcmp(a, b, 12) == 0;
+    case 16: return memcmp(a, b, 16) == 0;
+    default: return memcmp(a, b, n) == 0;
+    }
+}
+
+/* The pointer walk (cascade_keep.c). Each returns TES_OK or TES_ERR_NOMEM
+ * where it allocates; a failure leaves the state to be released whole. */
+
+/* Starts an iteration's depth memo (made to cover every entity index). */
+int tes__cascade_memo_begin(tes_world_t *w, cascade_t *c);
+/* Appends the matches of base chunk b that the parent terms pass, with
+ * their values' addresses. */
+int tes__cascade_collect_fast(tes_world_t *w, const tes_query_t *q, cascade_t *c, const tes_iter_t *b);
+/* Sorts the collected matches by depth, stably. */
+int tes__cascade_sort_fast(tes_world_t *w, cascade_t *c);
+/* Records what the collected order depends on, so the next iteration
+ * may keep it. */
+int tes__cascade_remember(tes_world_t *w, const tes_query_t *q, cascade_t *c);
+/* Whether the order kept by the last iteration still holds. */
+bool tes__cascade_order_holds(const tes_world_t *w, const tes_query_t *q, const cascade_t *c);
+/* Makes the chunk starting at match p (fields set); returns its size. */
+uint32_t tes__cascade_next_fast(cascade_t *c, const tes_query_t *q, tes_iter_t *it, uint32_t p);
+
+#endif
