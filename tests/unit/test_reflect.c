@@ -539,7 +539,11 @@ static void test_component_schema(void **state)
     assert_non_null(strstr(tes_last_error_detail(w), "not registered"));
     assert_int_equal(tes_component_info(w, 999, &info), TES_ERR_INVALID);
     assert_int_equal(tes_component_info(w, tracked + 1, &info), TES_ERR_INVALID); /* a stamp id */
-    assert_memory_equal(&info, &before, sizeof info);
+    /* Field by field: the struct's padding is not part of its value. */
+    assert_int_equal(info.id, before.id);
+    assert_ptr_equal(info.name, before.name);
+    assert_int_equal(info.size, before.size);
+    assert_int_equal(info.member_count, before.member_count);
     assert_int_equal(tes_component_info(w, link, NULL), TES_ERR_INVALID);
     assert_int_equal(tes_component_info(NULL, link, &info), TES_ERR_INVALID);
     assert_int_equal(tes_components(w, NULL, 1), TES_ERR_INVALID);
