@@ -109,6 +109,45 @@ int tes__cascade_memo_begin(tes_world_t *w, cascade_t *c);
 int tes__cascade_collect_fast(tes_world_t *w, const tes_query_t *q, cascade_t *c, const tes_iter_t *b);
 /* Sorts the collected matches by depth, stably. */
 int tes__cascade_sort_fast(tes_world_t *w, cascade_t *c);
+
+/* The two halves of the stable counting sort by depth that both walks
+ * use (each scatters its own arrays in between). depth_starts finds the
+ * deepest depth and, when there is something to sort (two or more
+ * matches over more than one depth), returns in *out most + 2 counters
+ * where (*out)[d] is the first position of depth d; *out stays NULL when
+ * there is nothing to sort. TES_OK or TES_ERR_NOMEM. depth_finish is
+ * called after the scatter advanced each counter to its run's end: it
+ * writes the sorted depths and frees the counters. */
+static inline int tes__cascade_depth_starts(tes__alloc_t *a, const cascade_t *c, uint32_t **out,
+                                            int32_t *most)
+{
+    *out = NULL;
+    int32_t deepest = 0;
+    for (uint32_t i = 0; i < c->count; i++)
+        deepest = c->depths[i] > deepest ? c->depths[i] : deepest;
+    *most = deepest;
+    if (deepest == 0 || c->count < 2)
+        return TES_OK;
+    uint32_t *start = tes__calloc(a, ((size_t)deepest + 2) * sizeof(uint32_t));
+    if (!start)
+        return TES_ERR_NOMEM;
+    for (uint32_t i = 0; i < c->count; i++)
+        start[c->depths[i] + 1]++;
+    for (int32_t d = 1; d <= deepest + 1; d++)
+        start[d] += start[d - 1];
+    *out = start;
+    return TES_OK;
+}
+
+static inline void tes__cascade_depth_finish(tes__alloc_t *a, cascade_t *c, uint32_t *start,
+                                             int32_t most)
+{
+    uint32_t i = 0;
+    for (int32_t d = 0; d <= most; d++)
+        while (i < start[d])
+            c->depths[i++] = d;
+    tes__free(a, start, ((size_t)most + 2) * sizeof(uint32_t));
+}
 /* Records what the collected order depends on, so the next iteration
  * may keep it. */
 int tes__cascade_remember(tes_world_t *w, const tes_query_t *q, cascade_t *c);

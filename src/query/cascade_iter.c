@@ -186,24 +186,19 @@ static int collect_matches(tes_world_t *w, const tes_query_t *q, cascade_t *c, c
  * TES_ERR_NOMEM. */
 static int sort_by_depth(tes_world_t *w, cascade_t *c)
 {
-    int32_t most = 0;
-    for (uint32_t i = 0; i < c->count; i++)
-        most = c->depths[i] > most ? c->depths[i] : most;
-    if (most == 0 || c->count < 2)
-        return TES_OK;
     tes__alloc_t *a = &w->alloc;
-    size_t nb = ((size_t)most + 2) * sizeof(uint32_t);
-    if (tes__grow(a, (void **)&c->ents2, &c->ents2_cap, c->count, sizeof *c->ents2, 256) ||
-        tes__grow(a, (void **)&c->parents2, &c->parents2_cap, c->count, sizeof *c->parents2, 256))
+    uint32_t *start;
+    int32_t most;
+    if (tes__cascade_depth_starts(a, c, &start, &most))
         return TES_ERR_NOMEM;
-    uint32_t *start = tes__calloc(a, nb);
     if (!start)
+        return TES_OK;
+    if (tes__grow(a, (void **)&c->ents2, &c->ents2_cap, c->count, sizeof *c->ents2, 256) ||
+        tes__grow(a, (void **)&c->parents2, &c->parents2_cap, c->count, sizeof *c->parents2, 256)) {
+        tes__free(a, start, ((size_t)most + 2) * sizeof(uint32_t));
         return TES_ERR_NOMEM;
+    }
     tes_entity_t *ents = c->ents2, *parents = c->parents2;
-    for (uint32_t i = 0; i < c->count; i++)
-        start[c->depths[i] + 1]++;
-    for (int32_t d = 1; d <= most + 1; d++)
-        start[d] += start[d - 1];
     for (uint32_t i = 0; i < c->count; i++) {
         uint32_t at = start[c->depths[i]]++;
         ents[at] = c->ents[i];
@@ -220,12 +215,7 @@ static int sort_by_depth(tes_world_t *w, cascade_t *c)
     cap = c->parents_cap;
     c->parents_cap = c->parents2_cap;
     c->parents2_cap = cap;
-    /* The depths, now in order: each depth's run ends where start says. */
-    uint32_t i = 0;
-    for (int32_t d = 0; d <= most; d++)
-        while (i < start[d])
-            c->depths[i++] = d;
-    tes__free(a, start, nb);
+    tes__cascade_depth_finish(a, c, start, most);
     return TES_OK;
 }
 

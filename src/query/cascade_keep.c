@@ -251,24 +251,19 @@ int tes__cascade_collect_fast(tes_world_t *w, const tes_query_t *q, cascade_t *c
  * depths' runs are sequential writes). TES_OK or TES_ERR_NOMEM. */
 int tes__cascade_sort_fast(tes_world_t *w, cascade_t *c)
 {
-    int32_t most = 0;
-    for (uint32_t i = 0; i < c->count; i++)
-        most = c->depths[i] > most ? c->depths[i] : most;
-    if (most == 0 || c->count < 2)
-        return TES_OK;
     tes__alloc_t *a = &w->alloc;
-    size_t nb = ((size_t)most + 2) * sizeof(uint32_t);
+    uint32_t *start;
+    int32_t most;
+    if (tes__cascade_depth_starts(a, c, &start, &most))
+        return TES_ERR_NOMEM;
+    if (!start)
+        return TES_OK;
     uint64_t np = (uint64_t)c->count * c->stride;
     if (tes__grow(a, (void **)&c->ents2, &c->ents2_cap, c->count, sizeof *c->ents2, 256) ||
-        tes__grow(a, (void **)&c->ptrs2, &c->ptrs2_cap, np ? np : 1, sizeof *c->ptrs2, 256))
+        tes__grow(a, (void **)&c->ptrs2, &c->ptrs2_cap, np ? np : 1, sizeof *c->ptrs2, 256)) {
+        tes__free(a, start, ((size_t)most + 2) * sizeof(uint32_t));
         return TES_ERR_NOMEM;
-    uint32_t *start = tes__calloc(a, nb);
-    if (!start)
-        return TES_ERR_NOMEM;
-    for (uint32_t i = 0; i < c->count; i++)
-        start[c->depths[i] + 1]++;
-    for (int32_t d = 1; d <= most + 1; d++)
-        start[d] += start[d - 1];
+    }
     uint32_t stride = c->stride;
     for (uint32_t i = 0; i < c->count; i++) {
         uint32_t at = start[c->depths[i]]++;
@@ -288,11 +283,7 @@ int tes__cascade_sort_fast(tes_world_t *w, cascade_t *c)
     cap = c->ptrs_cap;
     c->ptrs_cap = c->ptrs2_cap;
     c->ptrs2_cap = cap;
-    uint32_t i = 0;
-    for (int32_t d = 0; d <= most; d++)
-        while (i < start[d])
-            c->depths[i++] = d;
-    tes__free(a, start, nb);
+    tes__cascade_depth_finish(a, c, start, most);
     return TES_OK;
 }
 
