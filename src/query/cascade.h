@@ -108,6 +108,34 @@ int tes__cascade_memo_begin(tes_world_t *w, cascade_t *c);
  * their values' addresses. */
 int tes__cascade_collect_fast(tes_world_t *w, const tes_query_t *q, cascade_t *c, const tes_iter_t *b);
 /* Sorts the collected matches by depth, stably. */
+/* The value of term i for the live entity at slot `slot` (index `index`),
+ * or NULL (absent, or a tag); *has says whether it has the component.
+ * The table last asked about, per term, is remembered with the
+ * component's column there (-1: not in its type, -2: a tag in it):
+ * neighbours in a depth mostly share a table. Both walks read through it. */
+static inline void *tes__cascade_value_at(cascade_t *c, const tes_query_t *q, int32_t i,
+                                          const tes__slot_t *slot, uint32_t index, bool *has)
+{
+    const tes__term_info_t *t = &q->terms[i];
+    const tes__component_t *info = t->info;
+    if (info->storage == TES_STORAGE_SPARSE) {
+        uint32_t pos = tes__sparse_set_find(&info->store.set, tes_entity_make(index, slot->generation));
+        *has = pos != TES_NULL_INDEX;
+        return *has && info->size ? tes__sparse_store_at(&info->store, pos) : NULL;
+    }
+    const tes__table_t *table = tes__slot_table(q->w, slot);
+    if (table != c->last_table[i]) {
+        int32_t col = -1;
+        if (tes__table_type_index(table, t->comp) >= 0)
+            col = info->size ? tes__table_column_index(table, t->comp) : -2;
+        c->last_table[i] = table;
+        c->last_column[i] = col;
+    }
+    int32_t col = c->last_column[i];
+    *has = col != -1;
+    return col >= 0 ? tes__table_cell(table, (uint32_t)col, slot->row) : NULL;
+}
+
 int tes__cascade_sort_fast(tes_world_t *w, cascade_t *c);
 
 /* The two halves of the stable counting sort by depth that both walks

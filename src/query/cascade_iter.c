@@ -60,33 +60,12 @@ int tes__cascade_setup(tes_query_t *q, const tes_query_desc_t *d)
 }
 
 /* Where live entity e's component of term i lies, or NULL (absent, or a
- * tag); *has says whether e has it. The table last asked about, per term,
- * is remembered with the component's column there (-1: not in its type,
- * -2: a tag in it): neighbours in a depth mostly share a table. */
+ * tag); *has says whether e has it. */
 static void *cascade_value(cascade_t *c, const tes_query_t *q, int32_t i, tes_entity_t e, bool *has)
 {
-    const tes__term_info_t *t = &q->terms[i];
-    const tes__component_t *info = t->info;
-    if (info->storage == TES_STORAGE_SPARSE) {
-        uint32_t pos = tes__sparse_set_find(&info->store.set, e);
-        *has = pos != TES_NULL_INDEX;
-        return *has && info->size ? tes__sparse_store_at(&info->store, pos) : NULL;
-    }
     const tes__slot_t *slot = tes__entity_slot(&q->w->entities, e);
     *has = false;
-    if (!slot)
-        return NULL;
-    const tes__table_t *table = tes__slot_table(q->w, slot);
-    if (table != c->last_table[i]) {
-        int32_t col = -1;
-        if (tes__table_type_index(table, t->comp) >= 0)
-            col = info->size ? tes__table_column_index(table, t->comp) : -2;
-        c->last_table[i] = table;
-        c->last_column[i] = col;
-    }
-    int32_t col = c->last_column[i];
-    *has = col != -1;
-    return col >= 0 ? tes__table_cell(table, (uint32_t)col, slot->row) : NULL;
+    return slot ? tes__cascade_value_at(c, q, i, slot, tes_entity_index(e), has) : NULL;
 }
 
 static bool parent_has(cascade_t *c, const tes_query_t *q, int32_t i, tes_entity_t p)

@@ -37,31 +37,6 @@
 static const unsigned char walk_present_tag;
 #define WALK_PRESENT ((void *)(uintptr_t)&walk_present_tag)
 
-/* The value of term i for the live entity at slot `slot` (index `index`),
- * or NULL (absent, or a tag); *has says whether it has the component. */
-static void *walk_value(cascade_t *c, const tes_query_t *q, int32_t i, const tes__slot_t *slot,
-                        uint32_t index, bool *has)
-{
-    const tes__term_info_t *t = &q->terms[i];
-    const tes__component_t *info = t->info;
-    if (info->storage == TES_STORAGE_SPARSE) {
-        uint32_t pos = tes__sparse_set_find(&info->store.set, tes_entity_make(index, slot->generation));
-        *has = pos != TES_NULL_INDEX;
-        return *has && info->size ? tes__sparse_store_at(&info->store, pos) : NULL;
-    }
-    const tes__table_t *table = tes__slot_table(q->w, slot);
-    if (table != c->last_table[i]) {
-        int32_t col = -1;
-        if (tes__table_type_index(table, t->comp) >= 0)
-            col = info->size ? tes__table_column_index(table, t->comp) : -2;
-        c->last_table[i] = table;
-        c->last_column[i] = col;
-    }
-    int32_t col = c->last_column[i];
-    *has = col != -1;
-    return col >= 0 ? tes__table_cell(table, (uint32_t)col, slot->row) : NULL;
-}
-
 /* The depth of entity `index`, whose parent is index + 1 `p1` (not 0):
  * a walk up to the first ancestor whose depth is known this iteration (or
  * a root), which then records the depths of the ancestors it passed. With
@@ -225,7 +200,7 @@ int tes__cascade_collect_fast(tes_world_t *w, const tes_query_t *q, cascade_t *c
         for (int32_t k = 0, s = 0; k < q->parent_count && pass; k++) {
             int32_t i = q->parent_terms[k];
             bool has = false;
-            void *v = p1 ? walk_value(c, q, i, &slots[p1 - 1], p1 - 1, &has) : NULL;
+            void *v = p1 ? tes__cascade_value_at(c, q, i, &slots[p1 - 1], p1 - 1, &has) : NULL;
             tes_oper_t oper = q->terms[i].oper;
             if (oper == TES_NOT)
                 pass = !has;
