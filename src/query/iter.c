@@ -30,6 +30,7 @@
 #include "query/gather.h"
 #include "query/group.h"
 #include "query/query.h"
+#include "world/quiet.h"
 
 /* The next chunk of a table walk without sparse terms: a whole table, the
  * next non-empty one in the cache, each field pointing at its column.

@@ -16,6 +16,7 @@
 #include "query/filter.h"
 #include "query/gather.h"
 #include "query/group.h"
+#include "world/quiet.h"
 
 static bool type_has(const tes__table_t *t, tes_comp_t c) { return tes__table_type_index(t, c) >= 0; }
 

@@ -4,6 +4,7 @@
  * call is refused for it. Failure paths only.
  */
 #include "world/explain.h"
+#include "world/quiet.h"
 
 #include <stdio.h>
 #include <string.h>
