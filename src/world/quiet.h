@@ -144,12 +144,29 @@ static inline void tes__world_pending_set(tes_world_t *w, bool doomed, bool sett
     tes__quiet_store(w, word | (doomed ? TES__QUIET_DOOMED : 0u) | (settling ? TES__QUIET_SETTLING : 0u));
 }
 /* Deferral levels: atomic, as reader threads open and end iterators at
- * once. depth_down returns the new depth. */
-static inline void tes__world_depth_up(tes_world_t *w)
+ * once. depth_up returns the level it opened (the new depth), depth_down
+ * the new depth. */
+static inline uint32_t tes__world_depth_up(tes_world_t *w)
 {
     uint64_t old = atomic_fetch_add_explicit(&w->quiet, 1u, memory_order_relaxed);
     tes__assert((old & TES__QUIET_DEPTH_MASK) != TES__QUIET_DEPTH_MASK);
-    (void)old;
+    return (uint32_t)(old & TES__QUIET_DEPTH_MASK) + 1u;
+}
+/* Records `owner` (0: none) as the holder of deferral level `level` (see
+ * tes_world.iter_levels); levels past TES__ITER_LEVELS are not recorded.
+ * An iterator marks the level its depth_up returned and clears that same
+ * level when it ends, whatever the record holds by then. Two iterators on
+ * different threads may hold the same level number (one below them ended
+ * first), so a record may be overwritten or cleared by the other one and
+ * its holder go unnamed; but every iterator clears its level after
+ * writing it, so the record a level holds is 0 or that of an iterator
+ * that has not ended: no query is named that holds no level. On one
+ * thread levels end in the order they were opened, and every holder of
+ * the first TES__ITER_LEVELS levels is named. */
+static inline void tes__world_level_mark(tes_world_t *w, uint32_t level, uintptr_t owner)
+{
+    if (level - 1u < TES__ITER_LEVELS)
+        atomic_store_explicit(&w->iter_levels[level - 1u], owner, memory_order_relaxed);
 }
 static inline int32_t tes__world_depth_down(tes_world_t *w)
 {

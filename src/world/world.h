@@ -98,6 +98,9 @@ typedef struct tes__dependent {
     void (*settle)(void *ctx);
 } tes__dependent_t;
 
+/* The deferral levels whose holder the world records (iter_levels). */
+#define TES__ITER_LEVELS 8u
+
 struct tes__lifecycle; /* the lifecycle layer's state, opaque here */
 struct tes__filters;   /* the query layer's filter index, opaque here */
 struct tes__systems;   /* the system layer's state, opaque here */
@@ -187,6 +190,14 @@ struct tes_world {
     int *thread_errors;           /* threads entries */
     bool parallel;
     _Atomic uint64_t quiet; /* the quiet state: see world/quiet.h */
+    /* Who holds deferral levels 1..TES__ITER_LEVELS: an iterator records
+     * its query (as a token the query layer reads back) at the level its
+     * tes_query_iter opened and clears it when it ends, so that a call
+     * refused while the world is deferred can name the query of a loop
+     * left without tes_iter_fini (explain.c) without a shared counter to
+     * update on every iteration. Written with relaxed stores, by the
+     * thread that opened the level only (see tes__world_level_mark). */
+    _Atomic uintptr_t iter_levels[TES__ITER_LEVELS];
     /* Per-thread command queues (defer_lanes.c), made on first use; while
      * lanes_live, queuing calls, hook depth and scratch are per thread. */
     tes__lane_t *lanes;           /* threads entries, or NULL */
