@@ -982,6 +982,7 @@ typedef struct tes_iter_t {
     uint32_t priv_change_tick;     /* the tick this iteration advanced to */
     uint32_t priv_change_live;     /* nonzero: this iteration ends a change window */
     void *priv_cascade;            /* a by-depth walk's state (cascade or parent terms) */
+    uint32_t priv_level;           /* the deferral level it holds (0: none) */
 } tes_iter_t;
 
 /* Creates a query. Fails with NULL and TES_ERR_INVALID for no terms, a

@@ -12,6 +12,7 @@
 #include "core/checked.h"
 #include "lifecycle/instance.h"
 #include "world/last_error.h"
+#include "world/quiet.h"
 
 /* ------------------------------------------------------------------ state */
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "world/last_error.h"
+#include "world/quiet.h"
 
 #define NAME_MAX_BYTES 255u
 

@@ -14,6 +14,7 @@
 
 #include "json/json_out.h"
 #include "world/world.h"
+#include "world/quiet.h"
 
 /* Writes e's path when it is longer than the stack buffer: each ancestor's
  * name from the root down, found by walking up from e again for each level

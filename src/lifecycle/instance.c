@@ -6,6 +6,7 @@
  */
 #include "lifecycle/instance.h"
 #include "world/last_error.h"
+#include "world/quiet.h"
 
 #include <string.h>
 

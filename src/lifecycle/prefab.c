@@ -18,6 +18,7 @@
 #include "core/checked.h"
 #include "lifecycle/instance.h"
 #include "world/last_error.h"
+#include "world/quiet.h"
 
 /* ------------------------------------------------------------------ records */
 

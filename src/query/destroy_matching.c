@@ -24,6 +24,7 @@
  */
 #include "query/query.h"
 #include "world/move.h"
+#include "world/quiet.h"
 
 #include <string.h>
 

@@ -30,6 +30,7 @@
 #include "query/gather.h"
 #include "query/group.h"
 #include "query/query.h"
+#include "world/quiet.h"
 
 /* The next chunk of a table walk without sparse terms: a whole table, the
  * next non-empty one in the cache, each field pointing at its column.
@@ -243,6 +244,7 @@ static tes_iter_t iter_start_as(tes_query_t *q, bool by_depth)
     it.priv_change_tick = 0;
     it.priv_change_live = 0;
     it.priv_change_since = 0;
+    it.priv_level = 0;
     if (!q)
         return it;
     it.priv_change_since = atomic_load_explicit(&q->change_last, memory_order_relaxed);
@@ -298,8 +300,8 @@ tes_iter_t tes_query_iter(tes_query_t *q)
             it.priv_phase = TES__WALK_DONE;
             return it;
         }
-        tes__world_depth_up(q->w);
-        atomic_fetch_add_explicit(&q->iters_open, 1, memory_order_relaxed);
+        it.priv_level = tes__world_depth_up(q->w);
+        tes__world_level_mark(q->w, it.priv_level, (uintptr_t)q);
     }
     if (q->change_window || q->stamp_count) {
         uint32_t tick = 0;
@@ -413,7 +415,7 @@ void tes_iter_fini(tes_iter_t *it)
     /* A zeroed iterator, or one walked by a non-structural system, opened
      * no deferral level. */
     if (it->priv_query && !walk_in_frame_level(it->world)) {
-        atomic_fetch_sub_explicit(&it->priv_query->iters_open, 1, memory_order_relaxed);
+        tes__world_level_mark(it->world, it->priv_level, 0);
         tes__defer_end(it->world);
     }
     /* After the flush: deferred writes of this iteration are stamped

@@ -16,6 +16,7 @@
 #include "query/filter.h"
 #include "query/gather.h"
 #include "query/group.h"
+#include "world/quiet.h"
 
 static bool type_has(const tes__table_t *t, tes_comp_t c) { return tes__table_type_index(t, c) >= 0; }
 
@@ -188,6 +189,11 @@ int tes__query_desc_terms(tes_world_t *w, const tes_query_desc_t *d, int32_t *co
 static void query_release(tes_query_t *q)
 {
     tes__alloc_t *a = &q->w->alloc;
+    /* The levels its unfinished iterators hold are no longer its: a query
+     * made later at the same address must not be named for them. */
+    for (uint32_t k = 0; k < TES__ITER_LEVELS; k++)
+        if (atomic_load_explicit(&q->w->iter_levels[k], memory_order_relaxed) == (uintptr_t)q)
+            atomic_store_explicit(&q->w->iter_levels[k], 0, memory_order_relaxed);
     tes__group_free(q);
     tes__cascade_release_spare(q);
     tes__free(a, q->matches, (size_t)q->match_cap * sizeof *q->matches);
@@ -226,7 +232,8 @@ static size_t append_terms(const tes_query_t *q, char *buf, size_t cap, size_t l
 }
 
 /* The world's describe_iters (explain.c): the terms of every live query
- * with an iterator that holds a deferral level, in creation order; returns
+ * with an iterator that holds a deferral level (recorded in the world's
+ * iter_levels, see tes__world_level_mark), in creation order; returns
  * how many there are. Queries are the world's dependents whose fini is
  * query_fini. */
 static size_t describe_open_iters(const tes_world_t *w, char *buf, size_t cap)
@@ -237,7 +244,9 @@ static size_t describe_open_iters(const tes_world_t *w, char *buf, size_t cap)
         if (w->dependents[i].fini != query_fini)
             continue;
         const tes_query_t *q = w->dependents[i].ctx;
-        uint32_t open = atomic_load_explicit(&q->iters_open, memory_order_relaxed);
+        uint32_t open = 0;
+        for (uint32_t k = 0; k < TES__ITER_LEVELS; k++)
+            open += atomic_load_explicit(&w->iter_levels[k], memory_order_relaxed) == (uintptr_t)q;
         if (!open)
             continue;
         if (found++ && len < cap) {

@@ -126,11 +126,6 @@ struct tes_query {
      * structural call that ran the hook ends (until then the query walks
      * its tables or pools, with the same results). */
     bool group_pending;
-    /* Iterators of this query that hold a deferral level (started and not
-     * finished), so that a call refused while the world is deferred can
-     * name the query of a loop left without tes_iter_fini. Atomic: several
-     * threads may iterate one query at once. */
-    _Atomic uint32_t iters_open;
     /* tes_iter_next's fast path (a whole table per chunk, nothing else to
      * do): no sparse term, no change filter, no tracked term to stamp. */
     bool whole_tables;

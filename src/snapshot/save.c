@@ -29,6 +29,7 @@
 #include "lifecycle/instance.h"
 #include "world/explain.h"
 #include "snapshot/snapshot.h"
+#include "world/quiet.h"
 
 /* Everything a save computes before writing. */
 typedef struct save_plan {

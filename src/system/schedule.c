@@ -51,6 +51,7 @@
 #include "query/changes_iter.h"
 #include "world/changes.h"
 #include "system/system.h"
+#include "world/quiet.h"
 
 uint64_t tes__clock_ns(void)
 {

@@ -9,6 +9,7 @@
 #include "system/system.h"
 #include "world/explain.h"
 #include "world/last_error.h"
+#include "world/quiet.h"
 
 #include <string.h>
 

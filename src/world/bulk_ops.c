@@ -21,6 +21,7 @@
  */
 #include "world/move.h"
 #include "world/world.h"
+#include "world/quiet.h"
 
 #include <string.h>
 

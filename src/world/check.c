@@ -12,6 +12,7 @@
 
 #include "world/changes.h"
 #include "world/world.h"
+#include "world/quiet.h"
 
 #define CHECK(...) TES__CHECK("tes__world_check", __VA_ARGS__)
 

@@ -11,6 +11,7 @@
 #include "world/changes.h"
 #include "world/last_error.h"
 #include "world/world.h"
+#include "world/quiet.h"
 
 #include <string.h>
 

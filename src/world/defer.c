@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "world/world.h"
+#include "world/quiet.h"
 
 /* ------------------------------------------------------------------ records */
 

@@ -52,6 +52,7 @@
 #include "world/defer_runs.h"
 #include "world/move.h"
 #include "world/world.h"
+#include "world/quiet.h"
 
 /* Distinct components one merged move tracks; more end the merge there
  * (the rest is merged again from its own place). */

@@ -25,6 +25,7 @@
 #include "world/defer.h"
 
 #include "world/world.h"
+#include "world/quiet.h"
 
 int tes__defer_lanes_reserve(tes_world_t *w)
 {

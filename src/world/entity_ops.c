@@ -7,6 +7,7 @@
 #include "world/world.h"
 
 #include "core/checked.h"
+#include "world/quiet.h"
 
 #include <stdlib.h>
 #include <string.h>

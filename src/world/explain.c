@@ -4,6 +4,7 @@
  * call is refused for it. Failure paths only.
  */
 #include "world/explain.h"
+#include "world/quiet.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -116,7 +117,7 @@ void tes__explain_deferred(const tes_world_t *w, char *buf, size_t cap)
         char queries[TES__DETAIL_SIZE] = "";
         size_t nq = w->describe_iters ? w->describe_iters(w, queries, sizeof queries) : 0;
         int n = snprintf(buf, cap, "%d unfinished iterator%s of %s%s (a loop left early must call tes_iter_fini)",
-                         (int)iters, iters == 1 ? "" : "s", nq > 1 ? "queries " : nq ? "query " : "a freed query",
+                         (int)iters, iters == 1 ? "" : "s", nq > 1 ? "queries " : nq ? "query " : "an unnamed query (freed, or past the named levels)",
                          queries);
         len = n > 0 ? (size_t)n : 0;
     }

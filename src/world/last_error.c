@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "core/thread_pool.h"
+#include "world/quiet.h"
 
 /* The kinds of per-thread record: a formatted sentence, or the parts of
  * one that tes_last_error_detail formats. */

@@ -47,6 +47,7 @@
 #include "world/move.h"
 #include "world/changes.h"
 #include "world/world.h"
+#include "world/quiet.h"
 
 #include <string.h>
 

@@ -12,6 +12,7 @@
 
 #include "core/thread_pool.h"
 #include "world/last_error.h"
+#include "world/quiet.h"
 
 const char *tes_strerror(int status)
 {

@@ -6,7 +6,9 @@
  * and component_ops.c (add, set, remove, get, ...); both follow one
  * discipline so that a failed call leaves the world as it was: validate,
  * reserve every allocation the call may need, then commit with code that
- * cannot fail, then fire hooks.
+ * cannot fail, then fire hooks. The quiet state and the guards every
+ * structural call runs between (tes__world_begin / tes__world_end) are in
+ * world/quiet.h.
  */
 #ifndef TES_WORLD_WORLD_H
 #define TES_WORLD_WORLD_H
@@ -96,6 +98,9 @@ typedef struct tes__dependent {
     void (*settle)(void *ctx);
 } tes__dependent_t;
 
+/* The deferral levels whose holder the world records (iter_levels). */
+#define TES__ITER_LEVELS 8u
+
 struct tes__lifecycle; /* the lifecycle layer's state, opaque here */
 struct tes__filters;   /* the query layer's filter index, opaque here */
 struct tes__systems;   /* the system layer's state, opaque here */
@@ -113,43 +118,6 @@ typedef struct tes__bundle_cache {
     bool quiet;                    /* neither hooked nor a hooked plan: runs no user code */
     tes__move_plan_t plan;
 } tes__bundle_cache_t;
-
-/* The world's quiet state (see tes__world_quiet): ONE word that is the
- * only record of the five things that decide whether a call may take a
- * plain path. Nothing mirrors it; every reader derives what it needs from
- * it (tes__defer_depth, tes__hook_depth, tes__refuse, ...), and each
- * transition has one writer beside tes__world_quiet:
- *   bits  0..30  deferral depth: levels opened by tes_defer_begin and by
- *                live iterators (tes__world_depth_up/down, atomic: reader
- *                threads open and end iterators at once);
- *   bits 32..47  hook depth: > 0 while a user hook or a structural call
- *                that may run one is in progress (tes__world_hook_up/down);
- *   bits 48..55  TES__REFUSE_* bits, set by tes_progress for as long as
- *                systems run (tes__world_refuse_set);
- *   bit  56      some dependent waits for its release (tes__world_doom);
- *   bit  57      some dependent waits to settle (tes__world_settle_later);
- *                both written by tes__world_pending_set, from the
- *                dependents list, after every change of that list.
- * The word is 0 exactly when the world is quiet, and at most the deferral
- * depth when the world is only deferred (TES__QUIET_ONLY_DEFERRED), so a
- * call tells the three states it cares about apart with one load. Hook
- * depth, refusals and the pending bits are written by the one thread that
- * owns the world, never while reader threads run, so their writers' relaxed
- * load and store suffice; the depth, which readers move, is moved by
- * atomic additions. tes__world_check verifies the pending bits against the
- * dependents list and the depth against the levels tes_defer_begin opened. */
-#define TES__QUIET_DEPTH_MASK UINT64_C(0x7FFFFFFF)
-#define TES__QUIET_HOOK_SHIFT 32
-#define TES__QUIET_HOOK_ONE (UINT64_C(1) << TES__QUIET_HOOK_SHIFT)
-#define TES__QUIET_HOOK_MASK (UINT64_C(0xFFFF) << TES__QUIET_HOOK_SHIFT)
-#define TES__QUIET_REFUSE_SHIFT 48
-#define TES__QUIET_REFUSE_MASK (UINT64_C(0xFF) << TES__QUIET_REFUSE_SHIFT)
-#define TES__QUIET_DOOMED (UINT64_C(1) << 56)
-#define TES__QUIET_SETTLING (UINT64_C(1) << 57)
-/* Every bit the word may hold. */
-#define TES__QUIET_ALL                                                                      \
-    (TES__QUIET_DEPTH_MASK | TES__QUIET_HOOK_MASK | TES__QUIET_REFUSE_MASK |                \
-     TES__QUIET_DOOMED | TES__QUIET_SETTLING)
 
 /* Change detection's clock (changes.c). `tick` stamps writes of tracked
  * values; `epoch` counts every move or construction of stamps (it never
@@ -221,7 +189,15 @@ struct tes_world {
     int32_t threads;              /* 1 + workers */
     int *thread_errors;           /* threads entries */
     bool parallel;
-    _Atomic uint64_t quiet; /* the quiet state: see TES__QUIET_DEPTH_MASK */
+    _Atomic uint64_t quiet; /* the quiet state: see world/quiet.h */
+    /* Who holds deferral levels 1..TES__ITER_LEVELS: an iterator records
+     * its query (as a token the query layer reads back) at the level its
+     * tes_query_iter opened and clears it when it ends, so that a call
+     * refused while the world is deferred can name the query of a loop
+     * left without tes_iter_fini (explain.c) without a shared counter to
+     * update on every iteration. Written with relaxed stores, by the
+     * thread that opened the level only (see tes__world_level_mark). */
+    _Atomic uintptr_t iter_levels[TES__ITER_LEVELS];
     /* Per-thread command queues (defer_lanes.c), made on first use; while
      * lanes_live, queuing calls, hook depth and scratch are per thread. */
     tes__lane_t *lanes;           /* threads entries, or NULL */
@@ -298,14 +274,6 @@ int tes__world_plan_owned(tes_world_t *w, const tes__destroy_plan_t *plan, uint3
 void tes__world_plan_free(tes_world_t *w, tes__destroy_plan_t *plan);
 /* Whether some live entity has children (a destroy may cascade). */
 static inline bool tes__world_has_links(const tes_world_t *w) { return w->hier != NULL; }
-
-/* What tes_progress refuses while systems run: structural calls (a system
- * without the structural flag), entity-creating calls (a parallel system),
- * and calls that would end or re-enter the frame (tes_world_free,
- * tes_defer_begin/end; any system). Unlike a hook level, queries work. */
-#define TES__REFUSE_STRUCTURAL 1u
-#define TES__REFUSE_CREATE 2u
-#define TES__REFUSE_FRAME 4u
 
 /* tes__fail while systems run on several threads: records the status in
  * the calling thread's own slot. */
@@ -570,140 +538,6 @@ static inline int tes__world_enter(tes_world_t *w, tes_entity_t e, tes__slot_t *
     return *slot ? TES_OK : tes__fail_stale(w, e);
 }
 
-/* The quiet state's readers (see TES__QUIET_DEPTH_MASK). */
-static inline uint64_t tes__quiet_word(const tes_world_t *w)
-{
-    return atomic_load_explicit(&w->quiet, memory_order_relaxed);
-}
-/* Levels of deferral open: tes_defer_begin's and live iterators'. */
-static inline int32_t tes__defer_depth(const tes_world_t *w)
-{
-    return (int32_t)(tes__quiet_word(w) & TES__QUIET_DEPTH_MASK);
-}
-static inline bool tes__deferred(const tes_world_t *w)
-{
-    return (tes__quiet_word(w) & TES__QUIET_DEPTH_MASK) != 0;
-}
-/* The world's own hook depth (a lane keeps its own: see tes__in_hook). */
-static inline int32_t tes__hook_depth(const tes_world_t *w)
-{
-    return (int32_t)((tes__quiet_word(w) & TES__QUIET_HOOK_MASK) >> TES__QUIET_HOOK_SHIFT);
-}
-/* The TES__REFUSE_* bits of the running systems (0 outside tes_progress). */
-static inline uint8_t tes__refuse(const tes_world_t *w)
-{
-    return (uint8_t)((tes__quiet_word(w) & TES__QUIET_REFUSE_MASK) >> TES__QUIET_REFUSE_SHIFT);
-}
-
-/* Whether a hook runs or a system refuses any of the TES__REFUSE_* bits
- * in `refuse` (0: whether a hook runs): the refusal test of the calls
- * refused there, one masked load. */
-static inline bool tes__refused(const tes_world_t *w, uint8_t refuse)
-{
-    return (tes__quiet_word(w) &
-            (TES__QUIET_HOOK_MASK | ((uint64_t)refuse << TES__QUIET_REFUSE_SHIFT))) != 0;
-}
-/* The refusal of calls that create entities: a hook, a system that may
- * make no structural call or no entity. */
-#define TES__REFUSE_CREATING (TES__REFUSE_STRUCTURAL | TES__REFUSE_CREATE)
-/* Any refusal: a system is running. */
-#define TES__REFUSE_ANY 0xFFu
-
-/* How a word classes the world for a call's dispatch: quiet (0), only
- * deferred (1: the word is the deferral depth alone, so no hook runs, no
- * system runs and no dependent waits) or anything else (2). The one
- * encoding of "only deferred"; branch-free. */
-#define TES__QUIET_CLASSES 3u
-static inline uint32_t tes__quiet_class(uint64_t word)
-{
-    return (uint32_t)(word != 0) + (uint32_t)(word > TES__QUIET_DEPTH_MASK);
-}
-
-/* The writers: one per transition, and nothing else writes the word. A
- * plain store, for the fields only the owning thread writes. */
-static inline void tes__quiet_store(tes_world_t *w, uint64_t word)
-{
-    tes__assert((word & ~TES__QUIET_ALL) == 0);
-    atomic_store_explicit(&w->quiet, word, memory_order_relaxed);
-}
-/* Hook entry and exit. hook_down returns the new depth. */
-static inline void tes__world_hook_up(tes_world_t *w)
-{
-    uint64_t word = tes__quiet_word(w);
-    tes__assert((word & TES__QUIET_HOOK_MASK) != TES__QUIET_HOOK_MASK);
-    tes__quiet_store(w, word + TES__QUIET_HOOK_ONE);
-}
-static inline int32_t tes__world_hook_down(tes_world_t *w)
-{
-    uint64_t word = tes__quiet_word(w);
-    tes__assert((word & TES__QUIET_HOOK_MASK) != 0);
-    word -= TES__QUIET_HOOK_ONE;
-    tes__quiet_store(w, word);
-    return (int32_t)((word & TES__QUIET_HOOK_MASK) >> TES__QUIET_HOOK_SHIFT);
-}
-/* The systems' refusals (tes_progress), replaced as a whole. */
-static inline void tes__world_refuse_set(tes_world_t *w, uint8_t refuse)
-{
-    uint64_t word = tes__quiet_word(w) & ~TES__QUIET_REFUSE_MASK;
-    tes__quiet_store(w, word | ((uint64_t)refuse << TES__QUIET_REFUSE_SHIFT));
-}
-/* Whether some dependent waits for its release or to settle: written by
- * the world's dependents list (world.c) after each change of it. */
-static inline void tes__world_pending_set(tes_world_t *w, bool doomed, bool settling)
-{
-    uint64_t word = tes__quiet_word(w) & ~(TES__QUIET_DOOMED | TES__QUIET_SETTLING);
-    tes__quiet_store(w, word | (doomed ? TES__QUIET_DOOMED : 0u) | (settling ? TES__QUIET_SETTLING : 0u));
-}
-/* Deferral levels: atomic, as reader threads open and end iterators at
- * once. depth_down returns the new depth. */
-static inline void tes__world_depth_up(tes_world_t *w)
-{
-    uint64_t old = atomic_fetch_add_explicit(&w->quiet, 1u, memory_order_relaxed);
-    tes__assert((old & TES__QUIET_DEPTH_MASK) != TES__QUIET_DEPTH_MASK);
-    (void)old;
-}
-static inline int32_t tes__world_depth_down(tes_world_t *w)
-{
-    uint64_t old = atomic_fetch_sub_explicit(&w->quiet, 1u, memory_order_relaxed);
-    tes__assert((old & TES__QUIET_DEPTH_MASK) != 0);
-    return (int32_t)((old - 1u) & TES__QUIET_DEPTH_MASK);
-}
-
-/* Every structural call runs between begin and end: begin refuses calls
- * made while a user hook runs (any hook: ctor, dtor, copy, move or an
- * observer), and raises the hook depth so that hooks the call itself runs
- * cannot start structural changes of their own. */
-static inline int tes__world_begin(tes_world_t *w)
-{
-    if (!w)
-        return TES_ERR_INVALID;
-    if (tes__unlikely(w->lanes_live)) {
-        /* A split structural system: every call only queues, into the
-         * thread's lane; the hook depth is the thread's own. */
-        tes__lane_t *lane = tes__lane(w);
-        if (lane->hook_depth)
-            return tes__fail_busy(w, "a structural call");
-        lane->hook_depth++;
-        return TES_OK;
-    }
-    if (tes__refused(w, TES__REFUSE_STRUCTURAL))
-        return tes__fail_busy(w, "a structural call");
-    tes__world_hook_up(w);
-    w->watch_scope.count = 0;
-    return TES_OK;
-}
-
-/* True while nothing unusual is going on: no hook or structural call is
- * running, nothing is deferred, no system is running, no dependent waits
- * to settle or to be released (a group asked for inside a hook whose
- * build failed, see tes__world_settle_later: only the generic path's end
- * settles them). A call made then on a component whose dispatch is not
- * GENERIC (no hooks, no watcher hears it) runs no user code and tells no
- * one, so it may take a quiet path that skips the begin/end guard, the
- * watcher reserve and the observer checks. The quiet state's word is
- * then 0: one load, one test. */
-static inline bool tes__world_quiet(const tes_world_t *w) { return tes__quiet_word(w) == 0; }
-
 /* The generic paths of tes_add, tes_set, tes_remove and tes_destroy
  * (component_ops.c, entity_ops.c): what the public calls run when the
  * quiet path (quiet_ops.c) does not apply. */
@@ -711,95 +545,6 @@ int tes__add_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c);
 int tes__set_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value);
 int tes__remove_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c);
 int tes__destroy_generic(tes_world_t *w, tes_entity_t e);
-
-/* Lowers the hook depth raised by tes__world_begin or tes__hook_enter; the
- * outermost end forgets the call's list scope (it points at the call's
- * memory), releases the dependents freed from inside hooks and settles
- * the ones made there. */
-static inline void tes__world_end(tes_world_t *w)
-{
-    if (tes__unlikely(w->lanes_live)) {
-        tes__lane(w)->hook_depth--;
-        return;
-    }
-    if (tes__world_hook_down(w) == 0) {
-        w->watch_scope.count = 0;
-        uint64_t word = tes__quiet_word(w);
-        if (word & TES__QUIET_DOOMED)
-            tes__world_release_doomed(w);
-        if (word & TES__QUIET_SETTLING)
-            tes__world_settle(w);
-    }
-}
-
-/* Raises the hook depth around library code that runs user hooks outside a
- * structural call (a deferred flush destroying staged values, building an
- * owning group); end it with tes__world_end. */
-static inline void tes__hook_enter(tes_world_t *w)
-{
-    if (tes__unlikely(w->lanes_live))
-        tes__lane(w)->hook_depth++;
-    else
-        tes__world_hook_up(w);
-}
-
-/* True while a user hook runs (or a structural call that may run one is in
- * progress): the calls refused there check it. */
-static inline bool tes__in_hook(const tes_world_t *w)
-{
-    if (tes__unlikely(w->lanes_live))
-        return tes__lane(w)->hook_depth > 0;
-    return (tes__quiet_word(w) & TES__QUIET_HOOK_MASK) != 0;
-}
-
-/* True for the calls refused both in hooks and in systems (tes_world_free,
- * tes_defer_begin/end). */
-static inline bool tes__in_hook_or_frame(const tes_world_t *w)
-{
-    return tes__in_hook(w) || (tes__refuse(w) & TES__REFUSE_FRAME);
-}
-
-/* tes__world_begin for calls that create entities (spawn, clone, prefab and
- * instantiate calls), which a parallel system may not make. */
-static inline int tes__world_begin_create(tes_world_t *w)
-{
-    if (w && tes__unlikely(tes__refuse(w) & TES__REFUSE_CREATING))
-        return tes__fail_busy(w, "an entity-creating call");
-    return tes__world_begin(w);
-}
-
-/* The body of a public structural call: runs `call` between begin and end.
- * A refused call returns the begin status (int calls) or `failed` (calls
- * that return a handle or a pointer). */
-#define TES__STRUCTURAL(type, w, failed, call) \
-    TES__GUARDED(tes__world_begin, type, w, failed, call)
-/* The same for calls that create entities. */
-#define TES__CREATING(type, w, failed, call) \
-    TES__GUARDED(tes__world_begin_create, type, w, failed, call)
-#define TES__GUARDED(begin, type, w, failed, call)                               \
-    do {                                                                         \
-        int tes__status = begin(w);                                              \
-        if (tes__status)                                                         \
-            return (failed);                                                     \
-        type tes__result = (call);                                               \
-        tes__world_end(w);                                                       \
-        return tes__result;                                                      \
-    } while (0)
-
-/* Fires a component's on_add / on_set / on_remove hook, if any; structural
- * calls made by the hook are refused while it runs. */
-static inline void tes__fire(tes_world_t *w, tes__observer_fn fn, const tes__component_t *info,
-                             tes_entity_t e, void *ptr)
-{
-    if (!fn)
-        return;
-    /* Observers run only inside a structural call (or another hook level),
-     * so the rules for calls made from hooks hold. */
-    tes__assert(tes__hook_depth(w) > 0);
-    tes__world_hook_up(w);
-    fn(w, e, ptr, info->hooks.ctx);
-    tes__world_hook_down(w);
-}
 
 typedef void (*tes__visit_fn)(tes_world_t *w, tes__component_t *info, tes_entity_t e, void *ptr);
 

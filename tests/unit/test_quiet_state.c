@@ -27,6 +27,7 @@
 #include "tessera.h"
 #include "world/check.h"
 #include "world/world.h"
+#include "world/quiet.h"
 
 static tes_comp_t reg_hooked(tes_world_t *w, const char *name, uint32_t size,
                              tes_storage_t storage, bool stable, bool track, const tes_hooks_t *hooks)

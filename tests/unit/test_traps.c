@@ -187,6 +187,53 @@ static void loop_left_open_is_named(void **state)
     tes_world_free(w);
 }
 
+/* Nested loops of one query are counted; a query freed with its loop
+ * still open is not named, not even after another query takes its
+ * memory; levels past the recorded ones still count. */
+static void open_levels_named_by_holder(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t pos = TES_COMPONENT(w, Position);
+    tes_comp_t vel = TES_COMPONENT(w, Velocity);
+    tes_entity_t e = tes_spawn(w);
+    tes_set(w, e, pos, &(Position){1, 2});
+    tes_query_desc_t d;
+    memset(&d, 0, sizeof d);
+    d.terms[0].comp = pos;
+    tes_query_t *q = tes_query_new(w, &d);
+    tes_iter_t outer = tes_query_iter(q);
+    tes_iter_t inner = tes_query_iter(q);
+    assert_int_equal(tes_defer_end(w), TES_ERR_INVALID);
+    assert_non_null(strstr(tes_last_error_detail(w),
+                           "2 unfinished iterators of query {Position} (2 iterators)"));
+    tes_iter_fini(&inner);
+    assert_int_equal(tes_defer_end(w), TES_ERR_INVALID);
+    assert_non_null(strstr(tes_last_error_detail(w), "1 unfinished iterator of query {Position} (a loop"));
+
+    /* Ten more levels than are recorded: all counted, the first named. */
+    tes_iter_t more[10];
+    for (int i = 0; i < 10; i++)
+        more[i] = tes_query_iter(q);
+    assert_int_equal(tes_defer_end(w), TES_ERR_INVALID);
+    assert_non_null(strstr(tes_last_error_detail(w), "11 unfinished iterators of query {Position}"));
+    for (int i = 9; i >= 0; i--)
+        tes_iter_fini(&more[i]);
+
+    tes_query_free(q);
+    memset(&d, 0, sizeof d);
+    d.terms[0].comp = vel;
+    tes_query_t *q2 = tes_query_new(w, &d);
+    assert_non_null(q2);
+    assert_int_equal(tes_defer_end(w), TES_ERR_INVALID);
+    assert_non_null(strstr(tes_last_error_detail(w), "1 unfinished iterator of an unnamed query (freed, or past the named levels)"));
+    assert_null(strstr(tes_last_error_detail(w), "Velocity"));
+    tes_iter_fini(&outer);
+    assert_false(tes_is_deferred(w));
+    tes_query_free(q2);
+    tes_world_free(w);
+}
+
 /* ------------------------------------------------ trap 3: stale handles */
 
 static void stale_details_say_which_case(void **state)
@@ -340,6 +387,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(forgotten_registration_refused),
         cmocka_unit_test(loop_left_open_is_named),
+        cmocka_unit_test(open_levels_named_by_holder),
         cmocka_unit_test(stale_details_say_which_case),
         cmocka_unit_test(const_failure_is_not_shadowed),
     };
