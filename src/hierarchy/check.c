@@ -74,6 +74,10 @@ int tes__hier_check(const tes_world_t *w)
             ringed += n;
         }
     }
+    bool prefab = false;
+    for (uint32_t i = 0; i < h->tables_seen && i < w->tables.count; i++)
+        prefab |= (w->tables.tables[i]->flags & TES__TABLE_PREFAB) != 0;
+    TES__CHECK(WHO, h->tables_seen <= w->tables.count && prefab == h->prefab_tables, "the note of prefab tables (%u seen, prefab %d) disagrees with the tables (%u, prefab %d)", h->tables_seen, (int)h->prefab_tables, w->tables.count, (int)prefab);
     TES__CHECK(WHO, parented == h->linked, "%llu entities have a parent but the count says %u", (unsigned long long)parented, h->linked);
     TES__CHECK(WHO, ringed == parented, "the child rings hold %llu entities, %llu have a parent", (unsigned long long)ringed, (unsigned long long)parented);
     return TES_OK;

@@ -51,6 +51,11 @@ typedef struct tes__hier {
     tes__map_t names;    /* index + 1 -> the name (a char * as uintptr_t) */
     tes__map_t siblings; /* sibling key (parent, name) -> child index */
     uint64_t *changes;   /* the world's link_changes: every link write bumps it */
+    /* Whether one of the world's first tables_seen tables holds prefab
+     * entities (tables are never removed), so a link in a world without
+     * prefabs skips the two table reads of the prefab rule. */
+    uint32_t tables_seen;
+    bool prefab_tables;
 } tes__hier_t;
 
 /* The world's hierarchy state, made on first use (NULL: TES_ERR_NOMEM,

@@ -439,7 +439,8 @@ static tes__noinline int set_parent_impl(tes_world_t *w, tes_entity_t child, tes
 
 /* The quick link: a reparent of the steady kind (a quiet world, both
  * entities alive with their records made, no names in the world, neither
- * a prefab entity, under a new parent that is not the child, and no
+ * a prefab entity (not even looked at while the world has no prefab
+ * table), under a new parent that is not the child, and no
  * cycle possible: the child is a leaf or the parent a root), done in a
  * few dozen instructions. Random reparents are bound by cache misses, and
  * the processor overlaps the misses of consecutive calls only as far as
@@ -450,6 +451,14 @@ static tes__noinline int set_parent_impl(tes_world_t *w, tes_entity_t child, tes
  * Returns false, having changed nothing, for anything else (every refusal
  * included): the general path (set_parent_impl) is the definition, and
  * this one decides only cases whose outcome it is sure of. */
+/* Brings h->tables_seen and h->prefab_tables up to the world's tables. */
+static tes__noinline void note_tables(const tes_world_t *w, tes__hier_t *h)
+{
+    for (uint32_t i = h->tables_seen; i < w->tables.count; i++)
+        h->prefab_tables |= (w->tables.tables[i]->flags & TES__TABLE_PREFAB) != 0;
+    h->tables_seen = w->tables.count;
+}
+
 static tes__always_inline bool link_quick(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
 {
     tes__hier_t *h = w->hier;
@@ -471,7 +480,10 @@ static tes__always_inline bool link_quick(tes_world_t *w, tes_entity_t child, te
         ps->generation != tes_entity_generation(parent) || cs->table == TES__SLOT_FREE ||
         ps->table == TES__SLOT_FREE)
         return false;
-    if ((tes__slot_table(w, cs)->flags | tes__slot_table(w, ps)->flags) & TES__TABLE_PREFAB)
+    if (tes__unlikely(h->tables_seen != w->tables.count))
+        note_tables(w, h);
+    if (h->prefab_tables &&
+        ((tes__slot_table(w, cs)->flags | tes__slot_table(w, ps)->flags) & TES__TABLE_PREFAB))
         return false;
     if (cl->last && pl->parent)
         return false; /* the cycle check must walk up from the parent */

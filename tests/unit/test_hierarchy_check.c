@@ -134,11 +134,38 @@ static void test_check_sees_broken_links(void **state)
     tes_world_free(w);
 }
 
+/* The prefab rule holds for prefab tables made after the hierarchy's
+ * state (a link in a world with no prefab table skips the table reads),
+ * and the world check sees a note of prefab tables that lies. */
+static void test_prefab_tables_made_later(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_entity_t a = tes_spawn(w), b = tes_spawn(w);
+    assert_int_equal(tes_set_parent(w, b, a), TES_OK);
+    assert_false(w->hier->prefab_tables);
+    tes_entity_t pf = tes_prefab_new(w), m = tes_prefab_child(w, pf);
+    assert_int_equal(tes_set_parent(w, m, a), TES_ERR_INVALID);
+    assert_int_equal(tes_set_parent(w, b, pf), TES_ERR_INVALID);
+    assert_true(tes_parent(w, b) == a);
+    assert_true(tes_parent(w, m) == TES_NULL);
+    assert_true(w->hier->prefab_tables);
+    assert_int_equal(tes_set_parent(w, m, pf), TES_OK);
+    assert_int_equal(tes_set_parent(w, a, b), TES_ERR_INVALID); /* a cycle */
+    assert_int_equal(tes__world_check(w), TES_OK);
+    w->hier->prefab_tables = false;
+    assert_int_not_equal(tes__world_check(w), TES_OK);
+    w->hier->prefab_tables = true;
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_positions),
         cmocka_unit_test(test_check_sees_broken_links),
+        cmocka_unit_test(test_prefab_tables_made_later),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
