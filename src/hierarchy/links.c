@@ -383,6 +383,14 @@ static int set_parent_deferred(tes_world_t *w, void *arg, bool run)
     return tes_set_parent(w, pair[0], pair[1]);
 }
 
+/* Brings h->tables_seen and h->prefab_tables up to the world's tables. */
+static tes__noinline void note_tables(const tes_world_t *w, tes__hier_t *h)
+{
+    for (uint32_t i = h->tables_seen; i < w->tables.count; i++)
+        h->prefab_tables |= (w->tables.tables[i]->flags & TES__TABLE_PREFAB) != 0;
+    h->tables_seen = w->tables.count;
+}
+
 /* Checks a link of child under parent (TES_NULL: a root) against the
  * forest as it is, then links it or, in a deferred world, queues it.
  * Random reparents are bound by cache misses, so the call is laid out for
@@ -394,6 +402,8 @@ static int set_parent_deferred(tes_world_t *w, void *arg, bool run)
 static tes__noinline int set_parent_impl(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
 {
     static const char call[] = "tes_set_parent";
+    if (w->hier && w->hier->tables_seen != w->tables.count)
+        note_tables(w, w->hier);
     bool root = parent == TES_NULL;
     uint32_t c = tes_entity_index(child), p = tes_entity_index(parent);
     uint32_t p1 = root ? 0 : p + 1;
@@ -451,37 +461,28 @@ static tes__noinline int set_parent_impl(tes_world_t *w, tes_entity_t child, tes
  * Returns false, having changed nothing, for anything else (every refusal
  * included): the general path (set_parent_impl) is the definition, and
  * this one decides only cases whose outcome it is sure of. */
-/* Brings h->tables_seen and h->prefab_tables up to the world's tables. */
-static tes__noinline void note_tables(const tes_world_t *w, tes__hier_t *h)
-{
-    for (uint32_t i = h->tables_seen; i < w->tables.count; i++)
-        h->prefab_tables |= (w->tables.tables[i]->flags & TES__TABLE_PREFAB) != 0;
-    h->tables_seen = w->tables.count;
-}
-
 static tes__always_inline bool link_quick(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
 {
-    tes__hier_t *h = w->hier;
-    const tes__slot_t *slots = w->entities.slots;
-    uint32_t count = w->entities.count;
     uint32_t c = tes_entity_index(child), p = tes_entity_index(parent);
-    if (!h || h->names.count || parent == TES_NULL || c >= count || p >= count || c == p)
+    uint32_t count = w->entities.count;
+    if ((c > p ? c : p) >= count || c == p || parent == TES_NULL)
         return false;
-    /* Positions (index + 1) of records: indices below count keep them
-     * within 32 bits. */
+    const tes__slot_t *cs = &w->entities.slots[c], *ps = &w->entities.slots[p];
+    if (cs->generation != tes_entity_generation(child) || cs->table == TES__SLOT_FREE ||
+        ps->generation != tes_entity_generation(parent) || ps->table == TES__SLOT_FREE)
+        return false;
+    /* Records at positions index + 1 (within 32 bits: indices are below
+     * count). The general path notes new tables (see note_tables). */
+    tes__hier_t *h = w->hier;
     uint32_t c1 = c + 1, p1 = p + 1;
     uint32_t cpage = c1 / TES__LINK_PAGE, ppage = p1 / TES__LINK_PAGE;
-    if ((cpage > ppage ? cpage : ppage) >= h->page_cap || !h->pages[cpage] || !h->pages[ppage])
+    if (!h || h->names.count || h->tables_seen != w->tables.count ||
+        (cpage > ppage ? cpage : ppage) >= h->page_cap)
         return false;
-    tes__link_t *cl = &h->pages[cpage][c1 % TES__LINK_PAGE];
-    tes__link_t *pl = &h->pages[ppage][p1 % TES__LINK_PAGE];
-    const tes__slot_t *cs = &slots[c], *ps = &slots[p];
-    if (cs->generation != tes_entity_generation(child) ||
-        ps->generation != tes_entity_generation(parent) || cs->table == TES__SLOT_FREE ||
-        ps->table == TES__SLOT_FREE)
+    tes__link_t *cp = h->pages[cpage], *pp = h->pages[ppage];
+    if (!cp || !pp)
         return false;
-    if (tes__unlikely(h->tables_seen != w->tables.count))
-        note_tables(w, h);
+    tes__link_t *cl = &cp[c1 % TES__LINK_PAGE], *pl = &pp[p1 % TES__LINK_PAGE];
     if (h->prefab_tables &&
         ((tes__slot_table(w, cs)->flags | tes__slot_table(w, ps)->flags) & TES__TABLE_PREFAB))
         return false;
@@ -492,7 +493,7 @@ static tes__always_inline bool link_quick(tes_world_t *w, tes_entity_t child, te
         if (old1)
             ring_unlink(h, c1, cl, rec(h, old1));
         ring_append(h, c1, cl, p1, pl);
-        (*h->changes)++;
+        w->link_changes++;
         h->linked += !old1;
     }
     return true;
