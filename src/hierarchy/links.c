@@ -1,7 +1,10 @@
 /*
  * Parent/child links (see hierarchy.h): the state, linking and reparenting,
  * the reads, and the two things the world asks through tes__hier_ops_t:
- * a destroy's post-order plan and the unlinking of a dying entity. Every
+ * a destroy's post-order plan and the unlinking of a dying entity. Tuned
+ * for random reparents of many entities, which are bound by cache misses:
+ * tes_set_parent takes a short quick path for the steady case (see
+ * link_quick) and the general one for everything else. Every
  * change reserves its pages (and map room) first, then commits with code
  * that cannot fail, so a refused or failed call leaves the forest as it was.
  */
@@ -391,14 +394,12 @@ static tes__noinline void note_tables(const tes_world_t *w, tes__hier_t *h)
     h->tables_seen = w->tables.count;
 }
 
-/* Checks a link of child under parent (TES_NULL: a root) against the
- * forest as it is, then links it or, in a deferred world, queues it.
- * Random reparents are bound by cache misses, so the call is laid out for
- * them: both records' addresses follow from the entity indices alone, so
- * they are taken before the slots are checked and their loads overlap
- * with the slots'; each slot is read once; the checks read nothing but
- * the two slots (and their tables' flags, cached) and the two records;
- * the rest touches only the records one step from those. */
+/* The general path of tes_set_parent, and the definition of what it does:
+ * checks a link of child under parent (TES_NULL: a root) against the
+ * forest as it is, then links it or, in a deferred world, queues it. Each
+ * slot is read once; the checks read the two slots, their tables' flags
+ * and the two records, and walk up from the parent only when a cycle is
+ * possible; the link touches only records one step from those. */
 static tes__noinline int set_parent_impl(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
 {
     static const char call[] = "tes_set_parent";
