@@ -4,13 +4,21 @@
  * forest is as fast as without). Built for scene trees: many small subtrees,
  * frequent reparenting, destroys of whole subtrees, path lookups by name.
  *
- * Links: one 16-byte record per entity index {parent, first child, prev,
+ * Links: one 16-byte record per entity index {parent, last child, prev,
  * next}, every field an entity index + 1 (0: none), in pages of
- * TES__LINK_PAGE records allocated when an entity of the page is first
- * linked, so a world without links holds nothing and one with a forest
- * pays 16 bytes per entity of a touched page. Siblings form a list whose
- * first element's prev is the last sibling, so append, unlink and
- * reparent touch O(1) records. Depth is the length of the parent chain.
+ * TES__LINK_PAGE records (entity index i at position i + 1) allocated
+ * when an entity of the page is first linked, so a world without links holds nothing and one with a forest
+ * pays 16 bytes per entity of a touched page. A record's address is a
+ * function of the entity index alone, so a call can start loading it
+ * before the entity's slot arrives. The parent keeps its last child; the
+ * next fields of siblings form a ring (the last child's next is the first
+ * child) and the prev fields a plain list (the first child's is 0). So
+ * appending touches the parent and its last child, unlinking the child's
+ * two neighbours (or, for a first child, its next sibling and the last
+ * one): a reparent touches O(1) records, and every record it touches is
+ * one step from a record it already holds, never two. Depth is the length
+ * of the parent chain (not stored: a reparent would have to update a
+ * whole subtree).
  *
  * Names: a map from entity index to its copied name, and a map from
  * (parent, name hash) to the child, so a path segment is one expected O(1)
@@ -30,9 +38,9 @@
 
 typedef struct tes__link {
     uint32_t parent; /* index + 1 of each; 0: none */
-    uint32_t first;  /* first child */
-    uint32_t prev;   /* previous sibling; the first child's is the last one */
-    uint32_t next;   /* next sibling; 0 for the last */
+    uint32_t last;   /* last child */
+    uint32_t prev;   /* previous sibling; 0 for the first child */
+    uint32_t next;   /* next sibling; the last child's is the first one */
 } tes__link_t;
 
 typedef struct tes__hier {
@@ -43,19 +51,33 @@ typedef struct tes__hier {
     tes__map_t names;    /* index + 1 -> the name (a char * as uintptr_t) */
     tes__map_t siblings; /* sibling key (parent, name) -> child index */
     uint64_t *changes;   /* the world's link_changes: every link write bumps it */
+    /* Whether one of the world's first tables_seen tables holds prefab
+     * entities (tables are never removed), so a link in a world without
+     * prefabs skips the two table reads of the prefab rule. */
+    uint32_t tables_seen;
+    bool prefab_tables;
 } tes__hier_t;
 
 /* The world's hierarchy state, made on first use (NULL: TES_ERR_NOMEM,
  * not recorded). */
 tes__hier_t *tes__hier(tes_world_t *w);
 
+/* The record at position k, or NULL if its page was never made. Entity
+ * index i's record sits at position i + 1, the value link fields hold, so
+ * following a link is no arithmetic beyond the page split (position 0,
+ * the first record of page 0, belongs to no entity). */
+static inline tes__link_t *tes__link_at(const tes__hier_t *h, uint64_t k)
+{
+    uint64_t p = k / TES__LINK_PAGE;
+    if (!h || p >= h->page_cap || !h->pages[p])
+        return NULL;
+    return &h->pages[p][k % TES__LINK_PAGE];
+}
+
 /* The record of entity index i, or NULL if its page was never made. */
 static inline tes__link_t *tes__link(const tes__hier_t *h, uint32_t i)
 {
-    uint32_t p = i / TES__LINK_PAGE;
-    if (!h || p >= h->page_cap || !h->pages[p])
-        return NULL;
-    return &h->pages[p][i % TES__LINK_PAGE];
+    return tes__link_at(h, (uint64_t)i + 1);
 }
 
 /* The parent index + 1 of entity index i (0: a root). */
@@ -65,12 +87,29 @@ static inline uint32_t tes__link_parent(const tes__hier_t *h, uint32_t i)
     return l ? l->parent : 0;
 }
 
+/* The first child of the entity whose record is l (NULL: none), as index
+ * + 1, or 0 if it has none. */
+static inline uint32_t tes__link_first(const tes__hier_t *h, const tes__link_t *l)
+{
+    return l && l->last ? tes__link_at(h, l->last)->next : 0;
+}
+
+/* The sibling after child k (index + 1) of the entity whose record is pl,
+ * or 0 after the last one. */
+static inline uint32_t tes__link_next(const tes__hier_t *h, const tes__link_t *pl, uint32_t k)
+{
+    return k == pl->last ? 0 : tes__link_at(h, k)->next;
+}
+
 /* Makes the pages of entity indices a and b exist. TES_OK or
  * TES_ERR_NOMEM (not recorded; pages made stay, they are only room). */
 int tes__links_reserve(tes__hier_t *h, tes__alloc_t *a, uint32_t ia, uint32_t ib);
 
 /* Makes index c (a root, its page made) the last child of index p. */
 void tes__link_append(tes__hier_t *h, uint32_t c, uint32_t p);
+
+/* The hierarchy's part of the world check (check.c; tes__hier_ops_t.check). */
+int tes__hier_check(const tes_world_t *w);
 
 /* Instances (instances.c): tes__hier_ops_t's instance_* entries. */
 int tes__hier_instance_prepare(tes_world_t *w, const tes_entity_t *members, uint32_t m,

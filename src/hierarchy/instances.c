@@ -54,7 +54,7 @@ int tes__hier_instance_prepare(tes_world_t *w, const tes_entity_t *members, uint
     uint32_t npairs = 0, named = 0;
     for (uint32_t j = 0; j < m; j++) {
         const tes__link_t *l = members[j] ? tes__link(h, tes_entity_index(members[j])) : NULL;
-        for (uint32_t c = l ? l->first : 0; c; c = tes__link(h, c - 1)->next)
+        for (uint32_t c = tes__link_first(h, l); c; c = tes__link_next(h, l, c))
             if (position(members, m, c - 1) >= 0) {
                 npairs++;
                 named += tes__name_of(h, c - 1) != NULL;
@@ -78,7 +78,7 @@ int tes__hier_instance_prepare(tes_world_t *w, const tes_entity_t *members, uint
     uint32_t at = 0;
     for (uint32_t j = 0; j < m; j++) {
         const tes__link_t *l = members[j] ? tes__link(h, tes_entity_index(members[j])) : NULL;
-        for (uint32_t c = l ? l->first : 0; c; c = tes__link(h, c - 1)->next) {
+        for (uint32_t c = tes__link_first(h, l); c; c = tes__link_next(h, l, c)) {
             int32_t i = position(members, m, c - 1);
             if (i >= 0)
                 p->pairs[at++] = (pair_t){(uint32_t)i, j};

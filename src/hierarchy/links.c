@@ -1,7 +1,10 @@
 /*
  * Parent/child links (see hierarchy.h): the state, linking and reparenting,
  * the reads, and the two things the world asks through tes__hier_ops_t:
- * a destroy's post-order plan and the unlinking of a dying entity. Every
+ * a destroy's post-order plan and the unlinking of a dying entity. Tuned
+ * for random reparents of many entities, which are bound by cache misses:
+ * tes_set_parent takes a short quick path for the steady case (see
+ * link_quick) and the general one for everything else. Every
  * change reserves its pages (and map room) first, then commits with code
  * that cannot fail, so a refused or failed call leaves the forest as it was.
  */
@@ -45,15 +48,15 @@ static void hier_fini(void *ctx)
 static bool has_children(const tes_world_t *w, uint32_t index)
 {
     const tes__link_t *l = tes__link(w->hier, index);
-    return l && l->first;
+    return l && l->last;
 }
 
 /* The next entity of a post-order walk of root's subtree after i (index
  * + 1 each), or 0 once root was the last. */
 static uint32_t descend(const tes__hier_t *h, uint32_t i)
 {
-    for (const tes__link_t *l; (l = tes__link(h, i - 1)) != NULL && l->first;)
-        i = l->first;
+    for (const tes__link_t *l; (l = tes__link_at(h, i)) != NULL && l->last;)
+        i = tes__link_first(h, l);
     return i;
 }
 
@@ -61,8 +64,8 @@ static uint32_t post_next(const tes__hier_t *h, uint32_t root, uint32_t i)
 {
     if (i == root)
         return 0;
-    const tes__link_t *l = tes__link(h, i - 1);
-    return l->next ? descend(h, l->next) : l->parent;
+    const tes__link_t *l = tes__link_at(h, i);
+    return tes__link_at(h, l->parent)->last != i ? descend(h, l->next) : l->parent;
 }
 
 /* Whether an ancestor of index i is listed (keys: tes__hash_u64 of index + 1). */
@@ -122,52 +125,72 @@ static int plan(tes_world_t *w, const tes_entity_t *es, uint32_t n, tes_entity_t
     return TES_OK;
 }
 
-/* The record of index i, whose page exists (a linked entity's, its
- * parent's and its siblings' always do). */
-static inline tes__link_t *rec(const tes__hier_t *h, uint32_t i)
+/* The record at position k (entity index k - 1), whose page exists (a
+ * linked entity's, its parent's and its siblings' always do). */
+static inline tes__link_t *rec(const tes__hier_t *h, uint32_t k)
 {
-    tes__assert(i / TES__LINK_PAGE < h->page_cap && h->pages[i / TES__LINK_PAGE]);
-    return &h->pages[i / TES__LINK_PAGE][i % TES__LINK_PAGE];
+    tes__assert(k / TES__LINK_PAGE < h->page_cap && h->pages[k / TES__LINK_PAGE]);
+    return &h->pages[k / TES__LINK_PAGE][k % TES__LINK_PAGE];
 }
 
-/* Takes index c out of its parent's child list (it has a parent). */
-static void unlink_child(tes__hier_t *h, uint32_t c)
+/* Takes the entity at position c1 (record l) out of its parent's (record
+ * pl) child list. Only the records of the parent and of c1's neighbours
+ * are touched: a first child's ring predecessor is the last child, which
+ * the parent names, and a last child's successor is the first one, which
+ * keeps its prev of 0. The caller keeps the counts. */
+static inline void ring_unlink(tes__hier_t *h, uint32_t c1, tes__link_t *l, tes__link_t *pl)
 {
-    tes__link_t *l = rec(h, c);
-    tes__link_t *p = rec(h, l->parent - 1);
-    if (p->first == c + 1) {
-        p->first = l->next;
-        if (l->next)
-            rec(h, l->next - 1)->prev = l->prev;
+    uint32_t prev = l->prev, next = l->next;
+    if (next == c1) {
+        pl->last = 0; /* the only child */
     } else {
-        rec(h, l->prev - 1)->next = l->next;
-        if (l->next)
-            rec(h, l->next - 1)->prev = l->prev;
+        rec(h, prev ? prev : pl->last)->next = next;
+        if (pl->last == c1)
+            pl->last = prev;
         else
-            rec(h, p->first - 1)->prev = l->prev;
+            rec(h, next)->prev = prev;
     }
     l->parent = l->prev = l->next = 0;
+}
+
+/* Makes the entity at position c1 (record l, a root) the last child of
+ * the one at p1 (record pl). The caller keeps the counts. */
+static inline void ring_append(tes__hier_t *h, uint32_t c1, tes__link_t *l, uint32_t p1,
+                               tes__link_t *pl)
+{
+    uint32_t last = pl->last;
+    l->parent = p1;
+    if (!last) {
+        l->prev = 0;
+        l->next = c1;
+    } else {
+        tes__link_t *ll = rec(h, last);
+        l->prev = last;
+        l->next = ll->next;
+        ll->next = c1;
+    }
+    pl->last = c1;
+}
+
+/* The same, keeping the counts: index c (record l, linked) unlinked. */
+static void unlink_child(tes__hier_t *h, uint32_t c, tes__link_t *l)
+{
+    ring_unlink(h, c + 1, l, rec(h, l->parent));
     h->linked--;
+    (*h->changes)++;
+}
+
+/* Index c (record l, a root) appended under index p (record pl). */
+static void append_child(tes__hier_t *h, uint32_t c, tes__link_t *l, uint32_t p, tes__link_t *pl)
+{
+    ring_append(h, c + 1, l, p + 1, pl);
+    h->linked++;
     (*h->changes)++;
 }
 
 void tes__link_append(tes__hier_t *h, uint32_t c, uint32_t p)
 {
-    tes__link_t *l = rec(h, c);
-    tes__link_t *pl = rec(h, p);
-    l->parent = p + 1;
-    l->next = 0;
-    if (!pl->first) {
-        pl->first = c + 1;
-        l->prev = c + 1;
-    } else {
-        tes__link_t *first = rec(h, pl->first - 1);
-        l->prev = first->prev;
-        rec(h, first->prev - 1)->next = c + 1;
-        first->prev = c + 1;
-    }
-    h->linked++;
-    (*h->changes)++;
+    append_child(h, c, rec(h, c + 1), p, rec(h, p + 1));
 }
 
 static void destroyed(tes_world_t *w, tes_entity_t e)
@@ -176,12 +199,12 @@ static void destroyed(tes_world_t *w, tes_entity_t e)
     uint32_t i = tes_entity_index(e);
     tes__link_t *l = tes__link(h, i);
     /* Every destroy plans its subtree: the children died first. */
-    tes__assert(!l || !l->first);
+    tes__assert(!l || !l->last);
     /* The name first: its sibling key is made from the parent. */
     if (h->names.count)
         tes__name_drop(w, h, i);
     if (l && l->parent)
-        unlink_child(h, i);
+        unlink_child(h, i, l);
 }
 
 static int clone_link(tes_world_t *w, tes_entity_t src, uint32_t copy, bool commit)
@@ -215,7 +238,8 @@ static uint32_t parent_of(const tes_world_t *w, uint32_t i) { return tes__link_p
 
 static const tes__hier_ops_t hier_ops = {has_children, plan, destroyed, clone_link,
                                          tes__hier_instance_prepare, tes__hier_instance_commit,
-                                         tes__hier_instance_discard, lineage, parent_of};
+                                         tes__hier_instance_discard, lineage, parent_of,
+                                         tes__hier_check};
 
 tes__hier_t *tes__hier(tes_world_t *w)
 {
@@ -236,7 +260,8 @@ tes__hier_t *tes__hier(tes_world_t *w)
 
 int tes__links_reserve(tes__hier_t *h, tes__alloc_t *a, uint32_t ia, uint32_t ib)
 {
-    uint32_t need = (ia > ib ? ia : ib) / TES__LINK_PAGE + 1;
+    uint64_t ka = (uint64_t)ia + 1, kb = (uint64_t)ib + 1;
+    uint32_t need = (uint32_t)((ka > kb ? ka : kb) / TES__LINK_PAGE + 1);
     if (need > h->page_cap) {
         uint32_t cap = h->page_cap ? h->page_cap : 16;
         while (cap < need)
@@ -249,7 +274,7 @@ int tes__links_reserve(tes__hier_t *h, tes__alloc_t *a, uint32_t ia, uint32_t ib
         h->pages = pages;
         h->page_cap = cap;
     }
-    uint32_t idx[2] = {ia / TES__LINK_PAGE, ib / TES__LINK_PAGE};
+    uint32_t idx[2] = {(uint32_t)(ka / TES__LINK_PAGE), (uint32_t)(kb / TES__LINK_PAGE)};
     for (int k = 0; k < 2; k++) {
         if (h->pages[idx[k]])
             continue;
@@ -263,6 +288,46 @@ int tes__links_reserve(tes__hier_t *h, tes__alloc_t *a, uint32_t ia, uint32_t ib
 
 /* ------------------------------------------------------------------ set_parent */
 
+/* The failures of a link's check, out of line: the check itself stays a
+ * few instructions, so that a run of reparents keeps several of them, and
+ * their cache misses, in flight at once. */
+static tes__noinline int fail_link(tes_world_t *w, tes_entity_t child, tes_entity_t parent,
+                                   int why, const char *call)
+{
+    uint32_t c = tes_entity_index(child), p = tes_entity_index(parent);
+    uint32_t cg = tes_entity_generation(child), pg = tes_entity_generation(parent);
+    switch (why) {
+    case 0:
+        return tes__fail_detail(w, TES_ERR_INVALID, "%s: entity %u:%u cannot be its own parent", call, c, cg);
+    case 1:
+        return tes__fail_detail(w, TES_ERR_INVALID, "%s: parent %u:%u is a descendant of child %u:%u, so the link would close a cycle (unlink it first)", call, p, pg, c, cg);
+    case 2:
+        return tes__fail_detail(w, TES_ERR_INVALID, "%s: child %u:%u is a prefab entity and parent %u:%u is not: prefab members link only to members of the same prefab", call, c, cg, p, pg);
+    case 3:
+        return tes__fail_detail(w, TES_ERR_INVALID, "%s: parent %u:%u is a prefab entity and child %u:%u is not: prefab members link only to members of the same prefab", call, p, pg, c, cg);
+    default:
+        return tes__fail_detail(w, TES_ERR_INVALID, "%s: child %u:%u and parent %u:%u are members of different prefabs", call, c, cg, p, pg);
+    }
+}
+
+/* Whether index p (record pl, NULL if none) lies in the subtree of index
+ * c (record cl), c != p, so that linking c under p would close a cycle.
+ * What the test needs is whether c is an ancestor of p: a leaf is no one's
+ * ancestor, and a root parent has none but itself, so the walk up from p
+ * runs only when c has children and p has a parent (reparenting leaves,
+ * or anything under a root, reads no record beyond the two the link
+ * touches anyway), and then stops at p's root, a few levels in scenes. */
+static bool closes_cycle(const tes__hier_t *h, const tes__link_t *cl, const tes__link_t *pl,
+                         uint32_t c)
+{
+    if (!cl || !cl->last || !pl)
+        return false;
+    for (uint32_t a = pl->parent; a; a = tes__link_parent(h, a - 1))
+        if (a == c + 1)
+            return true;
+    return false;
+}
+
 /* Whether live slot s's entity is a prefab entity: TES_PREFAB is a tag of
  * its table, which the table's flags say without a type search. */
 static bool slot_prefab(const tes_world_t *w, const tes__slot_t *s)
@@ -270,77 +335,40 @@ static bool slot_prefab(const tes_world_t *w, const tes__slot_t *s)
     return (tes__slot_table(w, s)->flags & TES__TABLE_PREFAB) != 0;
 }
 
-/* Checks a link of child under parent (TES_NULL: a root) against the
- * forest as it is; records the failure with a detail naming `call`. Each
- * handle's slot is read once: a reparent of random entities is bound by
- * the cache misses of the records it touches, so the check adds none. */
-static int check_link(tes_world_t *w, tes_entity_t child, tes_entity_t parent, const char *call)
+/* The sibling-name rule for moving index c, named `name`, under
+ * new_parent1 (not its parent now). */
+static tes__noinline int check_name(tes_world_t *w, uint32_t c, const char *name,
+                                    uint32_t new_parent1, const char *call)
 {
-    const tes__slot_t *cs = tes__entity_slot(&w->entities, child);
-    if (!cs)
-        return tes__fail_stale(w, child);
-    if (parent == TES_NULL)
-        return TES_OK;
-    const tes__slot_t *ps = tes__entity_slot(&w->entities, parent);
-    if (!ps)
-        return tes__fail_stale(w, parent);
-    uint32_t c = tes_entity_index(child);
-    const tes__hier_t *h = w->hier;
-    if (parent == child)
-        return tes__fail_detail(w, TES_ERR_INVALID, "%s: entity %u:%u cannot be its own parent", call, c, tes_entity_generation(child));
-    for (uint32_t p = tes_entity_index(parent) + 1; p; p = tes__link_parent(h, p - 1))
-        if (p == c + 1)
-            return tes__fail_detail(w, TES_ERR_INVALID, "%s: parent %u:%u is a descendant of child %u:%u, so the link would close a cycle (unlink it first)", call, tes_entity_index(parent), tes_entity_generation(parent), c, tes_entity_generation(child));
-    bool cp = slot_prefab(w, cs), pp = slot_prefab(w, ps);
-    if (cp != pp)
-        return tes__fail_detail(w, TES_ERR_INVALID, "%s: %s %u:%u is a prefab entity and %s %u:%u is not: prefab members link only to members of the same prefab", call, cp ? "child" : "parent", cp ? c : tes_entity_index(parent), cp ? tes_entity_generation(child) : tes_entity_generation(parent), cp ? "parent" : "child", cp ? tes_entity_index(parent) : c, cp ? tes_entity_generation(parent) : tes_entity_generation(child));
-    if (cp && tes__prefab_root_of(w, child) != tes__prefab_root_of(w, parent))
-        return tes__fail_detail(w, TES_ERR_INVALID, "%s: child %u:%u and parent %u:%u are members of different prefabs", call, c, tes_entity_generation(child), tes_entity_index(parent), tes_entity_generation(parent));
-    return TES_OK;
-}
-
-/* The sibling-name rule for moving named index c under new_parent1. */
-static int check_name(tes_world_t *w, uint32_t c, uint32_t new_parent1, const char *call)
-{
-    const tes__hier_t *h = w->hier;
-    const char *name = h && h->names.count ? tes__name_of(h, c) : NULL;
-    if (!name || tes__link_parent(h, c) == new_parent1)
-        return TES_OK;
-    uint32_t other = tes__sibling_find(h, new_parent1, name, strlen(name));
+    uint32_t other = tes__sibling_find(w->hier, new_parent1, name, strlen(name));
     if (other && other != c + 1)
         return tes__fail_detail(w, TES_ERR_INVALID, "%s: entity %u is named \"%s\" and %s already has a child of that name (rename one of them first)", call, c, name, new_parent1 ? "the new parent" : "the roots");
     return TES_OK;
 }
 
-/* Whether the records of indices a and b exist (their pages were made). */
-static inline bool links_ready(const tes__hier_t *h, uint32_t a, uint32_t b)
+/* Links index c (record *cl, NULL if its page was never made) under index
+ * p (record *pl; p1 = p + 1, or 0 for a root), checked already: reserves
+ * what is missing (pages, a named child's sibling key), then commits with
+ * code that cannot fail. TES_OK or TES_ERR_NOMEM (recorded, nothing
+ * changed). */
+static int link_now(tes_world_t *w, uint32_t c, tes__link_t *cl, uint32_t p1, tes__link_t *pl,
+                    const char *name)
 {
-    uint32_t pa = a / TES__LINK_PAGE, pb = b / TES__LINK_PAGE;
-    return h && pa < h->page_cap && pb < h->page_cap && h->pages[pa] && h->pages[pb];
-}
-
-/* Links now (checked already). TES_OK or TES_ERR_NOMEM (recorded). */
-static int link_now(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
-{
-    uint32_t c = tes_entity_index(child);
-    uint32_t p1 = parent == TES_NULL ? 0 : tes_entity_index(parent) + 1;
     tes__hier_t *h = w->hier;
-    if (tes__link_parent(h, c) == p1)
-        return TES_OK; /* the same parent: the order stays */
-    /* The reservations: pages (already there in a steady forest) and, for
-     * a named child, room for its sibling key under the new parent. */
-    bool named = h && h->names.count && tes__name_of(h, c);
-    if (!links_ready(h, c, p1 ? p1 - 1 : c) &&
-        (!(h = tes__hier(w)) || tes__links_reserve(h, &w->alloc, c, p1 ? p1 - 1 : c)))
+    if (!cl || (p1 && !pl)) {
+        if (!(h = tes__hier(w)) || tes__links_reserve(h, &w->alloc, c, p1 ? p1 - 1 : c))
+            return tes__fail(w, TES_ERR_NOMEM);
+        cl = rec(h, c + 1);
+        pl = p1 ? rec(h, p1) : NULL;
+    }
+    if (name && tes__map_reserve(&h->siblings, &w->alloc, 1))
         return tes__fail(w, TES_ERR_NOMEM);
-    if (named && tes__map_reserve(&h->siblings, &w->alloc, 1))
-        return tes__fail(w, TES_ERR_NOMEM);
-    uint32_t old1 = tes__link_parent(h, c);
+    uint32_t old1 = cl->parent;
     if (old1)
-        unlink_child(h, c);
+        unlink_child(h, c, cl);
     if (p1)
-        tes__link_append(h, c, p1 - 1);
-    if (named)
+        append_child(h, c, cl, p1 - 1, pl);
+    if (name)
         tes__name_move(h, c, old1, p1);
     return TES_OK;
 }
@@ -359,14 +387,54 @@ static int set_parent_deferred(tes_world_t *w, void *arg, bool run)
     return tes_set_parent(w, pair[0], pair[1]);
 }
 
-static int set_parent_impl(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
+/* Brings h->tables_seen and h->prefab_tables up to the world's tables. */
+static tes__noinline void note_tables(const tes_world_t *w, tes__hier_t *h)
 {
-    int rc = check_link(w, child, parent, "tes_set_parent");
-    uint32_t p1 = parent == TES_NULL ? 0 : tes_entity_index(parent) + 1;
-    if (!rc)
-        rc = check_name(w, tes_entity_index(child), p1, "tes_set_parent");
-    if (rc)
-        return rc;
+    for (uint32_t i = h->tables_seen; i < w->tables.count; i++)
+        h->prefab_tables |= (w->tables.tables[i]->flags & TES__TABLE_PREFAB) != 0;
+    h->tables_seen = w->tables.count;
+}
+
+/* The general path of tes_set_parent, and the definition of what it does:
+ * checks a link of child under parent (TES_NULL: a root) against the
+ * forest as it is, then links it or, in a deferred world, queues it. Each
+ * slot is read once; the checks read the two slots, their tables' flags
+ * and the two records, and walk up from the parent only when a cycle is
+ * possible; the link touches only records one step from those. */
+static tes__noinline int set_parent_impl(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
+{
+    static const char call[] = "tes_set_parent";
+    if (w->hier && w->hier->tables_seen != w->tables.count)
+        note_tables(w, w->hier);
+    bool root = parent == TES_NULL;
+    uint32_t c = tes_entity_index(child), p = tes_entity_index(parent);
+    uint32_t p1 = root ? 0 : p + 1;
+    tes__hier_t *h = w->hier;
+    tes__link_t *cl = tes__link(h, c), *pl = root ? NULL : tes__link(h, p);
+    const tes__slot_t *cs = tes__entity_slot(&w->entities, child);
+    if (!cs)
+        return tes__fail_stale(w, child);
+    if (!root) {
+        const tes__slot_t *ps = tes__entity_slot(&w->entities, parent);
+        if (!ps)
+            return tes__fail_stale(w, parent);
+        if (p == c)
+            return fail_link(w, child, parent, 0, call);
+        if (closes_cycle(h, cl, pl, c))
+            return fail_link(w, child, parent, 1, call);
+        bool cp = slot_prefab(w, cs), pp = slot_prefab(w, ps);
+        if (cp != pp)
+            return fail_link(w, child, parent, cp ? 2 : 3, call);
+        if (cp && tes__prefab_root_of(w, child) != tes__prefab_root_of(w, parent))
+            return fail_link(w, child, parent, 4, call);
+    }
+    uint32_t old1 = cl ? cl->parent : 0;
+    const char *name = h && h->names.count && old1 != p1 ? tes__name_of(h, c) : NULL;
+    if (name) {
+        int rc = check_name(w, c, name, p1, call);
+        if (rc)
+            return rc;
+    }
     if (tes__deferred(w)) {
         tes_entity_t *arg = NULL;
         if (tes__defer_reserve_call(w, 0) || !(arg = tes__malloc(&w->alloc, 2 * sizeof *arg)))
@@ -376,19 +444,77 @@ static int set_parent_impl(tes_world_t *w, tes_entity_t child, tes_entity_t pare
         tes__defer_push_call(w, set_parent_deferred, NULL, arg, NULL, 0);
         return TES_OK;
     }
-    return link_now(w, child, parent);
+    if (old1 == p1)
+        return TES_OK; /* the same parent: the order stays */
+    return link_now(w, c, cl, p1, pl, name);
+}
+
+/* The quick link: a reparent of the steady kind (a quiet world, both
+ * entities alive with their records made, no names in the world, neither
+ * a prefab entity (not even looked at while the world has no prefab
+ * table), under a new parent that is not the child, and no
+ * cycle possible: the child is a leaf or the parent a root), done in a
+ * few dozen instructions. Random reparents are bound by cache misses, and
+ * the processor overlaps the misses of consecutive calls only as far as
+ * its instruction window reaches: a short call lets several reparents'
+ * loads be in flight at once. The loads come first and depend on the
+ * entity indices alone (records are addressed by index, so they do not
+ * wait for the slots); nothing is written until every test passed.
+ * Returns false, having changed nothing, for anything else (every refusal
+ * included): the general path (set_parent_impl) is the definition, and
+ * this one decides only cases whose outcome it is sure of. */
+static tes__always_inline bool link_quick(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
+{
+    uint32_t c = tes_entity_index(child), p = tes_entity_index(parent);
+    uint32_t count = w->entities.count;
+    if ((c > p ? c : p) >= count || c == p || parent == TES_NULL)
+        return false;
+    const tes__slot_t *cs = &w->entities.slots[c], *ps = &w->entities.slots[p];
+    if (cs->generation != tes_entity_generation(child) || cs->table == TES__SLOT_FREE ||
+        ps->generation != tes_entity_generation(parent) || ps->table == TES__SLOT_FREE)
+        return false;
+    /* Records at positions index + 1 (within 32 bits: indices are below
+     * count). The general path notes new tables (see note_tables). */
+    tes__hier_t *h = w->hier;
+    uint32_t c1 = c + 1, p1 = p + 1;
+    uint32_t cpage = c1 / TES__LINK_PAGE, ppage = p1 / TES__LINK_PAGE;
+    if (!h || h->names.count || h->tables_seen != w->tables.count ||
+        (cpage > ppage ? cpage : ppage) >= h->page_cap)
+        return false;
+    tes__link_t *cp = h->pages[cpage], *pp = h->pages[ppage];
+    if (!cp || !pp)
+        return false;
+    tes__link_t *cl = &cp[c1 % TES__LINK_PAGE], *pl = &pp[p1 % TES__LINK_PAGE];
+    if (h->prefab_tables &&
+        ((tes__slot_table(w, cs)->flags | tes__slot_table(w, ps)->flags) & TES__TABLE_PREFAB))
+        return false;
+    if (cl->last && pl->parent)
+        return false; /* the cycle check must walk up from the parent */
+    uint32_t old1 = cl->parent;
+    if (old1 != p1) {
+        if (old1)
+            ring_unlink(h, c1, cl, rec(h, old1));
+        ring_append(h, c1, cl, p1, pl);
+        w->link_changes++;
+        h->linked += !old1;
+    }
+    return true;
+}
+
+/* set_parent_impl inside the begin/end guard of a structural call. */
+static tes__noinline int set_parent_guarded(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
+{
+    TES__STRUCTURAL(int, w, tes__status, set_parent_impl(w, child, parent));
 }
 
 int tes_set_parent(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
 {
     /* In a quiet world (no hook or structural call running, nothing
      * deferred, no system running) a link runs no user code and tells no
-     * one, so the call skips the begin/end guard: a reparent is a handful
-     * of cache misses, and the guard's bookkeeping would double its
-     * instructions. */
+     * one, so the call skips the begin/end guard. */
     if (w && tes__world_quiet(w))
-        return set_parent_impl(w, child, parent);
-    TES__STRUCTURAL(int, w, tes__status, set_parent_impl(w, child, parent));
+        return link_quick(w, child, parent) ? TES_OK : set_parent_impl(w, child, parent);
+    return set_parent_guarded(w, child, parent);
 }
 
 /* ------------------------------------------------------------------ reads */
@@ -409,9 +535,10 @@ int32_t tes_children(const tes_world_t *w, tes_entity_t parent, tes_entity_t *ou
         return tes__fail_const_stale(w, &w->entities, parent, TES__STALE_ENTITY);
     if (cap < 0 || (cap > 0 && !out))
         return tes__fail_const(w, TES_ERR_INVALID, "tes_children: cap = %d with out %s", (int)cap, out ? "set" : "NULL");
-    const tes__link_t *l = tes__link(w->hier, tes_entity_index(parent));
+    const tes__hier_t *h = w->hier;
+    const tes__link_t *l = tes__link(h, tes_entity_index(parent));
     int64_t n = 0;
-    for (uint32_t k = l ? l->first : 0; k; k = tes__link(w->hier, k - 1)->next, n++)
+    for (uint32_t k = tes__link_first(h, l); k; k = tes__link_next(h, l, k), n++)
         if (n < cap)
             out[n] = tes_entity_make(k - 1, w->entities.slots[k - 1].generation);
     return n > INT32_MAX ? INT32_MAX : (int32_t)n;

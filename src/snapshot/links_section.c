@@ -33,7 +33,7 @@ void tes__snap_save_hierarchy(tes__outbuf_t *o, const tes_world_t *w)
     tes__out_u32(o, pairs);
     for (uint32_t i = 0; pairs && i < ei->count; i++) {
         const tes__link_t *l = tes__slot_is_live(&ei->slots[i]) ? tes__link(h, i) : NULL;
-        for (uint32_t c = l ? l->first : 0; c; c = tes__link(h, c - 1)->next) {
+        for (uint32_t c = tes__link_first(h, l); c; c = tes__link_next(h, l, c)) {
             tes__out_u32(o, c - 1);
             tes__out_u32(o, i);
         }

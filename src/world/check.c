@@ -505,5 +505,7 @@ int tes__world_check(const tes_world_t *w)
         rc = check_bundle(w);
     if (!rc)
         rc = check_stamps(w);
+    if (!rc && w->hier)
+        rc = w->hier_ops->check(w);
     return rc;
 }

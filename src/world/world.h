@@ -251,6 +251,9 @@ typedef struct tes__hier_ops {
     /* Live entity `index`'s parent as index + 1 (0 for a root): one step
      * up, for walks that keep depths of their own. Cannot fail. */
     uint32_t (*parent_of)(const tes_world_t *w, uint32_t index);
+    /* The hierarchy's invariants, for tes__world_check: TES_OK, or
+     * TES_ERR_INVALID after printing the first broken one to stderr. */
+    int (*check)(const tes_world_t *w);
 } tes__hier_ops_t;
 
 /* The entities a destroy of a listed set really destroys, in order: the
