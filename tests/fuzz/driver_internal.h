@@ -237,10 +237,20 @@ void fzd_op_detach(fz_driver_t *d);
 void fzd_op_adopt(fz_driver_t *d);
 /* A reference for an entity field: null, a prefab member, or any handle. */
 tes_entity_t fzd_pick_ref(fz_driver_t *d);
-/* The status a tes_destroy of live e must return. */
-int fzd_destroy_status(const fz_driver_t *d, tes_entity_t e);
+/* The status destroying live es (n of them) with their descendants must
+ * return: TES_ERR_OWNED when a strict world protects an entity of the
+ * plan, else TES_OK. */
+int fzd_destroy_status(fz_driver_t *d, const tes_entity_t *es, uint32_t n);
 /* Full check of instances, prefabs and held references. */
 void fzd_check_lifecycle(fz_driver_t *d);
+
+/* driver_hier.c */
+void fzd_op_set_parent(fz_driver_t *d);
+void fzd_op_set_name(fz_driver_t *d);
+/* tes_parent, tes_children, tes_depth, tes_name, tes_path, tes_lookup_path. */
+void fzd_op_hier_read(fz_driver_t *d);
+/* Full check of the forest: links, child order, depth, names, paths. */
+void fzd_check_hier(fz_driver_t *d);
 
 /* driver_bulk.c */
 void fzd_op_spawn_with(fz_driver_t *d);
