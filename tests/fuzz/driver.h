@@ -115,6 +115,7 @@ typedef struct fz_result {
      * queued links a flush dropped, destroys that cascaded and the
      * descendants they took. */
     uint64_t links, names, inst_links, inst_names, links_dropped, cascades, cascaded;
+    uint64_t cascade_chunks; /* chunks of TES_QUERY_CASCADE iterations checked */
 } fz_result_t;
 
 /* Runs up to max_ops ops (fewer if a byte source runs out). */

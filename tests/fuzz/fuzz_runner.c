@@ -338,9 +338,9 @@ int main(int argc, char **argv)
             printf("fuzz:   hierarchy: %" PRIu64 " links made, %" PRIu64 " names set, %" PRIu64
                    " links and %" PRIu64 " names copied by instantiation, %" PRIu64
                    " queued links dropped at a flush, %" PRIu64 " cascading destroys (%" PRIu64
-                   " descendants)\n",
+                   " descendants), %" PRIu64 " by-depth chunks\n",
                    res.links, res.names, res.inst_links, res.inst_names, res.links_dropped,
-                   res.cascades, res.cascaded);
+                   res.cascades, res.cascaded, res.cascade_chunks);
         check_walks(&cfg, &res);
         if (res.diverged) {
             divergences++;

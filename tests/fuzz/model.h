@@ -280,6 +280,8 @@ typedef struct fz_model {
      * them, queued links the flush dropped, cascades (destroys that took
      * descendants) and the descendants they took. */
     uint64_t inst_links, inst_names, links_dropped, cascades, cascaded;
+    /* The last error the last flush met (tes_last_error after it). */
+    int flush_last;
 } fz_model_t;
 
 /* The model's value of component k in slot `index` (which has k). */
@@ -366,7 +368,9 @@ void fz_model_lookup(const fz_model_t *m, tes_entity_t e, int k, fz_lookup_t *ou
 /* Applies the queue in order (ops on entities dead by then are dropped,
  * staged values released) and empties it. Returns the first error met
  * (TES_ERR_OWNED: a queued destroy of an entity that joined an instance
- * since, in a strict world), as tes_defer_end does. */
+ * since, in a strict world; TES_ERR_INVALID: a queued link dropped, or a
+ * link a clone or instantiation would make refused), as tes_defer_end
+ * does; the last one goes to flush_last. */
 int fz_model_flush(fz_model_t *m);
 
 /* ------------------------------------------------------------------ lifecycle */

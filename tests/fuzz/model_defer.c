@@ -285,10 +285,13 @@ static int apply(fz_model_t *m, const fz_qop_t *op)
 int fz_model_flush(fz_model_t *m)
 {
     int first = TES_OK;
+    m->flush_last = TES_OK;
     for (uint32_t i = 0; i < m->nqueue; i++) {
         int rc = apply(m, &m->queue[i]);
         if (rc && first == TES_OK)
             first = rc;
+        if (rc)
+            m->flush_last = rc;
     }
     m->nqueue = 0;
     fz_model_plans_clear(m);
