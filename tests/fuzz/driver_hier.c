@@ -82,16 +82,32 @@ void fzd_op_set_parent(fz_driver_t *d)
     int want = fz_model_link_status(m, child, parent);
     int rc = tes_set_parent(d->w, child, parent);
     fzd_check_status(d, rc, want, 1);
-    if (fzd_failed(d) || rc != TES_OK)
+    if (fzd_failed(d))
         return;
-    d->res->links++;
-    if (deferred(d)) {
-        fzd_queue(d, FZ_Q_SET_PARENT, child, 0, parent);
-        return;
+    if (rc == TES_OK) {
+        d->res->links++;
+        if (deferred(d)) {
+            fzd_queue(d, FZ_Q_SET_PARENT, child, 0, parent);
+        } else {
+            uint32_t p1 = parent == TES_NULL ? 0 : tes_entity_index(parent) + 1;
+            if (!fz_model_link(m, tes_entity_index(child), p1))
+                oom(d);
+        }
     }
-    uint32_t p1 = parent == TES_NULL ? 0 : tes_entity_index(parent) + 1;
-    if (!fz_model_link(m, tes_entity_index(child), p1))
-        oom(d);
+    /* Refused or not, both ends are as the model says now. */
+    tes_entity_t ends[2] = {child, parent};
+    for (int i = 0; i < 2 && !fzd_failed(d); i++) {
+        const fz_mslot_t *s = fz_model_get(m, ends[i]);
+        if (!s)
+            continue;
+        tes_entity_t p = tes_parent(d->w, ends[i]);
+        tes_entity_t pw = s->parent ? fz_model_handle(m, s->parent - 1) : TES_NULL;
+        int32_t n = tes_children(d->w, ends[i], NULL, 0);
+        if (p != pw || n != (int32_t)s->nkids)
+            fzd_fail(d, "after tes_set_parent(%#llx, %#llx) = %d: %#llx has parent %#llx and %d "
+                        "children, model %#llx and %u",
+                     ull(child), ull(parent), rc, ull(ends[i]), ull(p), (int)n, ull(pw), s->nkids);
+    }
 }
 
 /* A name argument: from the pool mostly, a sibling's, NULL, or refused. */
@@ -128,6 +144,13 @@ void fzd_op_set_name(fz_driver_t *d)
 {
     d->op = "tes_set_name";
     tes_entity_t e = fzd_pick_entity(d);
+    /* Prefab members often: instantiation copies their names. */
+    const fz_mprefab_t *rec;
+    if (d->m.nprefabs && fzd_draw(d, 4) == 0) {
+        tes_entity_t member = prefab_member(d, &rec);
+        if (member != TES_NULL)
+            e = member;
+    }
     char buf[260];
     const char *name = pick_name(d, e, buf);
     /* (A sibling's name points into the model: copy it first.) */
