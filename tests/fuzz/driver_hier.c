@@ -15,7 +15,9 @@
  * - The reads: tes_parent, tes_children (random cap, NULL out), tes_depth,
  *   tes_name, tes_path (random cap: truncation), tes_lookup_path (paths of
  *   live entities, and malformed ones).
- * The full check (fzd_check_hier) compares the whole forest: every live
+ * Query chunks by depth and fields of terms about the parent are checked
+ * here too (driver_query.c calls in). The full check (fzd_check_hier)
+ * compares the whole forest: every live
  * entity's parent, children in order, depth, name, path, and the lookup of
  * its path.
  */
@@ -345,6 +347,86 @@ void fzd_op_hier_read(fz_driver_t *d)
         d->op = "tes_lookup_path";
         check_lookup(d);
         break;
+    }
+}
+
+/* ------------------------------------------------------------------ queries */
+
+bool fzd_check_chunk_depth(fz_driver_t *d, const char *desc, const fz_mquery_t *q,
+                           const tes_iter_t *it, int32_t *last)
+{
+    const fz_model_t *m = &d->m;
+    if (!(q->flags & TES_QUERY_CASCADE)) {
+        if (it->depth != 0)
+            fzd_fail(d, "[%s] it.depth is %d without TES_QUERY_CASCADE", desc, (int)it->depth);
+        return !fzd_failed(d);
+    }
+    if (it->depth < *last) {
+        fzd_fail(d, "[%s] a chunk of depth %d after one of depth %d", desc, (int)it->depth,
+                 (int)*last);
+        return false;
+    }
+    *last = it->depth;
+    for (int32_t i = 0; i < it->count; i++) {
+        const fz_mslot_t *s = fz_model_get(m, it->entities[i]);
+        int32_t depth = s ? fz_model_depth(m, tes_entity_index(it->entities[i])) : it->depth;
+        if (depth != it->depth) {
+            fzd_fail(d, "[%s] %#llx of depth %d in a chunk of depth %d", desc,
+                     ull(it->entities[i]), (int)depth, (int)it->depth);
+            return false;
+        }
+    }
+    d->res->cascade_chunks++;
+    return true;
+}
+
+/* A TES_SRC_PARENT term's field: NULL for NOT terms, tags and (OPTIONAL)
+ * chunks whose parents lack the component, all of whose parents have it or
+ * none; else an array aligned with it.entities of the parents' values
+ * (copies: compared with the model when the chunk is made). */
+void fzd_check_parent_field(fz_driver_t *d, const char *desc, const fz_mterm_t *term,
+                            tes_iter_t *it, int32_t t, bool first)
+{
+    int k = term->k;
+    const fz_comp_info_t *c = &fz_comps[k];
+    const fz_model_t *m = &d->m;
+    const uint8_t *f = tes_field(it, t);
+    if (term->oper == TES_NOT || !c->size) {
+        if (f)
+            fzd_fail(d, "[%s] parent field %d (%s%s) is %p, want NULL", desc, (int)t,
+                     term->oper == TES_NOT ? "NOT " : "tag ", c->name, (const void *)f);
+        return;
+    }
+    bool has = false;
+    for (int32_t i = 0; i < it->count; i++) {
+        uint32_t p1 = m->slots[tes_entity_index(it->entities[i])].parent;
+        bool h = p1 && fz_model_has(m, p1 - 1, k);
+        if (i == 0)
+            has = h;
+        else if (h != has) {
+            fzd_fail(d, "[%s] one chunk holds entities whose parents have and lack %s (%#llx, %#llx)",
+                     desc, c->name, ull(it->entities[0]), ull(it->entities[i]));
+            return;
+        }
+    }
+    if (!has) {
+        if (f)
+            fzd_fail(d, "[%s] parent field %d (%s) is %p, but no parent in the chunk has it",
+                     desc, (int)t, c->name, (const void *)f);
+        return;
+    }
+    if (!f) {
+        fzd_fail(d, "[%s] parent field %d (%s) is NULL in a chunk whose parents have it", desc,
+                 (int)t, c->name);
+        return;
+    }
+    for (int32_t i = 0; first && i < it->count; i++) {
+        uint32_t p = m->slots[tes_entity_index(it->entities[i])].parent - 1;
+        if (!fzd_lib_equal(d, k, f + (size_t)i * c->size, fz_val(m, p, k))) {
+            fzd_fail(d, "[%s] parent field %d (%s) row %d: not the value of parent %#llx", desc,
+                     (int)t, c->name, (int)i, ull(fz_model_handle(m, p)));
+            return;
+        }
     }
 }
 

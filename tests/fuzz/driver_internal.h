@@ -251,6 +251,17 @@ void fzd_op_set_name(fz_driver_t *d);
 void fzd_op_hier_read(fz_driver_t *d);
 /* Full check of the forest: links, child order, depth, names, paths. */
 void fzd_check_hier(fz_driver_t *d);
+/* A chunk's it.depth: 0 without TES_QUERY_CASCADE; with it, every entity's
+ * depth and never less than *last (the chunk before; updated). False
+ * after a failure. */
+bool fzd_check_chunk_depth(fz_driver_t *d, const char *desc, const fz_mquery_t *q,
+                           const tes_iter_t *it, int32_t *last);
+/* Field t of a chunk, a TES_SRC_PARENT term (desc names the query):
+ * NULL for NOT terms, tags and (OPTIONAL) chunks whose parents lack the
+ * component; else the parents' values, compared with the model when the
+ * chunk is made (first). */
+void fzd_check_parent_field(fz_driver_t *d, const char *desc, const fz_mterm_t *term,
+                            tes_iter_t *it, int32_t t, bool first);
 
 /* driver_bulk.c */
 void fzd_op_spawn_with(fz_driver_t *d);

@@ -80,57 +80,6 @@ typedef struct iter_state {
     char desc[160];
 } iter_state_t;
 
-/* A TES_SRC_PARENT term's field: NULL for NOT terms, tags and (OPTIONAL)
- * chunks whose parents lack the component, all of whose parents have it or
- * none; else an array aligned with it.entities of the parents' values
- * (copies: compared with the model when the chunk is made). */
-static void check_parent_field(fz_driver_t *d, iter_state_t *st, tes_iter_t *it, int32_t t,
-                               bool first)
-{
-    const fz_mterm_t *term = &st->dq->mq.terms[t];
-    int k = term->k;
-    const fz_comp_info_t *c = &fz_comps[k];
-    const fz_model_t *m = &d->m;
-    const uint8_t *f = tes_field(it, t);
-    if (term->oper == TES_NOT || !c->size) {
-        if (f)
-            fzd_fail(d, "[%s] parent field %d (%s%s) is %p, want NULL", st->desc, (int)t,
-                     term->oper == TES_NOT ? "NOT " : "tag ", c->name, (const void *)f);
-        return;
-    }
-    bool has = false;
-    for (int32_t i = 0; i < it->count; i++) {
-        uint32_t p1 = m->slots[tes_entity_index(it->entities[i])].parent;
-        bool h = p1 && fz_model_has(m, p1 - 1, k);
-        if (i == 0)
-            has = h;
-        else if (h != has) {
-            fzd_fail(d, "[%s] one chunk holds entities whose parents have and lack %s (%#llx, %#llx)",
-                     st->desc, c->name, ull(it->entities[0]), ull(it->entities[i]));
-            return;
-        }
-    }
-    if (!has) {
-        if (f)
-            fzd_fail(d, "[%s] parent field %d (%s) is %p, but no parent in the chunk has it",
-                     st->desc, (int)t, c->name, (const void *)f);
-        return;
-    }
-    if (!f) {
-        fzd_fail(d, "[%s] parent field %d (%s) is NULL in a chunk whose parents have it", st->desc,
-                 (int)t, c->name);
-        return;
-    }
-    for (int32_t i = 0; first && i < it->count; i++) {
-        uint32_t p = m->slots[tes_entity_index(it->entities[i])].parent - 1;
-        if (!fzd_lib_equal(d, k, f + (size_t)i * c->size, fz_val(m, p, k))) {
-            fzd_fail(d, "[%s] parent field %d (%s) row %d: not the value of parent %#llx", st->desc,
-                     (int)t, c->name, (int)i, ull(fz_model_handle(m, p)));
-            return;
-        }
-    }
-}
-
 /* Marks for a new iteration, sized for every slot, with a fresh stamp. */
 static bool start_marks(fz_driver_t *d, fz_seen_t *s)
 {
@@ -169,29 +118,8 @@ static void check_chunk(fz_driver_t *d, iter_state_t *st, tes_iter_t *it, bool f
         return;
     }
     /* By depth: each chunk one depth, never less than the chunk before. */
-    bool cascade = (q->flags & TES_QUERY_CASCADE) != 0;
-    if (first && !cascade && it->depth != 0) {
-        fzd_fail(d, "[%s] it.depth is %d without TES_QUERY_CASCADE", st->desc, (int)it->depth);
+    if (first && !fzd_check_chunk_depth(d, st->desc, q, it, &st->depth))
         return;
-    }
-    if (first && cascade) {
-        if (it->depth < st->depth) {
-            fzd_fail(d, "[%s] a chunk of depth %d after one of depth %d", st->desc, (int)it->depth,
-                     (int)st->depth);
-            return;
-        }
-        st->depth = it->depth;
-        for (int32_t i = 0; i < it->count; i++) {
-            const fz_mslot_t *s = fz_model_get(m, it->entities[i]);
-            if (s && fz_model_depth(m, tes_entity_index(it->entities[i])) != it->depth) {
-                fzd_fail(d, "[%s] %#llx of depth %d in a chunk of depth %d", st->desc,
-                         ull(it->entities[i]), (int)fz_model_depth(m, tes_entity_index(it->entities[i])),
-                         (int)it->depth);
-                return;
-            }
-        }
-        d->res->cascade_chunks++;
-    }
     for (int32_t i = 0; i < it->count; i++) {
         tes_entity_t e = it->entities[i];
         fz_mslot_t *s = fz_model_get(m, e);
@@ -225,7 +153,7 @@ static void check_chunk(fz_driver_t *d, iter_state_t *st, tes_iter_t *it, bool f
         int k = q->terms[t].k;
         const fz_comp_info_t *c = &fz_comps[k];
         if (q->terms[t].src == TES_SRC_PARENT) {
-            check_parent_field(d, st, it, t, first);
+            fzd_check_parent_field(d, st->desc, &q->terms[t], it, t, first);
             continue;
         }
         uint8_t *f = tes_field(it, t);
