@@ -27,6 +27,11 @@
  * references (fzd_make_value fills them with prefab members, other handles
  * or TES_NULL). Half the configurations are strict_lifecycle worlds.
  *
+ * The hierarchy (driver_hier.c): links, names and their reads are ops of
+ * the mix, in blocks and loops as well; every destroy cascades in the
+ * model, and queries by depth and about the parent are among the fixed
+ * and random queries.
+ *
  * Observers act while they run (driver_hooks.c): they make and free
  * queries and groups and try what they may not do (TES_ERR_BUSY). Rarely,
  * ops pick the extra components: wide ones (OP_WIDEN gives an entity more

@@ -4,7 +4,8 @@
  * and full-state checks; driver_query.c: queries; driver_defer.c: deferred
  * blocks and changes made from inside query loops; driver_bulk.c: bundle,
  * bulk and batch calls; driver_lifecycle.c: prefabs and instances;
- * driver_hooks.c: what observers do while they run).
+ * driver_hooks.c: what observers do while they run; driver_hier.c: links,
+ * names, their reads, and the forest's checks).
  *
  * One rule ties the op code to deferred mode: while defer_depth > 0 (an
  * explicit tes_defer_begin level or a live iterator the driver opened), a
