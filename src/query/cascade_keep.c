@@ -125,7 +125,9 @@ int tes__cascade_remember(tes_world_t *w, const tes_query_t *q, cascade_t *c)
         k->cap = k->table->cap;
         k->count = k->table->count;
         k->at = at;
-        memcpy(c->saved + at, k->table->entities, (size_t)k->count * sizeof *c->saved);
+        /* A table never filled has no block yet (entities NULL). */
+        if (k->count)
+            memcpy(c->saved + at, k->table->entities, (size_t)k->count * sizeof *c->saved);
         at += k->count;
     }
     c->kept_links = w->link_changes;

@@ -113,11 +113,59 @@ static void test_deferred_instance_named_while_pending(void **state)
     tes_world_free(w);
 }
 
+/* A by-depth query whose matched tables include one never filled (the
+ * flush makes the table of {A} on its way to {A, B}, and no entity ever
+ * lives there): remembering the order copied the entities of every
+ * matched table, with memcpy from that table's NULL entity array (count
+ * 0), which is undefined behaviour (make sanitize reports it). Found by
+ * the differential fuzzer. */
+typedef struct val {
+    float x;
+} val_t;
+
+static void test_cascade_query_over_a_table_never_filled(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    tes_comp_t a = tes_component(w, &(tes_component_desc_t){.name = "A", .size = sizeof(val_t),
+                                                            .align = _Alignof(val_t)});
+    tes_comp_t b = tes_component(w, &(tes_component_desc_t){.name = "B", .size = sizeof(val_t),
+                                                            .align = _Alignof(val_t)});
+    tes_entity_t p = tes_spawn(w), e = tes_spawn(w);
+    assert_int_equal(tes_set_parent(w, e, p), TES_OK);
+    assert_int_equal(tes_defer_begin(w), TES_OK);
+    for (int i = 0; i < 2; i++) {
+        tes_entity_t x = i ? e : p;
+        assert_int_equal(tes_add(w, x, a), TES_OK);
+        assert_int_equal(tes_add(w, x, b), TES_OK);
+    }
+    assert_int_equal(tes_defer_end(w), TES_OK);
+    tes_query_desc_t d = {.terms = {{.comp = a}}, .flags = TES_QUERY_CASCADE};
+    tes_query_t *q = tes_query_new(w, &d);
+    assert_non_null(q);
+    for (int round = 0; round < 2; round++) { /* the second keeps the order */
+        tes_iter_t it = tes_query_iter(q);
+        int32_t seen = 0, depth = 0;
+        while (tes_iter_next(&it)) {
+            assert_true(it.depth >= depth);
+            depth = it.depth;
+            for (int32_t i = 0; i < it.count; i++)
+                assert_true(it.entities[i] == (it.depth ? e : p));
+            seen += it.count;
+        }
+        assert_int_equal(seen, 2);
+    }
+    tes_query_free(q);
+    assert_int_equal(tes__world_check(w), 0);
+    tes_world_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deferred_clone_named_while_pending),
         cmocka_unit_test(test_deferred_instance_named_while_pending),
+        cmocka_unit_test(test_cascade_query_over_a_table_never_filled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
