@@ -1186,7 +1186,11 @@ TES_API int32_t tes_depth(const tes_world_t *w, tes_entity_t e);
  * siblings of each other). Fails, with nothing changed: TES_ERR_STALE;
  * TES_ERR_INVALID with a detail (empty, too long, contains '/', or a
  * sibling has it); TES_ERR_NOMEM; TES_ERR_BUSY (inside a hook). Applied at
- * once, even while the world is deferred. */
+ * once, even while the world is deferred. An entity a deferred tes_clone or
+ * tes_instantiate made, named before the flush, keeps its name; the link
+ * the flush then gives it follows the sibling rule (when its new parent
+ * has a child of that name the link is not made, the entity stays a root,
+ * and tes_defer_end reports TES_ERR_INVALID). */
 TES_API int tes_set_name(tes_world_t *w, tes_entity_t e, const char *name);
 /* e's name, or NULL (no name, or e not alive). Valid until e's name
  * changes or e dies. */

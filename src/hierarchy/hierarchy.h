@@ -107,6 +107,13 @@ int tes__links_reserve(tes__hier_t *h, tes__alloc_t *a, uint32_t ia, uint32_t ib
 
 /* Makes index c (a root, its page made) the last child of index p. */
 void tes__link_append(tes__hier_t *h, uint32_t c, uint32_t p);
+/* Links made by the flush on its own (a deferred clone's, a deferred
+ * instantiation's): makes root index c (its page made, room for one
+ * sibling key reserved if it is named) the last child of index p, unless
+ * c is named and another child of p has its name: then records
+ * TES_ERR_INVALID with a detail naming `what` and returns it, nothing
+ * changed. */
+int tes__link_append_named(tes_world_t *w, uint32_t c, uint32_t p, const char *what);
 
 /* The hierarchy's part of the world check (check.c; tes__hier_ops_t.check). */
 int tes__hier_check(const tes_world_t *w);
@@ -114,8 +121,8 @@ int tes__hier_check(const tes_world_t *w);
 /* Instances (instances.c): tes__hier_ops_t's instance_* entries. */
 int tes__hier_instance_prepare(tes_world_t *w, const tes_entity_t *members, uint32_t m,
                                uint32_t n, const uint32_t *indices, void **prep);
-void tes__hier_instance_commit(tes_world_t *w, void *prep, const uint32_t *indices,
-                               const uint8_t *skip);
+int tes__hier_instance_commit(tes_world_t *w, void *prep, const uint32_t *indices,
+                              const uint8_t *skip);
 void tes__hier_instance_discard(tes_world_t *w, void *prep);
 
 /* Names (names.c). The key of a name among the children of parent index +

@@ -6,7 +6,12 @@
  * parent among the copies (where the prefab's sibling rule keeps it
  * unique), so the root's copy and other member roots get no name (they
  * would collide among the roots). Everything a copy needs (link pages, map
- * room, the name strings) is reserved by prepare, so commit cannot fail.
+ * room, the name strings) is reserved by prepare, so commit cannot fail
+ * for want of memory. A deferred instantiation is committed at the flush,
+ * and tes_set_name (applied at once) may have named a copy by then: that
+ * copy keeps its name, and each link follows the sibling-name rule (one
+ * that would repeat a sibling's name is not made, and the flush reports
+ * TES_ERR_INVALID), as any link the flush makes.
  * Prefabs are small: members are matched by a linear search.
  */
 #include "hierarchy/hierarchy.h"
@@ -14,6 +19,7 @@
 #include <string.h>
 
 #include "core/checked.h"
+#include "world/last_error.h"
 
 typedef struct pair {
     uint32_t child, parent; /* member positions */
@@ -117,27 +123,47 @@ int tes__hier_instance_prepare(tes_world_t *w, const tes_entity_t *members, uint
     return TES_OK;
 }
 
-void tes__hier_instance_commit(tes_world_t *w, void *arg, const uint32_t *indices, const uint8_t *skip)
+int tes__hier_instance_commit(tes_world_t *w, void *arg, const uint32_t *indices, const uint8_t *skip)
 {
     prep_t *p = arg;
     tes__hier_t *h = w->hier;
+    int rc = TES_OK;
     for (uint32_t k = 0; k < p->n; k++) {
         for (uint32_t q = 0; q < p->npairs; q++) {
             size_t ci = (size_t)k * p->m + p->pairs[q].child;
             size_t pi = (size_t)k * p->m + p->pairs[q].parent;
             if (skip && (skip[ci] || skip[pi]))
                 continue;
-            tes__link_append(h, indices[ci], indices[pi]);
+            uint32_t c = indices[ci], par = indices[pi];
+            /* A copy named while pending (a deferred instantiation) keeps
+             * its name, given after the call; its link follows the
+             * sibling rule like any link the flush makes. */
+            if (h->names.count && tes__name_of(h, c)) {
+                int r = tes__link_append_named(w, c, par, "tes_instantiate (deferred)");
+                if (r && !rc)
+                    rc = r;
+                continue;
+            }
             char **name = p->names ? &p->names[(size_t)q * p->n + k] : NULL;
-            if (name && *name) {
-                tes__map_insert(&h->names, (uint64_t)indices[ci] + 1, (uint64_t)(uintptr_t)*name);
-                tes__map_insert(&h->siblings, tes__sibling_key(indices[pi] + 1, *name, strlen(*name)),
-                                indices[ci]);
+            size_t len = name && *name ? strlen(*name) : 0;
+            uint32_t other = len ? tes__sibling_find(h, par + 1, *name, len) : 0;
+            if (other) {
+                /* A sibling named while pending has the member's name. */
+                int r = tes__fail_detail(w, TES_ERR_INVALID, "tes_instantiate (deferred): entity %u, the copy of a member named \"%s\", was not linked: entity %u, its parent, already has a child of that name (named while the world was deferred)", c, *name, par);
+                if (!rc)
+                    rc = r;
+                continue;
+            }
+            tes__link_append(h, c, par);
+            if (len) {
+                tes__map_insert(&h->names, (uint64_t)c + 1, (uint64_t)(uintptr_t)*name);
+                tes__map_insert(&h->siblings, tes__sibling_key(par + 1, *name, len), c);
                 *name = NULL; /* owned by the maps now */
             }
         }
     }
     prep_free(w, p);
+    return rc;
 }
 
 void tes__hier_instance_discard(tes_world_t *w, void *prep)

@@ -207,16 +207,35 @@ static void destroyed(tes_world_t *w, tes_entity_t e)
         unlink_child(h, i, l);
 }
 
+int tes__link_append_named(tes_world_t *w, uint32_t c, uint32_t p, const char *what)
+{
+    tes__hier_t *h = w->hier;
+    const char *name = h->names.count ? tes__name_of(h, c) : NULL;
+    if (name) {
+        uint32_t other = tes__sibling_find(h, p + 1, name, strlen(name));
+        if (other && other != c + 1)
+            return tes__fail_detail(w, TES_ERR_INVALID, "%s: entity %u was named \"%s\" while the world was deferred and entity %u, its parent at the flush, already has a child of that name, so it was not linked (it stays a root)", what, c, name, p);
+    }
+    tes__link_append(h, c, p);
+    if (name)
+        tes__name_move(h, c, 0, p + 1);
+    return TES_OK;
+}
+
 static int clone_link(tes_world_t *w, tes_entity_t src, uint32_t copy, bool commit)
 {
     tes__hier_t *h = w->hier;
     uint32_t p1 = tes__link_parent(h, tes_entity_index(src));
     if (!p1)
         return TES_OK;
-    if (!commit)
+    if (!commit) {
+        /* A deferred clone may have a name by the flush: room to move it. */
+        if (h->names.count && tes__name_of(h, copy) &&
+            tes__map_reserve(&h->siblings, &w->alloc, 1))
+            return TES_ERR_NOMEM;
         return tes__links_reserve(h, &w->alloc, copy, p1 - 1);
-    tes__link_append(h, copy, p1 - 1);
-    return TES_OK;
+    }
+    return tes__link_append_named(w, copy, p1 - 1, "tes_clone (deferred)");
 }
 
 /* The parent and the depth of live entity index i: a walk up the chain

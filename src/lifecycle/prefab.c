@@ -311,15 +311,19 @@ static void copy_member(tes_world_t *w, const plan_t *p, uint32_t i)
 }
 
 /* Fills the plan's entities (reserved, in the root, empty); then watchers
- * and on_add observers see the finished instances. */
-static void plan_commit(tes_world_t *w, plan_t *p)
+ * and on_add observers see the finished instances. Returns TES_OK, or
+ * TES_ERR_INVALID (recorded) when a link among the copies was not made
+ * (a copy named while the world was deferred; see instance_commit): the
+ * rest is applied all the same. */
+static int plan_commit(tes_world_t *w, plan_t *p)
 {
+    int rc = TES_OK;
     /* Copy hooks and observers run from here on; the watchers will still
      * hear of every entity of the plan. */
     tes__watch_scope_list(w, p->indices, NULL, p->n * p->m);
     /* Links and names first: hooks see an instance shaped like its prefab. */
     if (p->links) {
-        w->hier_ops->instance_commit(w, p->links, p->indices, p->skip);
+        rc = w->hier_ops->instance_commit(w, p->links, p->indices, p->skip);
         p->links = NULL;
     }
     for (uint32_t i = 0; i < p->m; i++)
@@ -335,6 +339,7 @@ static void plan_commit(tes_world_t *w, plan_t *p)
             (slot->table & TES__SLOT_SPARSE))
             tes__world_each(w, e, tes__fire_on_add);
     }
+    return rc;
 }
 
 /* Whether member e is copied: alive where the call takes its place, so
@@ -414,7 +419,7 @@ static int instantiate_deferred(tes_world_t *w, void *arg, bool run)
         rc = tes__world_begin(w);
         if (!rc) {
             if ((rc = plan_reserve(w, p)) == TES_OK)
-                plan_commit(w, p);
+                rc = plan_commit(w, p); /* TES_ERR_INVALID: a link not made */
             else
                 tes__fail(w, rc); /* the flush reports it like any command's */
             tes__world_end(w);
@@ -502,7 +507,10 @@ static int instantiate(tes_world_t *w, tes_entity_t prefab, uint32_t n, tes_inst
         tes__defer_push_call(w, instantiate_deferred, instantiate_fill, p, p->ents, total);
         return TES_OK;
     }
-    plan_commit(w, p);
+    /* Fresh copies have no names: no link among them can be refused. */
+    int linked = plan_commit(w, p);
+    tes__assert(linked == TES_OK);
+    (void)linked;
     plan_free(w, p);
     return TES_OK;
 }

@@ -125,7 +125,9 @@ int tes__cascade_remember(tes_world_t *w, const tes_query_t *q, cascade_t *c)
         k->cap = k->table->cap;
         k->count = k->table->count;
         k->at = at;
-        memcpy(c->saved + at, k->table->entities, (size_t)k->count * sizeof *c->saved);
+        /* A table never filled has no block yet (entities NULL). */
+        if (k->count)
+            memcpy(c->saved + at, k->table->entities, (size_t)k->count * sizeof *c->saved);
         at += k->count;
     }
     c->kept_links = w->link_changes;
@@ -147,8 +149,10 @@ bool tes__cascade_order_holds(const tes_world_t *w, const tes_query_t *q, const 
         return false;
     for (uint32_t i = 0; i < c->ntabs; i++) {
         const tes__kept_table_t *k = &c->tabs[i];
+        /* (An empty table's entities may be NULL: nothing to compare.) */
         if (k->table->count != k->count || k->table->block != k->block || k->table->cap != k->cap ||
-            memcmp(k->table->entities, c->saved + k->at, (size_t)k->count * sizeof *c->saved) != 0)
+            (k->count &&
+             memcmp(k->table->entities, c->saved + k->at, (size_t)k->count * sizeof *c->saved) != 0))
             return false;
     }
     return true;

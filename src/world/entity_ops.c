@@ -191,8 +191,11 @@ static int clone_reserve(tes_world_t *w, tes_entity_t src, const tes__slot_t *sl
 }
 
 /* Copies src's components into dst (in the root table, no components);
- * everything was reserved. Fires watchers, then on_add for each copy. */
-static void clone_commit(tes_world_t *w, tes_entity_t dst, tes_entity_t src)
+ * everything was reserved. Fires watchers, then on_add for each copy.
+ * Returns what linking dst to src's parent said: TES_OK, or
+ * TES_ERR_INVALID (recorded) when dst was named while deferred and that
+ * parent has a child of its name (dst stays a root; the copy is made). */
+static int clone_commit(tes_world_t *w, tes_entity_t dst, tes_entity_t src)
 {
     /* The copies run ctor and copy hooks: what the loops need is read from
      * the slots first, never through slot pointers kept across them. */
@@ -216,11 +219,13 @@ static void clone_commit(tes_world_t *w, tes_entity_t dst, tes_entity_t src)
         if (value)
             clone_value(info, value, tes__sparse_store_get(&info->store, src));
     }
+    int rc = TES_OK;
     if (w->hier)
-        w->hier_ops->clone_link(w, src, tes_entity_index(dst), true);
+        rc = w->hier_ops->clone_link(w, src, tes_entity_index(dst), true);
     tes__watch_after(w, dst, 0);
     /* Observers see the finished copy. */
     tes__world_each(w, dst, tes__fire_on_add);
+    return rc;
 }
 
 int tes__clone_into(tes_world_t *w, tes_entity_t dst, tes_entity_t src)
@@ -233,8 +238,7 @@ int tes__clone_into(tes_world_t *w, tes_entity_t dst, tes_entity_t src)
     int rc = clone_reserve(w, src, slot, tes_entity_index(dst));
     if (rc)
         return rc;
-    clone_commit(w, dst, src);
-    return TES_OK;
+    return clone_commit(w, dst, src);
 }
 
 static tes_entity_t clone_impl(tes_world_t *w, tes_entity_t e)
@@ -261,7 +265,10 @@ static tes_entity_t clone_impl(tes_world_t *w, tes_entity_t e)
         tes__defer_push(w, TES__OP_CLONE, copy, 0, e, NULL);
         return copy;
     }
-    clone_commit(w, copy, e);
+    /* A fresh entity has no name: its link cannot be refused. */
+    int linked = clone_commit(w, copy, e);
+    tes__assert(linked == TES_OK);
+    (void)linked;
     return copy;
 }
 

@@ -228,9 +228,12 @@ typedef struct tes__hier_ops {
     /* Told just before live entity e is freed (its hooks have run): drops
      * its link and name. Cannot fail. */
     void (*destroyed)(tes_world_t *w, tes_entity_t e);
-    /* A clone gets its source's parent (appended; no name): with commit
-     * false, reserves what linking `copy` (entity index) needs (TES_OK or
-     * TES_ERR_NOMEM); with commit true, links it (cannot fail). */
+    /* A clone gets its source's parent (appended): with commit false,
+     * reserves what linking `copy` (entity index) needs (TES_OK or
+     * TES_ERR_NOMEM); with commit true, links it. A deferred clone is
+     * linked at the flush and may have been named since: a link that
+     * would repeat a sibling's name is not made (TES_ERR_INVALID,
+     * recorded with a detail; the clone stays a root). */
     int (*clone_link)(tes_world_t *w, tes_entity_t src, uint32_t copy, bool commit);
     /* Instantiation: n instances of the m prefab members (TES_NULL for a
      * dead one) go to the entity indices indices[k * m + i]. Prepare
@@ -238,11 +241,14 @@ typedef struct tes__hier_ops {
      * order kept) and the names of members under another member needs:
      * TES_OK with *prep (NULL: nothing to copy) or TES_ERR_NOMEM (nothing
      * kept). Commit applies and frees prep, skipping entities marked in
-     * skip (NULL: none); discard frees an unused prep. */
+     * skip (NULL: none); a copy named while pending (a deferred
+     * instantiation) keeps its name, and a link that would repeat a
+     * sibling's name is not made: TES_ERR_INVALID (recorded), the rest
+     * applied; else TES_OK. Discard frees an unused prep. */
     int (*instance_prepare)(tes_world_t *w, const tes_entity_t *members, uint32_t m, uint32_t n,
                             const uint32_t *indices, void **prep);
-    void (*instance_commit)(tes_world_t *w, void *prep, const uint32_t *indices,
-                            const uint8_t *skip);
+    int (*instance_commit)(tes_world_t *w, void *prep, const uint32_t *indices,
+                           const uint8_t *skip);
     void (*instance_discard)(tes_world_t *w, void *prep);
     /* For queries reading parents (by-depth walks): live entity `index`'s
      * parent (index + 1, 0 for a root) into *parent, and its depth (0 for

@@ -27,6 +27,11 @@
  * references (fzd_make_value fills them with prefab members, other handles
  * or TES_NULL). Half the configurations are strict_lifecycle worlds.
  *
+ * The hierarchy (driver_hier.c): links, names and their reads are ops of
+ * the mix, in blocks and loops as well; every destroy cascades in the
+ * model, and queries by depth and about the parent are among the fixed
+ * and random queries.
+ *
  * Observers act while they run (driver_hooks.c): they make and free
  * queries and groups and try what they may not do (TES_ERR_BUSY). Rarely,
  * ops pick the extra components: wide ones (OP_WIDEN gives an entity more
@@ -545,6 +550,9 @@ enum {
     OP_INSTANCE_READ, /* tes_instance_of / _alive / _members, tes_prefab_members */
     OP_DETACH,
     OP_ADOPT,
+    OP_SET_PARENT,   /* tes_set_parent (driver_hier.c) */
+    OP_SET_NAME,     /* tes_set_name */
+    OP_HIER_READ,    /* tes_parent / _children / _depth / _name / _path / _lookup_path */
     OP_QUERY_CHECK,  /* every query against the model */
     OP_QUERY_NEW,    /* free one query, create another */
     OP_DEFER,        /* tes_defer_begin, ops, tes_defer_end */
@@ -592,6 +600,10 @@ static const uint32_t op_weight[OP_COUNT] = {
     [OP_INSTANCE_READ] = 3,
     [OP_DETACH] = 1,
     [OP_ADOPT] = 1,
+    /* The hierarchy (driver_hier.c). */
+    [OP_SET_PARENT] = 8,
+    [OP_SET_NAME] = 3,
+    [OP_HIER_READ] = 3,
     /* In thousandths of the above (see pick_op). */
     [OP_QUERY_CHECK] = 0,
     [OP_QUERY_NEW] = 0,
@@ -622,7 +634,7 @@ static const uint32_t structural_weight[OP_COUNT] = {
     [OP_GET] = 6, [OP_STRIP] = 1, [OP_PREFAB_NEW] = 1, [OP_PREFAB_CHILD] = 1, [OP_PREFAB_EDIT] = 2,
     [OP_INSTANTIATE] = 4, [OP_INSTANTIATE_N] = 2, [OP_INSTANCE_DESTROY] = 4, [OP_DETACH] = 1,
     [OP_ADOPT] = 1, [OP_SPAWN_WITH] = 5, [OP_SPAWN_BULK] = 2, [OP_DESTROY_N] = 5,
-    [OP_DESTROY_MATCHING] = 1,
+    [OP_DESTROY_MATCHING] = 1, [OP_SET_PARENT] = 8, [OP_SET_NAME] = 1,
 };
 
 int fzd_pick_structural_op(fz_driver_t *d)
@@ -685,7 +697,7 @@ static const char *const op_names[OP_COUNT] = {
     "clear", "clone", "components_of", "disable", "enabled", "stats", "widen", "strip",
     "spawn_with", "spawn_bulk", "destroy_n", "destroy_matching", "get_n", "prefab_new",
     "prefab_child", "prefab_edit", "instantiate", "instantiate_n", "instance_destroy",
-    "instance_read", "detach", "adopt", "query_check", "query_new", "defer", "query_mutate",
+    "instance_read", "detach", "adopt", "set_parent", "set_name", "hier_read", "query_check", "query_new", "defer", "query_mutate",
     "defer_burst", "snapshot", "systems"};
 
 void fzd_run_op(fz_driver_t *d, int op)
@@ -728,6 +740,9 @@ void fzd_run_op(fz_driver_t *d, int op)
     case OP_INSTANCE_READ: fzd_op_instance_read(d); break;
     case OP_DETACH: fzd_op_detach(d); break;
     case OP_ADOPT: fzd_op_adopt(d); break;
+    case OP_SET_PARENT: fzd_op_set_parent(d); break;
+    case OP_SET_NAME: fzd_op_set_name(d); break;
+    case OP_HIER_READ: fzd_op_hier_read(d); break;
     case OP_QUERY_CHECK: fzd_op_query_check(d); break;
     case OP_QUERY_NEW: fzd_op_query_new(d); break;
     case OP_DEFER: fzd_op_defer_block(d); break;
@@ -755,9 +770,10 @@ static void teardown(fz_driver_t *d)
         d->blocks++;
         for (int i = 0; i < 12 && !fzd_failed(d); i++) {
             /* Queued instantiations and instance destroys too. */
-            uint32_t r = fzd_draw(d, 4);
+            uint32_t r = fzd_draw(d, 5);
             fzd_run_op(d, r == 0   ? OP_SET
                           : r == 1 ? (fzd_draw(d, 2) ? OP_INSTANTIATE : OP_INSTANCE_DESTROY)
+                          : r == 2 ? OP_SET_PARENT
                                    : (int)fzd_draw(d, OP_ADOPT + 1));
             fzd_check_step(d);
         }
@@ -833,6 +849,11 @@ void fz_run(const fz_config_t *cfg, fz_source_t *src, uint64_t max_ops, fz_resul
         res->remaps = d->m.remaps;
         res->skipped_members = d->m.skipped_members;
         res->owned_at_flush = d->m.owned_at_flush;
+        res->inst_links = d->m.inst_links;
+        res->inst_names = d->m.inst_names;
+        res->links_dropped = d->m.links_dropped;
+        res->cascades = d->m.cascades;
+        res->cascaded = d->m.cascaded;
         res->inst_slots = d->m.ninsts;
         res->inst_retired = d->m.inst_retired;
         res->hooks = d->t.nrecs ? d->t.counts[FZ_C_T24].ctor + d->t.counts[FZ_C_S16].ctor +

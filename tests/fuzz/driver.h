@@ -110,6 +110,12 @@ typedef struct fz_result {
      * member died first), queued destroys the flush refused (owned). */
     uint64_t remaps, skipped_members, owned_at_flush;
     uint32_t inst_slots, inst_retired; /* instance id slots made, retired */
+    /* The hierarchy: links made (tes_set_parent that succeeded), names set,
+     * and from the model: links instantiation copied, names it copied,
+     * queued links a flush dropped, destroys that cascaded and the
+     * descendants they took. */
+    uint64_t links, names, inst_links, inst_names, links_dropped, cascades, cascaded;
+    uint64_t cascade_chunks; /* chunks of TES_QUERY_CASCADE iterations checked */
 } fz_result_t;
 
 /* Runs up to max_ops ops (fewer if a byte source runs out). */

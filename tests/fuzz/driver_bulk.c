@@ -268,9 +268,12 @@ void fzd_op_destroy_n(fz_driver_t *d)
             want = TES_ERR_STALE;
         else if (repeated)
             want = TES_ERR_INVALID;
-        else
-            want = fzd_destroy_status(d, es[i]);
+        else if (d->m.strict && d->m.slots[tes_entity_index(es[i])].inst)
+            want = TES_ERR_OWNED;
     }
+    /* Then the whole plan, descendants included. */
+    if (want == TES_OK && n > 0)
+        want = fzd_destroy_status(d, es, (uint32_t)n);
     const tes_entity_t *arg = es;
     int32_t call_n = n;
     if (fzd_draw(d, 100) < 3) {
@@ -286,13 +289,14 @@ void fzd_op_destroy_n(fz_driver_t *d)
         d->res->owned++;
     if (fzd_failed(d) || rc != TES_OK)
         return;
+    /* Deferred: each listed destroy cascades again when applied. */
     for (int32_t i = 0; i < n; i++) {
         if (deferred(d))
             fzd_queue(d, FZ_Q_DESTROY, es[i], 0, TES_NULL);
-        else
-            fz_model_destroy(&d->m, tes_entity_index(es[i]));
         fzd_hist_add(d, es[i]);
     }
+    if (!deferred(d) && n > 0 && !fz_model_destroy_tree(&d->m, es, (uint32_t)n))
+        fzd_fail(d, "model out of memory");
 }
 
 void fzd_op_destroy_matching(fz_driver_t *d)
@@ -335,7 +339,6 @@ void fzd_op_destroy_matching(fz_driver_t *d)
         if (m->slots[index].pending || !fz_mquery_match(m, &dq->mq, index))
             continue;
         want_n++;
-        owned |= fzd_destroy_status(d, fz_model_handle(m, index)) == TES_ERR_OWNED;
     }
     for (uint32_t i = 0; i < n && !extra; i++) {
         fz_mslot_t *s = fz_model_get(m, order[i]);
@@ -347,6 +350,9 @@ void fzd_op_destroy_matching(fz_driver_t *d)
         free(order);
         return;
     }
+    /* The matches' descendants die too (not counted): a strict world
+     * protects the whole plan. */
+    owned = n && !extra && n == want_n && fzd_destroy_status(d, order, n) == TES_ERR_OWNED;
     int32_t rc = tes_destroy_matching(dq->q);
     if (owned) {
         fzd_check_status(d, rc, TES_ERR_OWNED, 1);
@@ -356,12 +362,10 @@ void fzd_op_destroy_matching(fz_driver_t *d)
                  tes_last_error(d->w));
     }
     if (!fzd_failed(d) && rc >= 0) {
-        for (uint32_t i = 0; i < n; i++) {
-            if (deferred(d))
-                fzd_queue(d, FZ_Q_DESTROY, order[i], 0, TES_NULL);
-            else
-                fz_model_destroy(&d->m, tes_entity_index(order[i]));
-        }
+        for (uint32_t i = 0; i < n && deferred(d); i++)
+            fzd_queue(d, FZ_Q_DESTROY, order[i], 0, TES_NULL);
+        if (!deferred(d) && n && !fz_model_destroy_tree(&d->m, order, n))
+            fzd_fail(d, "model out of memory");
     }
     free(order);
 }

@@ -374,6 +374,8 @@ void fzd_check_full(fz_driver_t *d)
     if (!fzd_failed(d))
         fzd_check_lifecycle(d);
     if (!fzd_failed(d))
+        fzd_check_hier(d);
+    if (!fzd_failed(d))
         fzd_check_queries(d);
     d->op = "full check";
     if (!fzd_failed(d) && tes__world_check(d->w) != TES_OK)

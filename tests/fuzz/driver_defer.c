@@ -37,7 +37,7 @@ int fzd_level_closed(fz_driver_t *d)
      * hook made refused), in an order
      * the model does not know: the last of them is tes_last_error. */
     d->res->owned += rc == TES_ERR_OWNED;
-    d->last_error = rc;
+    d->last_error = d->m.flush_last; /* the last command that failed */
     if (d->t.hook_error) {
         d->last_error_alt = d->t.hook_error;
         d->t.hook_error = 0;

@@ -111,16 +111,16 @@ static void hook_group_on(fz_driver_t *d, tes_world_t *w, const char *hook, int 
     mq.nterms = 2;
     switch (fzd_draw(d, 3)) {
     case 0:
-        mq.terms[0] = (fz_mterm_t){x, TES_AND};
-        mq.terms[1] = (fz_mterm_t){k, TES_NOT};
+        mq.terms[0] = (fz_mterm_t){.k = x, .oper = TES_AND};
+        mq.terms[1] = (fz_mterm_t){.k = k, .oper = TES_NOT};
         break;
     case 1:
-        mq.terms[0] = (fz_mterm_t){k, TES_AND};
-        mq.terms[1] = (fz_mterm_t){x, TES_NOT};
+        mq.terms[0] = (fz_mterm_t){.k = k, .oper = TES_AND};
+        mq.terms[1] = (fz_mterm_t){.k = x, .oper = TES_NOT};
         break;
     default:
-        mq.terms[0] = (fz_mterm_t){k, TES_AND};
-        mq.terms[1] = (fz_mterm_t){x, TES_OPTIONAL};
+        mq.terms[0] = (fz_mterm_t){.k = k, .oper = TES_AND};
+        mq.terms[1] = (fz_mterm_t){.k = x, .oper = TES_OPTIONAL};
         break;
     }
     mq.flags = TES_QUERY_NONOWNING_GROUP | (fzd_draw(d, 4) ? 0u : TES_QUERY_INCLUDE_DISABLED);

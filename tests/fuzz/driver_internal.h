@@ -4,7 +4,8 @@
  * and full-state checks; driver_query.c: queries; driver_defer.c: deferred
  * blocks and changes made from inside query loops; driver_bulk.c: bundle,
  * bulk and batch calls; driver_lifecycle.c: prefabs and instances;
- * driver_hooks.c: what observers do while they run).
+ * driver_hooks.c: what observers do while they run; driver_hier.c: links,
+ * names, their reads, and the forest's checks).
  *
  * One rule ties the op code to deferred mode: while defer_depth > 0 (an
  * explicit tes_defer_begin level or a live iterator the driver opened), a
@@ -237,10 +238,31 @@ void fzd_op_detach(fz_driver_t *d);
 void fzd_op_adopt(fz_driver_t *d);
 /* A reference for an entity field: null, a prefab member, or any handle. */
 tes_entity_t fzd_pick_ref(fz_driver_t *d);
-/* The status a tes_destroy of live e must return. */
-int fzd_destroy_status(const fz_driver_t *d, tes_entity_t e);
+/* The status destroying live es (n of them) with their descendants must
+ * return: TES_ERR_OWNED when a strict world protects an entity of the
+ * plan, else TES_OK. */
+int fzd_destroy_status(fz_driver_t *d, const tes_entity_t *es, uint32_t n);
 /* Full check of instances, prefabs and held references. */
 void fzd_check_lifecycle(fz_driver_t *d);
+
+/* driver_hier.c */
+void fzd_op_set_parent(fz_driver_t *d);
+void fzd_op_set_name(fz_driver_t *d);
+/* tes_parent, tes_children, tes_depth, tes_name, tes_path, tes_lookup_path. */
+void fzd_op_hier_read(fz_driver_t *d);
+/* Full check of the forest: links, child order, depth, names, paths. */
+void fzd_check_hier(fz_driver_t *d);
+/* A chunk's it.depth: 0 without TES_QUERY_CASCADE; with it, every entity's
+ * depth and never less than *last (the chunk before; updated). False
+ * after a failure. */
+bool fzd_check_chunk_depth(fz_driver_t *d, const char *desc, const fz_mquery_t *q,
+                           const tes_iter_t *it, int32_t *last);
+/* Field t of a chunk, a TES_SRC_PARENT term (desc names the query):
+ * NULL for NOT terms, tags and (OPTIONAL) chunks whose parents lack the
+ * component; else the parents' values, compared with the model when the
+ * chunk is made (first). */
+void fzd_check_parent_field(fz_driver_t *d, const char *desc, const fz_mterm_t *term,
+                            tes_iter_t *it, int32_t t, bool first);
 
 /* driver_bulk.c */
 void fzd_op_spawn_with(fz_driver_t *d);

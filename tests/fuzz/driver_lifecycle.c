@@ -121,9 +121,14 @@ tes_entity_t fzd_pick_ref(fz_driver_t *d)
     return fzd_pick_entity(d);
 }
 
-int fzd_destroy_status(const fz_driver_t *d, tes_entity_t e)
+int fzd_destroy_status(fz_driver_t *d, const tes_entity_t *es, uint32_t n)
 {
-    return d->m.strict && d->m.slots[tes_entity_index(e)].inst ? TES_ERR_OWNED : TES_OK;
+    int rc = fz_model_destroy_status(&d->m, es, n, 0);
+    if (rc == FZ_OOM) {
+        oom(d);
+        return TES_OK;
+    }
+    return rc;
 }
 
 /* ------------------------------------------------------------------ prefabs */
@@ -452,9 +457,15 @@ void fzd_op_instance_destroy(fz_driver_t *d)
     d->op = "tes_instance_destroy";
     tes_instance_t id = pick_instance(d);
     fz_minst_t *in = fz_model_inst(&d->m, id);
+    /* Its members' descendants die too: a strict world refuses a plan
+     * with a member of another instance (checked at the call when
+     * deferred, and again at the flush). */
+    int want = fz_model_inst_destroy_status(&d->m, id);
     int rc = tes_instance_destroy(d->w, id);
-    fzd_check_status(d, rc, in ? TES_OK : TES_ERR_STALE, 1);
-    if (fzd_failed(d) || !in)
+    fzd_check_status(d, rc, want, 1);
+    if (rc == TES_ERR_OWNED)
+        d->res->owned++;
+    if (fzd_failed(d) || rc != TES_OK)
         return;
     for (uint32_t i = 0; i < in->n; i++)
         fzd_hist_add(d, in->members[i]);
@@ -471,7 +482,7 @@ void fzd_op_instance_destroy(fz_driver_t *d)
             fzd_fail(d, "a deferred tes_instance_destroy(%#llx) ended it at once", ull(id));
         return;
     }
-    fz_model_inst_destroy(&d->m, id);
+    (void)fz_model_inst_destroy(&d->m, id);
     d->res->inst_destroyed++;
     if (tes_instance_alive(d->w, id))
         fzd_fail(d, "instance %#llx alive after tes_instance_destroy", ull(id));

@@ -310,7 +310,7 @@ void fzd_op_destroy(fz_driver_t *d)
     d->op = "tes_destroy";
     tes_entity_t e = fzd_pick_entity(d);
     bool alive = fz_model_alive(&d->m, e);
-    int want = alive ? fzd_destroy_status(d, e) : TES_ERR_STALE;
+    int want = alive ? fzd_destroy_status(d, &e, 1) : TES_ERR_STALE;
     int rc = tes_destroy(d->w, e);
     fzd_check_status(d, rc, want, 1);
     if (rc == TES_ERR_OWNED)
@@ -319,8 +319,8 @@ void fzd_op_destroy(fz_driver_t *d)
         return;
     if (deferred(d))
         fzd_queue(d, FZ_Q_DESTROY, e, 0, TES_NULL);
-    else
-        fz_model_destroy(&d->m, tes_entity_index(e));
+    else if (!fz_model_destroy_tree(&d->m, &e, 1))
+        fzd_fail(d, "model out of memory");
     fzd_hist_add(d, e);
 }
 
@@ -598,7 +598,7 @@ void fzd_op_clone(fz_driver_t *d)
     if (deferred(d))
         fzd_queue(d, FZ_Q_CLONE, c, 0, e);
     else
-        fz_model_clone_into(&d->m, tes_entity_index(c), tes_entity_index(e));
+        (void)fz_model_clone_into(&d->m, tes_entity_index(c), tes_entity_index(e));
     fzd_hist_add(d, c);
 }
 

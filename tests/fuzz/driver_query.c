@@ -60,7 +60,8 @@ static const char *describe(const fz_mquery_t *q, char *buf, size_t cap)
     buf[0] = 0;
     for (int32_t i = 0; i < q->nterms && n + 16 < cap; i++) {
         const char *op = q->terms[i].oper == TES_AND ? "" : q->terms[i].oper == TES_NOT ? "!" : "?";
-        int w = snprintf(buf + n, cap - n, "%s%s%s", i ? "," : "", op, fz_comps[q->terms[i].k].name);
+        int w = snprintf(buf + n, cap - n, "%s%s%s%s", i ? "," : "", op,
+                         q->terms[i].src == TES_SRC_PARENT ? "^" : "", fz_comps[q->terms[i].k].name);
         if (w > 0)
             n += (size_t)w;
     }
@@ -75,6 +76,7 @@ typedef struct iter_state {
     fz_dquery_t *dq;
     fz_seen_t *marks; /* this iteration's own (iterations nest) */
     uint32_t seen;
+    int32_t depth;    /* TES_QUERY_CASCADE: the last chunk's depth */
     char desc[160];
 } iter_state_t;
 
@@ -115,6 +117,9 @@ static void check_chunk(fz_driver_t *d, iter_state_t *st, tes_iter_t *it, bool f
         fzd_fail(d, "[%s] it.world is %p, not the world", st->desc, (void *)it->world);
         return;
     }
+    /* By depth: each chunk one depth, never less than the chunk before. */
+    if (first && !fzd_check_chunk_depth(d, st->desc, q, it, &st->depth))
+        return;
     for (int32_t i = 0; i < it->count; i++) {
         tes_entity_t e = it->entities[i];
         fz_mslot_t *s = fz_model_get(m, e);
@@ -147,6 +152,10 @@ static void check_chunk(fz_driver_t *d, iter_state_t *st, tes_iter_t *it, bool f
     for (int32_t t = 0; t < q->nterms && !fzd_failed(d); t++) {
         int k = q->terms[t].k;
         const fz_comp_info_t *c = &fz_comps[k];
+        if (q->terms[t].src == TES_SRC_PARENT) {
+            fzd_check_parent_field(d, st->desc, &q->terms[t], it, t, first);
+            continue;
+        }
         uint8_t *f = tes_field(it, t);
         if (q->terms[t].oper == TES_NOT || !c->size) {
             if (f)
@@ -181,6 +190,19 @@ static void check_chunk(fz_driver_t *d, iter_state_t *st, tes_iter_t *it, bool f
         bool gathered = f >= gather && f < gather + sizeof it->priv_gather;
         if (gathered)
             d->res->gathered_chunks += first;
+        /* A by-depth walk may hand out copies of scattered values too
+         * (written back when the chunk ends). */
+        bool copied = !gathered && q->by_depth && fzd_get(d, it->entities[0], d->ids[k]) != f;
+        if (copied) {
+            for (int32_t i = 0; first && i < it->count; i++)
+                if (!fzd_lib_equal(d, k, f + (size_t)i * c->size,
+                                   fz_val(m, tes_entity_index(it->entities[i]), k))) {
+                    fzd_fail(d, "[%s] field %d (%s) row %d (a copy): not the value of %#llx",
+                             st->desc, (int)t, c->name, (int)i, ull(it->entities[i]));
+                    return;
+                }
+            gathered = true; /* written through like a gathered copy, below */
+        }
         for (int32_t i = 0; i < it->count && !fzd_failed(d); i++) {
             uint8_t *p = f + (size_t)i * c->size;
             tes_entity_t e = it->entities[i];
@@ -192,7 +214,7 @@ static void check_chunk(fz_driver_t *d, iter_state_t *st, tes_iter_t *it, bool f
             }
             /* After ops inside the chunk a gathered copy still holds the
              * values the chunk began with (plus the loop's writes). */
-            if (!gathered || first)
+            if (!copied && (!gathered || first))
                 fzd_check_value(d, tes_entity_index(e), k, p, "tes_field");
         }
         /* Writing through the field must reach the stored value. A write
@@ -468,7 +490,11 @@ static void build(fz_driver_t *d, tes_query_desc_t *desc, fz_mquery_t *mq, const
     for (int32_t i = 0; i < n; i++) {
         desc->terms[i].comp = d->ids[terms[i].k];
         desc->terms[i].oper = terms[i].oper;
-        desc->terms[i].access = (tes_access_t)((uint32_t)i % 4u);
+        desc->terms[i].src = terms[i].src;
+        /* A parent term's access is the model's (TES_IN unless refused). */
+        desc->terms[i].access = terms[i].src == TES_SRC_PARENT
+                                    ? terms[i].access
+                                    : (tes_access_t)((uint32_t)i % 4u);
         mq->terms[i] = terms[i];
     }
     desc->flags = mq->flags = flags;
@@ -476,10 +502,12 @@ static void build(fz_driver_t *d, tes_query_desc_t *desc, fz_mquery_t *mq, const
     fz_mquery_init(mq);
 }
 
-#define T(k, o) {FZ_C_##k, TES_##o}
+#define T(k, o) {FZ_C_##k, TES_##o, TES_SRC_SELF, TES_INOUT}
+/* A term about the parent (read-only). */
+#define P(k, o) {FZ_C_##k, TES_##o, TES_SRC_PARENT, TES_IN}
 
 typedef struct fixed_query {
-    fz_mterm_t terms[5];
+    fz_mterm_t terms[6];
     int32_t n;
     uint32_t flags;
 } fixed_query_t;
@@ -530,9 +558,16 @@ static const fixed_query_t fixed[] = {
     {{T(STAG, AND), T(S4, OPTIONAL), T(SREF, NOT), T(SST, NOT)}, 4, TES_QUERY_NONOWNING_GROUP},
     {{T(SREF, AND), T(STAG, NOT), T(SST8, NOT), T(TTAG2, NOT)}, 4, TES_QUERY_OWNING_GROUP},
     /* wide tables (columns past 64) and huge values */
-    {{{FZ_C_W0 + 71, TES_AND}, {FZ_C_W0 + 66, TES_AND}, T(HUGE, OPTIONAL), T(S4, NOT)}, 4, 0},
-    {{{FZ_C_W0 + 3, TES_AND}, T(SHUGE, OPTIONAL), {FZ_C_W0 + 69, TES_OPTIONAL}}, 3, 0},
-    {{T(SHUGE, AND), {FZ_C_W0 + 70, TES_OPTIONAL}, T(S16, NOT)}, 3, TES_QUERY_NONOWNING_GROUP},
+    {{{FZ_C_W0 + 71, TES_AND, TES_SRC_SELF, TES_INOUT}, {FZ_C_W0 + 66, TES_AND, TES_SRC_SELF, TES_INOUT}, T(HUGE, OPTIONAL), T(S4, NOT)}, 4, 0},
+    {{{FZ_C_W0 + 3, TES_AND, TES_SRC_SELF, TES_INOUT}, T(SHUGE, OPTIONAL), {FZ_C_W0 + 69, TES_OPTIONAL, TES_SRC_SELF, TES_INOUT}}, 3, 0},
+    {{T(SHUGE, AND), {FZ_C_W0 + 70, TES_OPTIONAL, TES_SRC_SELF, TES_INOUT}, T(S16, NOT)}, 3, TES_QUERY_NONOWNING_GROUP},
+    /* the hierarchy: by depth, propagating a value from the parent's,
+     * with parent terms of every oper over table and sparse stores and
+     * tags (OPTIONAL ones split chunks); random queries add more, with
+     * and without the flag (a by-depth walk collects and sorts every
+     * match, so the fixed set keeps one) */
+    {{T(T12, AND), P(T12, AND), T(S4, OPTIONAL), P(TTAG, NOT), P(S16, OPTIONAL), P(STAG, OPTIONAL)},
+     6, TES_QUERY_CASCADE},
 };
 #define NFIXED ((uint32_t)(sizeof fixed / sizeof fixed[0]))
 
@@ -547,10 +582,13 @@ static const fixed_query_t refused[] = {
     {{T(STAG, AND), T(S4, OPTIONAL)}, 2, TES_QUERY_OWNING_GROUP},       /* optional term */
     {{T(T4, AND)}, 1, 1u << 5},                                         /* unknown flag */
     {{T(T4, AND)}, 0, 0},                                               /* no terms */
+    {{T(S4, AND)}, 1, TES_QUERY_CASCADE | TES_QUERY_NONOWNING_GROUP},   /* by depth + group */
+    {{T(S4, AND), {FZ_C_T4, TES_AND, TES_SRC_PARENT, TES_INOUT}}, 2, 0}, /* parent term written */
 };
 #define NREFUSED ((uint32_t)(sizeof refused / sizeof refused[0]))
 
 #undef T
+#undef P
 
 bool fzd_queries_setup(fz_driver_t *d)
 {
@@ -636,10 +674,13 @@ int fzd_random_desc(fz_driver_t *d, tes_query_desc_t *desc, fz_mquery_t *mq)
         flags |= TES_QUERY_INCLUDE_DISABLED;
     if (fzd_draw(d, 100) < 15)
         flags |= TES_QUERY_INCLUDE_PREFAB;
+    /* (A by-depth walk collects and sorts every match: few of them.) */
+    if (fzd_draw(d, 100) < 6)
+        flags |= TES_QUERY_CASCADE; /* with a group flag: refused */
     fz_mterm_t terms[TES_MAX_TERMS];
     int32_t n = 0;
     int32_t want_n = 1 + (int32_t)fzd_draw(d, fzd_draw(d, 8) ? 4 : 9);
-    fz_bits_t used = {{0, 0}};
+    fz_bits_t used = {{0, 0}}, used_par = {{0, 0}};
     for (int32_t i = 0; i < want_n; i++) {
         int k;
         tes_oper_t oper;
@@ -661,16 +702,23 @@ int fzd_random_desc(fz_driver_t *d, tes_query_desc_t *desc, fz_mquery_t *mq)
             if ((flags & TES_QUERY_OWNING_GROUP) && oper == TES_OPTIONAL && fzd_draw(d, 4))
                 oper = TES_NOT;
         }
-        if (fz_bits_has(used, k))
+        /* Now and then a term about the parent (with a group: refused),
+         * read-only unless it is to be refused. */
+        bool par = fzd_draw(d, 100) < ((flags & TES_QUERY_CASCADE) ? 40u : 6u);
+        fz_bits_t *u = par ? &used_par : &used;
+        if (fz_bits_has(*u, k))
             continue;
-        fz_bits_set(&used, k);
+        fz_bits_set(u, k);
         terms[n].k = k;
         terms[n].oper = oper;
+        terms[n].src = par ? TES_SRC_PARENT : TES_SRC_SELF;
+        terms[n].access = par && fzd_draw(d, 16) ? TES_IN : (tes_access_t)fzd_draw(d, 4);
         n++;
     }
     build(d, desc, mq, terms, n, flags);
     for (int32_t i = 0; i < n; i++)
-        desc->terms[i].access = (tes_access_t)fzd_draw(d, 4);
+        if (terms[i].src == TES_SRC_SELF)
+            desc->terms[i].access = (tes_access_t)fzd_draw(d, 4);
     if (fzd_draw(d, 100) >= 6)
         return fz_mquery_expect(mq, d->owned);
     switch (fzd_draw(d, 6)) {

@@ -106,6 +106,9 @@ static bool recreate_queries(fz_driver_t *d, tes_world_t *w, const tes_comp_t id
             desc.terms[t].comp = ids[dq->mq.terms[t].k];
             desc.terms[t].oper = dq->mq.terms[t].oper;
             desc.terms[t].access = (tes_access_t)((uint32_t)t % 4u);
+            desc.terms[t].src = dq->mq.terms[t].src;
+            if (dq->mq.terms[t].src == TES_SRC_PARENT)
+                desc.terms[t].access = dq->mq.terms[t].access;
         }
         desc.flags = dq->mq.flags;
         out[i] = tes_query_new(w, &desc);

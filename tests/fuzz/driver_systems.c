@@ -262,12 +262,12 @@ static void op_system_new(fz_driver_t *d)
         while (used & (1u << k));
         used |= 1u << k;
         s->access[t] = (tes_access_t)fzd_draw(d, 4);
-        s->mq.terms[t] = (fz_mterm_t){k, TES_AND};
+        s->mq.terms[t] = (fz_mterm_t){.k = k, .oper = TES_AND};
     }
     s->mq.nterms = nterms;
     if (fzd_draw(d, 3) == 0) { /* a NOT term on a tag */
         int k = fzd_draw(d, 2) ? FZ_C_TTAG : FZ_C_STAG;
-        s->mq.terms[nterms] = (fz_mterm_t){k, TES_NOT};
+        s->mq.terms[nterms] = (fz_mterm_t){.k = k, .oper = TES_NOT};
         s->access[nterms] = TES_INOUT;
         s->mq.nterms++;
     }

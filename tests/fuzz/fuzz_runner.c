@@ -334,6 +334,13 @@ int main(int argc, char **argv)
                    res.inst_destroyed, res.inst_destroy_deferred, res.adopts, res.detaches,
                    res.owned, res.owned_at_flush, res.remaps, res.skipped_members, res.inst_slots,
                    res.inst_retired);
+        if (verbose)
+            printf("fuzz:   hierarchy: %" PRIu64 " links made, %" PRIu64 " names set, %" PRIu64
+                   " links and %" PRIu64 " names copied by instantiation, %" PRIu64
+                   " queued links dropped at a flush, %" PRIu64 " cascading destroys (%" PRIu64
+                   " descendants), %" PRIu64 " by-depth chunks\n",
+                   res.links, res.names, res.inst_links, res.inst_names, res.links_dropped,
+                   res.cascades, res.cascaded, res.cascade_chunks);
         check_walks(&cfg, &res);
         if (res.diverged) {
             divergences++;

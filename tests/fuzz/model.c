@@ -113,8 +113,11 @@ bool fz_model_init(fz_model_t *m, uint32_t generation_limit, uint32_t entity_lim
 
 void fz_model_fini(fz_model_t *m)
 {
-    for (uint32_t i = 0; i < m->nslots; i++)
+    for (uint32_t i = 0; i < m->nslots; i++) {
         free(m->slots[i].xval);
+        free(m->slots[i].kids);
+        free(m->slots[i].name);
+    }
     free(m->slots);
     free(m->free_stack);
     free(m->live);
@@ -179,6 +182,9 @@ tes_entity_t fz_model_spawn(fz_model_t *m)
     s->alive = true;
     s->pending = false;
     s->inst = 0;
+    s->parent = 0;
+    s->nkids = 0;
+    s->name = NULL;
     memset(&s->mask, 0, sizeof s->mask);
     memset(s->stable_ptr, 0, sizeof s->stable_ptr);
     s->live_pos = m->nlive;
@@ -191,6 +197,15 @@ void fz_model_destroy(fz_model_t *m, uint32_t index)
     fz_mslot_t *s = &m->slots[index];
     fz_model_clear(m, index);
     fz_model_inst_unlink(m, index); /* it leaves its instance */
+    /* Every destroy goes through a plan: its children died first. */
+    if (s->nkids) {
+        fprintf(stderr, "fuzz: model destroys entity %u before its %u children\n", index, s->nkids);
+        abort();
+    }
+    if (s->parent)
+        fz_model_link(m, index, 0);
+    free(s->name);
+    s->name = NULL;
     s->alive = false;
     s->pending = false;
     /* Swap-remove from the live list. */
@@ -257,7 +272,7 @@ void fz_model_write(fz_model_t *m, uint32_t index, int k, const uint8_t *value)
     memcpy(fz_val(m, index, k) + off, value + off, fz_msize(k) - off);
 }
 
-void fz_model_clone_into(fz_model_t *m, uint32_t dst, uint32_t src)
+int fz_model_clone_into(fz_model_t *m, uint32_t dst, uint32_t src)
 {
     for (int k = 0; k < FZ_NALL; k++) {
         if (!fz_model_has(m, src, k))
@@ -269,4 +284,11 @@ void fz_model_clone_into(fz_model_t *m, uint32_t dst, uint32_t src)
                 m->expect[k].copy++;
         }
     }
+    /* The copy gets src's parent (appended), not its children or name. */
+    int rc = fz_model_clone_link(m, dst, src);
+    if (rc == FZ_OOM) {
+        fprintf(stderr, "fuzz: model out of memory\n");
+        abort();
+    }
+    return rc;
 }

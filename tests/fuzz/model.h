@@ -176,6 +176,12 @@ typedef struct fz_mslot {
     /* Address first seen for a stable component; it must never change until
      * the component is removed. NULL = not observed yet. */
     const void *stable_ptr[FZ_NCOMP];
+    /* The hierarchy (model_hier.c): the parent's index + 1 (0: a root),
+     * the children's indices in order, and the name (NULL: none). */
+    uint32_t parent;
+    uint32_t *kids;
+    uint32_t nkids, kids_cap;
+    char *name;
 } fz_mslot_t;
 
 typedef struct fz_hook_expect {
@@ -193,7 +199,8 @@ typedef enum fz_qkind {
     FZ_Q_CLEAR,
     FZ_Q_CLONE, /* e receives copies of src's components */
     FZ_Q_INSTANTIATE, /* plan `plan` copies its prefab into its entities */
-    FZ_Q_INST_DESTROY /* the members instance `inst` has then die */
+    FZ_Q_INST_DESTROY, /* the members instance `inst` has then die */
+    FZ_Q_SET_PARENT    /* e becomes the last child of src (TES_NULL: a root) */
 } fz_qkind_t;
 
 typedef struct fz_qop {
@@ -269,6 +276,12 @@ typedef struct fz_model {
     /* Coverage: references remapped by instantiation, copies skipped at a
      * flush (member dead by then), queued destroys refused at the flush. */
     uint64_t remaps, skipped_members, owned_at_flush;
+    /* Hierarchy coverage: links made by instantiation, names copied with
+     * them, queued links the flush dropped, cascades (destroys that took
+     * descendants) and the descendants they took. */
+    uint64_t inst_links, inst_names, links_dropped, cascades, cascaded;
+    /* The last error the last flush met (tes_last_error after it). */
+    int flush_last;
 } fz_model_t;
 
 /* The model's value of component k in slot `index` (which has k). */
@@ -276,6 +289,10 @@ static inline uint8_t *fz_val(const fz_model_t *m, uint32_t index, int k)
 {
     return k < FZ_NCOMP ? m->slots[index].val[k] : m->slots[index].xval[k - FZ_NCOMP];
 }
+
+/* What a model function returns when the model itself ran out of memory
+ * (no status of the library's). */
+#define FZ_OOM (-1000)
 
 /* Grows *arr (of *cap elements) to hold at least need elements. */
 bool fz_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem);
@@ -314,8 +331,9 @@ void fz_model_clear(fz_model_t *m, uint32_t index);
  * are ignored). */
 void fz_model_write(fz_model_t *m, uint32_t index, int k, const uint8_t *value);
 /* Copies every component of src into dst (which has none): on_add for each,
- * plus a copy-hook call per tracked value. */
-void fz_model_clone_into(fz_model_t *m, uint32_t dst, uint32_t src);
+ * plus a copy-hook call per tracked value; dst joins src's parent (see
+ * fz_model_clone_link, whose status it returns). */
+int fz_model_clone_into(fz_model_t *m, uint32_t dst, uint32_t src);
 
 /* Deferred mode (model_defer.c). Queues a change; false if the model ran
  * out of memory. */
@@ -350,7 +368,9 @@ void fz_model_lookup(const fz_model_t *m, tes_entity_t e, int k, fz_lookup_t *ou
 /* Applies the queue in order (ops on entities dead by then are dropped,
  * staged values released) and empties it. Returns the first error met
  * (TES_ERR_OWNED: a queued destroy of an entity that joined an instance
- * since, in a strict world), as tes_defer_end does. */
+ * since, in a strict world; TES_ERR_INVALID: a queued link dropped, or a
+ * link a clone or instantiation would make refused), as tes_defer_end
+ * does; the last one goes to flush_last. */
 int fz_model_flush(fz_model_t *m);
 
 /* ------------------------------------------------------------------ lifecycle */
@@ -366,8 +386,13 @@ bool fz_model_inst_link(fz_model_t *m, tes_instance_t id, uint32_t index);
 /* Takes live entity `index` out of its instance (if any); the instance
  * dies with its last member. */
 void fz_model_inst_unlink(fz_model_t *m, uint32_t index);
-/* Destroys every member the live instance has, in join order. */
-void fz_model_inst_destroy(fz_model_t *m, tes_instance_t id);
+/* Destroys every member the live instance has and their descendants (the
+ * plan of its members in join order; see fz_model_plan). Returns
+ * TES_ERR_OWNED (nothing destroyed) when the world is strict and the plan
+ * holds a member of another instance. */
+int fz_model_inst_destroy(fz_model_t *m, tes_instance_t id);
+/* The status fz_model_inst_destroy would return now. */
+int fz_model_inst_destroy_status(const fz_model_t *m, tes_instance_t id);
 
 /* The record of live prefab root `root`, or NULL. */
 fz_mprefab_t *fz_model_prefab(const fz_model_t *m, tes_entity_t root);
@@ -390,8 +415,9 @@ void fz_model_prefab_prune(fz_model_t *m);
  * plan for the flush. False: the model ran out of memory. */
 bool fz_model_instantiate(fz_model_t *m, const fz_mprefab_t *p, uint32_t n, bool deferred,
                           tes_instance_t *insts, tes_entity_t *ents);
-/* The flush's side of a deferred plan (model_defer.c calls it). */
-void fz_model_plan_apply(fz_model_t *m, fz_mplan_t *p);
+/* The flush's side of a deferred plan (model_defer.c calls it); returns
+ * what fz_model_plan_links says. */
+int fz_model_plan_apply(fz_model_t *m, fz_mplan_t *p);
 /* The member of plan p whose copy entity e is (its position in the plan to
  * *at), or false when e is none of the plan's entities. */
 bool fz_model_plan_member(const fz_mplan_t *p, tes_entity_t e, tes_entity_t *member,
@@ -403,5 +429,65 @@ void fz_model_plan_remap(const fz_mplan_t *p, uint32_t at, int k, uint8_t val[FZ
 bool fz_model_queued_destroy(const fz_model_t *m, tes_entity_t e);
 /* Frees the plans (flushed or dropped with the world). */
 void fz_model_plans_clear(fz_model_t *m);
+
+/* ------------------------------------------------------------------ hierarchy */
+
+/* model_hier.c: links, names and cascading destroys, written from the
+ * header's "Hierarchy and names" section. A link is stored on both ends
+ * (the child's parent, the parent's ordered child list); names are plain
+ * strings found by a scan of the siblings. */
+
+/* The status tes_set_parent(child, parent) must return now: TES_ERR_STALE
+ * (child, or a parent other than TES_NULL, not alive), TES_ERR_INVALID
+ * (self, a cycle, a prefab / non-prefab mix or members of two prefabs, a
+ * named child moving under a parent with a child of that name), TES_OK. */
+int fz_model_link_status(const fz_model_t *m, tes_entity_t child, tes_entity_t parent);
+/* Makes live index child the last child of parent1 (index + 1; 0: a root);
+ * nothing when that is its parent already. False: out of memory. */
+bool fz_model_link(fz_model_t *m, uint32_t child, uint32_t parent1);
+int32_t fz_model_depth(const fz_model_t *m, uint32_t index);
+/* The root of the live prefab e is a member of (TES_NULL: none). */
+tes_entity_t fz_model_prefab_root_of(const fz_model_t *m, tes_entity_t e);
+/* The child of parent1 (0: the roots) named name (len bytes), index + 1,
+ * or 0. */
+uint32_t fz_model_sibling_named(const fz_model_t *m, uint32_t parent1, const char *name,
+                                size_t len);
+/* The status tes_set_name(e, name) must return now. */
+int fz_model_name_status(const fz_model_t *m, tes_entity_t e, const char *name);
+/* Names live index (NULL removes the name). False: out of memory. */
+bool fz_model_set_name(fz_model_t *m, uint32_t index, const char *name);
+/* e's path (its ancestors' names and its own joined by '/'), written to
+ * buf when cap allows (NUL-terminated); returns its length, 0 when e or an
+ * ancestor has no name. */
+size_t fz_model_path(const fz_model_t *m, uint32_t index, char *buf, size_t cap);
+/* What tes_lookup_path(path) must return. */
+tes_entity_t fz_model_lookup_path(const fz_model_t *m, const char *path);
+
+/* A destroy's plan: for each listed live entity in order that no listed
+ * entity is an ancestor of (with more than one listed), its subtree in
+ * post-order (children before their parent, siblings in child order).
+ * Returns the count (indices to *out, which the caller frees), or -1 when
+ * out of memory. */
+int64_t fz_model_plan(const fz_model_t *m, const tes_entity_t *es, uint32_t n, uint32_t **out);
+/* Whether a strict world refuses the plan: an entity of it belongs to an
+ * instance other than allowed (instance slot + 1; 0: none allowed). */
+bool fz_model_plan_owned(const fz_model_t *m, const uint32_t *plan, uint32_t n, uint32_t allowed);
+/* The status of destroying es (all live) with their descendants:
+ * TES_ERR_OWNED or TES_OK (-1: out of memory). */
+int fz_model_destroy_status(const fz_model_t *m, const tes_entity_t *es, uint32_t n,
+                            uint32_t allowed);
+/* Destroys es (all live) and their descendants in plan order. False: out
+ * of memory. */
+bool fz_model_destroy_tree(fz_model_t *m, const tes_entity_t *es, uint32_t n);
+/* An instantiation's links and names: the links among the plan's members
+ * (alive ones, as they are now) copied to each instance's entities, each
+ * copied child named like its member. A copy named while pending keeps its
+ * name, and a link that would repeat a sibling's name is not made:
+ * TES_ERR_INVALID (the rest applied), else TES_OK; -1: out of memory. */
+int fz_model_plan_links(fz_model_t *m, const fz_mplan_t *p);
+/* A clone's link: dst (a live root) joins src's parent, unless dst was
+ * named while pending and a child of that parent has its name
+ * (TES_ERR_INVALID). -1: out of memory. */
+int fz_model_clone_link(fz_model_t *m, uint32_t dst, uint32_t src);
 
 #endif

@@ -157,6 +157,7 @@ static bool held(const fz_model_t *m, tes_entity_t e, int k, uint32_t upto, bool
         case FZ_Q_MATERIALIZE:
         case FZ_Q_INSTANTIATE:
         case FZ_Q_INST_DESTROY: /* (the members it kills are dropped after it) */
+        case FZ_Q_SET_PARENT:
             break;
         }
     }
@@ -205,25 +206,44 @@ static int apply(fz_model_t *m, const fz_qop_t *op)
     uint32_t i = live_index(m, op->e);
     switch (op->kind) {
     case FZ_Q_INSTANTIATE:
-        fz_model_plan_apply(m, &m->plans[op->plan]);
-        break;
+        return fz_model_plan_apply(m, &m->plans[op->plan]);
     case FZ_Q_INST_DESTROY:
-        if (fz_model_inst(m, op->inst))
-            fz_model_inst_destroy(m, op->inst);
+        /* Planned again from the tree as it is now, checked again. */
+        if (fz_model_inst(m, op->inst) && fz_model_inst_destroy(m, op->inst) == TES_ERR_OWNED) {
+            m->owned_at_flush++;
+            return TES_ERR_OWNED;
+        }
         break;
+    case FZ_Q_SET_PARENT: {
+        /* Checked again: a link whose child or parent died is dropped,
+         * and so is one that breaks a rule now. */
+        int rc = TES_ERR_INVALID;
+        if (i != UINT32_MAX && (op->src == TES_NULL || fz_model_alive(m, op->src)))
+            rc = fz_model_link_status(m, op->e, op->src);
+        if (rc != TES_OK) {
+            m->links_dropped++;
+            return rc;
+        }
+        if (!fz_model_link(m, i, op->src == TES_NULL ? 0 : tes_entity_index(op->src) + 1))
+            return FZ_OOM;
+        break;
+    }
     case FZ_Q_MATERIALIZE:
         if (i != UINT32_MAX)
             m->slots[i].pending = false;
         break;
     case FZ_Q_DESTROY:
-        /* tes_destroy again: in a strict world it refuses an entity that
-         * joined an instance since the destroy was queued. */
-        if (i != UINT32_MAX && m->strict && m->slots[i].inst) {
+        /* tes_destroy again, with its descendants as they are now: in a
+         * strict world it refuses a plan with an entity that joined an
+         * instance since the destroy was queued. */
+        if (i == UINT32_MAX)
+            break;
+        if (fz_model_destroy_status(m, &op->e, 1, 0) == TES_ERR_OWNED) {
             m->owned_at_flush++;
             return TES_ERR_OWNED;
         }
-        if (i != UINT32_MAX)
-            fz_model_destroy(m, i);
+        if (!fz_model_destroy_tree(m, &op->e, 1))
+            return FZ_OOM;
         break;
     case FZ_Q_ADD:
         if (i != UINT32_MAX)
@@ -240,7 +260,7 @@ static int apply(fz_model_t *m, const fz_qop_t *op)
     case FZ_Q_CLONE: {
         uint32_t s = live_index(m, op->src);
         if (i != UINT32_MAX && s != UINT32_MAX)
-            fz_model_clone_into(m, i, s);
+            return fz_model_clone_into(m, i, s);
         break;
     }
     case FZ_Q_SET:
@@ -265,10 +285,13 @@ static int apply(fz_model_t *m, const fz_qop_t *op)
 int fz_model_flush(fz_model_t *m)
 {
     int first = TES_OK;
+    m->flush_last = TES_OK;
     for (uint32_t i = 0; i < m->nqueue; i++) {
         int rc = apply(m, &m->queue[i]);
         if (rc && first == TES_OK)
             first = rc;
+        if (rc)
+            m->flush_last = rc;
     }
     m->nqueue = 0;
     fz_model_plans_clear(m);

@@ -16,6 +16,7 @@
  *   tracked value), with entity fields that name a member of the plan
  *   pointed at the same instance's copy of that member.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,13 +121,35 @@ void fz_model_inst_unlink(fz_model_t *m, uint32_t index)
         inst_free(m, ii);
 }
 
-void fz_model_inst_destroy(fz_model_t *m, tes_instance_t id)
+int fz_model_inst_destroy_status(const fz_model_t *m, tes_instance_t id)
+{
+    const fz_minst_t *in = fz_model_inst(m, id);
+    if (!in)
+        return TES_ERR_STALE;
+    return fz_model_destroy_status(m, in->members, in->n, tes_entity_index(id) + 1);
+}
+
+int fz_model_inst_destroy(fz_model_t *m, tes_instance_t id)
 {
     fz_minst_t *in = fz_model_inst(m, id);
-    /* Always the first member: each destroy unlinks it, and the last one
-     * ends the instance. */
-    while (in && in->alive && in->n)
-        fz_model_destroy(m, tes_entity_index(in->members[0]));
+    if (!in)
+        return TES_ERR_STALE;
+    /* The plan of its members in join order: each member's subtree in
+     * post-order, a member under another one with that one's. */
+    uint32_t *plan = NULL;
+    int64_t count = fz_model_plan(m, in->members, in->n, &plan);
+    if (count < 0) {
+        fprintf(stderr, "fuzz: model out of memory\n");
+        abort();
+    }
+    int rc = TES_OK;
+    if (fz_model_plan_owned(m, plan, (uint32_t)count, tes_entity_index(id) + 1))
+        rc = TES_ERR_OWNED;
+    else
+        for (int64_t i = 0; i < count; i++)
+            fz_model_destroy(m, plan[i]);
+    free(plan);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ prefabs */
@@ -245,7 +268,7 @@ static void copy_member(fz_model_t *m, const fz_mplan_t *p, uint32_t k, uint32_t
     }
 }
 
-void fz_model_plan_apply(fz_model_t *m, fz_mplan_t *p)
+int fz_model_plan_apply(fz_model_t *m, fz_mplan_t *p)
 {
     /* Members that died since the plan was made are copied to nobody and
      * no longer remapped. */
@@ -263,6 +286,13 @@ void fz_model_plan_apply(fz_model_t *m, fz_mplan_t *p)
             if (p->members[i])
                 copy_member(m, p, k, i);
         }
+    /* The links among the members, as they are now, remapped. */
+    int rc = fz_model_plan_links(m, p);
+    if (rc == FZ_OOM) {
+        fprintf(stderr, "fuzz: model out of memory\n");
+        abort();
+    }
+    return rc;
 }
 
 bool fz_model_plan_member(const fz_mplan_t *p, tes_entity_t e, tes_entity_t *member,
@@ -343,7 +373,7 @@ bool fz_model_instantiate(fz_model_t *m, const fz_mprefab_t *pf, uint32_t n, boo
             insts[k] = id;
     }
     if (!deferred) {
-        fz_model_plan_apply(m, &p);
+        (void)fz_model_plan_apply(m, &p); /* fresh copies: no name to refuse */
         plan_free(&p);
         return true;
     }
