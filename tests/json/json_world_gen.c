@@ -223,7 +223,7 @@ int main(int argc, char **argv)
                 at = (at + tsize - 1) / tsize * tsize;
                 random_text(c->member_names[m], sizeof c->member_names[m] - 4);
                 size_t len = strlen(c->member_names[m]);
-                snprintf(c->member_names[m] + len, 4, "%u", (unsigned)m);
+                snprintf(c->member_names[m] + len, 4, "%u", (unsigned)(m % 1000u)); /* m < MAX_MEMBERS: at most 3 digits */
                 c->members[m] = (tes_member_t){c->member_names[m], t, at, count};
                 at += tsize * (count ? count : 1);
                 c->members[m].count = count ? count : 1;
