@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "world/changes.h"
+#include "world/depth_order.h"
 #include "world/world.h"
 
 #define CHECK(...) TES__CHECK("tes__world_check", __VA_ARGS__)
@@ -504,5 +505,7 @@ int tes__world_check(const tes_world_t *w)
         rc = check_bundle(w);
     if (!rc)
         rc = check_stamps(w);
+    if (!rc)
+        rc = tes__depth_order_check(w);
     return rc;
 }

@@ -235,6 +235,9 @@ struct tes_world {
     /* Counts every change of a link (the hierarchy layer bumps it), so a
      * by-depth walk can tell whether the order it keeps still holds. */
     uint64_t link_changes;
+    /* The depth order tes_sort_by_depth left (world/depth_order.h), NULL
+     * before the first sort. */
+    struct tes__depth_order *depth_order;
 };
 
 /* What the hierarchy layer tells the world, registered with its state
