@@ -7,9 +7,13 @@
  * sibling name clashes, bad names), the destroy order seen by on_remove
  * must be the model's post-order, and after every op the forest, depths,
  * names and paths must equal the model's. A by-depth query with a parent
- * term, kept for the world's whole life (so its kept order meets every
- * kind of change), then propagates a sum down the forest: its chunks must
- * come by the model's depths and every sum must be the model's.
+ * term, kept for the world's whole life, then propagates a sum down the
+ * forest: its chunks must come by the model's depths and every sum must
+ * be the model's. tes_sort_by_depth runs at random (refused while
+ * deferred), so the query takes the sorted walk after a sort and the
+ * general walk once a change ended the sorted order, and the forest must
+ * come out of every sort unchanged. A quarter of the entities carry a tag
+ * that puts them in a second table, so parents lie in two tables.
  *
  * Usage: hier_fuzz [--seeds N] [--ops N] [--seed S]. Exit 1 on the first
  * divergence, printing the seed and op number to replay.
@@ -22,6 +26,7 @@
 #include "snapshot/mem_stream.h"
 #include "tessera.h"
 #include "world/check.h"
+#include "world/depth_order.h"
 
 #define MAXE 160
 
@@ -46,12 +51,12 @@ static uint64_t rng;
 static unsigned long long g_seed, g_op;
 static tes_entity_t seen_log[MAXE * 4];
 static int seen_n;
-static tes_comp_t TAG, SUM;
+static tes_comp_t TAG, SUM, SIDE;
 static tes_query_t *PROP; /* SUM = parent's SUM + Marker, by depth */
 /* Coverage counters, printed at the end: a run that never reaches a case
  * proves nothing about it. */
 static unsigned long long c_link_ok, c_link_invalid, c_link_stale, c_cascade, c_name_invalid,
-    c_defer_error, c_max_live;
+    c_defer_error, c_max_live, c_sort, c_sorted_walks, c_sort_refused;
 
 static uint32_t rnd(uint32_t n)
 {
@@ -85,6 +90,7 @@ static tes_world_t *new_world(void)
     d.hooks.on_remove = on_remove;
     TAG = tes_component(w, &d);
     SUM = tes_component(w, &(tes_component_desc_t){.name = "Sum", .size = 4, .align = 4});
+    SIDE = tes_component(w, &(tes_component_desc_t){.name = "Side"}); /* a tag: a second table */
     PROP = tes_query_new(w, &(tes_query_desc_t){
                                 .terms = {{SUM, .access = TES_OUT},
                                           {TAG, .access = TES_IN},
@@ -235,6 +241,16 @@ static void compare(tes_world_t *w)
         for (int p = M[i].parent; p >= 0; p = M[p].parent)
             depth_of[i]++;
     }
+    /* Whether this iteration takes the sorted walk: every table holding a
+     * match still in the order the last sort left. */
+    bool sorted = w->depth_order != NULL;
+    for (int i = 0; sorted && i < NM; i++) {
+        if (!alive(i))
+            continue;
+        const tes__slot_t *slot = tes__entity_slot(&w->entities, M[i].h);
+        sorted = tes__depth_rows(w, tes__slot_table(w, slot)) != NULL;
+    }
+    c_sorted_walks += sorted;
     int seen = 0, last = 0;
     tes_iter_t it = tes_query_iter(PROP);
     while (tes_iter_next(&it)) {
@@ -274,6 +290,8 @@ static void one_op(tes_world_t **wp, qop_t *queue, int *nq, bool deferred)
         tes_entity_t e = tes_spawn(w);
         int32_t v = (int32_t)rnd(100);
         CHECK(e != TES_NULL && tes_set(w, e, TAG, &v) == TES_OK && tes_add(w, e, SUM) == TES_OK);
+        if (!rnd(4))
+            CHECK(tes_add(w, e, SIDE) == TES_OK);
         M[NM] = (ment_t){.h = e, .live = true, .parent = -1, .val = v};
         NM++;
         int p = live_pick();
@@ -393,6 +411,22 @@ static void one_op(tes_world_t **wp, qop_t *queue, int *nq, bool deferred)
         }
         CHECK(tes_defer_end(w) == first);
         c_defer_error += first != TES_OK;
+    } else if (r < 98) { /* the depth sort: refused while deferred */
+        if (deferred) {
+            CHECK(tes_sort_by_depth(w) == TES_ERR_BUSY);
+            CHECK(strstr(tes_last_error_detail(w), "deferred") != NULL);
+            c_sort_refused++;
+            return;
+        }
+        CHECK(tes_sort_by_depth(w) == TES_OK);
+        c_sort++;
+        /* Every table holding an entity is in depth order now. */
+        for (int i = 0; i < NM; i++) {
+            if (!alive(i))
+                continue;
+            const tes__slot_t *slot = tes__entity_slot(&w->entities, M[i].h);
+            CHECK(tes__depth_rows(w, tes__slot_table(w, slot)) != NULL);
+        }
     } else if (!deferred) { /* a snapshot round trip */
         sw_buf_t b = {0};
         CHECK(sw_save(w, &b) == TES_OK);
@@ -433,12 +467,13 @@ int main(int argc, char **argv)
     }
     printf("hier_fuzz: %llu seeds x %llu ops: forest, names and paths equal the model's\n"
            "  links ok %llu, refused %llu (cycle/name) and %llu (stale); cascades %llu; bad "
-           "names %llu; flushes with an error %llu; most live %llu\n",
+           "names %llu; flushes with an error %llu; most live %llu; sorts %llu (refused %llu), "
+           "sorted walks %llu\n",
            only ? 1 : seeds, ops, c_link_ok, c_link_invalid, c_link_stale, c_cascade,
-           c_name_invalid, c_defer_error, c_max_live);
+           c_name_invalid, c_defer_error, c_max_live, c_sort, c_sort_refused, c_sorted_walks);
     /* Every case must have been reached. */
     return c_link_ok && c_link_invalid && c_link_stale && c_cascade && c_name_invalid &&
-                   c_defer_error
+                   c_defer_error && c_sort && c_sort_refused && c_sorted_walks
                ? 0
                : 1;
 }
