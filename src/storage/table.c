@@ -307,8 +307,19 @@ void tes__table_permute(tes__table_t *t, tes__alloc_t *a, void *block, size_t si
             for (uint32_t i = 0; i < n; i++)
                 tes__component_move1(col->info, dst + i * sz, col->data + (size_t)perm[i] * sz);
         } else {
-            for (uint32_t i = 0; i < n; i++)
-                memcpy(dst + i * sz, col->data + (size_t)perm[i] * sz, sz);
+            /* A loop per common size: a fixed-size copy the compiler
+             * inlines, not a call into libc per value. */
+#define PERMUTE_COPY(size)                                                                   \
+    for (uint32_t i = 0; i < n; i++)                                                         \
+        memcpy(dst + i * (size), col->data + (size_t)perm[i] * (size), (size));
+            switch (sz) {
+            case 4: PERMUTE_COPY(4) break;
+            case 8: PERMUTE_COPY(8) break;
+            case 12: PERMUTE_COPY(12) break;
+            case 16: PERMUTE_COPY(16) break;
+            default: PERMUTE_COPY(sz) break;
+            }
+#undef PERMUTE_COPY
         }
     }
     /* Same columns and capacity: only the addresses change. */

@@ -153,8 +153,15 @@ static void sort_commit_table(tes_world_t *w, tes__table_t *t, const int32_t *de
                               tes__depth_rows_t *r, sort_plan_t *plan)
 {
     uint32_t n = t->count, *perm = r->parent_row, *start = r->start;
-    for (uint32_t i = 0; i < n; i++)
-        perm[start[depth[tes_entity_index(t->entities[i])]]++] = i;
+    tes__slot_t *slots = w->entities.slots;
+    /* Each entity's slot takes its new row here, in the old rows' order
+     * (often the slots' own order), rather than after the move. */
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t index = tes_entity_index(t->entities[i]);
+        uint32_t at = start[depth[index]]++;
+        perm[at] = i;
+        slots[index].row = at;
+    }
     for (uint32_t d = r->depths - 1; d > 0; d--)
         start[d] = start[d - 1];
     start[0] = 0;
@@ -163,8 +170,6 @@ static void sort_commit_table(tes_world_t *w, tes__table_t *t, const int32_t *de
     tes__changes_settle(w, t);
     tes__table_permute(t, &w->alloc, plan->block, t->block_size, perm);
     plan->block = NULL;
-    for (uint32_t i = 0; i < n; i++)
-        w->entities.slots[tes_entity_index(t->entities[i])].row = i;
 }
 
 /* Where each row's parent lies, once every table has its final rows. */
