@@ -278,7 +278,7 @@ void tes__table_adopt(tes__table_t *t, tes__alloc_t *a, void *block, size_t size
 
 /* Where column c of t starts in a block laid out for t's capacity (the
  * layout of tes__table_layout, which the caller's block was made by). */
-static size_t column_offset(const tes__table_t *t, uint32_t c)
+static size_t permute_column_offset(const tes__table_t *t, uint32_t c)
 {
     size_t end = (size_t)t->cap * sizeof(tes_entity_t);
     for (uint32_t i = 0;; i++) {
@@ -300,7 +300,7 @@ void tes__table_permute(tes__table_t *t, tes__alloc_t *a, void *block, size_t si
         ents[i] = t->entities[perm[i]];
     for (uint32_t c = 0; c < t->column_count; c++) {
         const tes__column_t *col = &t->columns[c];
-        uint8_t *dst = (uint8_t *)block + column_offset(t, c);
+        uint8_t *dst = (uint8_t *)block + permute_column_offset(t, c);
         size_t sz = col->size;
         tes__assert(dst + (size_t)t->cap * sz <= (uint8_t *)block + size);
         if (col->info->hooks.move) {
@@ -324,7 +324,7 @@ void tes__table_permute(tes__table_t *t, tes__alloc_t *a, void *block, size_t si
     }
     /* Same columns and capacity: only the addresses change. */
     for (uint32_t c = 0; c < t->column_count; c++)
-        t->columns[c].data = (uint8_t *)block + column_offset(t, c);
+        t->columns[c].data = (uint8_t *)block + permute_column_offset(t, c);
     tes__free(a, t->block, t->block_size);
     sync_data_of(t);
     t->block = block;
