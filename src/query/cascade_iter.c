@@ -17,10 +17,17 @@
  * an OPTIONAL parent term's presence changes. The parent terms' values are
  * copied into the walk's scratch when the chunk is made, after the chunks
  * before it were handed out: with depth order, a parent's value is what
- * its own chunk left. That is the general walk. When every table the
- * query matches is still in the depth order tes_sort_by_depth left, an
- * iteration takes the sorted walk of cascade_sorted.c instead (no
- * collection: each depth's rows are contiguous in their tables).
+ * its own chunk left. That is the general walk.
+ *
+ * Two walks take its place where they can, chosen once when an iteration
+ * starts (cascade_build): when every table the query matches is still in
+ * the depth order tes_sort_by_depth left, the sorted walk of
+ * cascade_sorted.c (no collection: each depth's rows are contiguous in
+ * their tables); otherwise, for a query whose self values are plain, the
+ * pointer walk of cascade_keep.c (each match's value addresses found
+ * once, and the whole order kept between iterations while nothing it
+ * depends on changes), so that a forest nobody sorted still propagates
+ * without a collection per frame. Everything else takes the general walk.
  *
  * The state lives on the world's allocator and goes back to its query when
  * the iteration ends (its last step or tes_iter_fini), for the next one.
@@ -96,6 +103,11 @@ static void cascade_release(tes_world_t *w, cascade_t *c)
     tes__free(a, c->ents2, (size_t)c->ents2_cap * sizeof *c->ents2);
     tes__free(a, c->parents2, (size_t)c->parents2_cap * sizeof *c->parents2);
     tes__free(a, c->scratch, c->scratch_bytes);
+    tes__free(a, c->ptrs, (size_t)c->ptrs_cap * sizeof *c->ptrs);
+    tes__free(a, c->ptrs2, (size_t)c->ptrs2_cap * sizeof *c->ptrs2);
+    tes__free(a, c->memo, (size_t)c->memo_cap * sizeof *c->memo);
+    tes__free(a, c->tabs, (size_t)c->tabs_cap * sizeof *c->tabs);
+    tes__free(a, c->saved, (size_t)c->saved_cap * sizeof *c->saved);
     tes__free(a, (void *)c->rows, (size_t)c->rows_cap * sizeof *c->rows);
     tes__free(a, c, sizeof *c);
 }
@@ -162,23 +174,17 @@ static int collect_matches(tes_world_t *w, const tes_query_t *q, cascade_t *c, c
 static int sort_by_depth(tes_world_t *w, cascade_t *c)
 {
     tes__alloc_t *a = &w->alloc;
-    int32_t most = 0;
-    for (uint32_t i = 0; i < c->count; i++)
-        most = c->depths[i] > most ? c->depths[i] : most;
-    if (most == 0 || c->count < 2)
+    uint32_t *start;
+    int32_t most;
+    if (tes__cascade_depth_starts(a, c, &start, &most))
+        return TES_ERR_NOMEM;
+    if (!start)
         return TES_OK;
-    size_t start_bytes = ((size_t)most + 2) * sizeof(uint32_t);
-    uint32_t *start = tes__calloc(a, start_bytes);
-    if (!start ||
-        tes__grow(a, (void **)&c->ents2, &c->ents2_cap, c->count, sizeof *c->ents2, 256) ||
+    if (tes__grow(a, (void **)&c->ents2, &c->ents2_cap, c->count, sizeof *c->ents2, 256) ||
         tes__grow(a, (void **)&c->parents2, &c->parents2_cap, c->count, sizeof *c->parents2, 256)) {
-        tes__free(a, start, start_bytes);
+        tes__free(a, start, ((size_t)most + 2) * sizeof(uint32_t));
         return TES_ERR_NOMEM;
     }
-    for (uint32_t i = 0; i < c->count; i++)
-        start[c->depths[i] + 1]++;
-    for (int32_t d = 1; d <= most + 1; d++)
-        start[d] += start[d - 1];
     tes_entity_t *ents = c->ents2, *parents = c->parents2;
     for (uint32_t i = 0; i < c->count; i++) {
         uint32_t at = start[c->depths[i]]++;
@@ -196,12 +202,7 @@ static int sort_by_depth(tes_world_t *w, cascade_t *c)
     cap = c->parents_cap;
     c->parents_cap = c->parents2_cap;
     c->parents2_cap = cap;
-    /* Each counter ran to its depth's end: the sorted depths follow. */
-    uint32_t i = 0;
-    for (int32_t d = 0; d <= most; d++)
-        while (i < start[d])
-            c->depths[i++] = d;
-    tes__free(a, start, start_bytes);
+    tes__cascade_depth_finish(a, c, start, most);
     return TES_OK;
 }
 
@@ -236,6 +237,27 @@ static cascade_t *cascade_build(tes_iter_t *it)
             (t->oper != TES_AND || t->info->hooks.copy || t->info->hooks.move || t->info->stable))
             c->self_gather = false;
     }
+    /* Such a query takes the pointer walk (unless the sorted walk
+     * applies): each match's values located once, when it is collected. */
+    c->fast = c->self_gather;
+    for (int32_t i = 0; i < q->term_count; i++) {
+        const tes__term_info_t *t = &q->terms[i];
+        c->self_slot[i] = -1;
+        if (!t->parent && t->data) {
+            c->self_slot[i] = (int32_t)c->nself;
+            c->self_terms[c->nself++] = i;
+        } else if (t->parent && t->oper != TES_NOT) {
+            c->par_terms[c->npar++] = i;
+        }
+    }
+    c->stride = c->nself + c->npar;
+    /* The pointer walk's order is kept across iterations when every match
+     * and parent value is in a table and the matches do not depend on the
+     * iteration (no change filter). */
+    c->keepable = c->fast && !q->change_count && !q->has_sparse && q->mode == TES__QUERY_TABLE;
+    for (int32_t k = 0; k < q->parent_count; k++)
+        if (q->terms[q->parent_terms[k]].info->storage == TES_STORAGE_SPARSE)
+            c->keepable = false;
     /* The sorted walk reads every value in its table's columns and takes
      * each depth's rows in order: for queries of table terms only, without
      * change filters (whose runs of rows are the change walk's). */
@@ -279,26 +301,46 @@ static cascade_t *cascade_build(tes_iter_t *it)
     return collect_all(it, c);
 }
 
-/* Fills c with the iteration's matches, by depth, unless the sorted walk
- * applies. c, or NULL (released) when memory ran out. */
+/* Chooses the iteration's walk and fills c for it: the sorted walk when
+ * it applies; else the pointer walk's kept order when it still holds, or
+ * its matches collected again; else the general walk's matches, by depth.
+ * c, or NULL (released) when memory ran out. */
 static cascade_t *collect_all(tes_iter_t *it, cascade_t *c)
 {
     tes_query_t *q = it->priv_query;
     tes_world_t *w = q->w;
-    c->count = 0;
     int rc = TES_OK;
-    c->sorted = c->sorted_ok && tes__cascade_sorted_begin(w, q, c, &rc);
-    if (!c->sorted && rc == TES_OK) {
-        /* The matches of the base walk, with the iteration's change window. */
-        tes_iter_t base = tes__query_base_start(q);
-        tes__iter_keep_fields(&base); /* only the entities are read */
-        base.priv_change_since = it->priv_change_since;
-        base.priv_change_live = it->priv_change_live & TES__CHANGE_ALL;
-        while (rc == TES_OK && tes__query_base_next(&base))
-            rc = collect_matches(w, q, c, base.entities, (uint32_t)base.count);
-        if (rc == TES_OK)
-            rc = sort_by_depth(w, c);
+    if (c->sorted_ok && tes__cascade_sorted_begin(w, q, c, &rc)) {
+        /* The sort moved rows: a kept order is not trusted past it. */
+        c->walk = TES__CASCADE_SORTED;
+        c->count = 0;
+        c->kept = false;
+        return c;
     }
+    if (rc) {
+        cascade_release(w, c);
+        return NULL;
+    }
+    c->walk = c->fast ? TES__CASCADE_POINTER : TES__CASCADE_GENERAL;
+    if (c->fast && tes__cascade_order_holds(w, q, c))
+        return c;
+    /* The matches of the base walk, with the iteration's change window. */
+    tes_iter_t base = tes__query_base_start(q);
+    tes__iter_keep_fields(&base); /* only the entities are read */
+    base.priv_change_since = it->priv_change_since;
+    base.priv_change_live = it->priv_change_live & TES__CHANGE_ALL;
+    c->count = 0;
+    c->kept = false;
+    c->ntabs = 0;
+    c->last_parent_table = NULL;
+    rc = c->fast && w->hier ? tes__cascade_memo_begin(w, c) : TES_OK;
+    while (rc == TES_OK && tes__query_base_next(&base))
+        rc = c->fast ? tes__cascade_collect_fast(w, q, c, &base)
+                     : collect_matches(w, q, c, base.entities, (uint32_t)base.count);
+    if (rc == TES_OK)
+        rc = c->fast ? tes__cascade_sort_fast(w, c) : sort_by_depth(w, c);
+    if (rc == TES_OK && c->keepable)
+        rc = tes__cascade_remember(w, q, c);
     if (rc) {
         cascade_release(w, c);
         return NULL;
@@ -318,6 +360,13 @@ static void cascade_write_back(cascade_t *c, const tes_query_t *q)
         size_t size = t->info->size;
         const unsigned char *val = c->scratch + c->offsets[i];
         const unsigned char *orig = c->scratch + c->originals[i];
+        if (c->walk == TES__CASCADE_POINTER) { /* the sources are the matches' addresses */
+            void *const *src = c->ptrs + (size_t)c->gathered_at * c->stride + c->self_slot[i];
+            for (uint32_t j = 0; j < c->gathered; j++, val += size, orig += size, src += c->stride)
+                if (!tes__cascade_same(val, orig, size) && tes__cascade_same(*src, orig, size))
+                    tes__cascade_copy(*src, val, size);
+            continue;
+        }
         void *const *src = (void *const *)(void *)(c->scratch + c->sources[i]);
         for (uint32_t j = 0; j < c->gathered; j++, val += size, orig += size)
             if (!tes__cascade_same(val, orig, size) && tes__cascade_same(src[j], orig, size))
@@ -371,13 +420,21 @@ bool tes__cascade_next(tes_iter_t *it)
         it->priv_cascade = c;
     }
     cascade_write_back(c, q); /* before any parent value of the next chunk is read */
-    if (c->sorted) {
+    if (c->walk == TES__CASCADE_SORTED) {
         if (tes__cascade_sorted_next(c, q, it))
             return true;
         tes__cascade_free(it);
         return false;
     }
-    while (c->cursor < c->count) {
+    if (c->walk == TES__CASCADE_POINTER && c->cursor < c->count) {
+        uint32_t p = c->cursor, k = tes__cascade_next_fast(c, q, it, p);
+        it->count = (int32_t)k;
+        it->entities = c->ents + p;
+        it->depth = (q->flags & TES_QUERY_CASCADE) ? c->depths[p] : 0;
+        c->cursor = p + k;
+        return true;
+    }
+    while (c->walk == TES__CASCADE_GENERAL && c->cursor < c->count) {
         uint32_t p = c->cursor, end = p;
         int32_t depth = c->depths[p];
         uint32_t most = c->count - p < c->chunk_max ? c->count - p : c->chunk_max;
