@@ -4,8 +4,9 @@
  * keep their order, sparse values stay), the walk over sorted tables
  * (fields straight into the columns, parents gathered from recorded
  * positions, AND/OPTIONAL/NOT parent terms over parents in several
- * tables), every change falling back to the general walk with the same
- * results, the refusals (hook, iterator, deferral) and allocation failure
+ * tables), every change falling back to the unsorted walks (the pointer
+ * walk for queries of plain self values, else the general walk) with the
+ * same results, the refusals (hook, iterator, deferral) and allocation failure
  * leaving the world as it was.
  *
  * Every test ends with tes__world_check, which verifies the sort's
@@ -22,6 +23,7 @@
 
 #include "tessera.h"
 #include "support/counting_alloc.h"
+#include "query/cascade.h"
 #include "world/check.h"
 #include "world/depth_order.h"
 
@@ -126,6 +128,14 @@ static int32_t propagate(tes_world_t *w, const comps_t *k, tes_query_t *q, bool 
         seen += it.count;
     }
     return seen;
+}
+
+/* The walk the last finished iteration of q took. */
+static tes__cascade_walk_t last_walk(tes_query_t *q)
+{
+    const cascade_t *c = atomic_load(&q->cascade_spare);
+    assert_non_null(c);
+    return c->walk;
 }
 
 /* Whether e is one of the propagation query's matches. */
@@ -246,7 +256,8 @@ static void test_sorted_walk_propagates(void **state)
 
 /* Parent terms over parents in several tables: AND drops entities whose
  * parent lacks the component, NOT keeps only those, OPTIONAL splits the
- * chunks; the sorted walk gives exactly what the general walk gives. */
+ * chunks; the sorted walk gives exactly what the unsorted walk (the
+ * pointer walk: the self values are plain) gives. */
 static void collect(tes_world_t *w, tes_query_t *q, tes_entity_t *out, int32_t *n, float *vals)
 {
     (void)w;
@@ -278,13 +289,15 @@ static void test_sorted_parent_terms(void **state)
                                                .flags = TES_QUERY_CASCADE});
         assert_non_null(q);
         int32_t nb = 0, na = 0;
-        /* The general walk: a link change ends the sorted state. */
+        /* The pointer walk: a link change ends the sorted state. */
         assert_int_equal(tes_set_parent(w, e[N - 1], o % 2 ? TES_NULL : e[0]), TES_OK);
         assert_false(table_sorted(w, e[0]));
         collect(w, q, before, &nb, vb);
+        assert_int_equal(last_walk(q), TES__CASCADE_POINTER);
         assert_int_equal(tes_sort_by_depth(w), TES_OK);
         assert_true(table_sorted(w, e[0]));
         collect(w, q, after, &na, va);
+        assert_int_equal(last_walk(q), TES__CASCADE_SORTED);
         assert_int_equal(na, nb);
         assert_true(opers[o] == TES_OPTIONAL ? nb == N : nb > 0 && nb < N);
         /* The same matches and values, each depth's entities the same set
@@ -307,7 +320,9 @@ static void test_sorted_parent_terms(void **state)
 
 /* Every change of rows or links ends the sorted state of the tables it
  * touches (and of tables whose parents lie there); the next iteration
- * takes the general walk and is still right. A new sort brings the sorted
+ * takes the pointer walk (the propagation query's self values are plain)
+ * and is still right, and so are the steady ones after it, which keep its
+ * order. A new sort brings the sorted
  * walk back, and its steady iterations allocate nothing. */
 static void test_changes_fall_back(void **state)
 {
@@ -327,6 +342,7 @@ static void test_changes_fall_back(void **state)
         uint64_t calls = ca.calls;
         (void)propagate(w, &k, q, true);
         assert_int_equal(ca.calls, calls);
+        assert_int_equal(last_walk(q), TES__CASCADE_SORTED);
         tes_entity_t x = e[50 + step];
         switch (step) {
         case 0: /* rows swapped, counts as before */
@@ -346,6 +362,9 @@ static void test_changes_fall_back(void **state)
         case 6: assert_int_equal(tes_clear(w, x), TES_OK); break;
         default: assert_int_equal(tes_add(w, e[0], k.extra), TES_OK); break;
         }
+        (void)propagate(w, &k, q, false);
+        assert_int_equal(last_walk(q), TES__CASCADE_POINTER);
+        check_world(w, &k, e, N);
         (void)propagate(w, &k, q, false);
         check_world(w, &k, e, N);
         assert_int_equal(tes__world_check(w), 0);
