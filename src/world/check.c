@@ -507,5 +507,7 @@ int tes__world_check(const tes_world_t *w)
         rc = check_stamps(w);
     if (!rc)
         rc = tes__depth_order_check(w);
+    if (!rc && w->check_queries)
+        rc = w->check_queries(w);
     return rc;
 }
