@@ -132,7 +132,8 @@ int tes__cascade_remember(tes_world_t *w, const tes_query_t *q, cascade_t *c)
         k->cap = k->table->cap;
         k->count = k->table->count;
         k->at = at;
-        memcpy(c->saved + at, k->table->entities, (size_t)k->count * sizeof *c->saved);
+        if (k->count) /* an empty table may have no entity array at all */
+            memcpy(c->saved + at, k->table->entities, (size_t)k->count * sizeof *c->saved);
         at += k->count;
     }
     c->kept_links = w->link_changes;
@@ -155,7 +156,8 @@ bool tes__cascade_order_holds(const tes_world_t *w, const tes_query_t *q, const 
     for (uint32_t i = 0; i < c->ntabs; i++) {
         const tes__kept_table_t *k = &c->tabs[i];
         if (k->table->count != k->count || k->table->block != k->block || k->table->cap != k->cap ||
-            memcmp(k->table->entities, c->saved + k->at, (size_t)k->count * sizeof *c->saved) != 0)
+            (k->count &&
+             memcmp(k->table->entities, c->saved + k->at, (size_t)k->count * sizeof *c->saved) != 0))
             return false;
     }
     return true;
@@ -377,14 +379,14 @@ int tes__cascade_check_kept(const tes_world_t *w, const tes_query_t *q, const ca
         const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
         uint32_t index = tes_entity_index(e);
         rc = slot ? TES_OK : TES_ERR_INVALID;
-        if (rc || (seen[index / 8u] >> (index % 8u)) & 1u) {
+        if (rc || ((unsigned)seen[index / 8u] >> (index % 8u)) & 1u) {
             fprintf(stderr, "tes__world_check: a by-depth query's kept order holds entity %u:%u "
                             "%s at %u\n", index, tes_entity_generation(e),
                     rc ? "dead" : "twice", p);
             rc = TES_ERR_INVALID;
             break;
         }
-        seen[index / 8u] = (unsigned char)(seen[index / 8u] | 1u << (index % 8u));
+        seen[index / 8u] = (unsigned char)((unsigned)seen[index / 8u] | 1u << (index % 8u));
         uint32_t p1 = 0;
         int32_t depth = w->hier ? w->hier_ops->lineage(w, index, &p1) : 0;
         if (c->depths[p] != depth || (p && c->depths[p] < c->depths[p - 1])) {
@@ -423,7 +425,7 @@ int tes__cascade_check_kept(const tes_world_t *w, const tes_query_t *q, const ca
         const tes__table_t *t = q->matches[m].table;
         for (uint32_t r = 0; r < t->count && rc == TES_OK; r++) {
             uint32_t index = tes_entity_index(t->entities[r]);
-            if ((seen[index / 8u] >> (index % 8u)) & 1u)
+            if (((unsigned)seen[index / 8u] >> (index % 8u)) & 1u)
                 continue;
             uint32_t p1 = w->hier ? w->hier_ops->parent_of(w, index) : 0;
             bool pass = true;
