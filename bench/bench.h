@@ -139,6 +139,8 @@ extern const bench_workload_t bench_changes_sparse;
 extern const bench_workload_t bench_h1_reparent;
 extern const bench_workload_t bench_h2_cascade;
 extern const bench_workload_t bench_h4_propagate;
+extern const bench_workload_t bench_h4_unsorted;
+extern const bench_workload_t bench_h4_sort;
 extern const bench_workload_t bench_h3_paths;
 extern const bench_workload_t bench_w4_linked;
 /* The hierarchy's memory probe (hierarchy.c). */

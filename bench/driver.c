@@ -101,6 +101,8 @@ static const bench_workload_t *const workloads[] = {
     &bench_h2_cascade,
     &bench_h3_paths,
     &bench_h4_propagate,
+    &bench_h4_unsorted,
+    &bench_h4_sort,
     &bench_w4_linked,
     &bench_cliff_nonowning_w8,
     &bench_cliff_w8_view,

@@ -13,7 +13,14 @@
  * H4 propagation: n entities in 1000 random trees of depth <= 8, World =
  *   parent's World + Local for every entity by one TES_QUERY_CASCADE query
  *   with a TES_SRC_PARENT term, vs plain C walking arrays sorted by depth
- *   with a parent-index array (the floor for a by-depth pass).
+ *   with a parent-index array (the floor for a by-depth pass). The world
+ *   is put in depth order by tes_sort_by_depth once, in set-up (untimed).
+ * H4u the same propagation without the sort: the forest's rows in spawn
+ *   order (the general by-depth walk), vs the same plain C.
+ * H4s the sort's own cost: tes_sort_by_depth of the H4 world built fresh
+ *   (rows in spawn order) before every run, vs plain C sorting the same
+ *   arrays by depth (a counting sort of the values and the parent
+ *   indices, remapped). Cold (first) and warm runs are reported apart.
  * W4 linked: the W4 table query (Position += Velocity) over a world whose
  *   entities are all linked in trees, vs the plain arrays: links must not
  *   slow iteration down.
@@ -481,6 +488,7 @@ typedef struct propagate {
     Position *b_local;
     Velocity *b_world;
     uint32_t *b_parent; /* position of the parent in the sorted arrays, NONE for roots */
+    uint32_t *b_at;     /* entity -> its position in the sorted arrays */
 } propagate_t;
 
 static int64_t propagate_ops(const bench_cfg_t *cfg) { return cfg->n; }
@@ -518,11 +526,9 @@ static propagate_t *propagate_common(const bench_cfg_t *cfg)
     return s;
 }
 
-static void *propagate_tes_init(const bench_cfg_t *cfg)
+/* The H4 world (rows in spawn order) and its query, into s. */
+static void propagate_build(propagate_t *s)
 {
-    propagate_t *s = propagate_common(cfg);
-    if (!s || bench_failed())
-        return s;
     s->w = bench_world_new();
     bench_comps_t c = bench_register3(s->w, TES_STORAGE_TABLE);
     tes_comp_t ids[2] = {c.pos, c.vel}; /* Position is Local, Velocity is World */
@@ -530,7 +536,7 @@ static void *propagate_tes_init(const bench_cfg_t *cfg)
     if (bench_failed() || tes_spawn_n(s->w, (int32_t)s->n, ids, 2, h) != TES_OK) {
         bench_fail("propagation set-up failed");
         free(h);
-        return s;
+        return;
     }
     for (uint32_t i = 0; i < s->n; i++) {
         Position *l = (Position *)tes_get_mut(s->w, h[i], c.pos);
@@ -539,6 +545,8 @@ static void *propagate_tes_init(const bench_cfg_t *cfg)
             bench_fail("tes_set_parent: %s", tes_strerror(tes_last_error(s->w)));
     }
     free(h);
+    if (bench_failed())
+        return;
     s->q = tes_query_new(s->w, &(tes_query_desc_t){
                                    .terms = {{c.vel, .access = TES_OUT},
                                              {c.pos, .access = TES_IN},
@@ -547,8 +555,21 @@ static void *propagate_tes_init(const bench_cfg_t *cfg)
                                    .flags = TES_QUERY_CASCADE});
     if (!s->q)
         bench_fail("tes_query_new: %s", tes_last_error_detail(s->w));
+}
+
+static void *propagate_init_kind(const bench_cfg_t *cfg, bool sorted)
+{
+    propagate_t *s = propagate_common(cfg);
+    if (!s || bench_failed())
+        return s;
+    propagate_build(s);
+    if (sorted && !bench_failed() && tes_sort_by_depth(s->w) != TES_OK)
+        bench_fail("tes_sort_by_depth: %s", tes_last_error_detail(s->w));
     return s;
 }
+
+static void *propagate_tes_init(const bench_cfg_t *cfg) { return propagate_init_kind(cfg, true); }
+static void *propagate_unsorted_init(const bench_cfg_t *cfg) { return propagate_init_kind(cfg, false); }
 
 static uint64_t propagate_tes_run(void *p)
 {
@@ -578,20 +599,11 @@ static uint64_t propagate_tes_run(void *p)
     return sum;
 }
 
-static void *propagate_base_init(const bench_cfg_t *cfg)
+/* Fills the baseline's arrays sorted by depth (a stable counting sort)
+ * from the entities in spawn order; returns a checksum. */
+static uint64_t propagate_base_sort(propagate_t *s, uint32_t *at)
 {
-    propagate_t *s = propagate_common(cfg);
-    if (!s || bench_failed())
-        return s;
-    s->b_local = (Position *)bench_alloc((size_t)s->n * sizeof *s->b_local);
-    s->b_world = (Velocity *)bench_alloc((size_t)s->n * sizeof *s->b_world);
-    s->b_parent = (uint32_t *)bench_alloc((size_t)s->n * 4);
-    uint32_t *at = (uint32_t *)bench_alloc((size_t)s->n * 4); /* entity -> sorted position */
     uint32_t start[H4_DEPTH + 2] = {0};
-    if (bench_failed()) {
-        free(at);
-        return s;
-    }
     for (uint32_t i = 0; i < s->n; i++)
         start[s->depth[i] + 1]++;
     for (int d = 1; d < H4_DEPTH + 2; d++)
@@ -603,7 +615,20 @@ static void *propagate_base_init(const bench_cfg_t *cfg)
         s->b_world[at[i]] = (Velocity){0, 0, 0};
         s->b_parent[at[i]] = s->parent_of[i] == NONE ? NONE : at[s->parent_of[i]];
     }
-    free(at);
+    return s->b_parent[s->n - 1];
+}
+
+static void *propagate_base_init(const bench_cfg_t *cfg)
+{
+    propagate_t *s = propagate_common(cfg);
+    if (!s || bench_failed())
+        return s;
+    s->b_local = (Position *)bench_alloc((size_t)s->n * sizeof *s->b_local);
+    s->b_world = (Velocity *)bench_alloc((size_t)s->n * sizeof *s->b_world);
+    s->b_parent = (uint32_t *)bench_alloc((size_t)s->n * 4);
+    s->b_at = (uint32_t *)bench_alloc((size_t)s->n * 4); /* entity -> sorted position */
+    if (!bench_failed())
+        (void)propagate_base_sort(s, s->b_at);
     return s;
 }
 
@@ -637,7 +662,7 @@ static void propagate_fini(void *p)
     if (s->w)
         tes_world_free(s->w);
     free(s->parent_of), free(s->depth), free(s->local);
-    free(s->b_local), free(s->b_world), free(s->b_parent);
+    free(s->b_local), free(s->b_world), free(s->b_parent), free(s->b_at);
     free(s);
 }
 
@@ -648,6 +673,60 @@ const bench_workload_t bench_h4_propagate = {
     true,
     {propagate_tes_init, NULL, propagate_tes_run, NULL, propagate_fini},
     {propagate_base_init, NULL, propagate_base_run, NULL, propagate_fini},
+};
+
+const bench_workload_t bench_h4_unsorted = {
+    "H4u propagation as H4, rows not sorted by depth",
+    "ent",
+    propagate_ops,
+    true,
+    {propagate_unsorted_init, NULL, propagate_tes_run, NULL, propagate_fini},
+    {propagate_base_init, NULL, propagate_base_run, NULL, propagate_fini},
+};
+
+/* H4s: every run sorts a freshly built world (built untimed, before it). */
+static void *sort_tes_init(const bench_cfg_t *cfg) { return propagate_common(cfg); }
+
+static void sort_tes_before(void *p)
+{
+    propagate_t *s = (propagate_t *)p;
+    if (!bench_failed())
+        propagate_build(s);
+}
+
+static uint64_t sort_tes_run(void *p)
+{
+    propagate_t *s = (propagate_t *)p;
+    if (!s->w || tes_sort_by_depth(s->w) != TES_OK)
+        bench_fail("tes_sort_by_depth failed");
+    return 0;
+}
+
+static void sort_tes_after(void *p)
+{
+    propagate_t *s = (propagate_t *)p;
+    if (s->q)
+        tes_query_free(s->q);
+    if (s->w)
+        tes_world_free(s->w);
+    s->q = NULL;
+    s->w = NULL;
+}
+
+static uint64_t sort_base_run(void *p)
+{
+    propagate_t *s = (propagate_t *)p;
+    (void)propagate_base_sort(s, s->b_at);
+    return 0;
+}
+
+const bench_workload_t bench_h4_sort = {
+    "H4s tes_sort_by_depth of the H4 world (rows in spawn order)",
+    "ent",
+    propagate_ops,
+    false,
+    {sort_tes_init, sort_tes_before, sort_tes_run, sort_tes_after, propagate_fini},
+    {propagate_base_init, NULL, sort_base_run, NULL, propagate_fini},
 };
 
 /* ------------------------------------------------------------------ W4 linked */

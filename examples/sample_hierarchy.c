@@ -103,6 +103,10 @@ int main(void)
 
     tes_query_t *q = propagation_query(w, local, world);
     CHECK(q != NULL);
+    /* The scene is built: its rows go into depth order (inside their
+     * table), so each propagation walks them in place. A later link
+     * change only sends the query back to its general walk. */
+    CHECK(tes_sort_by_depth(w) == TES_OK);
     /* Orbits: every frame, turn each Local, then propagate. */
     for (int frame = 0; frame < 3; frame++) {
         float a = 0.1f * (float)frame;

@@ -1206,6 +1206,27 @@ TES_API tes_entity_t tes_lookup_path(const tes_world_t *w, const char *path);
  * (recorded for the calling thread). */
 TES_API int32_t tes_path(const tes_world_t *w, tes_entity_t e, char *buf, int32_t cap);
 
+/* Depth order. Linking never moves rows, so a by-depth query
+ * (TES_QUERY_CASCADE, TES_SRC_PARENT terms) over a forest built in any
+ * order reads each entity's values from scattered rows. tes_sort_by_depth
+ * moves the rows of every table into depth order (roots first; entities of
+ * one depth keep their relative order), inside their tables: an entity
+ * keeps its table and components, values move with their change-detection
+ * stamps, sparse components stay where they are, and no hook but the
+ * components' move hooks runs (it adds and removes nothing). While nothing
+ * moves a row of a table afterwards (no spawn, destroy, add, remove,
+ * enable, disable or clear of an entity in it) and no link changes, by-depth
+ * queries walk that table's rows of each depth in place and read parents'
+ * values from positions recorded by the sort; after such a change they
+ * take the general walk (same results, slower) until the next sort. Like
+ * any row move it invalidates pointers to table values and lookup views.
+ * Cost: linear in the entities, plus a copy of the largest table it
+ * reorders while it runs. Fails, with nothing changed: TES_ERR_BUSY with a
+ * detail (inside a hook, inside tes_progress, while an iterator is open or
+ * inside tes_defer_begin/tes_defer_end: it is not deferred); TES_ERR_NOMEM
+ * with a detail; TES_ERR_INVALID for a NULL world. */
+TES_API int tes_sort_by_depth(tes_world_t *w);
+
 /* ------------------------------------------------------------------------ */
 /* Change detection                                                          */
 /* ------------------------------------------------------------------------ */

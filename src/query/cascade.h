@@ -1,9 +1,12 @@
 /*
- * The by-depth walk's state, shared by its two files: cascade_iter.c (the
- * walk itself: the state's life, collecting matches with the query's own
- * walk, the chunks, the write-back of gathered values) and cascade_keep.c
- * (the pointer walk that queries of plain self values take, and the order
- * it keeps from one iteration to the next while nothing it depends on
+ * The by-depth walks' state, shared by their three files: cascade_iter.c
+ * (the state's life, the choice of walk, and the general walk: matches
+ * collected with the query's own walk, sorted by depth, chunks made with
+ * the write-back of gathered values), cascade_sorted.c (the sorted walk:
+ * the contiguous rows of each depth of tables that tes_sort_by_depth left
+ * in depth order) and cascade_keep.c (the pointer walk that queries of
+ * plain self values take over tables not in that order, and the order it
+ * keeps from one iteration to the next while nothing it depends on
  * changes). Internal to the query layer.
  */
 #ifndef TES_QUERY_CASCADE_H
@@ -12,6 +15,7 @@
 #include <string.h>
 
 #include "query/query.h"
+#include "world/depth_order.h"
 
 /* A table the kept order was collected from (cascade_keep.c). */
 typedef struct tes__kept_table {
@@ -21,6 +25,16 @@ typedef struct tes__kept_table {
     uint32_t count;
     uint32_t at; /* its entities' copy in the state's saved array */
 } tes__kept_table_t;
+
+/* The walk an iteration takes, chosen once when it starts (cascade_build):
+ * the sorted walk when every matched table is in the depth order the last
+ * tes_sort_by_depth left, else the pointer walk for queries of plain self
+ * values, else the general walk. */
+typedef enum tes__cascade_walk {
+    TES__CASCADE_GENERAL,
+    TES__CASCADE_POINTER,
+    TES__CASCADE_SORTED
+} tes__cascade_walk_t;
 
 typedef struct cascade {
     tes_entity_t *ents;    /* the matches, by depth */
@@ -43,11 +57,14 @@ typedef struct cascade {
     int32_t last_column[TES_MAX_TERMS];
     unsigned char *scratch;
     size_t scratch_bytes;
-    /* The pointer walk (cascade_keep.c): per match, `stride` addresses,
-     * first those of its self data terms' values (self_terms), then those
-     * of its parent's values for each parent term other than NOT
-     * (par_terms: NULL when the parent lacks the component, a marker for
-     * a tag it has), sorted with the matches. */
+    /* This iteration's walk. */
+    tes__cascade_walk_t walk;
+    /* The pointer walk (cascade_keep.c), which a query whose self values
+     * are plain takes (fast): per match, `stride` addresses, first those
+     * of its self data terms' values (self_terms), then those of its
+     * parent's values for each parent term other than NOT (par_terms:
+     * NULL when the parent lacks the component, a marker for a tag it
+     * has), sorted with the matches. */
     bool fast;
     uint32_t nself, npar, stride;
     int32_t self_terms[TES_MAX_TERMS], par_terms[TES_MAX_TERMS];
@@ -73,6 +90,16 @@ typedef struct cascade {
     tes_entity_t *saved;
     uint32_t saved_cap;
     const tes__table_t *last_parent_table;
+    /* The sorted walk (cascade_sorted.c): whether the query may take it
+     * (every term a table term, no change filter), and where it is: the
+     * depth, the match and the row. rows holds each match's depth record
+     * (NULL: an empty table). */
+    bool sorted_ok;
+    int32_t s_depth, s_deepest;
+    uint32_t s_match, s_row;
+    uint32_t s_ptable; /* the parents' one table, for the chunk being made */
+    const tes__depth_rows_t **rows;
+    uint32_t rows_cap;
 } cascade_t;
 
 /* memcpy of one value: the common small sizes as fixed-size copies the
@@ -112,7 +139,8 @@ int tes__cascade_collect_fast(tes_world_t *w, const tes_query_t *q, cascade_t *c
  * or NULL (absent, or a tag); *has says whether it has the component.
  * The table last asked about, per term, is remembered with the
  * component's column there (-1: not in its type, -2: a tag in it):
- * neighbours in a depth mostly share a table. Both walks read through it. */
+ * neighbours in a depth mostly share a table. The general and pointer
+ * walks read through it. */
 static inline void *tes__cascade_value_at(cascade_t *c, const tes_query_t *q, int32_t i,
                                           const tes__slot_t *slot, uint32_t index, bool *has)
 {
@@ -183,5 +211,14 @@ int tes__cascade_remember(tes_world_t *w, const tes_query_t *q, cascade_t *c);
 bool tes__cascade_order_holds(const tes_world_t *w, const tes_query_t *q, const cascade_t *c);
 /* Makes the chunk starting at match p (fields set); returns its size. */
 uint32_t tes__cascade_next_fast(cascade_t *c, const tes_query_t *q, tes_iter_t *it, uint32_t p);
+
+/* The sorted walk (cascade_sorted.c). Whether this iteration may take it
+ * (every matched table in the depth order the last tes_sort_by_depth
+ * left): sets it up and returns true (TES_ERR_NOMEM: false with *rc set),
+ * or returns false. */
+bool tes__cascade_sorted_begin(tes_world_t *w, const tes_query_t *q, cascade_t *c, int *rc);
+/* The sorted walk's next chunk (fields, entities, count and depth set), or
+ * false at its end. */
+bool tes__cascade_sorted_next(cascade_t *c, const tes_query_t *q, tes_iter_t *it);
 
 #endif

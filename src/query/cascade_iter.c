@@ -17,10 +17,17 @@
  * an OPTIONAL parent term's presence changes. The parent terms' values are
  * copied into the walk's scratch when the chunk is made, after the chunks
  * before it were handed out: with depth order, a parent's value is what
- * its own chunk left. That is the general walk; a query whose self values
- * are plain takes the pointer walk of cascade_keep.c instead (each match's
- * value addresses found once, and the whole order kept between iterations
- * while nothing it depends on changes).
+ * its own chunk left. That is the general walk.
+ *
+ * Two walks take its place where they can, chosen once when an iteration
+ * starts (cascade_build): when every table the query matches is still in
+ * the depth order tes_sort_by_depth left, the sorted walk of
+ * cascade_sorted.c (no collection: each depth's rows are contiguous in
+ * their tables); otherwise, for a query whose self values are plain, the
+ * pointer walk of cascade_keep.c (each match's value addresses found
+ * once, and the whole order kept between iterations while nothing it
+ * depends on changes), so that a forest nobody sorted still propagates
+ * without a collection per frame. Everything else takes the general walk.
  *
  * The state lives on the world's allocator and goes back to its query when
  * the iteration ends (its last step or tes_iter_fini), for the next one.
@@ -101,6 +108,7 @@ static void cascade_release(tes_world_t *w, cascade_t *c)
     tes__free(a, c->memo, (size_t)c->memo_cap * sizeof *c->memo);
     tes__free(a, c->tabs, (size_t)c->tabs_cap * sizeof *c->tabs);
     tes__free(a, c->saved, (size_t)c->saved_cap * sizeof *c->saved);
+    tes__free(a, (void *)c->rows, (size_t)c->rows_cap * sizeof *c->rows);
     tes__free(a, c, sizeof *c);
 }
 
@@ -212,8 +220,6 @@ static cascade_t *cascade_build(tes_iter_t *it)
         c->gathered = 0;
         for (int32_t i = 0; i < TES_MAX_TERMS; i++)
             c->last_table[i] = NULL;
-        if (tes__cascade_order_holds(w, q, c))
-            return c;
         return collect_all(it, c);
     }
     c = tes__calloc(a, sizeof *c);
@@ -231,8 +237,8 @@ static cascade_t *cascade_build(tes_iter_t *it)
             (t->oper != TES_AND || t->info->hooks.copy || t->info->hooks.move || t->info->stable))
             c->self_gather = false;
     }
-    /* Such a query takes the pointer walk: each match's values located
-     * once, when it is collected. */
+    /* Such a query takes the pointer walk (unless the sorted walk
+     * applies): each match's values located once, when it is collected. */
     c->fast = c->self_gather;
     for (int32_t i = 0; i < q->term_count; i++) {
         const tes__term_info_t *t = &q->terms[i];
@@ -245,13 +251,20 @@ static cascade_t *cascade_build(tes_iter_t *it)
         }
     }
     c->stride = c->nself + c->npar;
-    /* The order is kept across iterations when every match and parent
-     * value is in a table and the matches do not depend on the iteration
-     * (no change filter). */
+    /* The pointer walk's order is kept across iterations when every match
+     * and parent value is in a table and the matches do not depend on the
+     * iteration (no change filter). */
     c->keepable = c->fast && !q->change_count && !q->has_sparse && q->mode == TES__QUERY_TABLE;
     for (int32_t k = 0; k < q->parent_count; k++)
         if (q->terms[q->parent_terms[k]].info->storage == TES_STORAGE_SPARSE)
             c->keepable = false;
+    /* The sorted walk reads every value in its table's columns and takes
+     * each depth's rows in order: for queries of table terms only, without
+     * change filters (whose runs of rows are the change walk's). */
+    c->sorted_ok = q->mode == TES__QUERY_TABLE && !q->has_sparse && !q->change_count;
+    for (int32_t k = 0; k < q->parent_count; k++)
+        if (q->terms[q->parent_terms[k]].info->storage == TES_STORAGE_SPARSE)
+            c->sorted_ok = false;
     /* The scratch: per parent data term its values, and per self data term
      * (when gathering) its values, originals and sources; each array
      * aligned for any type. */
@@ -288,12 +301,29 @@ static cascade_t *cascade_build(tes_iter_t *it)
     return collect_all(it, c);
 }
 
-/* Fills c with the iteration's matches, by depth. c, or NULL (released)
- * when memory ran out. */
+/* Chooses the iteration's walk and fills c for it: the sorted walk when
+ * it applies; else the pointer walk's kept order when it still holds, or
+ * its matches collected again; else the general walk's matches, by depth.
+ * c, or NULL (released) when memory ran out. */
 static cascade_t *collect_all(tes_iter_t *it, cascade_t *c)
 {
     tes_query_t *q = it->priv_query;
     tes_world_t *w = q->w;
+    int rc = TES_OK;
+    if (c->sorted_ok && tes__cascade_sorted_begin(w, q, c, &rc)) {
+        /* The sort moved rows: a kept order is not trusted past it. */
+        c->walk = TES__CASCADE_SORTED;
+        c->count = 0;
+        c->kept = false;
+        return c;
+    }
+    if (rc) {
+        cascade_release(w, c);
+        return NULL;
+    }
+    c->walk = c->fast ? TES__CASCADE_POINTER : TES__CASCADE_GENERAL;
+    if (c->fast && tes__cascade_order_holds(w, q, c))
+        return c;
     /* The matches of the base walk, with the iteration's change window. */
     tes_iter_t base = tes__query_base_start(q);
     tes__iter_keep_fields(&base); /* only the entities are read */
@@ -303,7 +333,7 @@ static cascade_t *collect_all(tes_iter_t *it, cascade_t *c)
     c->kept = false;
     c->ntabs = 0;
     c->last_parent_table = NULL;
-    int rc = c->fast && w->hier ? tes__cascade_memo_begin(w, c) : TES_OK;
+    rc = c->fast && w->hier ? tes__cascade_memo_begin(w, c) : TES_OK;
     while (rc == TES_OK && tes__query_base_next(&base))
         rc = c->fast ? tes__cascade_collect_fast(w, q, c, &base)
                      : collect_matches(w, q, c, base.entities, (uint32_t)base.count);
@@ -330,7 +360,7 @@ static void cascade_write_back(cascade_t *c, const tes_query_t *q)
         size_t size = t->info->size;
         const unsigned char *val = c->scratch + c->offsets[i];
         const unsigned char *orig = c->scratch + c->originals[i];
-        if (c->fast) { /* the sources are the matches' addresses */
+        if (c->walk == TES__CASCADE_POINTER) { /* the sources are the matches' addresses */
             void *const *src = c->ptrs + (size_t)c->gathered_at * c->stride + c->self_slot[i];
             for (uint32_t j = 0; j < c->gathered; j++, val += size, orig += size, src += c->stride)
                 if (!tes__cascade_same(val, orig, size) && tes__cascade_same(*src, orig, size))
@@ -390,7 +420,13 @@ bool tes__cascade_next(tes_iter_t *it)
         it->priv_cascade = c;
     }
     cascade_write_back(c, q); /* before any parent value of the next chunk is read */
-    if (c->fast && c->cursor < c->count) {
+    if (c->walk == TES__CASCADE_SORTED) {
+        if (tes__cascade_sorted_next(c, q, it))
+            return true;
+        tes__cascade_free(it);
+        return false;
+    }
+    if (c->walk == TES__CASCADE_POINTER && c->cursor < c->count) {
         uint32_t p = c->cursor, k = tes__cascade_next_fast(c, q, it, p);
         it->count = (int32_t)k;
         it->entities = c->ents + p;
@@ -398,7 +434,7 @@ bool tes__cascade_next(tes_iter_t *it)
         c->cursor = p + k;
         return true;
     }
-    while (!c->fast && c->cursor < c->count) {
+    while (c->walk == TES__CASCADE_GENERAL && c->cursor < c->count) {
         uint32_t p = c->cursor, end = p;
         int32_t depth = c->depths[p];
         uint32_t most = c->count - p < c->chunk_max ? c->count - p : c->chunk_max;

@@ -19,9 +19,16 @@
  * the same rows of the same block (same address and capacity, so the
  * columns lie where they did). A steady iteration then compares those
  * entity columns (sequential reads) and makes the chunks, with no walk
- * over links, slots or tables and no allocation.
+ * over links, slots or tables and no allocation. tes__world_check
+ * verifies a kept order that holds against a fresh look at the world
+ * (tes__cascade_check_kept).
  */
 #include "query/cascade.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "world/check.h"
 
 /* Gathers read values scattered over their storage: each loop asks for
  * the value WALK_AHEAD places on, so that many misses overlap (second-level
@@ -125,8 +132,7 @@ int tes__cascade_remember(tes_world_t *w, const tes_query_t *q, cascade_t *c)
         k->cap = k->table->cap;
         k->count = k->table->count;
         k->at = at;
-        /* A table never filled has no block yet (entities NULL). */
-        if (k->count)
+        if (k->count) /* an empty table may have no entity array at all */
             memcpy(c->saved + at, k->table->entities, (size_t)k->count * sizeof *c->saved);
         at += k->count;
     }
@@ -343,4 +349,102 @@ uint32_t tes__cascade_next_fast(cascade_t *c, const tes_query_t *q, tes_iter_t *
         it->priv_fields[i] = out;
     }
     return k;
+}
+
+#define KEPT_CHECK(...) TES__CHECK("tes__world_check (a by-depth query's kept order)", __VA_ARGS__)
+
+/* tes__world_check's part for query q's spare state c (query.c asks for
+ * each query): when the pointer walk's kept order holds, what the next
+ * iteration would trust without looking is what a fresh collection would
+ * find. Each match once (a bit per entity index, from libc: the check
+ * must not touch the world's allocator), alive, of a matched table, at
+ * its true depth, in depth order; its self addresses those of its values;
+ * its parent addresses those of its parent's values (NULL when the parent
+ * lacks the component, never for a tag it has); and no other entity of a
+ * matched table passes the parent terms. TES_OK, TES_ERR_NOMEM (the bits
+ * could not be had) or TES_ERR_INVALID (reported on stderr). */
+int tes__cascade_check_kept(const tes_world_t *w, const tes_query_t *q, const cascade_t *c)
+{
+    if (!c || !c->kept || !tes__cascade_order_holds(w, q, c))
+        return TES_OK;
+    unsigned char *seen = calloc((size_t)w->entities.count / 8u + 1u, 1);
+    if (!seen)
+        return TES_ERR_NOMEM;
+    int rc = TES_OK;
+    cascade_t probe = {0}; /* tes__cascade_value_at's memo, fresh */
+    for (int32_t i = 0; i < TES_MAX_TERMS; i++)
+        probe.last_column[i] = -1;
+    const tes__slot_t *slots = w->entities.slots;
+    for (uint32_t p = 0; p < c->count && rc == TES_OK; p++) {
+        tes_entity_t e = c->ents[p];
+        const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
+        uint32_t index = tes_entity_index(e);
+        rc = slot ? TES_OK : TES_ERR_INVALID;
+        if (rc || ((unsigned)seen[index / 8u] >> (index % 8u)) & 1u) {
+            fprintf(stderr, "tes__world_check: a by-depth query's kept order holds entity %u:%u "
+                            "%s at %u\n", index, tes_entity_generation(e),
+                    rc ? "dead" : "twice", p);
+            rc = TES_ERR_INVALID;
+            break;
+        }
+        seen[index / 8u] = (unsigned char)((unsigned)seen[index / 8u] | 1u << (index % 8u));
+        uint32_t p1 = 0;
+        int32_t depth = w->hier ? w->hier_ops->lineage(w, index, &p1) : 0;
+        if (c->depths[p] != depth || (p && c->depths[p] < c->depths[p - 1])) {
+            fprintf(stderr, "tes__world_check: a by-depth query's kept order has entity %u at "
+                            "depth %d (position %u), which is at depth %d\n", index,
+                    (int)c->depths[p], p, (int)depth);
+            rc = TES_ERR_INVALID;
+            break;
+        }
+        void *const *row = c->ptrs + (size_t)p * c->stride;
+        for (uint32_t s = 0; s < c->nself && rc == TES_OK; s++) {
+            bool has = false;
+            void *v = tes__cascade_value_at(&probe, q, c->self_terms[s], slot, index, &has);
+            if (!has || row[s] != v) {
+                fprintf(stderr, "tes__world_check: a by-depth query's kept order points entity "
+                                "%u's term %d at %p, its value is at %p\n", index,
+                        (int)c->self_terms[s], row[s], v);
+                rc = TES_ERR_INVALID;
+            }
+        }
+        for (uint32_t s = 0; s < c->npar && rc == TES_OK; s++) {
+            bool has = false;
+            void *v = p1 ? tes__cascade_value_at(&probe, q, c->par_terms[s], &slots[p1 - 1], p1 - 1, &has) : NULL;
+            void *want = has ? (v ? v : WALK_PRESENT) : NULL;
+            if (row[c->nself + s] != want) {
+                fprintf(stderr, "tes__world_check: a by-depth query's kept order points entity "
+                                "%u's parent term %d at %p, the parent's value is at %p\n",
+                        index, (int)c->par_terms[s], row[c->nself + s], want);
+                rc = TES_ERR_INVALID;
+            }
+        }
+    }
+    /* Every other entity of a matched table is one the parent terms
+     * refuse. */
+    for (uint32_t m = 0; m < q->match_count && rc == TES_OK; m++) {
+        const tes__table_t *t = q->matches[m].table;
+        for (uint32_t r = 0; r < t->count && rc == TES_OK; r++) {
+            uint32_t index = tes_entity_index(t->entities[r]);
+            if (((unsigned)seen[index / 8u] >> (index % 8u)) & 1u)
+                continue;
+            uint32_t p1 = w->hier ? w->hier_ops->parent_of(w, index) : 0;
+            bool pass = true;
+            for (int32_t k = 0; k < q->parent_count && pass; k++) {
+                int32_t i = q->parent_terms[k];
+                bool has = false;
+                if (p1)
+                    (void)tes__cascade_value_at(&probe, q, i, &slots[p1 - 1], p1 - 1, &has);
+                tes_oper_t oper = q->terms[i].oper;
+                pass = oper == TES_NOT ? !has : oper == TES_AND ? has : true;
+            }
+            if (pass) {
+                fprintf(stderr, "tes__world_check: a by-depth query's kept order misses entity "
+                                "%u (row %u of a matched table)\n", index, r);
+                rc = TES_ERR_INVALID;
+            }
+        }
+    }
+    free(seen);
+    return rc;
 }

@@ -262,6 +262,22 @@ static size_t describe_open_iters(const tes_world_t *w, char *buf, size_t cap)
     return found;
 }
 
+/* The world's check_queries (tes__world_check): each live query's kept
+ * by-depth order, when it holds, against the world. */
+static int check_queries(const tes_world_t *w)
+{
+    for (uint32_t i = 0; i < w->dependent_count; i++) {
+        if (w->dependents[i].fini != query_fini)
+            continue;
+        const tes_query_t *q = w->dependents[i].ctx;
+        const struct cascade *c = atomic_load_explicit(&q->cascade_spare, memory_order_acquire);
+        int rc = q->cascade_walk ? tes__cascade_check_kept(w, q, c) : TES_OK;
+        if (rc)
+            return rc;
+    }
+    return TES_OK;
+}
+
 tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
 {
     if (!w)
@@ -283,6 +299,7 @@ tes_query_t *tes_query_new(tes_world_t *w, const tes_query_desc_t *desc)
     }
     q->w = w;
     w->describe_iters = describe_open_iters;
+    w->check_queries = check_queries;
     int rc = setup_terms(q, desc);
     /* An owning group reorders its stores when it is built: never under a
      * live iterator, inside a deferred block or inside a hook (the call that

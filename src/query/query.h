@@ -209,6 +209,10 @@ bool tes__query_base_next(tes_iter_t *it);
 bool tes__cascade_next(tes_iter_t *it);
 /* Releases the state a query keeps for its next by-depth iteration. */
 void tes__cascade_release_spare(tes_query_t *q);
+/* tes__world_check's part (cascade_keep.c): the pointer walk's kept order
+ * in c (q's spare state, or NULL), when it holds, matches the world.
+ * TES_OK, TES_ERR_NOMEM or TES_ERR_INVALID (reported on stderr). */
+int tes__cascade_check_kept(const tes_world_t *w, const tes_query_t *q, const struct cascade *c);
 /* Ends a by-depth walk: its state goes back to the query (idempotent). */
 void tes__cascade_free(tes_iter_t *it);
 /* Validates the parent terms and the CASCADE flag of d once the self terms

@@ -427,7 +427,7 @@ static void commit(tes__snap_plan_t *p, stage_t *s)
     s->instances = NULL;
     /* Tables. */
     for (uint32_t t = 0; t < p->ntables; t++) {
-        p->tables[t].target->count = p->tables[t].rows;
+        tes__table_set_count(p->tables[t].target, p->tables[t].rows);
         /* Tracked values are stamped as added at the load. */
         tes__stamp_added(w, p->tables[t].target, 0, p->tables[t].rows);
     }

@@ -276,6 +276,63 @@ void tes__table_adopt(tes__table_t *t, tes__alloc_t *a, void *block, size_t size
     t->cap = cap;
 }
 
+/* Where column c of t starts in a block laid out for t's capacity (the
+ * layout of tes__table_layout, which the caller's block was made by). */
+static size_t permute_column_offset(const tes__table_t *t, uint32_t c)
+{
+    size_t end = (size_t)t->cap * sizeof(tes_entity_t);
+    for (uint32_t i = 0;; i++) {
+        size_t align = t->columns[i].info->align ? t->columns[i].info->align : 1;
+        end = (end + align - 1) / align * align;
+        if (i == c)
+            return end;
+        end += (size_t)t->cap * t->columns[i].size;
+    }
+}
+
+void tes__table_permute(tes__table_t *t, tes__alloc_t *a, void *block, size_t size,
+                        const uint32_t *perm)
+{
+    tes__assert(!(t->flags & TES__TABLE_VIRTUAL) && block);
+    uint32_t n = t->count;
+    tes_entity_t *ents = (tes_entity_t *)block;
+    for (uint32_t i = 0; i < n; i++)
+        ents[i] = t->entities[perm[i]];
+    for (uint32_t c = 0; c < t->column_count; c++) {
+        const tes__column_t *col = &t->columns[c];
+        uint8_t *dst = (uint8_t *)block + permute_column_offset(t, c);
+        size_t sz = col->size;
+        tes__assert(dst + (size_t)t->cap * sz <= (uint8_t *)block + size);
+        if (col->info->hooks.move) {
+            for (uint32_t i = 0; i < n; i++)
+                tes__component_move1(col->info, dst + i * sz, col->data + (size_t)perm[i] * sz);
+        } else {
+            /* A loop per common size: a fixed-size copy the compiler
+             * inlines, not a call into libc per value. */
+#define PERMUTE_COPY(size)                                                                   \
+    for (uint32_t i = 0; i < n; i++)                                                         \
+        memcpy(dst + i * (size), col->data + (size_t)perm[i] * (size), (size));
+            switch (sz) {
+            case 4: PERMUTE_COPY(4) break;
+            case 8: PERMUTE_COPY(8) break;
+            case 12: PERMUTE_COPY(12) break;
+            case 16: PERMUTE_COPY(16) break;
+            default: PERMUTE_COPY(sz) break;
+            }
+#undef PERMUTE_COPY
+        }
+    }
+    /* Same columns and capacity: only the addresses change. */
+    for (uint32_t c = 0; c < t->column_count; c++)
+        t->columns[c].data = (uint8_t *)block + permute_column_offset(t, c);
+    tes__free(a, t->block, t->block_size);
+    sync_data_of(t);
+    t->block = block;
+    t->block_size = size;
+    t->entities = ents;
+    t->row_changes++;
+}
+
 void tes__table_construct(tes__table_t *t, uint32_t column, uint32_t row, uint32_t n)
 {
     tes__component_construct(t->columns[column].info, tes__table_cell(t, column, row), n);
@@ -294,7 +351,8 @@ tes_entity_t tes__table_remove_row(tes__table_t *t, uint32_t row)
     if (t->flags & TES__TABLE_VIRTUAL)
         return TES_NULL;
     tes__assert(row < t->count);
-    uint32_t last = --t->count;
+    uint32_t last = t->count - 1;
+    tes__table_set_count(t, last);
     if (row == last)
         return TES_NULL;
     t->entities[row] = t->entities[last];

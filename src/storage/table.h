@@ -114,6 +114,12 @@ typedef struct tes__table {
     uint32_t flags;          /* TES__TABLE_* */
     uint32_t count;
     uint32_t cap;
+    /* Counts every change of which entity sits in which row (a row
+     * appended, removed or moved): its one writer is tes__table_set_count,
+     * through which every change of `count` goes, and the depth sort
+     * (tes__table_permute), which moves rows in place. A reader that
+     * recorded it knows the rows are as they were while it is unchanged. */
+    uint64_t row_changes;
     tes__column_t *columns;  /* data components, ascending by id */
     tes_entity_t *entities;  /* the entity column */
     uint32_t column_count;
@@ -209,6 +215,16 @@ bool tes__table_layout(const tes__component_t *const *columns, uint32_t count, u
  * it had. Cannot fail; the rows stay empty until the caller sets count. */
 void tes__table_adopt(tes__table_t *t, tes__alloc_t *a, void *block, size_t size, uint32_t cap);
 
+/* Reorders t's rows: new row i holds what old row perm[i] held (perm a
+ * permutation of [0, count)), each column's values relocated by its move
+ * hook (or memcpy) into `block`, a fresh block laid out by
+ * tes__table_layout for t's columns and capacity (size bytes, allocated
+ * through `a`), which the table then adopts; the old block is freed.
+ * Counts a row change. Cannot fail; the caller fixes the entities' slots
+ * and settles any pending stamp range of t first (stamps move as values). */
+void tes__table_permute(tes__table_t *t, tes__alloc_t *a, void *block, size_t size,
+                        const uint32_t *perm);
+
 /* Room for `extra` more rows. TES_OK or TES_ERR_NOMEM (unchanged). */
 int tes__table_reserve_slow(tes__table_t *t, tes__alloc_t *a, uint32_t extra);
 static inline int tes__table_reserve(tes__table_t *t, tes__alloc_t *a, uint32_t extra)
@@ -220,14 +236,24 @@ static inline int tes__table_reserve(tes__table_t *t, tes__alloc_t *a, uint32_t 
     return tes__table_reserve_slow(t, a, extra);
 }
 
+/* The one writer of a table's row count: every append and removal of
+ * rows sets it here, which also counts the change (row_changes). */
+static inline void tes__table_set_count(tes__table_t *t, uint32_t count)
+{
+    t->count = count;
+    t->row_changes++;
+}
+
 /* Appends e into reserved room of a table that owns its rows (any but
  * the virtual root: a caller that knows the table holds a component skips
  * the flag test of tes__table_push); returns the row. Cells are raw. */
 static inline uint32_t tes__table_push_owned(tes__table_t *t, tes_entity_t e)
 {
     tes__assert(!(t->flags & TES__TABLE_VIRTUAL) && t->count < t->cap);
-    t->entities[t->count] = e;
-    return t->count++;
+    uint32_t row = t->count;
+    t->entities[row] = e;
+    tes__table_set_count(t, row + 1);
+    return row;
 }
 
 /* Appends e into reserved room; returns the row. Column cells are raw. */
@@ -286,7 +312,8 @@ static inline tes_entity_t tes__table_remove_row_plain(tes__table_t *t, uint32_t
     if (t->flags & TES__TABLE_VIRTUAL)
         return TES_NULL;
     tes__assert(row < t->count && !(t->flags & TES__TABLE_NOT_PLAIN));
-    uint32_t last = --t->count;
+    uint32_t last = t->count - 1;
+    tes__table_set_count(t, last);
     if (row == last)
         return TES_NULL;
     return tes__table_fill_hole_plain(t, row, last);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "world/changes.h"
+#include "world/depth_order.h"
 #include "world/world.h"
 #include "world/quiet.h"
 
@@ -507,5 +508,9 @@ int tes__world_check(const tes_world_t *w)
         rc = check_stamps(w);
     if (!rc && w->hier)
         rc = w->hier_ops->check(w);
+    if (!rc)
+        rc = tes__depth_order_check(w);
+    if (!rc && w->check_queries)
+        rc = w->check_queries(w);
     return rc;
 }

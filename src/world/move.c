@@ -51,13 +51,14 @@ tes__noinline int tes__apply_hole(tes_world_t *w, const tes__move_plan_t *p, tes
     /* dst's count is written between the slot's two fields, which keeps
      * the compiler from merging them through a vector register. */
     slot->table += p->id_step; /* keeps the sparse bit, as in tes__apply_one */
-    dst->count = (uint32_t)row + 1;
+    tes__table_set_count(dst, (uint32_t)row + 1);
     slot->row = (uint32_t)row;
     p->one(dst, row, src, values, src_row, p);
     if (src->flags & TES__TABLE_NOT_PLAIN)
         return tes__world_vacate_slow(w, src, src_row);
     /* src stores rows (pop is 1): the last row fills the hole as bytes. */
-    uint32_t last = --src->count;
+    uint32_t last = src->count - 1;
+    tes__table_set_count(src, last);
     if (src_row != last)
         w->entities.slots[tes_entity_index(tes__table_fill_hole_plain(src, src_row, last))].row =
             src_row;

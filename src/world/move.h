@@ -82,12 +82,12 @@ static tes__always_inline int tes__apply_one(tes_world_t *w, const tes__move_pla
     tes__table_t *dst = p->dst;
     size_t row = dst->count; /* a size_t: the routine takes rows unwidened */
     dst->entities[row] = e;
-    dst->count = (uint32_t)row + 1;
+    tes__table_set_count(dst, (uint32_t)row + 1);
     /* The source's count is written between the slot's two fields:
      * stores to adjacent fields get merged by compilers, through a vector
      * register, which costs more than the two stores. */
     slot->table += p->id_step; /* (sparse bit | src's id) + step: sparse bit | dst's id */
-    src->count = src_keeps;
+    tes__table_set_count(src, src_keeps);
     slot->row = (uint32_t)row;
     return p->one(dst, row, src, values, src_keeps, p);
 }
@@ -115,12 +115,12 @@ static tes__always_inline int tes__apply(tes_world_t *w, const tes__move_plan_t 
     if (!to_root) {
         for (uint32_t i = 0; !from_root && i < n; i++)
             tes__slot_set_table(&slots[tes_entity_index(dst->entities[to + i])], dst->id, to + i);
-        dst->count = to + n;
+        tes__table_set_count(dst, to + n);
     }
     /* Rows moved into the root with n > 1 are a whole table being
      * destroyed: their slots are left for the caller, which frees them. */
     if (!from_root)
-        src->count = from;
+        tes__table_set_count(src, from);
     if (!from_root && !to_root)
         tes__table_debug_move(src, &w->alloc);
     return TES_OK;
@@ -139,7 +139,7 @@ static tes__always_inline tes_entity_t tes__apply_spawn(tes_world_t *w, const te
     uint32_t row = dst->count;
     tes_entity_t e = tes__entity_create(&w->entities, dst->id, row);
     dst->entities[row] = e;
-    dst->count = row + 1;
+    tes__table_set_count(dst, row + 1);
     p->one(dst, row, p->src, values, 0, p);
     return e;
 }

@@ -6,6 +6,7 @@
 #include "world/move.h"
 #include "world/world.h"
 #include "world/changes.h"
+#include "world/depth_order.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -135,6 +136,7 @@ void tes_world_free(tes_world_t *w)
     tes__free(&w->alloc, w->watchers, (size_t)w->watcher_cap * sizeof *w->watchers);
     tes__free(&w->alloc, w->watch_routes, (size_t)w->watch_route_cap * sizeof *w->watch_routes);
     tes__free(&w->alloc, w->scratch, w->scratch_size);
+    tes__depth_order_free(w);
     tes__graph_fini(&w->tables, &w->alloc);
     tes__registry_fini(&w->components, &w->alloc);
     tes__entity_index_fini(&w->entities, &w->alloc);

@@ -177,6 +177,10 @@ struct tes_world {
      * layer when it makes its first query), for the detail of a call
      * refused while the world is deferred (explain.c). */
     size_t (*describe_iters)(const tes_world_t *w, char *buf, size_t cap);
+    /* Checks what the live queries keep between iterations (set by the
+     * query layer with describe_iters), for tes__world_check: TES_OK or
+     * an error after printing what is wrong. */
+    int (*check_queries)(const tes_world_t *w);
     tes__bundle_cache_t bundle;
     bool strict_lifecycle;
     /* Threads (tes_progress). While systems run on several threads at once,
@@ -211,6 +215,9 @@ struct tes_world {
     /* Counts every change of a link (the hierarchy layer bumps it), so a
      * by-depth walk can tell whether the order it keeps still holds. */
     uint64_t link_changes;
+    /* The depth order tes_sort_by_depth left (world/depth_order.h), NULL
+     * before the first sort. */
+    struct tes__depth_order *depth_order;
 };
 
 /* What the hierarchy layer tells the world, registered with its state

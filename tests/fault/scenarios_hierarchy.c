@@ -4,9 +4,11 @@
  * destroy plan of a cascade (tes_destroy, tes_destroy_n,
  * tes_destroy_matching), a clone that joins its source's parent, an
  * instantiation that copies its prefab's links and names, and deferred
- * links (the queued call's argument, the flush), and by-depth iterations
- * (their match lists, depth memo, value addresses and the order they keep
- * between iterations, the general walk's too). The sweep's snapshot
+ * links (the queued call's argument, the flush), by-depth iterations
+ * (the pointer walk's match lists, depth memo, value addresses and the
+ * order it keeps between iterations, the general walk's match lists and
+ * sort, the sorted walk's table list) and tes_sort_by_depth (its depths, each table's new block and record,
+ * the record list). The sweep's snapshot
  * holds each entity's parent, children in order and name, so a failed
  * call must leave all of them as they were.
  */
@@ -120,9 +122,10 @@ void fs_sc_hierarchy_cascade(fs_run_t *r)
     if (!fs_world_new(r, NULL))
         return;
     fs_register_base(r);
-    /* A forest of plain table values (the pointer walk, its order kept),
-     * one child of a parent without table components (not kept), and
-     * entities with a hooked value (the general walk). */
+    /* A forest of plain table values in two tables (the pointer walk, its
+     * order kept), one child of a parent without table components (not
+     * kept, never walked sorted), entities whose parents lie in several
+     * tables, and entities with a hooked value (the general walk). */
     enum { N = 40 };
     tes_entity_t e[N];
     static const int plain[] = {FS_C_T4, FS_C_T16};
@@ -166,10 +169,18 @@ void fs_sc_hierarchy_cascade(fs_run_t *r)
     drain(r, fast);
     drain(r, filtered);
     drain(r, filtered);
-    /* Links and rows change: collected again. */
+    /* The depth sort, then the sorted walks; links and rows change (the
+     * pointer and general walks again, collected again), and a sort once
+     * more. */
+    FS_STEP(r, tes_sort_by_depth(r->w));
+    drain(r, fast);
+    drain(r, filtered);
+    drain(r, general);
     link(r, e[7], e[30]);
     drain(r, fast);
+    drain(r, general);
     fs_add(r, e[3], FS_C_TTAG);
+    FS_STEP(r, tes_sort_by_depth(r->w));
     drain(r, fast);
     drain(r, general);
 }

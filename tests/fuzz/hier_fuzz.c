@@ -6,10 +6,19 @@
  * status is predicted by the model (cycles, self links, stale handles,
  * sibling name clashes, bad names), the destroy order seen by on_remove
  * must be the model's post-order, and after every op the forest, depths,
- * names and paths must equal the model's. A by-depth query with a parent
- * term, kept for the world's whole life (so its kept order meets every
- * kind of change), then propagates a sum down the forest: its chunks must
- * come by the model's depths and every sum must be the model's.
+ * names and paths must equal the model's. Two by-depth queries with a
+ * parent term, kept for the world's whole life, then propagate a sum down
+ * the forest, each twice from reset sums: their chunks must come by the
+ * model's depths and every sum must be the model's. tes_sort_by_depth
+ * runs at random (refused while deferred), so each query takes the
+ * sorted walk after a sort; once a change ended the sorted order, the
+ * first (plain self values) takes the pointer walk, whose order is kept
+ * between iterations while nothing it depends on changes (the second pass
+ * mostly keeps it, and meets every kind of change across ops), and the
+ * second (an OPTIONAL self term) the general walk. Each iteration's walk
+ * is predicted and checked, and the forest must come out of every sort
+ * unchanged. A quarter of the entities carry a tag
+ * that puts them in a second table, so parents lie in two tables.
  *
  * Usage: hier_fuzz [--seeds N] [--ops N] [--seed S]. Exit 1 on the first
  * divergence, printing the seed and op number to replay.
@@ -20,8 +29,10 @@
 #include <string.h>
 
 #include "snapshot/mem_stream.h"
+#include "query/cascade.h"
 #include "tessera.h"
 #include "world/check.h"
+#include "world/depth_order.h"
 
 #define MAXE 160
 
@@ -46,12 +57,13 @@ static uint64_t rng;
 static unsigned long long g_seed, g_op;
 static tes_entity_t seen_log[MAXE * 4];
 static int seen_n;
-static tes_comp_t TAG, SUM;
+static tes_comp_t TAG, SUM, SIDE, OPT;
 static tes_query_t *PROP; /* SUM = parent's SUM + Marker, by depth */
+static tes_query_t *PROP_GENERAL; /* the same with an OPTIONAL self term */
 /* Coverage counters, printed at the end: a run that never reaches a case
  * proves nothing about it. */
 static unsigned long long c_link_ok, c_link_invalid, c_link_stale, c_cascade, c_name_invalid,
-    c_defer_error, c_max_live;
+    c_defer_error, c_max_live, c_sort, c_sorted_walks, c_sort_refused, c_pointer_walks, c_kept_walks, c_general_walks;
 
 static uint32_t rnd(uint32_t n)
 {
@@ -85,12 +97,22 @@ static tes_world_t *new_world(void)
     d.hooks.on_remove = on_remove;
     TAG = tes_component(w, &d);
     SUM = tes_component(w, &(tes_component_desc_t){.name = "Sum", .size = 4, .align = 4});
+    SIDE = tes_component(w, &(tes_component_desc_t){.name = "Side"}); /* a tag: a second table */
     PROP = tes_query_new(w, &(tes_query_desc_t){
                                 .terms = {{SUM, .access = TES_OUT},
                                           {TAG, .access = TES_IN},
                                           {SUM, .oper = TES_OPTIONAL, .access = TES_IN, .src = TES_SRC_PARENT}},
                                 .flags = TES_QUERY_CASCADE});
-    if (!PROP) {
+    /* No entity has Opt: the OPTIONAL self term only makes the query's
+     * self values not plain (the general walk when unsorted). */
+    OPT = tes_component(w, &(tes_component_desc_t){.name = "Opt", .size = 4, .align = 4});
+    PROP_GENERAL = tes_query_new(w, &(tes_query_desc_t){
+                                        .terms = {{SUM, .access = TES_OUT},
+                                                  {TAG, .access = TES_IN},
+                                                  {SUM, .oper = TES_OPTIONAL, .access = TES_IN, .src = TES_SRC_PARENT},
+                                                  {OPT, .oper = TES_OPTIONAL, .access = TES_IN}},
+                                        .flags = TES_QUERY_CASCADE});
+    if (!PROP || !PROP_GENERAL) {
         fprintf(stderr, "hier_fuzz: the propagation query: %s\n", tes_last_error_detail(w));
         exit(1);
     }
@@ -198,6 +220,52 @@ static void model_path(int i, char *buf, size_t cap)
     snprintf(buf, cap, "%.250s", tmp);
 }
 
+/* One propagation by q from sums reset to -1, its walk predicted (sorted:
+ * every matched table in sorted state) and checked: every live entity
+ * once, by the model's depths, each sum its chain's Marker values. */
+static void propagate(tes_world_t *w, tes_query_t *q, bool sorted, int live, const int *depth_of)
+{
+    for (int i = 0; i < NM; i++)
+        if (alive(i))
+            *(int32_t *)tes_get_mut(w, M[i].h, SUM) = -1;
+    tes__cascade_walk_t want = sorted ? TES__CASCADE_SORTED
+                               : q == PROP ? TES__CASCADE_POINTER
+                                           : TES__CASCADE_GENERAL;
+    const cascade_t *before = atomic_load(&q->cascade_spare);
+    if (want == TES__CASCADE_POINTER && before && tes__cascade_order_holds(w, q, before))
+        c_kept_walks++;
+    int seen = 0, last = 0;
+    tes_iter_t it = tes_query_iter(q);
+    while (tes_iter_next(&it)) {
+        int32_t *sum = tes_field(&it, 0);
+        const int32_t *mark = tes_field(&it, 1);
+        const int32_t *up = tes_field(&it, 2);
+        CHECK(it.depth >= last);
+        last = it.depth;
+        for (int32_t k = 0; k < it.count; k++) {
+            CHECK(tes_depth(w, it.entities[k]) == it.depth);
+            CHECK((up != NULL) == (it.depth > 0));
+            sum[k] = (up ? up[k] : 0) + mark[k];
+        }
+        seen += it.count;
+    }
+    CHECK(seen == live);
+    const cascade_t *after = atomic_load(&q->cascade_spare);
+    CHECK(after != NULL && after->walk == want);
+    c_sorted_walks += want == TES__CASCADE_SORTED;
+    c_pointer_walks += want == TES__CASCADE_POINTER;
+    c_general_walks += want == TES__CASCADE_GENERAL;
+    for (int i = 0; i < NM; i++) {
+        if (!alive(i))
+            continue;
+        int32_t sum = 0;
+        for (int p = i; p >= 0; p = M[p].parent)
+            sum += M[p].val;
+        const int32_t *got = tes_get(w, M[i].h, SUM);
+        CHECK(got && *got == sum && depth_of[i] == tes_depth(w, M[i].h));
+    }
+}
+
 static void compare(tes_world_t *w)
 {
     CHECK(tes__world_check(w) == 0);
@@ -235,31 +303,19 @@ static void compare(tes_world_t *w)
         for (int p = M[i].parent; p >= 0; p = M[p].parent)
             depth_of[i]++;
     }
-    int seen = 0, last = 0;
-    tes_iter_t it = tes_query_iter(PROP);
-    while (tes_iter_next(&it)) {
-        int32_t *sum = tes_field(&it, 0);
-        const int32_t *mark = tes_field(&it, 1);
-        const int32_t *up = tes_field(&it, 2);
-        CHECK(it.depth >= last);
-        last = it.depth;
-        for (int32_t k = 0; k < it.count; k++) {
-            CHECK(tes_depth(w, it.entities[k]) == it.depth);
-            CHECK((up != NULL) == (it.depth > 0));
-            sum[k] = (up ? up[k] : 0) + mark[k];
-        }
-        seen += it.count;
-    }
-    CHECK(seen == live);
-    for (int i = 0; i < NM; i++) {
+    /* Whether the iterations take the sorted walk: every table holding a
+     * match still in the order the last sort left. */
+    bool sorted = w->depth_order != NULL;
+    for (int i = 0; sorted && i < NM; i++) {
         if (!alive(i))
             continue;
-        int32_t want = 0;
-        for (int p = i; p >= 0; p = M[p].parent)
-            want += M[p].val;
-        const int32_t *got = tes_get(w, M[i].h, SUM);
-        CHECK(got && *got == want && depth_of[i] == tes_depth(w, M[i].h));
+        const tes__slot_t *slot = tes__entity_slot(&w->entities, M[i].h);
+        sorted = tes__depth_rows(w, tes__slot_table(w, slot)) != NULL;
     }
+    for (int pass = 0; pass < 4; pass++)
+        propagate(w, pass < 2 ? PROP : PROP_GENERAL, sorted, live, depth_of);
+    /* The kept order the pointer walk left (checked while it holds). */
+    CHECK(tes__world_check(w) == 0);
     if ((unsigned long long)live > c_max_live)
         c_max_live = (unsigned long long)live;
 }
@@ -274,6 +330,8 @@ static void one_op(tes_world_t **wp, qop_t *queue, int *nq, bool deferred)
         tes_entity_t e = tes_spawn(w);
         int32_t v = (int32_t)rnd(100);
         CHECK(e != TES_NULL && tes_set(w, e, TAG, &v) == TES_OK && tes_add(w, e, SUM) == TES_OK);
+        if (!rnd(4))
+            CHECK(tes_add(w, e, SIDE) == TES_OK);
         M[NM] = (ment_t){.h = e, .live = true, .parent = -1, .val = v};
         NM++;
         int p = live_pick();
@@ -393,6 +451,22 @@ static void one_op(tes_world_t **wp, qop_t *queue, int *nq, bool deferred)
         }
         CHECK(tes_defer_end(w) == first);
         c_defer_error += first != TES_OK;
+    } else if (r < 98) { /* the depth sort: refused while deferred */
+        if (deferred) {
+            CHECK(tes_sort_by_depth(w) == TES_ERR_BUSY);
+            CHECK(strstr(tes_last_error_detail(w), "deferred") != NULL);
+            c_sort_refused++;
+            return;
+        }
+        CHECK(tes_sort_by_depth(w) == TES_OK);
+        c_sort++;
+        /* Every table holding an entity is in depth order now. */
+        for (int i = 0; i < NM; i++) {
+            if (!alive(i))
+                continue;
+            const tes__slot_t *slot = tes__entity_slot(&w->entities, M[i].h);
+            CHECK(tes__depth_rows(w, tes__slot_table(w, slot)) != NULL);
+        }
     } else if (!deferred) { /* a snapshot round trip */
         sw_buf_t b = {0};
         CHECK(sw_save(w, &b) == TES_OK);
@@ -433,12 +507,14 @@ int main(int argc, char **argv)
     }
     printf("hier_fuzz: %llu seeds x %llu ops: forest, names and paths equal the model's\n"
            "  links ok %llu, refused %llu (cycle/name) and %llu (stale); cascades %llu; bad "
-           "names %llu; flushes with an error %llu; most live %llu\n",
+           "names %llu; flushes with an error %llu; most live %llu; sorts %llu (refused %llu), "
+           "walks: sorted %llu, pointer %llu (order kept %llu), general %llu\n",
            only ? 1 : seeds, ops, c_link_ok, c_link_invalid, c_link_stale, c_cascade,
-           c_name_invalid, c_defer_error, c_max_live);
+           c_name_invalid, c_defer_error, c_max_live, c_sort, c_sort_refused, c_sorted_walks, c_pointer_walks, c_kept_walks, c_general_walks);
     /* Every case must have been reached. */
     return c_link_ok && c_link_invalid && c_link_stale && c_cascade && c_name_invalid &&
-                   c_defer_error
+                   c_defer_error && c_sort && c_sort_refused && c_sorted_walks &&
+                   c_pointer_walks && c_kept_walks && c_general_walks
                ? 0
                : 1;
 }

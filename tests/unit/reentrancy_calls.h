@@ -416,6 +416,12 @@ static const char *c_set_parent_root(fixture_t *f)
     return tes_set_parent(f->w, f->by[1], TES_NULL) ? NULL : "unlinked";
 }
 
+/* The depth sort moves rows: refused in every hook context. */
+static const char *c_sort_by_depth(fixture_t *f)
+{
+    return tes_sort_by_depth(f->w) == TES_ERR_BUSY ? NULL : "sorted";
+}
+
 static const char *c_destroy_tree(fixture_t *f)
 {
     return tes_destroy(f->w, f->by[0]) ? NULL : "destroyed a tree";
@@ -516,6 +522,7 @@ static const call_t CALLS[] = {
     {"tes_set_name (NULL: unnames)", BUSY, false, c_unname},
     {"tes_parent/tes_children/tes_depth", WORKS, false, c_hier_reads},
     {"tes_name/tes_path/tes_lookup_path", WORKS, false, c_name_reads},
+    {"tes_sort_by_depth", BUSY, false, c_sort_by_depth},
 };
 #define NCALLS ((int)(sizeof CALLS / sizeof CALLS[0]))
 

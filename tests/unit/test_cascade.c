@@ -21,6 +21,7 @@
 
 #include "tessera.h"
 #include "support/counting_alloc.h"
+#include "query/cascade.h"
 #include "system/system.h"
 #include "world/check.h"
 
@@ -587,17 +588,22 @@ static void check_propagated(tes_world_t *w, const comps_t *k, tes_query_t *q, i
                         want_world(w, k, all.entities[i]));
 }
 
-/* A by-depth query keeps its order (each match's value addresses) from one
- * iteration to the next while nothing it depends on changed: a steady
- * iteration allocates nothing. Every change that moves a row or a link
- * makes the next iteration collect again: rows swapped by an add and a
- * remove (counts as before), a destroy and a spawn into the same table, a
- * parent moving to another table, a parent without table components
- * gaining the parent term's component, a new matching table, a reparent.
- * Values written in between are read as they are. */
-static void test_kept_order_follows_changes(void **state)
+/* The walk the last finished iteration of q took (its state, back with
+ * the query). */
+static tes__cascade_walk_t last_walk(tes_query_t *q)
 {
-    (void)state;
+    const cascade_t *c = atomic_load(&q->cascade_spare);
+    assert_non_null(c);
+    return c->walk;
+}
+
+/* The changes below, followed by the by-depth query q makes: the
+ * propagation query (plain self values: the pointer walk, whose order is
+ * kept while nothing it depends on changed, so a steady iteration
+ * allocates nothing) or the same with an OPTIONAL self term (the general
+ * walk, which collects every time). */
+static void follows_changes(bool pointer_walk)
+{
     ca_state_t ca;
     ca_init(&ca, 0);
     tes_world_t *w = tes_world_new(&(tes_world_desc_t){.allocator = ca_allocator(&ca)});
@@ -628,21 +634,35 @@ static void test_kept_order_follows_changes(void **state)
     tes_set(w, doomed, k.local, &(Local){6});
     assert_int_equal(tes_set_parent(w, c1, plain), TES_OK);
     assert_int_equal(tes_set_parent(w, c2, empty), TES_OK);
-    tes_query_t *q = propagation_query(w, &k);
+    tes_query_t *q = pointer_walk ? propagation_query(w, &k)
+                   : tes_query_new(w, &(tes_query_desc_t){
+                                          .terms = {{k.world, .access = TES_OUT},
+                                                    {k.local, .access = TES_IN},
+                                                    {k.world, .oper = TES_OPTIONAL, .access = TES_IN, .src = TES_SRC_PARENT},
+                                                    {k.mark, .oper = TES_OPTIONAL, .access = TES_IN}},
+                                          .flags = TES_QUERY_CASCADE});
     assert_non_null(q);
+    tes__cascade_walk_t walk = pointer_walk ? TES__CASCADE_POINTER : TES__CASCADE_GENERAL;
     check_propagated(w, &k, q, N + 4);
+    assert_int_equal(last_walk(q), walk);
     assert_true(((const World *)tes_get(w, c1, k.world))->x == 32.0f);
-    /* c2's parent has no table component: that order is never kept (its
-     * parent's table, the root, records no moves). It gains World in
-     * tables the order does not depend on. */
+    /* c2's parent has no table component: the pointer walk never keeps
+     * that order (its parent's table, the root, records no moves). It
+     * gains World in tables the order does not depend on. */
     tes_set(w, empty, k.extra, &(Extra){1});
     tes_set(w, empty, k.world, &(World){70});
     check_propagated(w, &k, q, N + 4);
     assert_true(((const World *)tes_get(w, c2, k.world))->x == 73.0f);
+    /* Kept now: a steady iteration allocates nothing (the general walk's
+     * sort allocates its counters every time). */
     uint64_t calls = ca.calls;
     check_propagated(w, &k, q, N + 4);
-    assert_int_equal(ca.calls, calls);
-    /* Values written in between are read (the kept addresses). */
+    if (pointer_walk)
+        assert_int_equal(ca.calls, calls);
+    else
+        assert_true(ca.calls > calls);
+    assert_int_equal(last_walk(q), walk);
+    /* Values written in between are read (through the kept addresses). */
     *(Local *)tes_get_mut(w, e[0], k.local) = (Local){100};
     *(World *)tes_get_mut(w, plain, k.world) = (World){40};
     check_propagated(w, &k, q, N + 4);
@@ -674,11 +694,36 @@ static void test_kept_order_follows_changes(void **state)
     check_propagated(w, &k, q, N + 5);
     calls = ca.calls;
     check_propagated(w, &k, q, N + 5);
-    assert_int_equal(ca.calls, calls);
+    if (pointer_walk)
+        assert_int_equal(ca.calls, calls);
+    assert_int_equal(last_walk(q), walk);
+    assert_int_equal(tes__world_check(w), 0);
     tes_query_free(q);
     assert_int_equal(tes__world_check(w), 0);
     tes_world_free(w);
     assert_int_equal(ca.live_blocks, 0);
+}
+
+/* A by-depth query keeps its order (each match's value addresses) from one
+ * iteration to the next while nothing it depends on changed: a steady
+ * iteration allocates nothing. Every change that moves a row or a link
+ * makes the next iteration collect again: rows swapped by an add and a
+ * remove (counts as before), a destroy and a spawn into the same table, a
+ * parent moving to another table, a parent without table components
+ * gaining the parent term's component, a new matching table, a reparent.
+ * Values written in between are read as they are. */
+static void test_kept_order_follows_changes(void **state)
+{
+    (void)state;
+    follows_changes(true);
+}
+
+/* The general walk follows the same changes. (test_depth_sort.c runs them
+ * after tes_sort_by_depth, with the sorted walk.) */
+static void test_propagation_follows_changes(void **state)
+{
+    (void)state;
+    follows_changes(false);
 }
 
 /* Every allocation of a by-depth iteration failing in turn: the first
@@ -776,6 +821,7 @@ int main(void)
         cmocka_unit_test(test_write_back_rules),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_kept_order_follows_changes),
+        cmocka_unit_test(test_propagation_follows_changes),
         cmocka_unit_test(test_change_filter_by_depth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
