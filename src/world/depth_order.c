@@ -23,6 +23,7 @@
 #include "world/changes.h"
 #include "world/check.h"
 #include "world/explain.h"
+#include "world/quiet.h"
 
 /* What the sort will do to one table, allocated before anything moves. */
 typedef struct sort_plan {
