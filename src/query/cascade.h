@@ -172,8 +172,9 @@ int tes__cascade_sort_fast(tes_world_t *w, cascade_t *c);
  * matches over more than one depth), returns in *out most + 2 counters
  * where (*out)[d] is the first position of depth d; *out stays NULL when
  * there is nothing to sort. TES_OK or TES_ERR_NOMEM. depth_finish is
- * called after the scatter advanced each counter to its run's end: it
- * writes the sorted depths and frees the counters. */
+ * called after the scatter (into ents2 and the walk's own second arrays)
+ * advanced each counter to its run's end: it swaps ents2 in as ents (with
+ * its capacity), writes the sorted depths and frees the counters. */
 static inline int tes__cascade_depth_starts(tes__alloc_t *a, const cascade_t *c, uint32_t **out,
                                             int32_t *most)
 {
@@ -198,6 +199,12 @@ static inline int tes__cascade_depth_starts(tes__alloc_t *a, const cascade_t *c,
 static inline void tes__cascade_depth_finish(tes__alloc_t *a, cascade_t *c, uint32_t *start,
                                              int32_t most)
 {
+    tes_entity_t *ents = c->ents2;
+    c->ents2 = c->ents;
+    c->ents = ents;
+    uint32_t cap = c->ents_cap;
+    c->ents_cap = c->ents2_cap;
+    c->ents2_cap = cap;
     uint32_t i = 0;
     for (int32_t d = 0; d <= most; d++)
         while (i < start[d])

@@ -191,15 +191,11 @@ static int sort_by_depth(tes_world_t *w, cascade_t *c)
         ents[at] = c->ents[i];
         parents[at] = c->parents[i];
     }
-    /* Swap the sorted arrays in (with their capacities). */
-    c->ents2 = c->ents;
-    c->ents = ents;
+    /* Swap the sorted parents in (with their capacity); depth_finish
+     * swaps the entities. */
     c->parents2 = c->parents;
     c->parents = parents;
-    uint32_t cap = c->ents_cap;
-    c->ents_cap = c->ents2_cap;
-    c->ents2_cap = cap;
-    cap = c->parents_cap;
+    uint32_t cap = c->parents_cap;
     c->parents_cap = c->parents2_cap;
     c->parents2_cap = cap;
     tes__cascade_depth_finish(a, c, start, most);

@@ -256,16 +256,10 @@ int tes__cascade_sort_fast(tes_world_t *w, cascade_t *c)
         for (uint32_t k = 0; k < stride; k++)
             c->ptrs2[(size_t)at * stride + k] = c->ptrs[(size_t)i * stride + k];
     }
-    tes_entity_t *ents = c->ents2;
-    c->ents2 = c->ents;
-    c->ents = ents;
     void **ptrs = c->ptrs2;
     c->ptrs2 = c->ptrs;
     c->ptrs = ptrs;
-    uint32_t cap = c->ents_cap;
-    c->ents_cap = c->ents2_cap;
-    c->ents2_cap = cap;
-    cap = c->ptrs_cap;
+    uint32_t cap = c->ptrs_cap;
     c->ptrs_cap = c->ptrs2_cap;
     c->ptrs2_cap = cap;
     tes__cascade_depth_finish(a, c, start, most);
