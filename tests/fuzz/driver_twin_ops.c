@@ -323,8 +323,29 @@ void tw_op_first(tw_t *t)
     }
 }
 
+/* Logical ids not in use. An id comes free only at the compare after the
+ * batch in which its entity died in both worlds, so many spawns and
+ * instances in a row can use up the table although the live population
+ * stays near TW_POP. */
+static int ids_left(const tw_t *t)
+{
+    int n = 0;
+    for (int i = 0; i < TW_MAX; i++)
+        n += !t->used[i];
+    return n;
+}
+
 void tw_one_call(tw_t *t)
 {
+    /* Near the end of the id table a call that makes entities could find
+     * no id for them, which would end the run as a false divergence: such
+     * a call becomes a destroy until the compare frees ids again. */
+    if (ids_left(t) < TW_GROWTH) {
+        int e = tw_pick(t);
+        if (e >= 0)
+            op_destroy(t, e);
+        return;
+    }
     uint32_t pop = tw_population(t);
     uint32_t r = tw_draw(t, 100);
     if (pop < 4 || (pop < TW_POP && r < 12)) {

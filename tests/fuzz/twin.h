@@ -16,6 +16,9 @@
 #define TW_LOG 4096    /* observer calls logged per batch and world */
 #define TW_BATCH 14    /* calls per batch, at most */
 #define TW_POP 48      /* live entities the op mix steers towards */
+/* The most logical ids one call can take (tes_instantiate_n of two
+ * instances of up to 32 listed members each), with a margin. */
+#define TW_GROWTH 72
 
 enum { TW_A, TW_H, TW_S, TW_V, TW_R, TW_T, TW_NCOMP };
 extern const char *const tw_names[TW_NCOMP];
