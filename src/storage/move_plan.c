@@ -2,7 +2,7 @@
  * Move plans (move_plan.h): making a plan, and its copy routines. Each
  * plan has two, picked once, in tes__plan_make, from what the plan's
  * tables and values are: `one` for a single row (the quiet add's hot
- * case: five register arguments and the plan, no test per call) and
+ * case: the plan, the two rows and the value, no test per call) and
  * `cells` for n rows (flushed runs, bulk spawns, whole tables):
  *
  * - the edge forms, for a plain plan that adds one component given as a
@@ -74,14 +74,15 @@ static tes__always_inline const uint8_t *nth_value(const void *value, size_t r, 
  * constants, so the loops unroll into straight code that keeps every
  * value in the registers a call may use; the others read them from the
  * plan. */
-static tes__always_inline int edge_cells(tes__table_t *dst, size_t dst_row,
-                                         const tes__table_t *src, const void *value,
-                                         size_t src_row, uint32_t ncols, uint32_t split, int cls)
+static tes__always_inline int edge_cells(const tes__move_plan_t *p, size_t dst_row,
+                                         size_t src_row, const void *value, uint32_t ncols,
+                                         uint32_t split, int cls)
 {
-    /* Read once: the byte copies could alias any field of the tables. */
-    const tes__column_t *dc = dst->columns, *sc = src->columns;
+    /* Read once: the byte copies could alias any field of the plan. */
+    const tes__column_t *dc = p->dst_cols, *sc = p->src_cols;
     bool cell = split < ncols;
-    tes__assert(ncols == dst->column_count && ncols == src->column_count + cell);
+    tes__assert(ncols == p->dst->column_count && ncols == p->src->column_count + cell &&
+                dc == p->dst->columns && sc == p->src->columns);
     if (cell)
         copy_cell(dc[split].data + dst_row * dc[split].size, value, dc[split].size, cls);
     for (uint32_t i = 0; i < split; i++)
@@ -102,19 +103,18 @@ static int edge_rows(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
     uint32_t size = p->split < dst->column_count ? dst->columns[p->split].size : 0;
     tes__assert(p->value_direct);
     for (size_t r = 0; r < n; r++)
-        edge_cells(dst, dst_row + r, p->src, nth_value(value, r, size), src_row + r,
-                   dst->column_count, p->split, CELLS_ANY);
+        edge_cells(p, dst_row + r, src_row + r, nth_value(value, r, size), dst->column_count,
+                   p->split, CELLS_ANY);
     return TES_OK;
 }
 
 /* The forms for any table: the column count from dst, the split from the
  * plan. */
 #define LOOP_FORM(cls_name, cls)                                                               \
-    static int edge_##cls_name(tes__table_t *dst, size_t dst_row, const tes__table_t *src,    \
-                               const void *value, size_t src_row, const tes__move_plan_t *p)  \
+    static int edge_##cls_name(const tes__move_plan_t *p, size_t dst_row, size_t src_row,      \
+                               const void *value)                                              \
     {                                                                                          \
-        return edge_cells(dst, dst_row, src, value, src_row, dst->column_count, p->split,      \
-                          cls);                                                                \
+        return edge_cells(p, dst_row, src_row, value, p->dst->column_count, p->split, cls);    \
     }
 LOOP_FORM(mid, CELLS_MID)
 LOOP_FORM(small, CELLS_SMALL)
@@ -125,12 +125,10 @@ LOOP_FORM(any, CELLS_ANY)
  * (three 4-byte floats, two doubles, a pointer and a count...), the
  * common case of an entity being built up one component at a time. */
 #define STRAIGHT_FORM(ncols, split)                                                            \
-    static int edge_##ncols##_##split(tes__table_t *dst, size_t dst_row,                       \
-                                      const tes__table_t *src, const void *value,              \
-                                      size_t src_row, const tes__move_plan_t *p)               \
+    static int edge_##ncols##_##split(const tes__move_plan_t *p, size_t dst_row,               \
+                                      size_t src_row, const void *value)                       \
     {                                                                                          \
-        (void)p;                                                                               \
-        return edge_cells(dst, dst_row, src, value, src_row, ncols, split, CELLS_MID);         \
+        return edge_cells(p, dst_row, src_row, value, ncols, split, CELLS_MID);                \
     }
 STRAIGHT_FORM(1, 0)
 STRAIGHT_FORM(1, 1)
@@ -150,10 +148,10 @@ STRAIGHT_FORM(4, 4)
 
 /* Nothing to copy: a tag added to a table with no column, or rows that
  * leave a table with no column. */
-static int one_none(tes__table_t *dst, size_t dst_row, const tes__table_t *src,
-                    const void *value, size_t src_row, const tes__move_plan_t *p)
+static int one_none(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
+                    const void *value)
 {
-    (void)dst, (void)dst_row, (void)src, (void)value, (void)src_row, (void)p;
+    (void)p, (void)dst_row, (void)src_row, (void)value;
     return TES_OK;
 }
 static int cells_none(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
@@ -169,13 +167,13 @@ static int cells_none(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
  * the columns below split sit at the same position in both tables, the
  * ones from it on one further on in src. Nothing is given; the dropped
  * cell is left behind as bytes. */
-static tes__always_inline int drop_cells(tes__table_t *dst, size_t dst_row,
-                                         const tes__table_t *src, size_t src_row, uint32_t ncols,
-                                         uint32_t split, int cls)
+static tes__always_inline int drop_cells(const tes__move_plan_t *p, size_t dst_row,
+                                         size_t src_row, uint32_t ncols, uint32_t split, int cls)
 {
-    const tes__column_t *dc = dst->columns, *sc = src->columns;
-    tes__assert(ncols == dst->column_count && split <= ncols &&
-                (src->column_count == ncols || src->column_count == ncols + 1));
+    const tes__column_t *dc = p->dst_cols, *sc = p->src_cols;
+    tes__assert(ncols == p->dst->column_count && split <= ncols &&
+                (p->src->column_count == ncols || p->src->column_count == ncols + 1) &&
+                dc == p->dst->columns && sc == p->src->columns);
     for (uint32_t i = 0; i < split; i++)
         copy_cell(dc[i].data + dst_row * dc[i].size, sc[i].data + src_row * dc[i].size,
                   dc[i].size, cls);
@@ -186,11 +184,11 @@ static tes__always_inline int drop_cells(tes__table_t *dst, size_t dst_row,
 }
 
 #define DROP_LOOP(cls_name, cls)                                                               \
-    static int drop_##cls_name(tes__table_t *dst, size_t dst_row, const tes__table_t *src,    \
-                               const void *value, size_t src_row, const tes__move_plan_t *p)  \
+    static int drop_##cls_name(const tes__move_plan_t *p, size_t dst_row, size_t src_row,      \
+                               const void *value)                                              \
     {                                                                                          \
         (void)value;                                                                           \
-        return drop_cells(dst, dst_row, src, src_row, dst->column_count, p->split, cls);       \
+        return drop_cells(p, dst_row, src_row, p->dst->column_count, p->split, cls);           \
     }
 DROP_LOOP(mid, CELLS_MID)
 DROP_LOOP(small, CELLS_SMALL)
@@ -198,12 +196,11 @@ DROP_LOOP(any, CELLS_ANY)
 #undef DROP_LOOP
 
 #define DROP_FORM(ncols, split)                                                                \
-    static int drop_##ncols##_##split(tes__table_t *dst, size_t dst_row,                       \
-                                      const tes__table_t *src, const void *value,              \
-                                      size_t src_row, const tes__move_plan_t *p)               \
+    static int drop_##ncols##_##split(const tes__move_plan_t *p, size_t dst_row,               \
+                                      size_t src_row, const void *value)                       \
     {                                                                                          \
-        (void)value, (void)p;                                                                  \
-        return drop_cells(dst, dst_row, src, src_row, ncols, split, CELLS_MID);                \
+        (void)value;                                                                           \
+        return drop_cells(p, dst_row, src_row, ncols, split, CELLS_MID);                       \
     }
 DROP_FORM(1, 0)
 DROP_FORM(1, 1)
@@ -268,11 +265,10 @@ static tes__noinline int list_rows(const tes__move_plan_t *p, size_t dst_row, si
 
 
 /* One row of a list plan: each list walked as bytes of size class cls. */
-static tes__always_inline int list_cell(const tes__move_plan_t *p, tes__table_t *dst,
-                                        size_t dst_row, const tes__table_t *src,
-                                        const void *values, size_t src_row, int cls)
+static tes__always_inline int list_cell(const tes__move_plan_t *p, size_t dst_row,
+                                        size_t src_row, const void *values, int cls)
 {
-    const tes__column_t *dc = dst->columns, *sc = src->columns;
+    const tes__column_t *dc = p->dst_cols, *sc = p->src_cols;
     /* The counts read once: the byte copies could alias the plan. */
     uint32_t moves = p->moves, nv = p->values, constructs = p->constructs;
     for (uint32_t i = 0; i < moves; i++) {
@@ -301,12 +297,11 @@ static tes__always_inline int list_cell(const tes__move_plan_t *p, tes__table_t 
  * so the copy is straight code. (Keeping each value's column pointer in
  * the plan would save an index per value, but every table holds two
  * plans, and the bytes per table are bounded.) */
-static tes__always_inline int values_cells(tes__table_t *dst, size_t dst_row,
-                                           const void *values, const tes__move_plan_t *p,
-                                           uint32_t nv)
+static tes__always_inline int values_cells(const tes__move_plan_t *p, size_t dst_row,
+                                           const void *values, uint32_t nv)
 {
     const unsigned char *table = values;
-    const tes__column_t *dc = dst->columns;
+    const tes__column_t *dc = p->dst_cols;
     tes__assert(!p->moves && !p->constructs && !p->value_direct && nv == p->values);
     for (uint32_t i = 0; i < nv; i++) {
         const tes__column_t *col = &dc[p->value_col[i]];
@@ -317,23 +312,21 @@ static tes__always_inline int values_cells(tes__table_t *dst, size_t dst_row,
     return TES_OK;
 }
 
-static int values_mid(tes__table_t *dst, size_t dst_row, const tes__table_t *src,
-                      const void *values, size_t src_row, const tes__move_plan_t *p)
+static int values_mid(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
+                      const void *values)
 {
     if (tes__unlikely(!values))
         return list_rows(p, dst_row, src_row, values, 1);
-    (void)src;
-    return values_cells(dst, dst_row, values, p, p->values);
+    return values_cells(p, dst_row, values, p->values);
 }
 
 #define VALUES_FORM(nv)                                                                        \
-    static int values_##nv(tes__table_t *dst, size_t dst_row, const tes__table_t *src,         \
-                           const void *values, size_t src_row, const tes__move_plan_t *p)      \
+    static int values_##nv(const tes__move_plan_t *p, size_t dst_row, size_t src_row,          \
+                           const void *values)                                                 \
     {                                                                                          \
         if (tes__unlikely(!values))                                                            \
             return list_rows(p, dst_row, src_row, values, 1);                                  \
-        (void)src;                                                                             \
-        return values_cells(dst, dst_row, values, p, nv);                                      \
+        return values_cells(p, dst_row, values, nv);                                           \
     }
 VALUES_FORM(1)
 VALUES_FORM(2)
@@ -343,16 +336,16 @@ VALUES_FORM(4)
 
 static const tes__cell1_fn values_forms[5] = {values_mid, values_1, values_2, values_3, values_4};
 
-static int list_mid(tes__table_t *dst, size_t dst_row, const tes__table_t *src,
-                    const void *values, size_t src_row, const tes__move_plan_t *p)
+static int list_mid(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
+                    const void *values)
 {
-    return list_cell(p, dst, dst_row, src, values, src_row, CELLS_MID);
+    return list_cell(p, dst_row, src_row, values, CELLS_MID);
 }
 
-static int list_any(tes__table_t *dst, size_t dst_row, const tes__table_t *src,
-                    const void *values, size_t src_row, const tes__move_plan_t *p)
+static int list_any(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
+                    const void *values)
 {
-    return list_cell(p, dst, dst_row, src, values, src_row, CELLS_ANY);
+    return list_cell(p, dst_row, src_row, values, CELLS_ANY);
 }
 
 /* ------------------------------------------------------------ the walk */
@@ -431,10 +424,9 @@ static int walk_cells(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
     return TES_OK;
 }
 
-static int walk_one(tes__table_t *dst, size_t dst_row, const tes__table_t *src,
-                    const void *values, size_t src_row, const tes__move_plan_t *p)
+static int walk_one(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
+                    const void *values)
 {
-    (void)dst, (void)src;
     return walk_cells(p, dst_row, src_row, values, 1);
 }
 
@@ -480,20 +472,22 @@ void tes__plan_make(tes__move_plan_t *p, tes__table_t *src, tes__table_t *dst,
                     size_t stride)
 {
     tes__assert(nvalues <= TES__PLAN_VALUES && (!direct || nvalues == 1) &&
-                stride * TES__PLAN_VALUES <= UINT16_MAX);
+                valued < (1u << TES__PLAN_VALUES) && stride * TES__PLAN_VALUES <= UINT16_MAX);
     p->src = src;
     p->dst = dst;
+    p->src_cols = src->columns;
+    p->dst_cols = dst->columns;
     p->pop = (dst->flags & TES__TABLE_VIRTUAL) ? UINT32_MAX
              : (src->flags & TES__TABLE_VIRTUAL) ? 0u
                                                  : 1u;
     p->id_step = dst->id - src->id;
     p->nvalues = (uint8_t)nvalues;
-    p->valued = valued;
+    p->valued = (uint8_t)valued;
+    p->value_stride = (uint16_t)stride;
     p->value_direct = direct;
     p->moves = p->values = p->constructs = 0;
     for (uint32_t k = 0; k < nvalues; k++) {
         p->value_comp[k] = comps[k];
-        p->value_off[k] = (uint16_t)(k * stride);
     }
     p->split = dst->column_count;
     if (nvalues == 1) {
@@ -531,7 +525,7 @@ void tes__plan_make(tes__move_plan_t *p, tes__table_t *src, tes__table_t *dst,
         int32_t from = tes__table_column_index(src, id);
         if (value >= 0) {
             p->value_col[p->values] = (uint8_t)c;
-            p->value_at[p->values] = p->value_off[value];
+            p->value_at[p->values] = (uint16_t)((uint32_t)value * stride);
             p->value_from[p->values++] = (uint8_t)value;
             edge = edge && c == p->split;
         } else if (from >= 0) {
@@ -582,14 +576,15 @@ void tes__plan_make(tes__move_plan_t *p, tes__table_t *src, tes__table_t *dst,
 
 bool tes__plan_same(const tes__move_plan_t *a, const tes__move_plan_t *b)
 {
-    if (a->src != b->src || a->dst != b->dst || a->cells != b->cells || a->one != b->one || a->edge != b->edge || a->pop != b->pop ||
+    if (a->src != b->src || a->dst != b->dst || a->src_cols != b->src_cols ||
+        a->dst_cols != b->dst_cols || a->cells != b->cells || a->one != b->one || a->edge != b->edge || a->pop != b->pop ||
         a->id_step != b->id_step || a->moves != b->moves || a->values != b->values ||
         a->constructs != b->constructs || a->listed != b->listed || a->hooked != b->hooked ||
         a->value_direct != b->value_direct || a->nvalues != b->nvalues ||
-        a->valued != b->valued || a->split != b->split)
+        a->valued != b->valued || a->value_stride != b->value_stride || a->split != b->split)
         return false;
     for (uint32_t k = 0; k < a->nvalues; k++)
-        if (a->value_comp[k] != b->value_comp[k] || a->value_off[k] != b->value_off[k])
+        if (a->value_comp[k] != b->value_comp[k])
             return false;
     for (uint32_t i = 0; i < a->moves; i++)
         if (a->move_col[i] != b->move_col[i] || a->move_from[i] != b->move_from[i])

@@ -36,32 +36,39 @@
  * give (a flushed group's commands, a bundle's values). A wider table's
  * plan takes the walk, which matches the columns by id instead. */
 #define TES__PLAN_COLUMNS 32
-#define TES__PLAN_VALUES 8
+#define TES__PLAN_VALUES 8 /* bits of a plan's `valued` */
 
 struct tes__table;
+struct tes__column;
 struct tes__move_plan;
 
-/* A plan's copy routines. `cells` fills the n raw rows from dst_row on of
- * p->dst from the rows from src_row on of p->src (which it leaves
- * moved-out or destroyed, never removed: the caller fills the hole) and
- * from the call's values. `values` is where the call's values are, as the
- * plan says (see value_direct and value_off); NULL, or a NULL value,
+/* A plan's copy routines, both with the plan first and the same next
+ * three arguments. `cells` fills the n raw rows from dst_row on of p->dst
+ * from the rows from src_row on of p->src (which it leaves moved-out or
+ * destroyed, never removed: the caller fills the hole) and from the
+ * call's values. `values` is where the call's values are, as the plan
+ * says (see value_direct and value_off); NULL, or a NULL value,
  * constructs the cell instead. With n > 1 each value is n consecutive
- * cells. `one` does the same for one row, the hot case of a quiet add:
- * its arguments are those of the edge forms that today's per-shape copies
- * were (the tables in registers the caller already holds, the value
+ * cells. `one` does the same for one row, the hot case of a quiet add and
+ * of tes_spawn_with: everything else it needs (the tables' column arrays,
+ * the lists) is in the plan, so a caller passes four arguments, the value
  * fourth, where tes_set receives it, so that a tail call leaves it in its
- * register), the plan last for the forms that need it. Neither can fail;
+ * register, and keeps no table in a register for it. Neither can fail;
  * both return TES_OK so that a quiet add returns its result in tail
  * position. Both are chosen once, by tes__plan_make. */
 typedef int (*tes__cells_fn)(const struct tes__move_plan *p, size_t dst_row, size_t src_row,
                              const void *values, size_t n);
-typedef int (*tes__cell1_fn)(struct tes__table *dst, size_t dst_row, const struct tes__table *src,
-                             const void *values, size_t src_row, const struct tes__move_plan *p);
+typedef int (*tes__cell1_fn)(const struct tes__move_plan *p, size_t dst_row, size_t src_row,
+                             const void *values);
 
 typedef struct tes__move_plan {
     struct tes__table *src;
     struct tes__table *dst;
+    /* src's and dst's column arrays, which the copy routines read instead
+     * of the tables: made with the table and never moved or freed while
+     * it lives (a table that grows moves its cells, not this array). */
+    const struct tes__column *src_cols;
+    const struct tes__column *dst_cols;
     tes__cell1_fn one;    /* the copy routine for one row, chosen by tes__plan_make */
     tes__cells_fn cells;  /* the copy routine for n rows, chosen with it */
     /* For the world's apply of one row, so that its hot case tests one
@@ -85,19 +92,20 @@ typedef struct tes__move_plan {
                              or is large, or a value has a copy hook: the walk */
     /* Values: with value_direct (a plan with one value, an edge's) the
      * routine's `values` argument is the value itself; otherwise it points
-     * at a table of value pointers, value k's at byte offset value_off[k]
-     * (a pointer array, or the ptr fields of a tes_value_t array). */
+     * at a table of value pointers, value k's at byte offset k *
+     * value_stride (a pointer array, or the ptr fields of a tes_value_t
+     * array). */
     bool value_direct;
     uint8_t nvalues;
-    uint32_t valued;      /* bit k: the call gives value k */
+    uint8_t valued;       /* bit k: the call gives value k */
+    uint16_t value_stride;
     /* For a plan of one added component: its column in dst (the straight
      * forms' split), or dst's column count for a tag. */
     uint32_t split;
     tes_comp_t value_comp[TES__PLAN_VALUES];
-    uint16_t value_off[TES__PLAN_VALUES];
     uint8_t move_col[TES__PLAN_COLUMNS], move_from[TES__PLAN_COLUMNS];
     uint8_t value_col[TES__PLAN_VALUES], value_from[TES__PLAN_VALUES];
-    uint16_t value_at[TES__PLAN_VALUES]; /* value_off[value_from[i]] */
+    uint16_t value_at[TES__PLAN_VALUES]; /* value_from[i] * value_stride */
     uint8_t construct_col[TES__PLAN_COLUMNS];
 } tes__move_plan_t;
 
@@ -131,7 +139,7 @@ static inline const void *tes__plan_value(const tes__move_plan_t *p, const void 
     if (!values || p->value_direct)
         return values;
     const void *v;
-    memcpy(&v, (const unsigned char *)values + p->value_off[k], sizeof v);
+    memcpy(&v, (const unsigned char *)values + (size_t)k * p->value_stride, sizeof v);
     return v;
 }
 

@@ -30,7 +30,7 @@ static tes__noinline int apply_root(tes_world_t *w, const tes__move_plan_t *p, t
     uint32_t src_row = (src->flags & TES__TABLE_VIRTUAL) ? 0 : slot->row;
     uint32_t row = tes__table_push(dst, e);
     tes__slot_set_table(slot, dst->id, row);
-    p->one(dst, row, src, values, src_row, p);
+    p->one(p, row, src_row, values);
     if (src->flags & TES__TABLE_VIRTUAL)
         return TES_OK;
     return tes__world_vacate(w, src, src_row);
@@ -53,7 +53,7 @@ tes__noinline int tes__apply_hole(tes_world_t *w, const tes__move_plan_t *p, tes
     slot->table += p->id_step; /* keeps the sparse bit, as in tes__apply_one */
     tes__table_set_count(dst, (uint32_t)row + 1);
     slot->row = (uint32_t)row;
-    p->one(dst, row, src, values, src_row, p);
+    p->one(p, row, src_row, values);
     if (src->flags & TES__TABLE_NOT_PLAIN)
         return tes__world_vacate_slow(w, src, src_row);
     /* src stores rows (pop is 1): the last row fills the hole as bytes. */

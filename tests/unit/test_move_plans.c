@@ -425,15 +425,62 @@ static void test_check_sees_stale_plans(void **state)
     assert_int_not_equal(tes__world_check(w), TES_OK);
     *rem = saved;
     assert_int_equal(tes__world_check(w), TES_OK);
-    /* The bundle of both values: its plan's value offsets, and its quiet
+    /* The bundle of both values: its plan's value stride, and its quiet
      * flag. */
     assert_true(tes_spawn_with(w, vals, 2) != TES_NULL);
     assert_int_equal(w->bundle.n, 2);
     tes__bundle_cache_t bundle = w->bundle;
-    w->bundle.plan.value_off[1] = 0;
+    w->bundle.plan.value_stride = 0;
     assert_int_not_equal(tes__world_check(w), TES_OK);
     w->bundle = bundle;
     w->bundle.quiet = !w->bundle.quiet;
+    assert_int_not_equal(tes__world_check(w), TES_OK);
+    w->bundle = bundle;
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes_world_free(w);
+}
+
+/* The copy routines read the tables' column arrays from the plan, not
+ * from the tables: the world check reports a cached plan whose column
+ * arrays are another table's, or whose value offset is wrong, and
+ * restoring it passes. */
+static void test_check_sees_stale_plan_columns(void **state)
+{
+    (void)state;
+    tes_world_t *w = tes_world_new(NULL);
+    assert_non_null(w);
+    tes_comp_t a = reg(w, "A", 12), b = reg(w, "B", 8);
+    uint8_t va[12] = {1}, vb[8] = {2};
+    tes_entity_t e = tes_spawn(w);
+    assert_int_equal(tes_set(w, e, a, va), TES_OK);
+    assert_int_equal(tes_set(w, e, b, vb), TES_OK);
+    tes_value_t vals[2] = {{a, va}, {b, vb}};
+    assert_true(tes_spawn_with(w, vals, 2) != TES_NULL);
+    assert_int_equal(tes__world_check(w), TES_OK);
+    tes__table_t *ta = add_plan(w, tes_spawn_with(w, vals, 1))->move.src;
+    tes__edge_plan_t *add = &ta->last_edge[1];
+    assert_int_equal(add->comp, b);
+    tes__table_t *tab = add->move.dst;
+    assert_ptr_equal(add->move.src_cols, ta->columns);
+    assert_ptr_equal(add->move.dst_cols, tab->columns);
+    tes__edge_plan_t saved = *add;
+    add->move.dst_cols = ta->columns; /* the source's array */
+    assert_int_not_equal(tes__world_check(w), TES_OK);
+    *add = saved;
+    add->move.src_cols = tab->columns;
+    assert_int_not_equal(tes__world_check(w), TES_OK);
+    *add = saved;
+    assert_int_equal(tes__world_check(w), TES_OK);
+    /* The bundle of both values: its destination's columns, and where
+     * its second value is read. */
+    assert_true(tes_spawn_with(w, vals, 2) != TES_NULL);
+    assert_int_equal(w->bundle.n, 2);
+    assert_int_equal(w->bundle.plan.values, 2);
+    tes__bundle_cache_t bundle = w->bundle;
+    w->bundle.plan.dst_cols = ta->columns;
+    assert_int_not_equal(tes__world_check(w), TES_OK);
+    w->bundle = bundle;
+    w->bundle.plan.value_at[1] = w->bundle.plan.value_at[0];
     assert_int_not_equal(tes__world_check(w), TES_OK);
     w->bundle = bundle;
     assert_int_equal(tes__world_check(w), TES_OK);
@@ -449,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_sparse_hint_kept),
         cmocka_unit_test(test_spawn_with_mid_bundle),
         cmocka_unit_test(test_check_sees_stale_plans),
+        cmocka_unit_test(test_check_sees_stale_plan_columns),
         cmocka_unit_test(test_drop_forms),
         cmocka_unit_test(test_value_forms),
     };
