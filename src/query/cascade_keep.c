@@ -28,7 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "world/check.h"
+#include "world/check_report.h"
 
 /* Gathers read values scattered over their storage: each loop asks for
  * the value WALK_AHEAD places on, so that many misses overlap (second-level
