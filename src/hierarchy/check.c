@@ -11,7 +11,7 @@
  */
 #include "hierarchy/hierarchy.h"
 
-#include "world/check.h"
+#include "world/check_report.h"
 
 #define WHO "hierarchy check"
 

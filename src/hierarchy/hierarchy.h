@@ -27,6 +27,13 @@
  * The world hears nothing of this layer by name: the state registers
  * tes__hier_ops_t (world.h), through which destroys cascade and dying
  * entities drop their links and names.
+ *
+ * Inside the layer: this header (the records and their reads) and
+ * name_map.c (the two name maps) call nothing else of it; links.c holds
+ * the state, linking, and the callbacks it registers (check.c's and
+ * instances.c's among them; instances link through links.c); names.c (the
+ * public naming calls) stands on links.c, since naming an entity may make
+ * the state.
  */
 #ifndef TES_HIERARCHY_HIERARCHY_H
 #define TES_HIERARCHY_HIERARCHY_H
@@ -125,8 +132,9 @@ int tes__hier_instance_commit(tes_world_t *w, void *prep, const uint32_t *indice
                               const uint8_t *skip);
 void tes__hier_instance_discard(tes_world_t *w, void *prep);
 
-/* Names (names.c). The key of a name among the children of parent index +
- * 1 `parent1` (0: the roots). */
+/* The name maps (name_map.c; the public naming calls are names.c's). The
+ * key of a name among the children of parent index + 1 `parent1` (0: the
+ * roots). */
 uint64_t tes__sibling_key(uint32_t parent1, const char *name, size_t len);
 /* The child of parent1 named name (len bytes), as index + 1, or 0. */
 uint32_t tes__sibling_find(const tes__hier_t *h, uint32_t parent1, const char *name, size_t len);
@@ -136,5 +144,8 @@ const char *tes__name_of(const tes__hier_t *h, uint32_t i);
 void tes__name_move(tes__hier_t *h, uint32_t i, uint32_t old_parent1, uint32_t new_parent1);
 /* Drops i's name (i is dying). */
 void tes__name_drop(tes_world_t *w, tes__hier_t *h, uint32_t i);
+/* Removes i's name s (its entry in the names map) from both maps and frees
+ * it. */
+void tes__name_remove(tes__alloc_t *a, tes__hier_t *h, uint32_t i, char *s);
 
 #endif

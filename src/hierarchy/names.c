@@ -1,10 +1,11 @@
 /*
- * Names and paths (see hierarchy.h). A name is copied once and found two
- * ways: by entity (names: index + 1 -> the string) and by place (siblings:
- * a hash of the parent and the name -> the entity index), so tes_name is
- * one map lookup and each segment of tes_lookup_path is one expected O(1)
- * probe. Names are rare next to entities, so both maps hold named entities
- * only.
+ * Names and paths (see hierarchy.h): tes_set_name, tes_name,
+ * tes_lookup_path and tes_path, over the two maps of name_map.c, so
+ * tes_name is one map lookup and each segment of tes_lookup_path is one
+ * expected O(1) probe. Naming the first entity makes the hierarchy's state
+ * (tes__hier, links.c), which registers the world's callbacks that drop a
+ * dying entity's name: this file sits above links.c, which itself only
+ * needs the maps.
  */
 #include "hierarchy/hierarchy.h"
 
@@ -14,63 +15,6 @@
 #include "world/quiet.h"
 
 #define NAME_MAX_BYTES 255u
-
-uint64_t tes__sibling_key(uint32_t parent1, const char *name, size_t len)
-{
-    return tes__hash_u64(tes__hash_bytes(name, len) ^ ((uint64_t)parent1 * UINT64_C(0x9e3779b97f4a7c15)));
-}
-
-const char *tes__name_of(const tes__hier_t *h, uint32_t i)
-{
-    uint64_t v;
-    if (!h || !h->names.count || !tes__map_get(&h->names, (uint64_t)i + 1, &v))
-        return NULL;
-    return (const char *)(uintptr_t)v;
-}
-
-uint32_t tes__sibling_find(const tes__hier_t *h, uint32_t parent1, const char *name, size_t len)
-{
-    if (!h || !h->siblings.count)
-        return 0;
-    uint32_t cursor = 0;
-    uint64_t v;
-    uint64_t key = tes__sibling_key(parent1, name, len);
-    while (tes__map_next(&h->siblings, key, &cursor, &v)) {
-        uint32_t i = (uint32_t)v;
-        const char *s = tes__name_of(h, i);
-        if (tes__link_parent(h, i) == parent1 && strncmp(s, name, len) == 0 && s[len] == '\0')
-            return i + 1;
-    }
-    return 0;
-}
-
-void tes__name_move(tes__hier_t *h, uint32_t i, uint32_t old_parent1, uint32_t new_parent1)
-{
-    const char *s = tes__name_of(h, i);
-    size_t len = strlen(s);
-    bool removed = tes__map_remove(&h->siblings, tes__sibling_key(old_parent1, s, len), i);
-    tes__assert(removed);
-    (void)removed;
-    tes__map_insert(&h->siblings, tes__sibling_key(new_parent1, s, len), i);
-}
-
-/* Removes i's name from both maps and frees it. */
-static void name_remove(tes__alloc_t *a, tes__hier_t *h, uint32_t i, char *s)
-{
-    size_t len = strlen(s);
-    bool had = tes__map_remove(&h->siblings, tes__sibling_key(tes__link_parent(h, i), s, len), i);
-    had &= tes__map_remove(&h->names, (uint64_t)i + 1, (uint64_t)(uintptr_t)s);
-    tes__assert(had);
-    (void)had;
-    tes__free(a, s, len + 1);
-}
-
-void tes__name_drop(tes_world_t *w, tes__hier_t *h, uint32_t i)
-{
-    char *s = (char *)(uintptr_t)tes__name_of(h, i);
-    if (s)
-        name_remove(&w->alloc, h, i, s);
-}
 
 /* Checks a name for tes_set_name; records why it is refused. */
 static int check_name_text(tes_world_t *w, const char *name, size_t *len)
@@ -101,7 +45,7 @@ static int set_name_impl(tes_world_t *w, tes_entity_t e, const char *name)
     char *old = (char *)(uintptr_t)tes__name_of(w->hier, i);
     if (!name) {
         if (old)
-            name_remove(&w->alloc, w->hier, i, old);
+            tes__name_remove(&w->alloc, w->hier, i, old);
         return TES_OK;
     }
     size_t len = 0;
@@ -123,7 +67,7 @@ static int set_name_impl(tes_world_t *w, tes_entity_t e, const char *name)
     memcpy(copy, name, len);
     copy[len] = '\0';
     if (old)
-        name_remove(a, h, i, old);
+        tes__name_remove(a, h, i, old);
     tes__map_insert(&h->names, (uint64_t)i + 1, (uint64_t)(uintptr_t)copy);
     tes__map_insert(&h->siblings, tes__sibling_key(parent1, copy, len), i);
     return TES_OK;

@@ -7,7 +7,9 @@
  * in depth order) and cascade_keep.c (the pointer walk that queries of
  * plain self values take over tables not in that order, and the order it
  * keeps from one iteration to the next while nothing it depends on
- * changes). Internal to the query layer.
+ * changes), and the walk's entry points. Internal to the query layer: the
+ * walk stands on the base walks (base_walk.h), with which it collects its
+ * matches, and under the public iteration (iter.c).
  */
 #ifndef TES_QUERY_CASCADE_H
 #define TES_QUERY_CASCADE_H
@@ -16,6 +18,24 @@
 
 #include "query/query.h"
 #include "world/depth_order.h"
+
+/* The by-depth walk's entry points, for the public iteration (iter.c)
+ * and the query's creation (create.c). */
+
+/* The next chunk (cascade_iter.c), or false at the end or when its state
+ * could not be allocated (TES_ERR_NOMEM recorded). */
+bool tes__cascade_next(tes_iter_t *it);
+/* Releases the state a query keeps for its next by-depth iteration. */
+void tes__cascade_release_spare(tes_query_t *q);
+/* tes__world_check's part (cascade_keep.c): the pointer walk's kept order
+ * in c (q's spare state, or NULL), when it holds, matches the world.
+ * TES_OK, TES_ERR_NOMEM or TES_ERR_INVALID (reported on stderr). */
+int tes__cascade_check_kept(const tes_world_t *w, const tes_query_t *q, const struct cascade *c);
+/* Ends a by-depth walk: its state goes back to the query (idempotent). */
+void tes__cascade_free(tes_iter_t *it);
+/* Validates the parent terms and the CASCADE flag of d once the self terms
+ * are set up: TES_OK or TES_ERR_INVALID recorded with a detail. */
+int tes__cascade_setup(tes_query_t *q, const tes_query_desc_t *d);
 
 /* A table the kept order was collected from (cascade_keep.c). */
 typedef struct tes__kept_table {

@@ -5,8 +5,8 @@
  * before its children's.
  *
  * An iteration's first step collects the matches with the query's own walk
- * (iter.c, so the self terms are decided by the one matcher, change
- * filters included), learns each match's parent and depth from the
+ * (a base walk, base_walk.c, so the self terms are decided by the one
+ * matcher, change filters included), learns each match's parent and depth from the
  * hierarchy through the world's registered callbacks (this layer never
  * names the hierarchy), drops those its parent terms refuse (AND: the
  * parent has the component; NOT: it does not, roots included) and sorts
@@ -38,8 +38,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "query/base_walk.h"
 #include "query/cascade.h"
-#include "query/changes_iter.h"
 
 /* The most entities of a chunk; fewer when the parent values of a chunk
  * would take more than SCRATCH_BYTES. */

@@ -28,7 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "world/check.h"
+#include "world/check_report.h"
 
 /* Gathers read values scattered over their storage: each loop asks for
  * the value WALK_AHEAD places on, so that many misses overlap (second-level
@@ -347,7 +347,7 @@ uint32_t tes__cascade_next_fast(cascade_t *c, const tes_query_t *q, tes_iter_t *
 
 #define KEPT_CHECK(...) TES__CHECK("tes__world_check (a by-depth query's kept order)", __VA_ARGS__)
 
-/* tes__world_check's part for query q's spare state c (query.c asks for
+/* tes__world_check's part for query q's spare state c (create.c asks for
  * each query): when the pointer walk's kept order holds, what the next
  * iteration would trust without looking is what a fresh collection would
  * find. Each match once (a bit per entity index, from libc: the check

@@ -7,6 +7,8 @@
  * something in the block is newer than the query's previous iteration.
  * Chunks handed out through a tracked TES_INOUT/TES_OUT term are stamped
  * as changed. Queries without either pay nothing: they keep their walks.
+ * The matcher's own test of sparse change terms (m->changes) is query.c's:
+ * this file stands on the matcher, as every walk does.
  */
 #ifndef TES_QUERY_CHANGES_ITER_H
 #define TES_QUERY_CHANGES_ITER_H
@@ -58,17 +60,6 @@ static inline uint32_t tes__changes_skip(const tes_query_t *q, const tes__match_
 {
     return m->changes && d >= 0 && q->terms[d].change ? tes__changes_skip_slow(q, m, d, p) : p;
 }
-
-/* How many of n entities of the packed walk driven by a sparse change
- * term, from the first, have a newer stamp there (on the first's data
- * page); n when the driver has no change filter. */
-uint32_t tes__changes_match_driver(const tes_query_t *q, const tes__match_t *m, uint32_t n);
-
-/* The matcher's change test (m->changes): how many of the n entities
- * from the first, whose sparse data terms sit at consecutive positions
- * from m->pos, have every sparse change term's stamp newer than m->since;
- * 0 when the first has not. */
-uint32_t tes__changes_match_run(const tes_query_t *q, const tes__match_t *m, uint32_t n);
 
 /* The next chunk of a change-filtered table walk, or false. */
 bool tes__changes_next_chunk(tes_iter_t *it);

@@ -22,7 +22,7 @@
  * Tuned for clearing a level or a wave: millions of rows in a few tables,
  * where the per-row cost is freeing the entity slot.
  */
-#include "query/query.h"
+#include "query/iter.h"
 #include "world/move.h"
 #include "world/quiet.h"
 

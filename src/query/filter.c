@@ -8,7 +8,7 @@
  */
 #include "query/filter.h"
 
-#include "world/check.h"
+#include "world/check_report.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -38,7 +38,7 @@
 void tes__gather_plan(tes_query_t *q);
 
 /* Builds a gathered chunk over entities[0..avail) for the packed walk
- * (iter.c): over a pool (it->priv_driver >= 0) consecutive live entities of
+ * (base_walk.c): over a pool (it->priv_driver >= 0) consecutive live entities of
  * the driving pool from position driver_pos that match and pass the
  * filters (hide) or, when `known`, that are all known to match (a group
  * walking a pool that holds exactly its members); over a group's member

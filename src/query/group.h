@@ -50,7 +50,7 @@ void tes__group_free(tes_query_t *q);
 int32_t tes__group_pool(const tes__group_t *g);
 
 /* The next chunk of an owning group's walk (a non-owning group's is the
- * packed walk, iter.c). */
+ * packed walk, base_walk.c). */
 bool tes__group_next_owned(tes_iter_t *it);
 
 #endif

@@ -1,26 +1,39 @@
 /*
  * Queries: a validated list of terms, the cache of tables that match the
  * table terms, the per-entity matcher, and (optionally) a group. Internal
- * layout shared by query.c (creation, the matcher), iter.c (the walks),
- * group.c (groups over sparse stores), gather.c (gathered chunks of
- * scattered values) and filter.c (the default filters' index).
+ * layout shared by the query layer, whose files stand on each other in
+ * this order, from the ground up (none calls a file above it):
+ * - query.c: the table cache and the matcher (with the sparse change
+ *   filters' stamp test), below every walk; filter.c (the default
+ *   filters' index) beside it;
+ * - changes_iter.c (change filters, the change-filtered walk, stamping),
+ *   group.c (groups over sparse stores, the owned walk) and gather.c
+ *   (gathered chunks of scattered values);
+ * - base_walk.c: the start that chooses a walk, the table, root and
+ *   packed walks, and the step of every walk but the by-depth one;
+ * - cascade_iter.c (with cascade_keep.c and cascade_sorted.c): the
+ *   by-depth walk, which collects its matches with a base walk;
+ * - iter.c: the public iteration, which steps the by-depth walk or a base
+ *   walk;
+ * - create.c (making and freeing a query, which takes every part above)
+ *   and destroy_matching.c.
  *
  * Membership has two halves, each decided in one place:
  * - per table: the table terms and the default filters, a byte per table
  *   (table_ok) and, for queries with a table AND term, the cache of
- *   matching tables (matches), both kept by on_table in query.c;
+ *   matching tables (matches), both kept by tes__query_on_table in query.c;
  * - per entity: the sparse terms, by tes__query_match below, the one
  *   matcher every walk and every group asks. It answers for a run of
  *   entities at once: how many of them match and keep every field a plain
  *   array, so it also draws each chunk's bounds.
  *
  * The walks yield the chunks. One is chosen when an iteration starts
- * (tes_iter_t.priv_phase, the TES__WALK_* values below) and only the table
- * walk of a query without AND terms moves on, to the root walk. Which
- * entities a chunk holds is always the matcher's answer, or the table
- * cache's where no term is per entity; the walks differ in where their
- * entities come from:
- * - table walk (iter.c; a table AND term, or no AND term at all): the
+ * (tes_iter_t.priv_phase, the TES__WALK_* values below, by tes__walk_start
+ * in base_walk.h) and only the table walk of a query without AND terms
+ * moves on, to the root walk. Which entities a chunk holds is always the
+ * matcher's answer, or the table cache's where no term is per entity; the
+ * walks differ in where their entities come from:
+ * - table walk (base_walk.c; a table AND term, or no AND term at all): the
  *   cache's tables in order, empty ones skipped. Without sparse terms
  *   (WHOLE) a chunk is a whole table, the only per-chunk work being one
  *   load per field; with them (TABLES) the runs of rows the matcher
@@ -28,9 +41,10 @@
  * - change-filtered table walk (changes_iter.c; a term with a change
  *   filter): the same tables, in runs of rows whose stamps pass every
  *   filter, then cut by the matcher when there are sparse terms;
- * - root walk (iter.c; no AND term): after the tables, the entities of the
- *   virtual root read from the entity index, in runs the matcher accepts;
- * - packed walk (iter.c): runs of a packed array of entities that the
+ * - root walk (base_walk.c; no AND term): after the tables, the entities
+ *   of the virtual root read from the entity index, in runs the matcher
+ *   accepts;
+ * - packed walk (base_walk.c): runs of a packed array of entities that the
  *   matcher accepts: the smallest AND pool when every AND term is sparse
  *   (seed 002 a), or, for a non-owning group, a pool that holds exactly its
  *   members or else its own member set (the entities are then known to
@@ -43,9 +57,10 @@
  *   collects the matches with the walk the query would otherwise use,
  *   sorts them by depth, and hands out runs of one depth that the matcher
  *   keeps contiguous.
- * Internal callers (counting, tes_destroy_matching, the by-depth walk's
- * collection) use the same walks through tes__query_walk_start/next,
- * without a deferral level.
+ * Internal callers (counting, tes_destroy_matching) use the same walks
+ * through tes__query_walk_start/next (iter.h), without a deferral level;
+ * the by-depth walk's collection uses tes__query_base_start/next
+ * (base_walk.h).
  */
 #ifndef TES_QUERY_QUERY_H
 #define TES_QUERY_QUERY_H
@@ -151,18 +166,19 @@ struct tes_query {
     _Atomic(struct cascade *) cascade_spare;
 };
 
-/* Counts the terms of d into *count: those before the first term whose
+/* The table cache (query.c). Fills q's filter bytes and cache from the
+ * world's tables (after its terms are set up): TES_OK or TES_ERR_NOMEM
+ * (not recorded; what was filled is freed with the query). */
+int tes__query_cache_fill(tes_query_t *q);
+/* The table graph's listener that keeps them for every new table
+ * (ctx: q): reserves room (commit false) or records the table. */
+int tes__query_on_table(void *ctx, tes__table_t *t, bool commit);
+
+/* Counts the terms of d into *count (create.c): those before the first term whose
  * component is 0. TES_OK, or TES_ERR_INVALID recorded in w (with a detail
  * naming both terms) when a term after that one is set, or that term has
  * an oper or access: an id that was never filled in, not an end. */
 int tes__query_desc_terms(tes_world_t *w, const tes_query_desc_t *d, int32_t *count);
-
-/* A walk over q's chunks, as an iteration yields them, without a deferral
- * level: for library code during which no user code runs (counting,
- * collecting matches), also from inside a structural call. Start, then
- * call next until it returns false; nothing to end. */
-tes_iter_t tes__query_walk_start(tes_query_t *q);
-bool tes__query_walk_next(tes_iter_t *it);
 
 /* A chunk holds at most INT32_MAX entities (tes_iter_t.count is an
  * int32_t, and a sparse set or a group may hold more): the end of a chunk
@@ -184,7 +200,7 @@ static inline bool tes__slot_is_root_match(const tes__slot_t *s)
 }
 
 /* The walks (tes_iter_t.priv_phase of a live iteration), chosen once when
- * it starts (iter.c); only the table walk of a query without AND terms
+ * it starts (base_walk.h); only the table walk of a query without AND terms
  * moves on, to the root walk. A zeroed iterator reads as TABLES without a
  * query; a finished one is DONE, so that tes_iter_next's test for the
  * whole-table walk is also its test for "not finished". */
@@ -198,30 +214,6 @@ enum {
     TES__WALK_CASCADE,
     TES__WALK_DONE
 };
-
-/* The walk q would use without its by-depth order (iter.c): the by-depth
- * walk collects its matches with it. */
-tes_iter_t tes__query_base_start(tes_query_t *q);
-bool tes__query_base_next(tes_iter_t *it);
-
-/* The by-depth walk (cascade_iter.c): the next chunk, or false at the end
- * or when its state could not be allocated (TES_ERR_NOMEM recorded). */
-bool tes__cascade_next(tes_iter_t *it);
-/* Releases the state a query keeps for its next by-depth iteration. */
-void tes__cascade_release_spare(tes_query_t *q);
-/* tes__world_check's part (cascade_keep.c): the pointer walk's kept order
- * in c (q's spare state, or NULL), when it holds, matches the world.
- * TES_OK, TES_ERR_NOMEM or TES_ERR_INVALID (reported on stderr). */
-int tes__cascade_check_kept(const tes_world_t *w, const tes_query_t *q, const struct cascade *c);
-/* Ends a by-depth walk: its state goes back to the query (idempotent). */
-void tes__cascade_free(tes_iter_t *it);
-/* Validates the parent terms and the CASCADE flag of d once the self terms
- * are set up: TES_OK or TES_ERR_INVALID recorded with a detail. */
-int tes__cascade_setup(tes_query_t *q, const tes_query_desc_t *d);
-
-/* Ends an internal walk left before its end (frees a by-depth walk's
- * state). */
-void tes__query_walk_end(tes_iter_t *it);
 
 /* How a walk asks the matcher (tes__match_t.how). */
 enum {

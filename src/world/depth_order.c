@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "world/changes.h"
-#include "world/check.h"
+#include "world/check_report.h"
 #include "world/explain.h"
 #include "world/quiet.h"
 

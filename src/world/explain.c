@@ -1,83 +1,15 @@
 /*
  * Failure sentences that depend on the world's state (see explain.h): what
- * a handle that is not alive is, and what holds the world deferred when a
- * call is refused for it. Failure paths only.
+ * a handle that is not alive is (captured and worded by stale.c), why a
+ * call is refused while a hook, a system or a flush runs, and what holds
+ * the world deferred when a call is refused for it. Failure paths only.
+ * It records through last_error.c, below it.
  */
 #include "world/explain.h"
 #include "world/quiet.h"
 
 #include <stdio.h>
 #include <string.h>
-
-/* tes__stale_t.state */
-enum {
-    STALE_NOT_ISSUED, /* index at or past the slots issued (or reserved) */
-    STALE_LIVE,       /* the slot holds a live handle of another generation */
-    STALE_FREE,       /* the slot is on the free list */
-    STALE_RETIRED     /* the slot used up its generations */
-};
-
-tes__stale_t tes__stale_capture(const tes__entity_index_t *ids, uint64_t handle, int noun)
-{
-    tes__stale_t st = {handle, 0, 0, STALE_NOT_ISSUED, (uint8_t)noun};
-    if (!ids)
-        return st;
-    st.issued = ids->count;
-    uint32_t index = tes_entity_index(handle);
-    if (index >= ids->count)
-        return st;
-    const tes__slot_t *s = &ids->slots[index];
-    st.slot_gen = s->generation;
-    st.state = tes__slot_is_retired(s) ? STALE_RETIRED
-               : tes__slot_is_live(s)  ? STALE_LIVE
-                                       : STALE_FREE;
-    return st;
-}
-
-void tes__stale_format(const tes__stale_t *st, char *buf, size_t cap)
-{
-    const char *noun = st->noun == TES__STALE_INSTANCE ? "instance" : "entity";
-    const char *gone = st->noun == TES__STALE_INSTANCE
-                           ? "is no longer alive (destroyed, or its last member left it)"
-                           : "is destroyed";
-    unsigned index = tes_entity_index(st->handle), gen = tes_entity_generation(st->handle);
-    if (st->handle == 0) {
-        snprintf(buf, cap, "the %s handle is 0 (%s): it was never set, or holds the result of a call that failed", noun, st->noun == TES__STALE_INSTANCE ? "no instance" : "TES_NULL");
-        return;
-    }
-    if (index == TES_NULL_INDEX) {
-        snprintf(buf, cap, "%s %u:%u was never issued: index 0x%x is reserved", noun, index, gen, index);
-        return;
-    }
-    if (st->state == STALE_NOT_ISSUED) {
-        if (st->issued == 0)
-            snprintf(buf, cap, "%s %u:%u was never issued: this world has issued no %s yet (a handle from another world?)", noun, index, gen, noun);
-        else
-            snprintf(buf, cap, "%s %u:%u was never issued: this world has issued indices 0 to %u only (a handle from another world?)", noun, index, gen, (unsigned)(st->issued - 1));
-        return;
-    }
-    if (gen == 0 || gen == TES_TOMBSTONE) {
-        snprintf(buf, cap, "%s %u:%u was never issued: generation %u is never used", noun, index, gen, gen);
-        return;
-    }
-    switch (st->state) {
-    case STALE_RETIRED:
-        snprintf(buf, cap, "%s %u:%u %s: its slot used up its generations and is retired, so no handle with index %u is alive again", noun, index, gen, gone, index);
-        return;
-    case STALE_FREE:
-        if (gen < st->slot_gen)
-            snprintf(buf, cap, "%s %u:%u %s: handle generation %u, the slot is free (the next %s there gets generation %u)", noun, index, gen, gone, gen, noun, (unsigned)st->slot_gen);
-        else
-            snprintf(buf, cap, "%s %u:%u was never issued: generation %u is past the slot's (next generation %u)", noun, index, gen, gen, (unsigned)st->slot_gen);
-        return;
-    default:
-        if (gen < st->slot_gen)
-            snprintf(buf, cap, "%s %u:%u %s: handle generation %u, the slot now holds %s %u:%u (generation %u)", noun, index, gen, gone, gen, noun, index, (unsigned)st->slot_gen, (unsigned)st->slot_gen);
-        else
-            snprintf(buf, cap, "%s %u:%u was never issued: generation %u is past the slot's (current generation %u)", noun, index, gen, gen, (unsigned)st->slot_gen);
-        return;
-    }
-}
 
 static int fail_captured(tes_world_t *w, const tes__stale_t *st)
 {
@@ -143,4 +75,19 @@ int tes__fail_deferred(tes_world_t *w, int status, const char *call)
     char why[TES__DETAIL_SIZE];
     tes__explain_deferred(w, why, sizeof why);
     return tes__fail_detail(w, status, "%s refused: the world is deferred by %s", call, why);
+}
+
+int tes__fail_busy(tes_world_t *w, const char *call)
+{
+    const char *why;
+    if (tes__in_hook(w))
+        why = "a hook, a snapshot reader or writer, or a save or load hook of this world is "
+              "running; make the call after it returns";
+    else if (tes__refuse(w))
+        why = "a system is running that may not make this call (see what run may do)";
+    else if (w->defer.flushing)
+        why = "a deferred flush is applying its queue";
+    else
+        why = "the world is busy";
+    return tes__fail_detail(w, TES_ERR_BUSY, "%s: refused: %s", call, why);
 }

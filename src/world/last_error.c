@@ -12,6 +12,11 @@
  * optional component): they store the handle and the component and leave
  * the sentence to tes_last_error_detail, which formats it into the
  * thread's own buffer.
+ *
+ * The ground of failure reporting: this file reads the world's layout and
+ * words stale handles through stale.c, and calls nothing else of the world
+ * layer. Sentences that read the world's state (why it is busy, what holds
+ * it deferred) are explain.c's, which records through here.
  */
 #include "world/last_error.h"
 
@@ -19,7 +24,6 @@
 #include <stdio.h>
 
 #include "core/thread_pool.h"
-#include "world/quiet.h"
 
 /* The kinds of per-thread record: a formatted sentence, or the parts of
  * one that tes_last_error_detail formats. */
@@ -184,19 +188,4 @@ int tes__fail_detail(tes_world_t *w, int status, const char *fmt, ...)
     vsnprintf(w->detail.text, sizeof w->detail.text, fmt, args);
     va_end(args);
     return status;
-}
-
-int tes__fail_busy(tes_world_t *w, const char *call)
-{
-    const char *why;
-    if (tes__in_hook(w))
-        why = "a hook, a snapshot reader or writer, or a save or load hook of this world is "
-              "running; make the call after it returns";
-    else if (tes__refuse(w))
-        why = "a system is running that may not make this call (see what run may do)";
-    else if (w->defer.flushing)
-        why = "a deferred flush is applying its queue";
-    else
-        why = "the world is busy";
-    return tes__fail_detail(w, TES_ERR_BUSY, "%s: refused: %s", call, why);
 }

@@ -11,7 +11,8 @@
 #ifndef TES_WORLD_LAST_ERROR_H
 #define TES_WORLD_LAST_ERROR_H
 
-#include "world/explain.h"
+#include "world/stale.h"
+#include "world/world.h"
 
 /* A fresh world's serial (never 0). */
 uint64_t tes__world_serial_next(void);

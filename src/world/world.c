@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/thread_pool.h"
+#include "world/explain.h"
 #include "world/last_error.h"
 #include "world/quiet.h"
 
