@@ -125,20 +125,16 @@ static int plan(tes_world_t *w, const tes_entity_t *es, uint32_t n, tes_entity_t
     return TES_OK;
 }
 
-/* The same, keeping the counts: index c (record l, linked) unlinked. */
+/* Index c (record l, linked) unlinked, keeping the counts. */
 static void unlink_child(tes__hier_t *h, uint32_t c, tes__link_t *l)
 {
-    tes__ring_unlink(h, c + 1, l, tes__rec(h, l->parent));
-    h->linked--;
-    (*h->changes)++;
+    tes__reparent_counted(h, c + 1, l, 0, NULL);
 }
 
 /* Index c (record l, a root) appended under index p (record pl). */
 static void append_child(tes__hier_t *h, uint32_t c, tes__link_t *l, uint32_t p, tes__link_t *pl)
 {
-    tes__ring_append(h, c + 1, l, p + 1, pl);
-    h->linked++;
-    (*h->changes)++;
+    tes__reparent_counted(h, c + 1, l, p + 1, pl);
 }
 
 void tes__link_append(tes__hier_t *h, uint32_t c, uint32_t p)

@@ -159,6 +159,30 @@ static tes__noinline void note_tables(const tes_world_t *w, tes__hier_t *h)
     h->tables_seen = w->tables.count;
 }
 
+/* What the quick decision reads of the world besides the pair's own
+ * slots and records: loaded once per single call, and once per batch (a
+ * batch's pairs change none of it). */
+typedef struct link_view {
+    const tes__slot_t *slots;
+    tes__link_t *const *pages;
+    uint32_t count, page_cap;
+    bool plain;   /* the state is made, no names, every table noted */
+    bool prefabs; /* some table holds prefab entities */
+} link_view_t;
+
+static tes__always_inline link_view_t view_of(const tes_world_t *w)
+{
+    const tes__hier_t *h = w->hier;
+    link_view_t v = {w->entities.slots, NULL, w->entities.count, 0, false, false};
+    if (h) {
+        v.pages = h->pages;
+        v.page_cap = h->page_cap;
+        v.plain = !h->names.count && h->tables_seen == w->tables.count;
+        v.prefabs = h->prefab_tables;
+    }
+    return v;
+}
+
 /* The quick decision: a link of the steady kind (hierarchy state made,
  * both entities alive with their records made, no names in the world,
  * neither a prefab entity (not even looked at while the world has no
@@ -170,30 +194,28 @@ static tes__noinline void note_tables(const tes_world_t *w, tes__hier_t *h)
  * of. The loads depend on the entity indices alone (records are addressed
  * by index, so they do not wait for the slots), so consecutive calls
  * overlap their cache misses. Reads only. */
-static tes__always_inline tes__link_t *quick_link(const tes_world_t *w, tes_entity_t child,
-                                                  tes_entity_t parent, tes__link_t **plp)
+static tes__always_inline tes__link_t *quick_link(const tes_world_t *w, const link_view_t *v,
+                                                  tes_entity_t child, tes_entity_t parent,
+                                                  tes__link_t **plp)
 {
     uint32_t c = tes_entity_index(child), p = tes_entity_index(parent);
-    uint32_t count = w->entities.count;
-    if ((c > p ? c : p) >= count || c == p || parent == TES_NULL)
+    if ((c > p ? c : p) >= v->count || c == p || parent == TES_NULL || !v->plain)
         return NULL;
-    const tes__slot_t *cs = &w->entities.slots[c], *ps = &w->entities.slots[p];
+    const tes__slot_t *cs = &v->slots[c], *ps = &v->slots[p];
     if (cs->generation != tes_entity_generation(child) || cs->table == TES__SLOT_FREE ||
         ps->generation != tes_entity_generation(parent) || ps->table == TES__SLOT_FREE)
         return NULL;
     /* Records at positions index + 1 (within 32 bits: indices are below
-     * count). The general path notes new tables (see note_tables). */
-    const tes__hier_t *h = w->hier;
+     * count). */
     uint32_t c1 = c + 1, p1 = p + 1;
     uint32_t cpage = c1 / TES__LINK_PAGE, ppage = p1 / TES__LINK_PAGE;
-    if (!h || h->names.count || h->tables_seen != w->tables.count ||
-        (cpage > ppage ? cpage : ppage) >= h->page_cap)
+    if ((cpage > ppage ? cpage : ppage) >= v->page_cap)
         return NULL;
-    tes__link_t *cp = h->pages[cpage], *pp = h->pages[ppage];
+    tes__link_t *cp = v->pages[cpage], *pp = v->pages[ppage];
     if (!cp || !pp)
         return NULL;
     tes__link_t *cl = &cp[c1 % TES__LINK_PAGE], *pl = &pp[p1 % TES__LINK_PAGE];
-    if (h->prefab_tables &&
+    if (v->prefabs &&
         ((tes__slot_table(w, cs)->flags | tes__slot_table(w, ps)->flags) & TES__TABLE_PREFAB))
         return NULL;
     if (cl->last && pl->parent)
@@ -220,7 +242,7 @@ static int link_now(tes_world_t *w, uint32_t c, uint32_t p1, const char *name)
     if (name && tes__map_reserve(&h->siblings, &w->alloc, 1))
         return tes__fail(w, TES_ERR_NOMEM);
     uint32_t old1 = cl->parent;
-    tes__reparent(h, c + 1, cl, p1, pl);
+    tes__reparent_counted(h, c + 1, cl, p1, pl);
     if (name)
         tes__name_move(h, c, old1, p1);
     return TES_OK;
@@ -281,12 +303,13 @@ int tes_set_parent(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
      * deferred, no system running) a link runs no user code and tells no
      * one, so the call skips the begin/end guard. */
     if (w && tes__world_quiet(w)) {
-        tes__link_t *pl, *cl = quick_link(w, child, parent, &pl);
+        link_view_t v = view_of(w);
+        tes__link_t *pl, *cl = quick_link(w, &v, child, parent, &pl);
         if (!cl)
             return set_parent_impl(w, child, parent);
         uint32_t p1 = tes_entity_index(parent) + 1;
         if (cl->parent != p1)
-            tes__reparent(w->hier, tes_entity_index(child) + 1, cl, p1, pl);
+            tes__reparent_counted(w->hier, tes_entity_index(child) + 1, cl, p1, pl);
         return TES_OK;
     }
     return set_parent_guarded(w, child, parent);
@@ -309,39 +332,46 @@ typedef struct undo {
 /* Up to this many pairs, the log lives on the stack. */
 #define UNDO_LOCAL 32u
 
+/* The record of entity index x, below the slot count and named by a pair
+ * of the batch (so its page was made). */
+static tes__always_inline tes__link_t *batch_rec(const link_view_t *v, uint32_t x)
+{
+    return tes__rec_in(v->pages, x + 1);
+}
+
 /* Prefetches the slots and records of a pair AHEAD pairs on. A stale
  * handle may name any index: only those below the slot count are read. */
-static tes__always_inline void ahead_far(const tes_world_t *w, const tes__hier_t *h,
-                                         tes_entity_t child, tes_entity_t parent)
+static tes__always_inline void ahead_far(const link_view_t *v, tes_entity_t child,
+                                         tes_entity_t parent)
 {
     uint32_t c = tes_entity_index(child), p = tes_entity_index(parent);
-    if (c < w->entities.count) {
-        tes__prefetch_w(&w->entities.slots[c]);
-        tes__prefetch_w(tes__link(h, c));
+    if (c < v->count) {
+        tes__prefetch_w(&v->slots[c]);
+        tes__prefetch_w(batch_rec(v, c));
     }
-    if (parent != TES_NULL && p < w->entities.count)
-        tes__prefetch_w(tes__link(h, p));
+    if (parent != TES_NULL && p < v->count)
+        tes__prefetch_w(batch_rec(v, p));
 }
 
 /* Prefetches the records the step of a pair AHEAD / 2 on will touch: the
  * child's neighbours and the new parent's last child. Positions held in
  * records are those of linked entities, whose pages exist. */
-static tes__always_inline void ahead_near(const tes_world_t *w, const tes__hier_t *h,
-                                          tes_entity_t child, tes_entity_t parent)
+static tes__always_inline void ahead_near(const link_view_t *v, tes_entity_t child,
+                                          tes_entity_t parent)
 {
     uint32_t c = tes_entity_index(child), p = tes_entity_index(parent);
-    if (c < w->entities.count) {
-        const tes__link_t *cl = tes__link(h, c);
-        if (cl && cl->parent) {
+    if (c < v->count) {
+        const tes__link_t *cl = batch_rec(v, c);
+        if (cl->parent) {
             if (cl->prev)
-                tes__prefetch_w(tes__rec(h, cl->prev));
-            tes__prefetch_w(tes__rec(h, cl->next));
+                tes__prefetch_w(tes__rec_in(v->pages, cl->prev));
+            tes__prefetch_w(tes__rec_in(v->pages, cl->next));
         }
     }
-    if (parent != TES_NULL && p < w->entities.count) {
-        const tes__link_t *pl = tes__link(h, p);
-        if (pl && pl->last)
-            tes__prefetch_w(tes__rec(h, pl->last));
+    if (parent != TES_NULL && p < v->count) {
+        const tes__link_t *pl = batch_rec(v, p);
+        if (pl->last)
+            tes__prefetch_w(tes__rec_in(v->pages, pl->last));
     }
 }
 
@@ -359,9 +389,9 @@ static void undo_pairs(tes__hier_t *h, const tes_entity_t *children, const undo_
         if (now1 == old1)
             continue; /* the pair changed nothing */
         if (now1)
-            tes__ring_unlink(h, c1, cl, tes__rec(h, now1));
+            tes__ring_unlink(h->pages, c1, cl, tes__rec(h, now1));
         if (old1)
-            tes__ring_insert(h, c1, cl, old1, tes__rec(h, old1), log[k].prev);
+            tes__ring_insert(h->pages, c1, cl, old1, tes__rec(h, old1), log[k].prev);
         h->linked += (uint32_t)(old1 != 0) - (uint32_t)(now1 != 0);
         (*h->changes)++;
         if (h->names.count && tes__name_of(h, c))
@@ -374,63 +404,77 @@ static void undo_pairs(tes__hier_t *h, const tes_entity_t *children, const undo_
  * decision, else refusal() against the forest the earlier pairs left) and
  * applied by the same step; the log keeps what each pair changed. On a
  * refusal, undoes the pairs before it and records the refusal: the
- * forest is as it was. The loop keeps AHEAD pairs' loads in flight. */
+ * forest is as it was. The loop keeps AHEAD pairs' loads in flight; the
+ * view stays valid throughout (nothing here makes pages, names or
+ * tables). */
 static int apply_pairs(tes_world_t *w, const tes_entity_t *children, const tes_entity_t *parents,
                        size_t n, undo_t *log, const char *call, bool flush)
 {
     tes__hier_t *h = w->hier;
-    for (size_t i = 0; i < n; i++) {
+    const link_view_t v = view_of(w);
+    uint32_t linked = 0; /* the quick steps' change of h->linked */
+    int rc = TES_OK;
+    size_t i = 0;
+    for (; i < n; i++) {
         if (i + AHEAD < n)
-            ahead_far(w, h, children[i + AHEAD], parents[i + AHEAD]);
+            ahead_far(&v, children[i + AHEAD], parents[i + AHEAD]);
         if (i + AHEAD / 2 < n)
-            ahead_near(w, h, children[i + AHEAD / 2], parents[i + AHEAD / 2]);
+            ahead_near(&v, children[i + AHEAD / 2], parents[i + AHEAD / 2]);
         tes_entity_t child = children[i], parent = parents[i];
         uint32_t c = tes_entity_index(child);
         uint32_t p1 = parent == TES_NULL ? 0 : tes_entity_index(parent) + 1;
-        tes__link_t *pl, *cl = quick_link(w, child, parent, &pl);
+        tes__link_t *pl, *cl = quick_link(w, &v, child, parent, &pl);
         if (tes__likely(cl != NULL)) {
-            log[i] = (undo_t){cl->parent, cl->prev};
-            if (cl->parent != p1)
-                tes__reparent(h, c + 1, cl, p1, pl);
+            uint32_t old1 = cl->parent;
+            log[i] = (undo_t){old1, cl->prev};
+            if (old1 != p1)
+                linked += tes__reparent(v.pages, c + 1, cl, p1, pl);
             continue;
         }
         const char *name;
         int why = refusal(w, child, parent, true, &name);
         if (why) {
-            int rc = refuse(w, why, child, parent, call, i, flush, name);
-            undo_pairs(h, children, log, i);
-            return rc;
+            rc = refuse(w, why, child, parent, call, i, flush, name);
+            break;
         }
         cl = tes__rec(h, c + 1);
         log[i] = (undo_t){cl->parent, cl->prev};
         if (cl->parent != p1) {
-            int rc = link_now(w, c, p1, name);
-            tes__assert(rc == TES_OK); /* everything was reserved */
-            (void)rc;
+            int linked_rc = link_now(w, c, p1, name);
+            tes__assert(linked_rc == TES_OK); /* everything was reserved */
+            (void)linked_rc;
         }
     }
-    return TES_OK;
+    h->linked += linked;
+    (*h->changes)++;
+    if (rc)
+        undo_pairs(h, children, log, i);
+    return rc;
 }
 
 /* Makes the record pages of every pair's child and parent exist (those
  * whose index is below the slot count: any other handle is stale, which
- * its pair's check reports). TES_OK or TES_ERR_NOMEM (not recorded; pages
+ * its pair's check reports; a TES_NULL child, stale too, gets its page so
+ * the prefetches may read its record; a TES_NULL parent needs none). TES_OK or TES_ERR_NOMEM (not recorded; pages
  * made stay, they are only room). */
 static int reserve_pages(tes_world_t *w, tes__hier_t *h, const tes_entity_t *children,
                          const tes_entity_t *parents, size_t n)
 {
-    uint32_t count = w->entities.count;
+    uint32_t count = w->entities.count, cap = h->page_cap;
+    tes__link_t *const *pages = h->pages;
     for (size_t i = 0; i < n; i++) {
         tes_entity_t e[2] = {children[i], parents[i]};
         for (int k = 0; k < 2; k++) {
             uint32_t x = tes_entity_index(e[k]);
-            if (e[k] == TES_NULL || x >= count)
+            if (x >= count || (k && e[k] == TES_NULL))
                 continue;
             uint32_t page = (x + 1) / TES__LINK_PAGE;
-            if (page < h->page_cap && h->pages[page])
+            if (page < cap && pages[page])
                 continue;
             if (tes__links_reserve(h, &w->alloc, x, x))
                 return TES_ERR_NOMEM;
+            cap = h->page_cap;
+            pages = h->pages;
         }
     }
     return TES_OK;
