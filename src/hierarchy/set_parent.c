@@ -318,10 +318,10 @@ int tes_set_parent(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
 /* ------------------------------------------------------------------ tes_set_parent_n */
 
 /* How far ahead the batch prefetches: the slots and records of pair
- * i + AHEAD, and at pair i + AHEAD / 2 the records its step will touch
+ * i + BATCH_AHEAD, and at pair i + BATCH_AHEAD / 2 the records its step will touch
  * besides the child's (the old neighbours, the new parent's last child),
  * whose positions the child's record, by then arrived, names. */
-#define AHEAD 16u
+#define BATCH_AHEAD 16u
 
 /* The undo log's entry for one pair: the child's parent before the pair
  * (position; 0: a root) and its previous sibling then (0: the first). */
@@ -330,7 +330,7 @@ typedef struct undo {
 } undo_t;
 
 /* Up to this many pairs, the log lives on the stack. */
-#define UNDO_LOCAL 32u
+#define BATCH_UNDO_LOCAL 32u
 
 /* The record of entity index x, below the slot count and named by a pair
  * of the batch (so its page was made). */
@@ -339,7 +339,7 @@ static tes__always_inline tes__link_t *batch_rec(const link_view_t *v, uint32_t 
     return tes__rec_in(v->pages, x + 1);
 }
 
-/* Prefetches the slots and records of a pair AHEAD pairs on. A stale
+/* Prefetches the slots and records of a pair BATCH_AHEAD pairs on. A stale
  * handle may name any index: only those below the slot count are read. */
 static tes__always_inline void ahead_far(const link_view_t *v, tes_entity_t child,
                                          tes_entity_t parent)
@@ -353,7 +353,7 @@ static tes__always_inline void ahead_far(const link_view_t *v, tes_entity_t chil
         tes__prefetch_w(batch_rec(v, p));
 }
 
-/* Prefetches the records the step of a pair AHEAD / 2 on will touch: the
+/* Prefetches the records the step of a pair BATCH_AHEAD / 2 on will touch: the
  * child's neighbours and the new parent's last child. Positions held in
  * records are those of linked entities, whose pages exist. */
 static tes__always_inline void ahead_near(const link_view_t *v, tes_entity_t child,
@@ -404,7 +404,7 @@ static void undo_pairs(tes__hier_t *h, const tes_entity_t *children, const undo_
  * decision, else refusal() against the forest the earlier pairs left) and
  * applied by the same step; the log keeps what each pair changed. On a
  * refusal, undoes the pairs before it and records the refusal: the
- * forest is as it was. The loop keeps AHEAD pairs' loads in flight; the
+ * forest is as it was. The loop keeps BATCH_AHEAD pairs' loads in flight; the
  * view stays valid throughout (nothing here makes pages, names or
  * tables). */
 static int apply_pairs(tes_world_t *w, const tes_entity_t *children, const tes_entity_t *parents,
@@ -416,10 +416,10 @@ static int apply_pairs(tes_world_t *w, const tes_entity_t *children, const tes_e
     int rc = TES_OK;
     size_t i = 0;
     for (; i < n; i++) {
-        if (i + AHEAD < n)
-            ahead_far(&v, children[i + AHEAD], parents[i + AHEAD]);
-        if (i + AHEAD / 2 < n)
-            ahead_near(&v, children[i + AHEAD / 2], parents[i + AHEAD / 2]);
+        if (i + BATCH_AHEAD < n)
+            ahead_far(&v, children[i + BATCH_AHEAD], parents[i + BATCH_AHEAD]);
+        if (i + BATCH_AHEAD / 2 < n)
+            ahead_near(&v, children[i + BATCH_AHEAD / 2], parents[i + BATCH_AHEAD / 2]);
         tes_entity_t child = children[i], parent = parents[i];
         uint32_t c = tes_entity_index(child);
         uint32_t p1 = parent == TES_NULL ? 0 : tes_entity_index(parent) + 1;
@@ -536,9 +536,9 @@ static int batch_impl(tes_world_t *w, const tes_entity_t *children, const tes_en
         return tes__fail(w, TES_ERR_NOMEM);
     if (h->tables_seen != w->tables.count)
         note_tables(w, h);
-    undo_t local[UNDO_LOCAL], *log = local;
+    undo_t local[BATCH_UNDO_LOCAL], *log = local;
     size_t bytes = 0;
-    if (n > UNDO_LOCAL && !tes__size_mul(&bytes, n, sizeof *log))
+    if (n > BATCH_UNDO_LOCAL && !tes__size_mul(&bytes, n, sizeof *log))
         return tes__fail(w, TES_ERR_NOMEM);
     if (reserve_pages(w, h, children, parents, n) ||
         (h->names.count && tes__map_reserve(&h->siblings, &w->alloc, 1)) ||
