@@ -199,7 +199,7 @@ static tes__always_inline tes__link_t *quick_link(const tes_world_t *w, const li
                                                   tes__link_t **plp)
 {
     uint32_t c = tes_entity_index(child), p = tes_entity_index(parent);
-    if ((c > p ? c : p) >= v->count || c == p || parent == TES_NULL || !v->plain)
+    if ((c > p ? c : p) >= v->count || c == p || parent == TES_NULL)
         return NULL;
     const tes__slot_t *cs = &v->slots[c], *ps = &v->slots[p];
     if (cs->generation != tes_entity_generation(child) || cs->table == TES__SLOT_FREE ||
@@ -209,7 +209,7 @@ static tes__always_inline tes__link_t *quick_link(const tes_world_t *w, const li
      * count). */
     uint32_t c1 = c + 1, p1 = p + 1;
     uint32_t cpage = c1 / TES__LINK_PAGE, ppage = p1 / TES__LINK_PAGE;
-    if ((cpage > ppage ? cpage : ppage) >= v->page_cap)
+    if (!v->plain || (cpage > ppage ? cpage : ppage) >= v->page_cap)
         return NULL;
     tes__link_t *cp = v->pages[cpage], *pp = v->pages[ppage];
     if (!cp || !pp)
