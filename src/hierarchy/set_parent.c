@@ -160,8 +160,10 @@ static tes__noinline void note_tables(const tes_world_t *w, tes__hier_t *h)
 }
 
 /* What the quick decision reads of the world besides the pair's own
- * slots and records: loaded once per single call, and once per batch (a
- * batch's pairs change none of it). */
+ * slots and records, loaded once for all the pairs of a batch (a batch's
+ * pairs change none of it). A single call passes no view and reads the
+ * same fields from the world where they are needed, which keeps its
+ * registers free. */
 typedef struct link_view {
     const tes__slot_t *slots;
     tes__link_t *const *pages;
@@ -170,7 +172,7 @@ typedef struct link_view {
     bool prefabs; /* some table holds prefab entities */
 } link_view_t;
 
-static tes__always_inline link_view_t view_of(const tes_world_t *w)
+static link_view_t view_of(const tes_world_t *w)
 {
     const tes__hier_t *h = w->hier;
     link_view_t v = {w->entities.slots, NULL, w->entities.count, 0, false, false};
@@ -188,34 +190,43 @@ static tes__always_inline link_view_t view_of(const tes_world_t *w)
  * neither a prefab entity (not even looked at while the world has no
  * prefab table), under a parent that is not the child, and no cycle
  * possible: the child is a leaf or the parent a root), decided in a few
- * dozen instructions. Returns the child's record (and the parent's in
- * *plp), or NULL for anything else, every refusal included: refusal() is
- * the definition, and this decides only cases whose outcome it is sure
- * of. The loads depend on the entity indices alone (records are addressed
- * by index, so they do not wait for the slots), so consecutive calls
- * overlap their cache misses. Reads only. */
+ * dozen instructions. v: the batch's view, or NULL (read the world).
+ * Returns the child's record (and the parent's in *plp), or NULL for
+ * anything else, every refusal included: refusal() is the definition,
+ * and this decides only cases whose outcome it is sure of. The loads
+ * depend on the entity indices alone (records are addressed by index, so
+ * they do not wait for the slots), so consecutive calls overlap their
+ * cache misses. Reads only. */
 static tes__always_inline tes__link_t *quick_link(const tes_world_t *w, const link_view_t *v,
                                                   tes_entity_t child, tes_entity_t parent,
                                                   tes__link_t **plp)
 {
     uint32_t c = tes_entity_index(child), p = tes_entity_index(parent);
-    if ((c > p ? c : p) >= v->count || c == p || parent == TES_NULL)
+    uint32_t count = v ? v->count : w->entities.count;
+    if ((c > p ? c : p) >= count || c == p || parent == TES_NULL)
         return NULL;
-    const tes__slot_t *cs = &v->slots[c], *ps = &v->slots[p];
+    const tes__slot_t *slots = v ? v->slots : w->entities.slots;
+    const tes__slot_t *cs = &slots[c], *ps = &slots[p];
     if (cs->generation != tes_entity_generation(child) || cs->table == TES__SLOT_FREE ||
         ps->generation != tes_entity_generation(parent) || ps->table == TES__SLOT_FREE)
         return NULL;
     /* Records at positions index + 1 (within 32 bits: indices are below
      * count). */
+    const tes__hier_t *h = w->hier;
+    if (!v && (!h || h->names.count || h->tables_seen != w->tables.count))
+        return NULL;
+    if (v && !v->plain)
+        return NULL;
     uint32_t c1 = c + 1, p1 = p + 1;
     uint32_t cpage = c1 / TES__LINK_PAGE, ppage = p1 / TES__LINK_PAGE;
-    if (!v->plain || (cpage > ppage ? cpage : ppage) >= v->page_cap)
+    if ((cpage > ppage ? cpage : ppage) >= (v ? v->page_cap : h->page_cap))
         return NULL;
-    tes__link_t *cp = v->pages[cpage], *pp = v->pages[ppage];
+    tes__link_t *const *pages = v ? v->pages : h->pages;
+    tes__link_t *cp = pages[cpage], *pp = pages[ppage];
     if (!cp || !pp)
         return NULL;
     tes__link_t *cl = &cp[c1 % TES__LINK_PAGE], *pl = &pp[p1 % TES__LINK_PAGE];
-    if (v->prefabs &&
+    if ((v ? v->prefabs : h->prefab_tables) &&
         ((tes__slot_table(w, cs)->flags | tes__slot_table(w, ps)->flags) & TES__TABLE_PREFAB))
         return NULL;
     if (cl->last && pl->parent)
@@ -303,8 +314,7 @@ int tes_set_parent(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
      * deferred, no system running) a link runs no user code and tells no
      * one, so the call skips the begin/end guard. */
     if (w && tes__world_quiet(w)) {
-        link_view_t v = view_of(w);
-        tes__link_t *pl, *cl = quick_link(w, &v, child, parent, &pl);
+        tes__link_t *pl, *cl = quick_link(w, NULL, child, parent, &pl);
         if (!cl)
             return set_parent_impl(w, child, parent);
         uint32_t p1 = tes_entity_index(parent) + 1;
