@@ -137,6 +137,7 @@ extern const bench_workload_t bench_changes_idle;
 extern const bench_workload_t bench_changes_some;
 extern const bench_workload_t bench_changes_sparse;
 extern const bench_workload_t bench_h1_reparent;
+extern const bench_workload_t bench_h1n_reparent;
 extern const bench_workload_t bench_h2_cascade;
 extern const bench_workload_t bench_h4_propagate;
 extern const bench_workload_t bench_h4_unsorted;

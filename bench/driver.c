@@ -98,6 +98,7 @@ static const bench_workload_t *const workloads[] = {
     &bench_cliff_disabled,
     &bench_cliff_nonowning_w4,
     &bench_h1_reparent,
+    &bench_h1n_reparent,
     &bench_h2_cascade,
     &bench_h3_paths,
     &bench_h4_propagate,

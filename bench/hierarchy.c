@@ -4,6 +4,9 @@
  * H1 reparent: n random reparents of n leaf entities among 1000 parents
  *   (tes_set_parent) vs a plain-C doubly linked sibling list with first and
  *   last child per parent (unlink + append), the same sequence.
+ * H1n the same reparents by one tes_set_parent_n of the same pairs (the
+ *   pairs' handles gathered into two arrays in set-up, as a caller of the
+ *   batch holds them), vs the same plain C.
  * H2 cascade destroy: 10 trees of n/10 entities (random parents among the
  *   tree's earlier entities), destroyed by tes_destroy of the 10 roots, vs
  *   tes_destroy_n of the same entities in the same post-order without links
@@ -37,6 +40,7 @@ typedef struct reparent {
     tes_world_t *w;
     tes_entity_t *parents, *kids;
     uint32_t n, *pick_kid, *pick_parent;
+    tes_entity_t *batch_kids, *batch_parents; /* H1n: the pairs' handles */
     /* baseline */
     uint32_t *parent, *prev, *next, *first, *last;
 } reparent_t;
@@ -88,12 +92,39 @@ static uint64_t reparent_tes_run(void *p)
     return ok;
 }
 
+static void *reparent_n_init(const bench_cfg_t *cfg)
+{
+    reparent_t *s = (reparent_t *)reparent_tes_init(cfg);
+    if (!s || bench_failed())
+        return s;
+    s->batch_kids = (tes_entity_t *)bench_alloc((size_t)s->n * sizeof *s->batch_kids);
+    s->batch_parents = (tes_entity_t *)bench_alloc((size_t)s->n * sizeof *s->batch_parents);
+    if (bench_failed())
+        return s;
+    for (uint32_t i = 0; i < s->n; i++) {
+        s->batch_kids[i] = s->kids[s->pick_kid[i]];
+        s->batch_parents[i] = s->parents[s->pick_parent[i]];
+    }
+    return s;
+}
+
+static uint64_t reparent_n_run(void *p)
+{
+    reparent_t *s = (reparent_t *)p;
+    if (tes_set_parent_n(s->w, s->batch_kids, s->batch_parents, s->n) != TES_OK) {
+        bench_fail("tes_set_parent_n: %s", tes_strerror(tes_last_error(s->w)));
+        return 0;
+    }
+    return s->n;
+}
+
 static void reparent_fini(void *p)
 {
     reparent_t *s = (reparent_t *)p;
     if (s->w)
         tes_world_free(s->w);
     free(s->parents), free(s->kids), free(s->pick_kid), free(s->pick_parent);
+    free(s->batch_kids), free(s->batch_parents);
     free(s->parent), free(s->prev), free(s->next), free(s->first), free(s->last);
     free(s);
 }
@@ -166,6 +197,15 @@ const bench_workload_t bench_h1_reparent = {
     reparent_ops,
     true,
     {reparent_tes_init, NULL, reparent_tes_run, NULL, reparent_fini},
+    {reparent_base_init, NULL, reparent_base_run, NULL, reparent_fini},
+};
+
+const bench_workload_t bench_h1n_reparent = {
+    "H1n reparent, tes_set_parent_n of the same pairs",
+    "reparent",
+    reparent_ops,
+    true,
+    {reparent_n_init, NULL, reparent_n_run, NULL, reparent_fini},
     {reparent_base_init, NULL, reparent_base_run, NULL, reparent_fini},
 };
 

@@ -1170,6 +1170,23 @@ TES_API int tes_instance_adopt(tes_world_t *w, tes_instance_t inst, tes_entity_t
  * repeat a sibling name, is dropped and reported as tes_defer_end's
  * error). */
 TES_API int tes_set_parent(tes_world_t *w, tes_entity_t child, tes_entity_t parent);
+/* The same as tes_set_parent(w, children[i], parents[i]) for i = 0 .. n-1
+ * in order (parents[i] TES_NULL: a root), all or nothing: each pair is
+ * checked against the forest the earlier pairs left, and if any pair is
+ * refused (including a cycle or a sibling-name clash that only an earlier
+ * pair creates) the world is left as it was and the detail names the
+ * pair's index. Faster than n single calls for large n: the pairs' memory
+ * is fetched ahead. Fails, with nothing changed: TES_ERR_INVALID when
+ * children or parents is NULL with n > 0 (n = 0 is TES_OK); every failure
+ * of tes_set_parent, for the first refused pair (TES_ERR_STALE,
+ * TES_ERR_INVALID); TES_ERR_NOMEM; TES_ERR_BUSY (inside a hook, or from a
+ * system without the structural flag). Deferred as one command: while
+ * deferred, the checks that do not depend on the links (alive, self,
+ * prefab rules) run when called, and the whole batch is checked again when
+ * applied; a refused batch is dropped whole and reported as
+ * tes_defer_end's error. */
+TES_API int tes_set_parent_n(tes_world_t *w, const tes_entity_t *children,
+                             const tes_entity_t *parents, size_t n);
 /* e's parent; TES_NULL for a root or an entity that is not alive. */
 TES_API tes_entity_t tes_parent(const tes_world_t *w, tes_entity_t e);
 /* Writes up to cap children of parent, in order, and returns how many it

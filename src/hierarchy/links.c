@@ -1,14 +1,14 @@
 /*
- * Parent/child links (see hierarchy.h): the state, linking and reparenting,
- * the reads, and the two things the world asks through tes__hier_ops_t:
- * a destroy's post-order plan and the unlinking of a dying entity. Tuned
- * for random reparents of many entities, which are bound by cache misses:
- * tes_set_parent takes a short quick path for the steady case (see
- * link_quick) and the general one for everything else. Every
- * change reserves its pages (and map room) first, then commits with code
- * that cannot fail, so a refused or failed call leaves the forest as it was.
+ * Parent/child links (see hierarchy.h): the state, the reads, and the
+ * things the world asks through tes__hier_ops_t: a destroy's post-order
+ * plan, the unlinking of a dying entity, a clone's link. Linking and
+ * reparenting by the public calls (tes_set_parent, tes_set_parent_n) live
+ * in set_parent.c; both sides edit records only through the step in
+ * ring.h. Every change reserves its pages (and map room) first, then
+ * commits with code that cannot fail, so a refused or failed call leaves
+ * the forest as it was.
  */
-#include "hierarchy/hierarchy.h"
+#include "hierarchy/ring.h"
 
 #include <string.h>
 
@@ -125,72 +125,21 @@ static int plan(tes_world_t *w, const tes_entity_t *es, uint32_t n, tes_entity_t
     return TES_OK;
 }
 
-/* The record at position k (entity index k - 1), whose page exists (a
- * linked entity's, its parent's and its siblings' always do). */
-static inline tes__link_t *rec(const tes__hier_t *h, uint32_t k)
-{
-    tes__assert(k / TES__LINK_PAGE < h->page_cap && h->pages[k / TES__LINK_PAGE]);
-    return &h->pages[k / TES__LINK_PAGE][k % TES__LINK_PAGE];
-}
-
-/* Takes the entity at position c1 (record l) out of its parent's (record
- * pl) child list. Only the records of the parent and of c1's neighbours
- * are touched: a first child's ring predecessor is the last child, which
- * the parent names, and a last child's successor is the first one, which
- * keeps its prev of 0. The caller keeps the counts. */
-static inline void ring_unlink(tes__hier_t *h, uint32_t c1, tes__link_t *l, tes__link_t *pl)
-{
-    uint32_t prev = l->prev, next = l->next;
-    if (next == c1) {
-        pl->last = 0; /* the only child */
-    } else {
-        rec(h, prev ? prev : pl->last)->next = next;
-        if (pl->last == c1)
-            pl->last = prev;
-        else
-            rec(h, next)->prev = prev;
-    }
-    l->parent = l->prev = l->next = 0;
-}
-
-/* Makes the entity at position c1 (record l, a root) the last child of
- * the one at p1 (record pl). The caller keeps the counts. */
-static inline void ring_append(tes__hier_t *h, uint32_t c1, tes__link_t *l, uint32_t p1,
-                               tes__link_t *pl)
-{
-    uint32_t last = pl->last;
-    l->parent = p1;
-    if (!last) {
-        l->prev = 0;
-        l->next = c1;
-    } else {
-        tes__link_t *ll = rec(h, last);
-        l->prev = last;
-        l->next = ll->next;
-        ll->next = c1;
-    }
-    pl->last = c1;
-}
-
-/* The same, keeping the counts: index c (record l, linked) unlinked. */
+/* Index c (record l, linked) unlinked, keeping the counts. */
 static void unlink_child(tes__hier_t *h, uint32_t c, tes__link_t *l)
 {
-    ring_unlink(h, c + 1, l, rec(h, l->parent));
-    h->linked--;
-    (*h->changes)++;
+    tes__reparent_counted(h, c + 1, l, 0, NULL);
 }
 
 /* Index c (record l, a root) appended under index p (record pl). */
 static void append_child(tes__hier_t *h, uint32_t c, tes__link_t *l, uint32_t p, tes__link_t *pl)
 {
-    ring_append(h, c + 1, l, p + 1, pl);
-    h->linked++;
-    (*h->changes)++;
+    tes__reparent_counted(h, c + 1, l, p + 1, pl);
 }
 
 void tes__link_append(tes__hier_t *h, uint32_t c, uint32_t p)
 {
-    append_child(h, c, rec(h, c + 1), p, rec(h, p + 1));
+    append_child(h, c, tes__rec(h, c + 1), p, tes__rec(h, p + 1));
 }
 
 static void destroyed(tes_world_t *w, tes_entity_t e)
@@ -303,237 +252,6 @@ int tes__links_reserve(tes__hier_t *h, tes__alloc_t *a, uint32_t ia, uint32_t ib
         h->page_count++;
     }
     return TES_OK;
-}
-
-/* ------------------------------------------------------------------ set_parent */
-
-/* The failures of a link's check, out of line: the check itself stays a
- * few instructions, so that a run of reparents keeps several of them, and
- * their cache misses, in flight at once. */
-static tes__noinline int fail_link(tes_world_t *w, tes_entity_t child, tes_entity_t parent,
-                                   int why, const char *call)
-{
-    uint32_t c = tes_entity_index(child), p = tes_entity_index(parent);
-    uint32_t cg = tes_entity_generation(child), pg = tes_entity_generation(parent);
-    switch (why) {
-    case 0:
-        return tes__fail_detail(w, TES_ERR_INVALID, "%s: entity %u:%u cannot be its own parent", call, c, cg);
-    case 1:
-        return tes__fail_detail(w, TES_ERR_INVALID, "%s: parent %u:%u is a descendant of child %u:%u, so the link would close a cycle (unlink it first)", call, p, pg, c, cg);
-    case 2:
-        return tes__fail_detail(w, TES_ERR_INVALID, "%s: child %u:%u is a prefab entity and parent %u:%u is not: prefab members link only to members of the same prefab", call, c, cg, p, pg);
-    case 3:
-        return tes__fail_detail(w, TES_ERR_INVALID, "%s: parent %u:%u is a prefab entity and child %u:%u is not: prefab members link only to members of the same prefab", call, p, pg, c, cg);
-    default:
-        return tes__fail_detail(w, TES_ERR_INVALID, "%s: child %u:%u and parent %u:%u are members of different prefabs", call, c, cg, p, pg);
-    }
-}
-
-/* Whether index p (record pl, NULL if none) lies in the subtree of index
- * c (record cl), c != p, so that linking c under p would close a cycle.
- * What the test needs is whether c is an ancestor of p: a leaf is no one's
- * ancestor, and a root parent has none but itself, so the walk up from p
- * runs only when c has children and p has a parent (reparenting leaves,
- * or anything under a root, reads no record beyond the two the link
- * touches anyway), and then stops at p's root, a few levels in scenes. */
-static bool closes_cycle(const tes__hier_t *h, const tes__link_t *cl, const tes__link_t *pl,
-                         uint32_t c)
-{
-    if (!cl || !cl->last || !pl)
-        return false;
-    for (uint32_t a = pl->parent; a; a = tes__link_parent(h, a - 1))
-        if (a == c + 1)
-            return true;
-    return false;
-}
-
-/* Whether live slot s's entity is a prefab entity: TES_PREFAB is a tag of
- * its table, which the table's flags say without a type search. */
-static bool slot_prefab(const tes_world_t *w, const tes__slot_t *s)
-{
-    return (tes__slot_table(w, s)->flags & TES__TABLE_PREFAB) != 0;
-}
-
-/* The sibling-name rule for moving index c, named `name`, under
- * new_parent1 (not its parent now). */
-static tes__noinline int check_name(tes_world_t *w, uint32_t c, const char *name,
-                                    uint32_t new_parent1, const char *call)
-{
-    uint32_t other = tes__sibling_find(w->hier, new_parent1, name, strlen(name));
-    if (other && other != c + 1)
-        return tes__fail_detail(w, TES_ERR_INVALID, "%s: entity %u is named \"%s\" and %s already has a child of that name (rename one of them first)", call, c, name, new_parent1 ? "the new parent" : "the roots");
-    return TES_OK;
-}
-
-/* Links index c (record *cl, NULL if its page was never made) under index
- * p (record *pl; p1 = p + 1, or 0 for a root), checked already: reserves
- * what is missing (pages, a named child's sibling key), then commits with
- * code that cannot fail. TES_OK or TES_ERR_NOMEM (recorded, nothing
- * changed). */
-static int link_now(tes_world_t *w, uint32_t c, tes__link_t *cl, uint32_t p1, tes__link_t *pl,
-                    const char *name)
-{
-    tes__hier_t *h = w->hier;
-    if (!cl || (p1 && !pl)) {
-        if (!(h = tes__hier(w)) || tes__links_reserve(h, &w->alloc, c, p1 ? p1 - 1 : c))
-            return tes__fail(w, TES_ERR_NOMEM);
-        cl = rec(h, c + 1);
-        pl = p1 ? rec(h, p1) : NULL;
-    }
-    if (name && tes__map_reserve(&h->siblings, &w->alloc, 1))
-        return tes__fail(w, TES_ERR_NOMEM);
-    uint32_t old1 = cl->parent;
-    if (old1)
-        unlink_child(h, c, cl);
-    if (p1)
-        append_child(h, c, cl, p1 - 1, pl);
-    if (name)
-        tes__name_move(h, c, old1, p1);
-    return TES_OK;
-}
-
-/* The deferred form: arg holds {child, parent}. */
-static int set_parent_deferred(tes_world_t *w, void *arg, bool run)
-{
-    tes_entity_t pair[2];
-    memcpy(pair, arg, sizeof pair);
-    tes__free(&w->alloc, arg, sizeof pair);
-    if (!run)
-        return TES_OK;
-    for (int k = 0; k < 2; k++)
-        if (pair[k] != TES_NULL && !tes_alive(w, pair[k]))
-            return tes__fail_detail(w, TES_ERR_INVALID, "tes_set_parent (deferred): the %s %u:%u died before the flush; the link was dropped", k ? "parent" : "child", tes_entity_index(pair[k]), tes_entity_generation(pair[k]));
-    return tes_set_parent(w, pair[0], pair[1]);
-}
-
-/* Brings h->tables_seen and h->prefab_tables up to the world's tables. */
-static tes__noinline void note_tables(const tes_world_t *w, tes__hier_t *h)
-{
-    for (uint32_t i = h->tables_seen; i < w->tables.count; i++)
-        h->prefab_tables |= (w->tables.tables[i]->flags & TES__TABLE_PREFAB) != 0;
-    h->tables_seen = w->tables.count;
-}
-
-/* The general path of tes_set_parent, and the definition of what it does:
- * checks a link of child under parent (TES_NULL: a root) against the
- * forest as it is, then links it or, in a deferred world, queues it. Each
- * slot is read once; the checks read the two slots, their tables' flags
- * and the two records, and walk up from the parent only when a cycle is
- * possible; the link touches only records one step from those. */
-static tes__noinline int set_parent_impl(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
-{
-    static const char call[] = "tes_set_parent";
-    if (w->hier && w->hier->tables_seen != w->tables.count)
-        note_tables(w, w->hier);
-    bool root = parent == TES_NULL;
-    uint32_t c = tes_entity_index(child), p = tes_entity_index(parent);
-    uint32_t p1 = root ? 0 : p + 1;
-    tes__hier_t *h = w->hier;
-    tes__link_t *cl = tes__link(h, c), *pl = root ? NULL : tes__link(h, p);
-    const tes__slot_t *cs = tes__entity_slot(&w->entities, child);
-    if (!cs)
-        return tes__fail_stale(w, child);
-    if (!root) {
-        const tes__slot_t *ps = tes__entity_slot(&w->entities, parent);
-        if (!ps)
-            return tes__fail_stale(w, parent);
-        if (p == c)
-            return fail_link(w, child, parent, 0, call);
-        if (closes_cycle(h, cl, pl, c))
-            return fail_link(w, child, parent, 1, call);
-        bool cp = slot_prefab(w, cs), pp = slot_prefab(w, ps);
-        if (cp != pp)
-            return fail_link(w, child, parent, cp ? 2 : 3, call);
-        if (cp && tes__prefab_root_of(w, child) != tes__prefab_root_of(w, parent))
-            return fail_link(w, child, parent, 4, call);
-    }
-    uint32_t old1 = cl ? cl->parent : 0;
-    const char *name = h && h->names.count && old1 != p1 ? tes__name_of(h, c) : NULL;
-    if (name) {
-        int rc = check_name(w, c, name, p1, call);
-        if (rc)
-            return rc;
-    }
-    if (tes__deferred(w)) {
-        tes_entity_t *arg = NULL;
-        if (tes__defer_reserve_call(w, 0) || !(arg = tes__malloc(&w->alloc, 2 * sizeof *arg)))
-            return tes__fail(w, TES_ERR_NOMEM);
-        arg[0] = child;
-        arg[1] = parent;
-        tes__defer_push_call(w, set_parent_deferred, NULL, arg, NULL, 0);
-        return TES_OK;
-    }
-    if (old1 == p1)
-        return TES_OK; /* the same parent: the order stays */
-    return link_now(w, c, cl, p1, pl, name);
-}
-
-/* The quick link: a reparent of the steady kind (a quiet world, both
- * entities alive with their records made, no names in the world, neither
- * a prefab entity (not even looked at while the world has no prefab
- * table), under a new parent that is not the child, and no
- * cycle possible: the child is a leaf or the parent a root), done in a
- * few dozen instructions. Random reparents are bound by cache misses, and
- * the processor overlaps the misses of consecutive calls only as far as
- * its instruction window reaches: a short call lets several reparents'
- * loads be in flight at once. The loads come first and depend on the
- * entity indices alone (records are addressed by index, so they do not
- * wait for the slots); nothing is written until every test passed.
- * Returns false, having changed nothing, for anything else (every refusal
- * included): the general path (set_parent_impl) is the definition, and
- * this one decides only cases whose outcome it is sure of. */
-static tes__always_inline bool link_quick(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
-{
-    uint32_t c = tes_entity_index(child), p = tes_entity_index(parent);
-    uint32_t count = w->entities.count;
-    if ((c > p ? c : p) >= count || c == p || parent == TES_NULL)
-        return false;
-    const tes__slot_t *cs = &w->entities.slots[c], *ps = &w->entities.slots[p];
-    if (cs->generation != tes_entity_generation(child) || cs->table == TES__SLOT_FREE ||
-        ps->generation != tes_entity_generation(parent) || ps->table == TES__SLOT_FREE)
-        return false;
-    /* Records at positions index + 1 (within 32 bits: indices are below
-     * count). The general path notes new tables (see note_tables). */
-    tes__hier_t *h = w->hier;
-    uint32_t c1 = c + 1, p1 = p + 1;
-    uint32_t cpage = c1 / TES__LINK_PAGE, ppage = p1 / TES__LINK_PAGE;
-    if (!h || h->names.count || h->tables_seen != w->tables.count ||
-        (cpage > ppage ? cpage : ppage) >= h->page_cap)
-        return false;
-    tes__link_t *cp = h->pages[cpage], *pp = h->pages[ppage];
-    if (!cp || !pp)
-        return false;
-    tes__link_t *cl = &cp[c1 % TES__LINK_PAGE], *pl = &pp[p1 % TES__LINK_PAGE];
-    if (h->prefab_tables &&
-        ((tes__slot_table(w, cs)->flags | tes__slot_table(w, ps)->flags) & TES__TABLE_PREFAB))
-        return false;
-    if (cl->last && pl->parent)
-        return false; /* the cycle check must walk up from the parent */
-    uint32_t old1 = cl->parent;
-    if (old1 != p1) {
-        if (old1)
-            ring_unlink(h, c1, cl, rec(h, old1));
-        ring_append(h, c1, cl, p1, pl);
-        w->link_changes++;
-        h->linked += !old1;
-    }
-    return true;
-}
-
-/* set_parent_impl inside the begin/end guard of a structural call. */
-static tes__noinline int set_parent_guarded(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
-{
-    TES__STRUCTURAL(int, w, tes__status, set_parent_impl(w, child, parent));
-}
-
-int tes_set_parent(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
-{
-    /* In a quiet world (no hook or structural call running, nothing
-     * deferred, no system running) a link runs no user code and tells no
-     * one, so the call skips the begin/end guard. */
-    if (w && tes__world_quiet(w))
-        return link_quick(w, child, parent) ? TES_OK : set_parent_impl(w, child, parent);
-    return set_parent_guarded(w, child, parent);
 }
 
 /* ------------------------------------------------------------------ reads */

@@ -280,6 +280,7 @@ void fs_sc_systems(fs_run_t *r);
 /* Scenarios of scenarios_hierarchy.c. */
 void fs_sc_hierarchy(fs_run_t *r);
 void fs_sc_hierarchy_defer(fs_run_t *r);
+void fs_sc_hierarchy_batch(fs_run_t *r);
 void fs_sc_hierarchy_cascade(fs_run_t *r);
 
 typedef struct fs_scenario {

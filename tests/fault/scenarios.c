@@ -355,6 +355,7 @@ const fs_scenario_t fs_scenarios[] = {
     {"systems", fs_sc_systems},
     {"hierarchy", fs_sc_hierarchy},
     {"hierarchy_defer", fs_sc_hierarchy_defer},
+    {"hierarchy_batch", fs_sc_hierarchy_batch},
     {"hierarchy_cascade", fs_sc_hierarchy_cascade},
 };
 const int fs_nscenarios = (int)(sizeof fs_scenarios / sizeof fs_scenarios[0]);

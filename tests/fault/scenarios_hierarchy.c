@@ -105,6 +105,49 @@ void fs_sc_hierarchy_defer(fs_run_t *r)
     fs_destroy(r, e[0]);
 }
 
+/* tes_set_parent_n: a short batch whose entities lie in a link page not
+ * made yet (the page, the page table), a long one (its undo log is
+ * allocated) that moves named children (sibling-key room) and reverses
+ * some of its own pairs, and a deferred one (the queued command, then
+ * the flush's pages and log). */
+void fs_sc_hierarchy_batch(fs_run_t *r)
+{
+    if (!fs_world_new(r, NULL))
+        return;
+    fs_register_base(r);
+    tes_entity_t p[4], kid[48];
+    for (int i = 0; i < 4 && !r->dead; i++) {
+        p[i] = fs_spawn(r);
+        fs_set(r, p[i], FS_C_T24, (uint32_t)i);
+    }
+    static const int plain[] = {FS_C_T4};
+    fs_spawn_n(r, 2100, plain, 1); /* the kids in a third link page */
+    for (int i = 0; i < 48 && !r->dead; i++)
+        kid[i] = fs_spawn(r);
+    if (r->dead)
+        return;
+    tes_entity_t ks[48], ps[48];
+    for (int i = 0; i < 8; i++)
+        ks[i] = kid[i], ps[i] = p[i % 4];
+    FS_STEP(r, tes_set_parent_n(r->w, ks, ps, 8));
+    char buf[16];
+    for (int i = 0; i < 8; i++) {
+        snprintf(buf, sizeof buf, "k%d", i);
+        name(r, kid[i], buf);
+    }
+    for (int i = 0; i < 48; i++) {
+        ks[i] = kid[(i * 7) % 48];
+        ps[i] = i % 5 == 4 ? TES_NULL : p[(i * 3) % 4];
+    }
+    ks[47] = kid[8], ps[47] = kid[9]; /* a leaf becomes a parent */
+    FS_STEP(r, tes_set_parent_n(r->w, ks, ps, 48));
+    fs_defer_begin(r);
+    for (int i = 0; i < 40; i++)
+        ks[i] = kid[i], ps[i] = p[(i + 1) % 4];
+    FS_STEP(r, tes_set_parent_n(r->w, ks, ps, 40));
+    fs_defer_end(r);
+}
+
 /* Iterates query i to its end, a step per chunk: a by-depth iteration
  * allocates in its first step, which then fails with TES_ERR_NOMEM and
  * changes nothing. */

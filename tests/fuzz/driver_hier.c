@@ -9,6 +9,11 @@
  *   model gives the exact status, and the full check finds any change a
  *   refused call made. Deferred: checked at the call, queued, checked
  *   again at the flush (model_defer.c).
+ * - tes_set_parent_n (one set_parent op in five): a few pairs, mostly
+ *   plain links, some refused kinds, some reversing an earlier pair; the
+ *   model applies them in order, all or nothing (fz_model_link_n), and
+ *   the detail of a refusal must name the refused pair. Deferred: the
+ *   link-independent checks at the call, the whole batch at the flush.
  * - tes_set_name from a small pool of names (so siblings collide often),
  *   NULL, and the refused kinds: empty, '/' inside, 256 bytes; 255 bytes
  *   is fine. Applied at once, even while deferred.
@@ -58,9 +63,9 @@ static tes_entity_t prefab_member(fz_driver_t *d, const fz_mprefab_t **rec)
     return fz_model_alive(m, e) ? e : p->members[0];
 }
 
-void fzd_op_set_parent(fz_driver_t *d)
+/* A (child, parent) pair for a link, with the refused kinds mixed in. */
+static void pick_link(fz_driver_t *d, tes_entity_t *child_out, tes_entity_t *parent_out)
 {
-    d->op = "tes_set_parent";
     fz_model_t *m = &d->m;
     tes_entity_t child = fzd_pick_entity(d), parent;
     uint32_t r = fzd_draw(d, 100);
@@ -81,6 +86,94 @@ void fzd_op_set_parent(fz_driver_t *d)
     } else {
         parent = fzd_pick_entity(d);
     }
+    *child_out = child;
+    *parent_out = parent;
+}
+
+/* Both ends of a link are as the model says now. */
+static void check_ends(fz_driver_t *d, tes_entity_t child, tes_entity_t parent, int rc)
+{
+    const fz_model_t *m = &d->m;
+    tes_entity_t ends[2] = {child, parent};
+    for (int i = 0; i < 2 && !fzd_failed(d); i++) {
+        const fz_mslot_t *s = fz_model_get(m, ends[i]);
+        if (!s)
+            continue;
+        tes_entity_t p = tes_parent(d->w, ends[i]);
+        tes_entity_t pw = s->parent ? fz_model_handle(m, s->parent - 1) : TES_NULL;
+        int32_t n = tes_children(d->w, ends[i], NULL, 0);
+        if (p != pw || n != (int32_t)s->nkids)
+            fzd_fail(d, "after %s(%#llx, %#llx) = %d: %#llx has parent %#llx and %d "
+                        "children, model %#llx and %u",
+                     d->op, ull(child), ull(parent), rc, ull(ends[i]), ull(p), (int)n, ull(pw),
+                     s->nkids);
+    }
+}
+
+/* tes_set_parent_n of a few pairs: mostly plain links (a live child under
+ * a live entity or the roots), now and then a refused kind, and pairs that
+ * undo or reverse an earlier pair (so a cycle or a name clash can appear
+ * only through an earlier pair). The model applies the pairs in order,
+ * all or nothing; while deferred, only the checks that hold whatever the
+ * links are run at the call and the batch is queued whole. */
+static void set_parent_n(fz_driver_t *d)
+{
+    d->op = "tes_set_parent_n";
+    fz_model_t *m = &d->m;
+    tes_entity_t kids[FZ_BATCH_MAX], parents[FZ_BATCH_MAX];
+    uint32_t n = 1 + fzd_draw(d, FZ_BATCH_MAX);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t r = fzd_draw(d, 100);
+        if (i > 0 && r < 15) { /* the previous pair reversed: a cycle through it */
+            kids[i] = parents[i - 1] != TES_NULL ? parents[i - 1] : kids[i - 1];
+            parents[i] = kids[i - 1];
+        } else if (i > 0 && r < 25) { /* a sibling of the previous child's new place */
+            kids[i] = fzd_pick_entity(d);
+            parents[i] = parents[i - 1];
+        } else if (r < 40) {
+            pick_link(d, &kids[i], &parents[i]);
+        } else {
+            kids[i] = fzd_pick_entity(d);
+            parents[i] = fzd_draw(d, 6) ? fzd_pick_entity(d) : TES_NULL;
+        }
+    }
+    uint32_t at = 0;
+    int want = deferred(d) ? fz_model_link_n_static(m, kids, parents, n, &at)
+                           : fz_model_link_n(m, kids, parents, n, false, &at);
+    if (want == FZ_OOM) {
+        oom(d);
+        return;
+    }
+    int rc = tes_set_parent_n(d->w, kids, parents, n);
+    fzd_check_status(d, rc, want, want);
+    if (fzd_failed(d))
+        return;
+    if (rc != TES_OK) {
+        char word[32];
+        snprintf(word, sizeof word, "pair %u", at);
+        const char *detail = tes_last_error_detail(d->w);
+        if (!detail || !strstr(detail, word))
+            fzd_fail(d, "tes_set_parent_n = %d: detail \"%s\" does not name %s", rc,
+                     detail ? detail : "(none)", word);
+    } else {
+        d->res->links += n;
+        if (deferred(d) && !fz_model_queue_batch(m, kids, parents, n))
+            oom(d);
+    }
+    for (uint32_t i = 0; i < n && !fzd_failed(d); i++)
+        check_ends(d, kids[i], parents[i], rc);
+}
+
+void fzd_op_set_parent(fz_driver_t *d)
+{
+    if (fzd_draw(d, 5) == 0) {
+        set_parent_n(d);
+        return;
+    }
+    d->op = "tes_set_parent";
+    fz_model_t *m = &d->m;
+    tes_entity_t child, parent;
+    pick_link(d, &child, &parent);
     int want = fz_model_link_status(m, child, parent);
     int rc = tes_set_parent(d->w, child, parent);
     fzd_check_status(d, rc, want, 1);
@@ -97,19 +190,7 @@ void fzd_op_set_parent(fz_driver_t *d)
         }
     }
     /* Refused or not, both ends are as the model says now. */
-    tes_entity_t ends[2] = {child, parent};
-    for (int i = 0; i < 2 && !fzd_failed(d); i++) {
-        const fz_mslot_t *s = fz_model_get(m, ends[i]);
-        if (!s)
-            continue;
-        tes_entity_t p = tes_parent(d->w, ends[i]);
-        tes_entity_t pw = s->parent ? fz_model_handle(m, s->parent - 1) : TES_NULL;
-        int32_t n = tes_children(d->w, ends[i], NULL, 0);
-        if (p != pw || n != (int32_t)s->nkids)
-            fzd_fail(d, "after tes_set_parent(%#llx, %#llx) = %d: %#llx has parent %#llx and %d "
-                        "children, model %#llx and %u",
-                     ull(child), ull(parent), rc, ull(ends[i]), ull(p), (int)n, ull(pw), s->nkids);
-    }
+    check_ends(d, child, parent, rc);
 }
 
 /* A name argument: from the pool mostly, a sibling's, NULL, or refused. */

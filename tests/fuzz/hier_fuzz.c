@@ -20,7 +20,14 @@
  * unchanged. A quarter of the entities carry a tag
  * that puts them in a second table, so parents lie in two tables.
  *
- * Usage: hier_fuzz [--seeds N] [--ops N] [--seed S]. Exit 1 on the first
+ * tes_set_parent_n runs too (a quarter of the link ops: a few pairs, some
+ * reversing the pair before, so a cycle can come only from an earlier
+ * pair): the model applies the pairs in order, all or nothing, and a
+ * refusal's detail must name the pair; deferred, the batch is queued
+ * whole after the checks that hold whatever the links are.
+ *
+ * Usage: hier_fuzz [--seeds N] [--first-seed F] [--ops N] [--seed S] (seeds
+ * F .. F + N - 1, F = 1 by default; --seed S runs S alone). Exit 1 on the first
  * divergence, printing the seed and op number to replay.
  */
 #include <stdint.h>
@@ -46,9 +53,12 @@ typedef struct ment {
     int32_t val;  /* its Marker value (a clone copies it) */
 } ment_t;
 
+#define BATCH 6
+
 typedef struct qop {
-    int kind; /* 0 set_parent, 1 destroy */
+    int kind; /* 0 set_parent, 1 destroy, 2 set_parent_n */
     int a, b; /* model indices (b -1: TES_NULL) */
+    int n, ks[BATCH], ps[BATCH]; /* set_parent_n: the pairs */
 } qop_t;
 
 static ment_t M[MAXE * 4];
@@ -63,7 +73,7 @@ static tes_query_t *PROP_GENERAL; /* the same with an OPTIONAL self term */
 /* Coverage counters, printed at the end: a run that never reaches a case
  * proves nothing about it. */
 static unsigned long long c_link_ok, c_link_invalid, c_link_stale, c_cascade, c_name_invalid,
-    c_defer_error, c_max_live, c_sort, c_sorted_walks, c_sort_refused, c_pointer_walks, c_kept_walks, c_general_walks;
+    c_defer_error, c_batch_ok, c_batch_refused, c_max_live, c_sort, c_sorted_walks, c_sort_refused, c_pointer_walks, c_kept_walks, c_general_walks;
 
 static uint32_t rnd(uint32_t n)
 {
@@ -177,6 +187,41 @@ static int m_set_parent(int a, int b, bool apply)
             M[b].kids[M[b].nkids++] = a;
             M[a].parent = b;
         }
+    }
+    return TES_OK;
+}
+
+/* The model's status for tes_set_parent_n of the n pairs, and the change
+ * if OK: the pairs in order by m_set_parent, all or nothing (the model is
+ * copied first and copied back on a refusal, *at the refused pair). At a
+ * flush a dead child or parent is TES_ERR_INVALID. */
+static ment_t M_BEFORE[MAXE * 4];
+static int m_set_parent_n(const int *ks, const int *ps, int n, bool flush, int *at)
+{
+    memcpy(M_BEFORE, M, sizeof M);
+    for (int i = 0; i < n; i++) {
+        int rc = flush && (!alive(ks[i]) || (ps[i] >= 0 && !alive(ps[i])))
+                     ? TES_ERR_INVALID
+                     : m_set_parent(ks[i], ps[i], true);
+        if (rc) {
+            memcpy(M, M_BEFORE, sizeof M);
+            *at = i;
+            return rc;
+        }
+    }
+    return TES_OK;
+}
+
+/* The status of tes_set_parent_n called while deferred: only the checks
+ * that hold whatever the links are (alive, self). */
+static int m_set_parent_n_static(const int *ks, const int *ps, int n, int *at)
+{
+    for (int i = 0; i < n; i++) {
+        *at = i;
+        if (!alive(ks[i]) || (ps[i] >= 0 && !alive(ps[i])))
+            return TES_ERR_STALE;
+        if (ks[i] == ps[i])
+            return TES_ERR_INVALID;
     }
     return TES_OK;
 }
@@ -339,6 +384,36 @@ static void one_op(tes_world_t **wp, qop_t *queue, int *nq, bool deferred)
             int want = m_set_parent(NM - 1, p, true);
             CHECK(tes_set_parent(w, e, H(p)) == want);
         }
+    } else if (r < 44 && !rnd(4)) { /* set_parent_n: a few pairs, some reversing the one before */
+        qop_t q = {.kind = 2, .n = 1 + (int)rnd(BATCH)};
+        for (int i = 0; i < q.n; i++) {
+            if (i > 0 && !rnd(5)) {
+                q.ks[i] = q.ps[i - 1] >= 0 ? q.ps[i - 1] : q.ks[i - 1];
+                q.ps[i] = q.ks[i - 1];
+            } else {
+                q.ks[i] = live_pick();
+                q.ps[i] = rnd(5) ? live_pick() : -1;
+            }
+            if (q.ks[i] < 0)
+                return;
+        }
+        tes_entity_t ks[BATCH], ps[BATCH];
+        for (int i = 0; i < q.n; i++)
+            ks[i] = H(q.ks[i]), ps[i] = H(q.ps[i]);
+        int at = 0;
+        int want = deferred ? m_set_parent_n_static(q.ks, q.ps, q.n, &at)
+                            : m_set_parent_n(q.ks, q.ps, q.n, false, &at);
+        int got = tes_set_parent_n(w, ks, ps, (size_t)q.n);
+        CHECK(got == want);
+        c_batch_ok += want == TES_OK;
+        c_batch_refused += want != TES_OK;
+        if (want) {
+            char word[16];
+            snprintf(word, sizeof word, "pair %d", at);
+            CHECK(strstr(tes_last_error_detail(w), word) != NULL);
+        }
+        if (deferred && want == TES_OK)
+            queue[(*nq)++] = q;
     } else if (r < 44) { /* set_parent */
         int a = live_pick(), b = rnd(5) ? live_pick() : -1;
         if (a < 0)
@@ -352,7 +427,7 @@ static void one_op(tes_world_t **wp, qop_t *queue, int *nq, bool deferred)
         if (want)
             CHECK(tes_last_error_detail(w)[0] != '\0');
         if (deferred && want == TES_OK)
-            queue[(*nq)++] = (qop_t){0, a, b};
+            queue[(*nq)++] = (qop_t){.kind = 0, .a = a, .b = b};
     } else if (r < 60) { /* names */
         int a = live_pick();
         if (!alive(a))
@@ -378,7 +453,7 @@ static void one_op(tes_world_t **wp, qop_t *queue, int *nq, bool deferred)
         }
         if (deferred) {
             CHECK(tes_destroy(w, M[a].h) == TES_OK);
-            queue[(*nq)++] = (qop_t){1, a, -1};
+            queue[(*nq)++] = (qop_t){.kind = 1, .a = a, .b = -1};
             return;
         }
         tes_entity_t want[MAXE * 4];
@@ -444,6 +519,12 @@ static void one_op(tes_world_t **wp, qop_t *queue, int *nq, bool deferred)
                 }
                 continue;
             }
+            if (q[k].kind == 2) {
+                int at, rc = m_set_parent_n(q[k].ks, q[k].ps, q[k].n, true, &at);
+                if (rc && !first)
+                    first = rc;
+                continue;
+            }
             int a = q[k].a, b = q[k].b;
             int rc = (!alive(a) || (b >= 0 && !alive(b))) ? TES_ERR_INVALID : m_set_parent(a, b, true);
             if (rc && !first)
@@ -480,7 +561,7 @@ static void one_op(tes_world_t **wp, qop_t *queue, int *nq, bool deferred)
 
 int main(int argc, char **argv)
 {
-    unsigned long long seeds = 8, ops = 10000, only = 0;
+    unsigned long long seeds = 8, ops = 10000, only = 0, first = 1;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--seeds"))
             seeds = strtoull(argv[i + 1], NULL, 10);
@@ -488,8 +569,12 @@ int main(int argc, char **argv)
             ops = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--seed"))
             only = strtoull(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--first-seed"))
+            first = strtoull(argv[i + 1], NULL, 10);
     }
-    for (unsigned long long s = only ? only : 1; s <= (only ? only : seeds); s++) {
+    if (only)
+        first = only, seeds = 1;
+    for (unsigned long long s = first; s < first + seeds; s++) {
         g_seed = s;
         rng = s * UINT64_C(0x9E3779B97F4A7C15) | 1;
         NM = 0;
@@ -507,13 +592,13 @@ int main(int argc, char **argv)
     }
     printf("hier_fuzz: %llu seeds x %llu ops: forest, names and paths equal the model's\n"
            "  links ok %llu, refused %llu (cycle/name) and %llu (stale); cascades %llu; bad "
-           "names %llu; flushes with an error %llu; most live %llu; sorts %llu (refused %llu), "
+           "names %llu; flushes with an error %llu; batches ok %llu, refused %llu; most live %llu; sorts %llu (refused %llu), "
            "walks: sorted %llu, pointer %llu (order kept %llu), general %llu\n",
-           only ? 1 : seeds, ops, c_link_ok, c_link_invalid, c_link_stale, c_cascade,
-           c_name_invalid, c_defer_error, c_max_live, c_sort, c_sort_refused, c_sorted_walks, c_pointer_walks, c_kept_walks, c_general_walks);
+           seeds, ops, c_link_ok, c_link_invalid, c_link_stale, c_cascade,
+           c_name_invalid, c_defer_error, c_batch_ok, c_batch_refused, c_max_live, c_sort, c_sort_refused, c_sorted_walks, c_pointer_walks, c_kept_walks, c_general_walks);
     /* Every case must have been reached. */
     return c_link_ok && c_link_invalid && c_link_stale && c_cascade && c_name_invalid &&
-                   c_defer_error && c_sort && c_sort_refused && c_sorted_walks &&
+                   c_defer_error && c_batch_ok && c_batch_refused && c_sort && c_sort_refused && c_sorted_walks &&
                    c_pointer_walks && c_kept_walks && c_general_walks
                ? 0
                : 1;

@@ -200,8 +200,12 @@ typedef enum fz_qkind {
     FZ_Q_CLONE, /* e receives copies of src's components */
     FZ_Q_INSTANTIATE, /* plan `plan` copies its prefab into its entities */
     FZ_Q_INST_DESTROY, /* the members instance `inst` has then die */
-    FZ_Q_SET_PARENT    /* e becomes the last child of src (TES_NULL: a root) */
+    FZ_Q_SET_PARENT,   /* e becomes the last child of src (TES_NULL: a root) */
+    FZ_Q_SET_PARENT_N  /* tes_set_parent_n of batch[0..nbatch) under batch[nbatch..) */
 } fz_qkind_t;
+
+/* The most pairs a fuzzed tes_set_parent_n holds. */
+#define FZ_BATCH_MAX 6u
 
 typedef struct fz_qop {
     fz_qkind_t kind;
@@ -209,6 +213,8 @@ typedef struct fz_qop {
     tes_entity_t e, src;
     tes_instance_t inst; /* INST_DESTROY */
     uint32_t plan;       /* INSTANTIATE: index in fz_model_t.plans */
+    uint32_t nbatch;     /* SET_PARENT_N: the pairs, children then parents */
+    tes_entity_t batch[2 * FZ_BATCH_MAX];
     uint8_t val[FZ_MAXSIZE];
     /* SET / ENSURE: the library's staged value, once a deferred tes_ensure
      * has revealed its address (NULL until then). */
@@ -445,6 +451,22 @@ int fz_model_link_status(const fz_model_t *m, tes_entity_t child, tes_entity_t p
 /* Makes live index child the last child of parent1 (index + 1; 0: a root);
  * nothing when that is its parent already. False: out of memory. */
 bool fz_model_link(fz_model_t *m, uint32_t child, uint32_t parent1);
+/* The status tes_set_parent_n must return now for the n pairs (n <=
+ * FZ_BATCH_MAX) and, if TES_OK, makes the change: each pair checked by
+ * fz_model_link_status against the forest the pairs before it left, then
+ * linked; the first refused pair (its index in *at) undoes the pairs
+ * before it, child order included. At a flush (flush true), a dead child
+ * or parent is TES_ERR_INVALID. FZ_OOM: the model ran out of memory. */
+int fz_model_link_n(fz_model_t *m, const tes_entity_t *kids, const tes_entity_t *parents,
+                    uint32_t n, bool flush, uint32_t *at);
+/* The status a deferred tes_set_parent_n returns when called: the first
+ * pair refused by a rule that holds whatever the links are (stale, self,
+ * prefab mixes), its index in *at; TES_OK otherwise. */
+/* Queues a tes_set_parent_n of the n pairs (FZ_Q_SET_PARENT_N). */
+bool fz_model_queue_batch(fz_model_t *m, const tes_entity_t *kids, const tes_entity_t *parents,
+                          uint32_t n);
+int fz_model_link_n_static(const fz_model_t *m, const tes_entity_t *kids,
+                           const tes_entity_t *parents, uint32_t n, uint32_t *at);
 int32_t fz_model_depth(const fz_model_t *m, uint32_t index);
 /* The root of the live prefab e is a member of (TES_NULL: none). */
 tes_entity_t fz_model_prefab_root_of(const fz_model_t *m, tes_entity_t e);

@@ -32,6 +32,21 @@ bool fz_model_queue(fz_model_t *m, fz_qkind_t kind, tes_entity_t e, int k, tes_e
     return true;
 }
 
+bool fz_model_queue_batch(fz_model_t *m, const tes_entity_t *kids, const tes_entity_t *parents,
+                          uint32_t n)
+{
+    fz_qop_t *op = push(m);
+    if (!op)
+        return false;
+    op->kind = FZ_Q_SET_PARENT_N;
+    op->e = kids[0];
+    op->src = TES_NULL;
+    op->nbatch = n;
+    memcpy(op->batch, kids, n * sizeof *kids);
+    memcpy(op->batch + n, parents, n * sizeof *parents);
+    return true;
+}
+
 int32_t fz_model_queue_ensure(fz_model_t *m, tes_entity_t e, int k, const uint8_t *init)
 {
     fz_qop_t *op = push(m);
@@ -158,6 +173,7 @@ static bool held(const fz_model_t *m, tes_entity_t e, int k, uint32_t upto, bool
         case FZ_Q_INSTANTIATE:
         case FZ_Q_INST_DESTROY: /* (the members it kills are dropped after it) */
         case FZ_Q_SET_PARENT:
+        case FZ_Q_SET_PARENT_N:
             break;
         }
     }
@@ -227,6 +243,14 @@ static int apply(fz_model_t *m, const fz_qop_t *op)
         if (!fz_model_link(m, i, op->src == TES_NULL ? 0 : tes_entity_index(op->src) + 1))
             return FZ_OOM;
         break;
+    }
+    case FZ_Q_SET_PARENT_N: {
+        /* The whole batch checked again, all or nothing. */
+        uint32_t at;
+        int rc = fz_model_link_n(m, op->batch, op->batch + op->nbatch, op->nbatch, true, &at);
+        if (rc != TES_OK && rc != FZ_OOM)
+            m->links_dropped++;
+        return rc;
     }
     case FZ_Q_MATERIALIZE:
         if (i != UINT32_MAX)

@@ -121,6 +121,80 @@ bool fz_model_link(fz_model_t *m, uint32_t child, uint32_t parent1)
     return true;
 }
 
+/* The position of child index c among its parent's children (0 for a root). */
+static uint32_t kid_position(const fz_model_t *m, uint32_t c)
+{
+    const fz_mslot_t *s = &m->slots[c];
+    if (!s->parent)
+        return 0;
+    const fz_mslot_t *p = &m->slots[s->parent - 1];
+    uint32_t j = 0;
+    while (j < p->nkids && p->kids[j] != c)
+        j++;
+    return j;
+}
+
+int fz_model_link_n(fz_model_t *m, const tes_entity_t *kids, const tes_entity_t *parents,
+                    uint32_t n, bool flush, uint32_t *at)
+{
+    uint32_t old1[FZ_BATCH_MAX], pos[FZ_BATCH_MAX];
+    uint32_t i = 0;
+    int rc = TES_OK;
+    for (; i < n; i++) {
+        rc = fz_model_link_status(m, kids[i], parents[i]);
+        if (rc == TES_ERR_STALE && flush)
+            rc = TES_ERR_INVALID;
+        if (rc != TES_OK)
+            break;
+        uint32_t c = tes_entity_index(kids[i]);
+        old1[i] = m->slots[c].parent;
+        pos[i] = kid_position(m, c);
+        if (!fz_model_link(m, c, parents[i] == TES_NULL ? 0 : tes_entity_index(parents[i]) + 1))
+            return FZ_OOM;
+    }
+    if (rc == TES_OK)
+        return TES_OK;
+    *at = i;
+    /* Back, last pair first: each child returns to its old place. */
+    while (i-- > 0) {
+        uint32_t c = tes_entity_index(kids[i]);
+        if (m->slots[c].parent == old1[i])
+            continue;
+        if (!fz_model_link(m, c, old1[i]))
+            return FZ_OOM;
+        if (old1[i]) {
+            fz_mslot_t *p = &m->slots[old1[i] - 1];
+            memmove(p->kids + pos[i] + 1, p->kids + pos[i],
+                    (size_t)(p->nkids - 1 - pos[i]) * sizeof *p->kids);
+            p->kids[pos[i]] = c;
+        }
+    }
+    return rc;
+}
+
+int fz_model_link_n_static(const fz_model_t *m, const tes_entity_t *kids,
+                           const tes_entity_t *parents, uint32_t n, uint32_t *at)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        *at = i;
+        uint32_t c = live_index(m, kids[i]);
+        if (c == UINT32_MAX)
+            return TES_ERR_STALE;
+        if (parents[i] == TES_NULL)
+            continue;
+        uint32_t p = live_index(m, parents[i]);
+        if (p == UINT32_MAX)
+            return TES_ERR_STALE;
+        if (p == c)
+            return TES_ERR_INVALID;
+        bool cp = fz_model_has(m, c, FZ_C_PREFAB), pp = fz_model_has(m, p, FZ_C_PREFAB);
+        if (cp != pp || (cp && fz_model_prefab_root_of(m, kids[i]) !=
+                                   fz_model_prefab_root_of(m, parents[i])))
+            return TES_ERR_INVALID;
+    }
+    return TES_OK;
+}
+
 int32_t fz_model_depth(const fz_model_t *m, uint32_t index)
 {
     int32_t depth = 0;

@@ -416,6 +416,13 @@ static const char *c_set_parent_root(fixture_t *f)
     return tes_set_parent(f->w, f->by[1], TES_NULL) ? NULL : "unlinked";
 }
 
+/* A batch of links is structural like one link. */
+static const char *c_set_parent_n(fixture_t *f)
+{
+    tes_entity_t kids[2] = {f->tgt, f->by[1]}, parents[2] = {f->by[0], TES_NULL};
+    return tes_set_parent_n(f->w, kids, parents, 2) ? NULL : "linked";
+}
+
 /* The depth sort moves rows: refused in every hook context. */
 static const char *c_sort_by_depth(fixture_t *f)
 {
@@ -517,6 +524,7 @@ static const call_t CALLS[] = {
     {"tes_snapshot_load", BUSY, false, c_snapshot_load},
     {"tes_set_parent", BUSY, false, c_set_parent},
     {"tes_set_parent (to the roots)", BUSY, false, c_set_parent_root},
+    {"tes_set_parent_n", BUSY, false, c_set_parent_n},
     {"tes_destroy (a parent: cascades)", BUSY, false, c_destroy_tree},
     {"tes_set_name", BUSY, false, c_set_name},
     {"tes_set_name (NULL: unnames)", BUSY, false, c_unname},
