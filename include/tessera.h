@@ -771,9 +771,14 @@ static inline void *tes__lookup_sparse_at(const uintptr_t *entry_bases, uint32_t
         return NULL;
     const uint64_t entry = *(const uint64_t *)(entry_bases[index >> TES_LOOKUP_ENTRY_PAGE_BITS] +
                                                (uintptr_t)index * sizeof(uint64_t));
-    if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) >= TES_NULL_INDEX)
+    /* Below TES_NULL_INDEX only when the generations match and the entry
+     * is not empty; the generation bits then cancel, so `pos` is the
+     * packed position itself, already zero-extended (no copies of it
+     * before the shift and the multiply: fewer instructions per read let
+     * more of a loop's reads be in flight). */
+    const uint64_t pos = (e & ~(uint64_t)TES_NULL_INDEX) ^ entry;
+    if (pos >= TES_NULL_INDEX)
         return NULL;
-    const uint32_t pos = (uint32_t)entry;
     void *const value = (void *)(data_bases[pos >> shift] + (uintptr_t)pos * size);
 #if defined(__GNUC__)
     /* Spares the caller's NULL test on this path. */
