@@ -771,9 +771,14 @@ static inline void *tes__lookup_sparse_at(const uintptr_t *entry_bases, uint32_t
         return NULL;
     const uint64_t entry = *(const uint64_t *)(entry_bases[index >> TES_LOOKUP_ENTRY_PAGE_BITS] +
                                                (uintptr_t)index * sizeof(uint64_t));
-    if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) >= TES_NULL_INDEX)
+    /* Below TES_NULL_INDEX only when the generations match and the entry
+     * is not empty; the generation bits then cancel, so `pos` is the
+     * packed position itself, already zero-extended (no copies of it
+     * before the shift and the multiply: fewer instructions per read let
+     * more of a loop's reads be in flight). */
+    const uint64_t pos = (e & ~(uint64_t)TES_NULL_INDEX) ^ entry;
+    if (pos >= TES_NULL_INDEX)
         return NULL;
-    const uint32_t pos = (uint32_t)entry;
     void *const value = (void *)(data_bases[pos >> shift] + (uintptr_t)pos * size);
 #if defined(__GNUC__)
     /* Spares the caller's NULL test on this path. */
@@ -792,22 +797,12 @@ static inline void *tes__lookup_table_at(const tes_lookup_slot_t *slots, uint32_
     const tes_lookup_slot_t *const slot = &slots[index];
     if (slot->generation != (uint32_t)(e >> 32))
         return NULL;
-    /* One 8-byte load where the compiler and byte order allow it, so that
-     * more reads of a loop stay in flight. */
-    uint32_t table, row;
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && \
-    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    uint64_t place;
-    __builtin_memcpy(&place, (const unsigned char *)slot + offsetof(tes_lookup_slot_t, table),
-                     sizeof place);
-    table = (uint32_t)place;
-    row = (uint32_t)(place >> 32);
-#else
-    table = slot->table;
-    row = slot->row;
-#endif
-    uint8_t *const column = columns[table & table_mask];
-    return column ? column + (size_t)row * size : NULL;
+    /* Two 4-byte loads from the slot's line rather than one 8-byte load
+     * split in registers: the loop's random reads overlap as far as its
+     * instruction window reaches, so fewer instructions per read let more
+     * reads be in flight. */
+    uint8_t *const column = columns[slot->table & table_mask];
+    return column ? column + (size_t)slot->row * size : NULL;
 }
 
 /* The same pointer as tes_get_mut(w, e, c) for the world and component the

@@ -59,9 +59,6 @@ _Static_assert(offsetof(tes_lookup_slot_t, generation) == offsetof(tes__slot_t, 
 _Static_assert(offsetof(tes_lookup_slot_t, table) == offsetof(tes__slot_t, table),
                "slot mirror table");
 _Static_assert(offsetof(tes_lookup_slot_t, row) == offsetof(tes__slot_t, row), "slot mirror row");
-/* The inline read loads `table` and `row` together as 8 bytes. */
-_Static_assert(offsetof(tes_lookup_slot_t, row) == offsetof(tes_lookup_slot_t, table) + 4,
-               "row follows table");
 _Static_assert(TES_LOOKUP_SLOT_FREE == TES__SLOT_FREE, "free slot marker");
 _Static_assert(TES_LOOKUP_SLOT_HINT == TES__SLOT_SPARSE, "sparse hint bit");
 _Static_assert((TES_LOOKUP_SLOT_HINT | TES__SLOT_TABLE_MASK) == UINT32_MAX, "table id mask");
