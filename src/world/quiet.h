@@ -137,7 +137,7 @@ static inline void tes__world_refuse_set(tes_world_t *w, uint8_t refuse)
     tes__quiet_store(w, word | ((uint64_t)refuse << TES__QUIET_REFUSE_SHIFT));
 }
 /* Whether some dependent waits for its release or to settle: written by
- * the world's dependents list (world.c) after each change of it. */
+ * the world's dependents list (dependents.c) after each change of it. */
 static inline void tes__world_pending_set(tes_world_t *w, bool doomed, bool settling)
 {
     uint64_t word = tes__quiet_word(w) & ~(TES__QUIET_DOOMED | TES__QUIET_SETTLING);
