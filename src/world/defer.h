@@ -183,7 +183,7 @@ typedef struct tes__defer {
     uint32_t call_cap;
     tes__arena_t arena;        /* staged values */
     /* The levels open (explicit blocks and live iterators) are counted in
-     * the world's quiet state (tes__defer_depth in quiet.h), which reader
+     * the world's quiet state (tes__defer_depth in quiet_word.h), which reader
      * threads move atomically; every field here is touched only by
      * structural calls, which are single-threaded, or by a flush of a
      * non-empty queue. */

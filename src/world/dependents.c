@@ -7,7 +7,7 @@
  * made or freed, so it is a plain array walked from the start.
  */
 #include "world/world.h"
-#include "world/quiet.h"
+#include "world/quiet_word.h"
 
 /* The one writer of the quiet state's pending bits: whether some
  * dependent waits for its release, and whether some waits to settle, read

@@ -7,7 +7,7 @@
  * iterators are open, how many tes_defer_begin levels). All of it runs on
  * failure paths only, so it is written for clarity, not speed. It stands
  * on the record of the last failure (last_error.h) and the quiet word's
- * readers (quiet.h); last_error.c itself needs only stale.h.
+ * readers (quiet_word.h); last_error.c itself needs only stale.h.
  */
 #ifndef TES_WORLD_EXPLAIN_H
 #define TES_WORLD_EXPLAIN_H

@@ -6,9 +6,9 @@
  * and component_ops.c (add, set, remove, get, ...); both follow one
  * discipline so that a failed call leaves the world as it was: validate,
  * reserve every allocation the call may need, then commit with code that
- * cannot fail, then fire hooks. The quiet state and the guards every
- * structural call runs between (tes__world_begin / tes__world_end) are in
- * world/quiet.h.
+ * cannot fail, then fire hooks. The quiet state is in world/quiet_word.h,
+ * the guards every structural call runs between (tes__world_begin /
+ * tes__world_end) in world/quiet.h.
  */
 #ifndef TES_WORLD_WORLD_H
 #define TES_WORLD_WORLD_H
@@ -193,7 +193,7 @@ struct tes_world {
     int32_t threads;              /* 1 + workers */
     int *thread_errors;           /* threads entries */
     bool parallel;
-    _Atomic uint64_t quiet; /* the quiet state: see world/quiet.h */
+    _Atomic uint64_t quiet; /* the quiet state: see world/quiet_word.h */
     /* Who holds deferral levels 1..TES__ITER_LEVELS: an iterator records
      * its query (as a token the query layer reads back) at the level its
      * tes_query_iter opened and clears it when it ends, so that a call
