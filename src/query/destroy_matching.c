@@ -23,6 +23,7 @@
  * where the per-row cost is freeing the entity slot.
  */
 #include "query/iter.h"
+#include "world/defer.h"
 #include "world/move.h"
 #include "world/quiet.h"
 

@@ -19,6 +19,7 @@
  * Tuned for spawning thousands to millions of entities with their data (a
  * level load, a particle burst) and destroying them again.
  */
+#include "world/defer.h"
 #include "world/move.h"
 #include "world/world.h"
 #include "world/quiet.h"

@@ -9,6 +9,7 @@
  * consistent world and a failed call changes nothing.
  */
 #include "world/changes.h"
+#include "world/defer.h"
 #include "world/last_error.h"
 #include "world/world.h"
 #include "world/quiet.h"

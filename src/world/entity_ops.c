@@ -4,6 +4,7 @@
  * path in most games' setup code, so tes_spawn checks for spare room inline
  * and only calls the growth functions when a buffer is full.
  */
+#include "world/defer.h"
 #include "world/world.h"
 
 #include "core/checked.h"

@@ -46,6 +46,7 @@
  */
 #include "world/move.h"
 #include "world/changes.h"
+#include "world/defer.h"
 #include "world/world.h"
 #include "world/quiet.h"
 

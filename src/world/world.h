@@ -16,7 +16,7 @@
 #include "core/thread_pool.h"
 #include "entity/entity_index.h"
 #include "storage/table_graph.h"
-#include "world/defer.h"
+#include "world/defer_types.h"
 
 struct tes__pool;
 
@@ -470,17 +470,6 @@ static inline tes__lane_t *tes__lane(const tes_world_t *w)
 static inline tes__defer_t *tes__defer_queue(tes_world_t *w)
 {
     return tes__unlikely(w->lanes_live) ? &tes__lane(w)->queue : &w->defer;
-}
-
-/* Makes room in the deferred queue for n more commands (see defer.h); the
- * common case, room already there, inline. */
-static inline int tes__defer_reserve(tes_world_t *w, uint32_t n)
-{
-    const tes__defer_t *d = tes__defer_queue(w);
-    if ((uint64_t)d->count + n <= d->room && tes__defer_ent_need(d, n) <= d->ent_cap &&
-        w->entities.cap <= d->ent_at_cap)
-        return TES_OK;
-    return tes__defer_reserve_slow(w, n);
 }
 
 /* Records a failure and returns it, so `return tes__fail(w, rc);` works.

@@ -5,6 +5,7 @@
  * of the world layer: it sets up and tears down every part below it, and
  * runs once per world, so it is tuned for clarity, not speed.
  */
+#include "world/defer.h"
 #include "world/world.h"
 
 #include <string.h>
