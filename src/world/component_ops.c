@@ -10,6 +10,7 @@
  */
 #include "world/changes.h"
 #include "world/defer.h"
+#include "world/explain.h"
 #include "world/last_error.h"
 #include "world/world.h"
 #include "world/quiet.h"

@@ -5,6 +5,7 @@
  * and only calls the growth functions when a buffer is full.
  */
 #include "world/defer.h"
+#include "world/explain.h"
 #include "world/world.h"
 
 #include "core/checked.h"

@@ -15,6 +15,14 @@
 #include "world/stale.h"
 #include "world/world.h"
 
+/* Looks up a live entity for a structural call. Returns TES_OK with *slot
+ * set, or TES_ERR_STALE recorded in w (why, by tes__fail_stale). */
+static inline int tes__world_enter(tes_world_t *w, tes_entity_t e, tes__slot_t **slot)
+{
+    *slot = tes__entity_slot(&w->entities, e);
+    return *slot ? TES_OK : tes__fail_stale(w, e);
+}
+
 /* tes__fail_stale for an instance handle in the lifecycle's id space ids
  * (NULL before any instance). */
 int tes__fail_stale_instance(tes_world_t *w, const tes__entity_index_t *ids, tes_instance_t inst);

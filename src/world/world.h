@@ -535,14 +535,6 @@ static inline void tes__slot_set_table(tes__slot_t *s, uint32_t table, uint32_t 
     s->row = row;
 }
 
-/* Looks up a live entity for a structural call. Returns TES_OK with *slot
- * set, or TES_ERR_STALE recorded in w. */
-static inline int tes__world_enter(tes_world_t *w, tes_entity_t e, tes__slot_t **slot)
-{
-    *slot = tes__entity_slot(&w->entities, e);
-    return *slot ? TES_OK : tes__fail_stale(w, e);
-}
-
 /* The generic paths of tes_add, tes_set, tes_remove and tes_destroy
  * (component_ops.c, entity_ops.c): what the public calls run when the
  * quiet path (quiet_ops.c) does not apply. */
