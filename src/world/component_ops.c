@@ -461,9 +461,6 @@ int32_t tes_components_of(const tes_world_t *w, tes_entity_t e, tes_comp_t *out,
     return n > INT32_MAX ? INT32_MAX : (int32_t)n;
 }
 
-int tes_disable(tes_world_t *w, tes_entity_t e) { return tes_add(w, e, TES_DISABLED); }
-int tes_enable(tes_world_t *w, tes_entity_t e) { return tes_remove(w, e, TES_DISABLED); }
-
 bool tes_enabled(const tes_world_t *w, tes_entity_t e)
 {
     return tes_alive(w, e) && !tes_has(w, e, TES_DISABLED);
