@@ -688,6 +688,14 @@ int tes_spawn_bulk(tes_world_t *w, const tes_bulk_desc_t *d)
     TES__CREATING(int, w, tes__status, spawn_bulk_impl(w, d));
 }
 
+/* A batch without data is a bulk spawn. */
+int tes_spawn_n(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncomps,
+                tes_entity_t *out)
+{
+    tes_bulk_desc_t d = {n, comps, ncomps, NULL, out};
+    return tes_spawn_bulk(w, &d);
+}
+
 /* ------------------------------------------------------------------ destroy_n */
 
 /* Validation marks each listed entity's slot by setting the top bit of its
