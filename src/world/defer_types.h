@@ -199,6 +199,18 @@ static inline uint64_t tes__defer_ent_need(const tes__defer_t *d, uint32_t n)
     return (uint64_t)d->ent_count + (d->count - d->paired) + n;
 }
 
+/* Chains command `at` to e's commands. The last command noted for e's
+ * index is e's when it is before `at` and names e: an entry left from an
+ * earlier flush or by an earlier entity of the index fails one test. */
+static inline void tes__defer_chain(tes__defer_t *d, uint32_t at, tes_entity_t e)
+{
+    tes__defer_at_t *slot = &d->ent_at[tes_entity_index(e)];
+    uint32_t prev = slot->last;
+    if (prev < at && d->ops[prev].e == e)
+        d->ops[prev].next = at;
+    slot->last = at;
+}
+
 /* Row value of an entity in the virtual root whose spawn is still queued. */
 #define TES__ROW_PENDING UINT32_C(1)
 
