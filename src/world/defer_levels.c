@@ -33,21 +33,24 @@ void tes__defer_fini(tes_world_t *w)
 
 /* A deferral level opened or closed from inside a hook would change how
  * the call that runs the hook goes on (during a flush: queue the remaining
- * commands onto the queue being applied), so both are refused there. */
-static bool defer_refused(tes_world_t *w, const char *call)
+ * commands onto the queue being applied), so both are refused there:
+ * TES_ERR_BUSY (recorded, with why). TES_ERR_INVALID for a NULL world,
+ * TES_OK when the call may go on. */
+static int level_entry(tes_world_t *w, const char *call)
 {
+    if (!w)
+        return TES_ERR_INVALID;
     if (!tes__in_hook_or_frame(w) && !w->defer.flushing)
-        return false;
+        return TES_OK;
     tes__fail_busy(w, call);
-    return true;
+    return TES_ERR_BUSY;
 }
 
 int tes_defer_begin(tes_world_t *w)
 {
-    if (!w)
-        return TES_ERR_INVALID;
-    if (defer_refused(w, "tes_defer_begin"))
-        return TES_ERR_BUSY;
+    int rc = level_entry(w, "tes_defer_begin");
+    if (rc)
+        return rc;
     tes__world_depth_up(w);
     w->defer.explicit_depth++;
     return TES_OK;
@@ -55,10 +58,9 @@ int tes_defer_begin(tes_world_t *w)
 
 int tes_defer_end(tes_world_t *w)
 {
-    if (!w)
-        return TES_ERR_INVALID;
-    if (defer_refused(w, "tes_defer_end"))
-        return TES_ERR_BUSY;
+    int rc = level_entry(w, "tes_defer_end");
+    if (rc)
+        return rc;
     /* Only levels opened by tes_defer_begin: an iterator's level ends with
      * the iterator. */
     if (w->defer.explicit_depth <= 0) {
