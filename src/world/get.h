@@ -32,10 +32,9 @@ static inline void *tes__sparse_ptr(const tes__sparse_store_t *st, tes_entity_t 
     return (void *)(st->bases[pos >> st->page_shift] + (uintptr_t)pos * size);
 }
 
-/* The address of e's c; shared by tes_get and tes_get_mut (get.c) and the
- * generic set (component_ops.c). Reading the
- * address does not change the world, hence the const world. Random reads
- * are bound by how many of them the processor keeps in flight, which the
+/* The address of e's c; shared by tes_get and tes_get_mut (get.c) and
+ * the generic set (component_ops.c). Reading the address does not change
+ * the world, hence the const world. Random reads are bound by how many of them the processor keeps in flight, which the
  * loads and instructions of each read limit, so the path is kept short:
  * for a small id the registry's read descriptor (one load from the world)
  * says sparse or table and gives the size; a table component then costs

@@ -3,12 +3,13 @@
  * graph together. This header is internal; the public type is opaque.
  *
  * Structural operations live in entity_ops.c (spawn, destroy, clone, clear)
- * and component_ops.c (add, set, remove, get, ...); both follow one
- * discipline so that a failed call leaves the world as it was: validate,
- * reserve every allocation the call may need, then commit with code that
- * cannot fail, then fire hooks. The quiet state is in world/quiet_word.h,
- * the guards every structural call runs between (tes__world_begin /
- * tes__world_end) in world/quiet.h.
+ * and component_ops.c (add, set, remove, ensure; the reads are in get.c);
+ * both follow one discipline so that a failed call leaves the world as it
+ * was: validate, reserve every allocation the call may need, then commit
+ * with code that cannot fail, then fire hooks. The quiet state is in
+ * world/quiet_word.h, the guards every structural call runs between
+ * (tes__world_begin / tes__world_end) in world/quiet.h; world lifetime is
+ * in world_life.c, at the top of the layer.
  */
 #ifndef TES_WORLD_WORLD_H
 #define TES_WORLD_WORLD_H
