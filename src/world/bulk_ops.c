@@ -20,6 +20,7 @@
  * level load, a particle burst) and destroying them again.
  */
 #include "world/defer.h"
+#include "world/get.h"
 #include "world/move.h"
 #include "world/world.h"
 #include "world/quiet.h"

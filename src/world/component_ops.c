@@ -12,6 +12,7 @@
 #include "world/defer.h"
 #include "world/explain.h"
 #include "world/get.h"
+#include "world/move.h"
 #include "world/last_error.h"
 #include "world/world.h"
 #include "world/quiet.h"

@@ -16,6 +16,7 @@
  */
 #include "world/defer.h"
 #include "world/explain.h"
+#include "world/get.h"
 
 #include <string.h>
 

@@ -81,4 +81,8 @@ static inline void *tes__component_ptr(const tes_world_t *w, tes_entity_t e, tes
     return col >= 0 ? tes__table_cell(t, (uint32_t)col, slot->row) : NULL;
 }
 
+/* tes_get_mut without recording a miss: for library code, whose reads
+ * that find nothing (a tag's value, say) are no failure of the user's. */
+void *tes__get(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
+
 #endif

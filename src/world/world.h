@@ -453,13 +453,6 @@ static inline void tes__watch_after(tes_world_t *w, tes_entity_t e, tes_comp_t c
  * of them died) or TES_ERR_NOMEM (nothing changed). */
 int tes__clone_into(tes_world_t *w, tes_entity_t dst, tes_entity_t src);
 
-/* Moves live entity e, whose slot is `slot`, to table dst (which has
- * room) by the plan of the edge between them when one of src's last edges
- * leads there, else by a plan made now: shared columns move, new ones are
- * constructed, dropped ones destroyed (the generic move: hooks run). Tells
- * no watcher and fires no observer. */
-void tes__world_move(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, tes__table_t *dst);
-
 /* The calling thread's lane (only while w->lanes_live). */
 static inline tes__lane_t *tes__lane(const tes_world_t *w)
 {
@@ -489,10 +482,6 @@ static inline int tes__fail(tes_world_t *w, int status)
         w->detail.text[0] = '\0';
     return status;
 }
-
-/* tes_get_mut without recording a miss: for library code, whose reads
- * that find nothing (a tag's value, say) are no failure of the user's. */
-void *tes__get(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
 
 /* Records TES_ERR_STALE for handle e with a detail that says which case it
  * is: TES_NULL, never issued (an index past those issued, or a generation
