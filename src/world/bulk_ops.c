@@ -19,7 +19,9 @@
  * Tuned for spawning thousands to millions of entities with their data (a
  * level load, a particle burst) and destroying them again.
  */
+#include "world/cascade.h"
 #include "world/defer.h"
+#include "world/entity_ops.h"
 #include "world/get.h"
 #include "world/move.h"
 #include "world/world.h"

@@ -5,7 +5,9 @@
  * path in most games' setup code, so tes_spawn checks for spare room
  * inline and only calls the growth functions when a buffer is full.
  */
+#include "world/cascade.h"
 #include "world/defer.h"
+#include "world/entity_ops.h"
 #include "world/explain.h"
 #include "world/world.h"
 

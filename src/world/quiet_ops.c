@@ -47,6 +47,7 @@
 #include "world/move.h"
 #include "world/changes.h"
 #include "world/defer.h"
+#include "world/entity_ops.h"
 #include "world/world.h"
 #include "world/quiet.h"
 

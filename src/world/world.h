@@ -280,15 +280,6 @@ typedef struct tes__destroy_plan {
     size_t bytes;
 } tes__destroy_plan_t;
 
-/* Plans the destroy of n listed live entities (see tes__hier_ops_t.plan).
- * TES_OK or TES_ERR_NOMEM (not recorded). */
-int tes__world_destroy_plan(tes_world_t *w, const tes_entity_t *es, uint32_t n,
-                            tes__destroy_plan_t *plan);
-/* Under strict_lifecycle, refuses a plan holding an instance member whose
- * instance (index + 1 as the entity index records it) is not `allowed`
- * (0: none is): TES_ERR_OWNED recorded with a detail. TES_OK otherwise. */
-int tes__world_plan_owned(tes_world_t *w, const tes__destroy_plan_t *plan, uint32_t allowed);
-void tes__world_plan_free(tes_world_t *w, tes__destroy_plan_t *plan);
 /* Whether some live entity has children (a destroy may cascade). */
 static inline bool tes__world_has_links(const tes_world_t *w) { return w->hier != NULL; }
 
@@ -448,10 +439,6 @@ static inline void tes__watch_after(tes_world_t *w, tes_entity_t e, tes_comp_t c
         tes__world_watch_compact(w);
 }
 
-/* Copies every component of src into dst, an entity in the root table with
- * no components (a deferred clone at its flush). TES_OK, TES_ERR_STALE (one
- * of them died) or TES_ERR_NOMEM (nothing changed). */
-int tes__clone_into(tes_world_t *w, tes_entity_t dst, tes_entity_t src);
 
 /* The calling thread's lane (only while w->lanes_live). */
 static inline tes__lane_t *tes__lane(const tes_world_t *w)
@@ -525,13 +512,12 @@ static inline void tes__slot_set_table(tes__slot_t *s, uint32_t table, uint32_t 
     s->row = row;
 }
 
-/* The generic paths of tes_add, tes_set, tes_remove and tes_destroy
- * (component_ops.c, entity_ops.c): what the public calls run when the
+/* The generic paths of tes_add, tes_set and tes_remove (component_ops.c;
+ * tes_destroy's is in entity_ops.h): what the public calls run when the
  * quiet path (quiet_ops.c) does not apply. */
 int tes__add_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c);
 int tes__set_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value);
 int tes__remove_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c);
-int tes__destroy_generic(tes_world_t *w, tes_entity_t e);
 
 typedef void (*tes__visit_fn)(tes_world_t *w, tes__component_t *info, tes_entity_t e, void *ptr);
 
@@ -547,8 +533,5 @@ void tes__fire_on_add(tes_world_t *w, tes__component_t *info, tes_entity_t e, vo
  * `destroying` tells watchers whether e is about to die or be cleared. */
 void tes__world_strip(tes_world_t *w, tes_entity_t e, bool destroying);
 
-/* Destroys a live entity whatever its instance (the strict-lifecycle rule
- * is the caller's business). Must run between tes__world_begin and end. */
-void tes__world_destroy(tes_world_t *w, tes_entity_t e);
 
 #endif
