@@ -23,6 +23,7 @@
 
 #include "core/checked.h"
 #include "lifecycle/instance.h"
+#include "world/defer.h"
 #include "world/last_error.h"
 #include "world/quiet.h"
 

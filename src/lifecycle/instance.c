@@ -5,6 +5,9 @@
  * the watcher unlinks each one, and the id retires with the last.
  */
 #include "lifecycle/instance.h"
+#include "world/cascade.h"
+#include "world/defer.h"
+#include "world/entity_ops.h"
 #include "world/explain.h"
 #include "world/last_error.h"
 #include "world/quiet.h"

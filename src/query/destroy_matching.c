@@ -23,6 +23,9 @@
  * where the per-row cost is freeing the entity slot.
  */
 #include "query/iter.h"
+#include "world/cascade.h"
+#include "world/defer.h"
+#include "world/entity_ops.h"
 #include "world/move.h"
 #include "world/quiet.h"
 

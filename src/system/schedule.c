@@ -50,6 +50,7 @@
 #include "core/thread_pool.h"
 #include "query/changes_iter.h"
 #include "world/changes.h"
+#include "world/defer.h"
 #include "system/system.h"
 #include "world/quiet.h"
 

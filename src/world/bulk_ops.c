@@ -19,6 +19,10 @@
  * Tuned for spawning thousands to millions of entities with their data (a
  * level load, a particle burst) and destroying them again.
  */
+#include "world/cascade.h"
+#include "world/defer.h"
+#include "world/entity_ops.h"
+#include "world/get.h"
 #include "world/move.h"
 #include "world/world.h"
 #include "world/quiet.h"
@@ -685,6 +689,14 @@ static int spawn_bulk_impl(tes_world_t *w, const tes_bulk_desc_t *d)
 int tes_spawn_bulk(tes_world_t *w, const tes_bulk_desc_t *d)
 {
     TES__CREATING(int, w, tes__status, spawn_bulk_impl(w, d));
+}
+
+/* A batch without data is a bulk spawn. */
+int tes_spawn_n(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncomps,
+                tes_entity_t *out)
+{
+    tes_bulk_desc_t d = {n, comps, ncomps, NULL, out};
+    return tes_spawn_bulk(w, &d);
 }
 
 /* ------------------------------------------------------------------ destroy_n */

@@ -5,6 +5,7 @@
  * (strict lifecycle) before anything dies, then destroys the plan in order.
  * A world without links never allocates here: the plan is the list itself.
  */
+#include "world/cascade.h"
 #include "world/world.h"
 
 #include "world/last_error.h"

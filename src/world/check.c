@@ -13,7 +13,7 @@
 #include "world/changes.h"
 #include "world/depth_order.h"
 #include "world/world.h"
-#include "world/quiet.h"
+#include "world/quiet_word.h"
 
 #define CHECK(...) TES__CHECK("tes__world_check", __VA_ARGS__)
 

@@ -1,14 +1,18 @@
 /*
  * Component operations on one entity: the generic paths of add, set and
  * remove (the public calls, in quiet_ops.c, take them when a hook, a
- * watcher, deferral or a running system is involved), tes_ensure, and the
- * reads (has, get). Each call resolves the component's storage kind once
- * and then takes one of two paths: a sparse store insert/erase (the entity
- * never moves), or a table move along a cached graph edge. Both paths
- * reserve before they commit and fire observers last, so hooks see a
- * consistent world and a failed call changes nothing.
+ * watcher, deferral or a running system is involved) and tes_ensure; the
+ * reads (has, get) are in get.c. Each call resolves the component's
+ * storage kind once and then takes one of two paths: a sparse store
+ * insert/erase (the entity never moves), or a table move along a cached
+ * graph edge. Both paths reserve before they commit and fire observers
+ * last, so hooks see a consistent world and a failed call changes nothing.
  */
 #include "world/changes.h"
+#include "world/defer.h"
+#include "world/explain.h"
+#include "world/get.h"
+#include "world/move.h"
 #include "world/last_error.h"
 #include "world/world.h"
 #include "world/quiet.h"
@@ -127,8 +131,6 @@ static int add_component(tes_world_t *w, tes_entity_t e, tes__slot_t *slot,
     return TES_OK;
 }
 
-static inline void *component_ptr(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
-
 /* Queues a command for e and c. TES_OK or TES_ERR_NOMEM (recorded). */
 static int defer_op(tes_world_t *w, tes__op_kind_t kind, tes_entity_t e, tes_comp_t c)
 {
@@ -179,12 +181,12 @@ static int set_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *va
      * built reorders a store): the address is looked up again after it. */
     if (added && info->hooks.on_add) {
         tes__fire(w, info->hooks.on_add, info, e, ptr);
-        ptr = component_ptr(w, e, c);
+        ptr = tes__component_ptr(w, e, c);
     }
     if (ptr) {
         tes__component_copy1(info, ptr, value);
         if (info->hooks.copy)
-            ptr = component_ptr(w, e, c);
+            ptr = tes__component_ptr(w, e, c);
     }
     if (info->track_changes)
         tes__stamp_entity(w, e, info);
@@ -221,7 +223,7 @@ static void *ensure_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     }
     if (added && info->hooks.on_add) {
         tes__fire(w, info->hooks.on_add, info, e, ptr);
-        ptr = component_ptr(w, e, c); /* the observer may have moved it */
+        ptr = tes__component_ptr(w, e, c); /* the observer may have moved it */
     }
     if (info->track_changes) /* a pointer to write through */
         tes__stamp_entity(w, e, info);
@@ -278,150 +280,6 @@ static int remove_impl(tes_world_t *w, tes_entity_t e, tes_comp_t c)
     return TES_OK;
 }
 
-bool tes_has(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
-{
-    if (!w)
-        return false;
-    const tes__component_t *info = tes__registry_get(&w->components, c);
-    if (!info)
-        return false;
-    if (info->storage == TES_STORAGE_SPARSE)
-        return tes__sparse_set_contains(&info->store.set, e); /* see component_ptr */
-    const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
-    if (!slot)
-        return false;
-    return tes__table_type_index(tes__slot_table(w, slot), c) >= 0;
-}
-
-/* The address of e's sparse component in st, NULL when e has none. A
- * sparse entry carries the generation and is erased before its entity dies
- * (every way an entity leaves, deferred, disabled and prefab ones included,
- * goes through the removal of its sparse components), so it answers for
- * liveness by itself: no entity slot is read. The compare also fails for an
- * empty entry (null position) and for a stale handle whose index is
- * reused. */
-static inline void *sparse_ptr(const tes__sparse_store_t *st, tes_entity_t e, uint32_t size)
-{
-    /* Both steps read biased bases (sparse_set.h, sparse_store.h): no NULL
-     * page to test (an absent page reads as empty entries) and no mask. */
-    uint32_t index = tes_entity_index(e);
-    if ((index >> TES__SPARSE_PAGE_BITS) >= st->set.page_count)
-        return NULL;
-    uint64_t entry = *(const uint64_t *)(st->set.bases[index >> TES__SPARSE_PAGE_BITS] +
-                                         (uintptr_t)index * sizeof(uint64_t));
-    if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) >= TES_NULL_INDEX)
-        return NULL;
-    uint32_t pos = (uint32_t)entry;
-    return (void *)(st->bases[pos >> st->page_shift] + (uintptr_t)pos * size);
-}
-
-/* The address of e's c; shared by tes_get and tes_get_mut. Reading the
- * address does not change the world, hence the const world. Random reads
- * are bound by how many of them the processor keeps in flight, which the
- * loads and instructions of each read limit, so the path is kept short:
- * for a small id the registry's read descriptor (one load from the world)
- * says sparse or table and gives the size; a table component then costs
- * the entity's slot (a miss), its table and the table's data_of entry
- * (both hot) and the cell (a miss); a sparse one the sparse entry (a miss),
- * the data page's base and the value (a miss). Other ids take the general
- * path, which finds the same cells through the record and the columns.
- * What remains between this and a plain-array loop is that the call is out
- * of line (about ten loads per read besides the misses, each holding a
- * load-queue entry until it retires, so fewer reads overlap) and, for a
- * table component, that the cell's address waits on the slot's row. A
- * small id's sparse store comes from the registry's sparse_of[] (one load
- * that waits on nothing), and both sparse steps go through biased bases
- * (no NULL page test, no masks). */
-static inline void *component_ptr(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
-{
-    if (!w)
-        return NULL;
-    const tes__entity_index_t *ei = &w->entities;
-    uint32_t get = c < TES__REGISTRY_SMALL_IDS ? w->components.get_of[c] : 0;
-    if (get & TES__GET_SPARSE)
-        return sparse_ptr(w->components.sparse_of[c], e, get & ~TES__GET_SPARSE);
-    if (get) {
-        const tes__slot_t *slot = tes__entity_slot(ei, e);
-        if (!slot)
-            return NULL;
-        uint8_t *column = w->tables.tables[slot->table & TES__SLOT_TABLE_MASK]->data_of[c];
-        return column ? column + (size_t)slot->row * get : NULL;
-    }
-    /* Ids run from 1 (the built-in tags, registered with the world) to
-     * count - 1, each with a record: c - 1 wraps for 0, one compare. */
-    if (c - 1u >= w->components.count - 1u)
-        return NULL;
-    const tes__component_t *info = w->components.items[c];
-    if (!info) /* a stamp companion's id: no record */
-        return NULL;
-    if (info->storage == TES_STORAGE_SPARSE)
-        return info->size ? sparse_ptr(&info->store, e, info->size) : NULL;
-    const tes__slot_t *slot = tes__entity_slot(ei, e);
-    if (!slot)
-        return NULL;
-    const tes__table_t *t = w->tables.tables[slot->table & TES__SLOT_TABLE_MASK];
-    int32_t col = tes__table_column_index(t, c);
-    return col >= 0 ? tes__table_cell(t, (uint32_t)col, slot->row) : NULL;
-}
-
-void *tes__get(const tes_world_t *w, tes_entity_t e, tes_comp_t c) { return component_ptr(w, e, c); }
-
-/* A read that finds nothing records why for the calling thread
- * (last_error.h): a few stores, out of line, so the hit path gains one
- * test of the pointer it returns anyway. */
-/* tes_get_mut's general path (an id without a read descriptor, which
- * every tracked component is: its get_of is 0 from registration): the
- * address as component_ptr finds it, and for a tracked component the
- * stamp, written through the slot and table already at hand. */
-static tes__noinline void *get_mut_general(tes_world_t *w, tes_entity_t e, tes_comp_t c)
-{
-    if (c - 1u < w->components.count - 1u) {
-        const tes__component_t *info = w->components.items[c];
-        if (info && info->track_changes && info->storage == TES_STORAGE_SPARSE) {
-            uint32_t pos = tes__entity_slot(&w->entities, e)
-                               ? tes__sparse_set_find(&info->store.set, e)
-                               : TES_NULL_INDEX;
-            if (pos == TES_NULL_INDEX)
-                return tes__fail_const_get(w, e, c);
-            tes__sparse_store_stamp_now(&info->store, pos, false);
-            return tes__sparse_store_at(&info->store, pos);
-        }
-        if (info && info->track_changes) {
-            const tes__slot_t *slot = tes__entity_slot(&w->entities, e);
-            if (slot) {
-                tes__table_t *t = tes__slot_table(w, slot);
-                int32_t col = tes__table_column_index(t, c);
-                if (col >= 0) {
-                    tes__stamp_one(w, t, slot->row, info);
-                    return tes__table_cell(t, (uint32_t)col, slot->row);
-                }
-            }
-            return tes__fail_const_get(w, e, c);
-        }
-    }
-    void *p = component_ptr(w, e, c);
-    return tes__likely(p != NULL) ? p : tes__fail_const_get(w, e, c);
-}
-
-/* A read that finds nothing records why for the calling thread
- * (last_error.h): a few stores, out of line, so the hit path gains one
- * test of the pointer it returns anyway. A small id with a read
- * descriptor (every untracked data component with a small id) takes
- * component_ptr's short path, as tes_get does. */
-void *tes_get_mut(tes_world_t *w, tes_entity_t e, tes_comp_t c)
-{
-    if (tes__unlikely(!w || c >= TES__REGISTRY_SMALL_IDS || !w->components.get_of[c]))
-        return w ? get_mut_general(w, e, c) : NULL;
-    void *p = component_ptr(w, e, c);
-    return tes__likely(p != NULL) ? p : tes__fail_const_get(w, e, c);
-}
-
-const void *tes_get(const tes_world_t *w, tes_entity_t e, tes_comp_t c)
-{
-    const void *p = component_ptr(w, e, c);
-    return tes__likely(p != NULL) ? p : tes__fail_const_get(w, e, c);
-}
-
 int32_t tes_components_of(const tes_world_t *w, tes_entity_t e, tes_comp_t *out, int32_t cap)
 {
     if (!w)
@@ -458,9 +316,6 @@ int32_t tes_components_of(const tes_world_t *w, tes_entity_t e, tes_comp_t *out,
     }
     return n > INT32_MAX ? INT32_MAX : (int32_t)n;
 }
-
-int tes_disable(tes_world_t *w, tes_entity_t e) { return tes_add(w, e, TES_DISABLED); }
-int tes_enable(tes_world_t *w, tes_entity_t e) { return tes_remove(w, e, TES_DISABLED); }
 
 bool tes_enabled(const tes_world_t *w, tes_entity_t e)
 {

@@ -1,7 +1,10 @@
 /*
  * The command queue behind deferred mode: queuing, the per-entity and
  * per-pair records, and deferred tes_ensure (see defer.h). The flush lives in
- * defer_flush.c.
+ * defer_flush.c, the plain recorder (a deferred set of a plain component)
+ * in defer_plain.c, the levels a user opens and the queues' teardown in
+ * defer_levels.c: this file calls none of them, so every structural call
+ * may queue through it.
  *
  * Every queuing call first reserves all the room it may need (a command,
  * an entity record, a pair record, a staged value; and the records the
@@ -13,6 +16,7 @@
  */
 #include "world/defer.h"
 #include "world/explain.h"
+#include "world/get.h"
 
 #include <string.h>
 
@@ -254,18 +258,6 @@ static uint32_t append(tes__defer_t *d, tes__op_kind_t kind, uint8_t merge, tes_
     return at;
 }
 
-/* Chains command `at` to e's commands. The last command noted for e's
- * index is e's when it is before `at` and names e: an entry left from an
- * earlier flush or by an earlier entity of the index fails one test. */
-static inline void chain(tes__defer_t *d, uint32_t at, tes_entity_t e)
-{
-    tes__defer_at_t *slot = &d->ent_at[tes_entity_index(e)];
-    uint32_t prev = slot->last;
-    if (prev < at && d->ops[prev].e == e)
-        d->ops[prev].next = at;
-    slot->last = at;
-}
-
 /* Writes the pair records of the plain sets queued since the last record
  * was written (see `paired` in defer.h): each is a set, so its record says
  * the value it staged. Its room was reserved with the command. */
@@ -304,7 +296,7 @@ static void push(tes_world_t *w, tes__op_kind_t kind, uint8_t merge, tes_entity_
         d->ops[at].src = src;
     else if (kind == TES__OP_SET || kind == TES__OP_ENSURE)
         d->ops[at].value = value;
-    chain(d, at, e);
+    tes__defer_chain(d, at, e);
     tes__defer_entity_t *er = entity_get(d, e);
     if (er->first_op == TES__OP_END)
         er->first_op = at; /* records are written in command order */
@@ -440,82 +432,6 @@ int tes__defer_set(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *val
     return TES_OK;
 }
 
-/* How far plain sets may be queued with no other room check (see
- * `plain_room`): below room, and while each new command's entity record
- * (written when the records catch up) still fits in ents, that is while
- * ent_count + (count - paired) + 1 <= ent_cap. Right after a reserve of
- * one command, so at least count + 1. */
-static uint32_t plain_room_of(const tes__defer_t *d)
-{
-    uint64_t records = (uint64_t)d->ent_cap + d->paired - d->ent_count;
-    return records < d->room ? (uint32_t)records : d->room;
-}
-
-/* Writes the plain set of component comp on e, its value staged already,
- * as command `at` (the next one, below plain_room) and chains it. */
-static tes__always_inline int queue_plain(tes__defer_t *d, uint32_t at, tes_entity_t e,
-                                          tes_comp_t comp, void *staged)
-{
-    tes__assert(at == d->count && at < d->room);
-    d->count = at + 1;
-    tes__op_t *op = &d->ops[at];
-    op->kind = TES__OP_SET;
-    op->merge = TES__OP_MERGED;
-    op->comp = comp;
-    op->next = TES__OP_END;
-    op->e = e;
-    op->value = staged;
-    chain(d, at, e);
-    return TES_OK;
-}
-
-/* tes__defer_set_plain when the queue, its entity lookup or its arena
- * needs room first, the value is large, the entity is stale, or the
- * component is a tag. Out of line: the common case stays a leaf. */
-static tes__noinline int set_plain_slow(tes_world_t *w, tes_entity_t e,
-                                        const tes__component_t *info, const void *value)
-{
-    if (!tes__entity_slot(&w->entities, e))
-        return tes__fail_stale(w, e);
-    if (!info->size) /* a tag stages nothing: the generic set queues it */
-        return tes__set_generic(w, e, info->id, value);
-    tes__defer_t *d = &w->defer;
-    if (tes__defer_reserve(w, 1))
-        return tes__fail(w, TES_ERR_NOMEM);
-    d->plain_room = plain_room_of(d);
-    /* No hook: the staged value is a bitwise copy, and nothing runs between
-     * the reserve and the push. */
-    void *staged = tes__arena_alloc(&d->arena, &w->alloc, info->size, info->align);
-    if (!staged)
-        return tes__fail(w, TES_ERR_NOMEM);
-    tes__copy_bytes(staged, value, info->size);
-    return queue_plain(d, d->count, e, info->id, staged);
-}
-
-int tes__defer_set_plain(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
-{
-    const tes__component_t *info = w->components.items[c];
-    tes__assert(tes__quiet_class(tes__quiet_word(w)) == 1 && !w->lanes_live && !w->parallel &&
-                info->dispatch == TES__DISPATCH_TABLE && value);
-    tes__defer_t *d = &w->defer;
-    /* Three compares cover the room (plain_room), the entity lookup's
-     * (an entity made since the last reserve may lie past it) and the
-     * staged value's (a bump in the arena's current block); anything short
-     * goes the slow way, which changes nothing before it reserves. So do
-     * tags and values past TES__SMALL_BYTES (size - 1 wraps for 0): the
-     * copy here is inline moves, no call, and this stays a leaf that
-     * saves no registers. */
-    uint32_t at = d->count, size = info->size;
-    uintptr_t fit;
-    if (!tes__entity_slot(&w->entities, e) || at >= d->plain_room ||
-        tes_entity_index(e) >= d->ent_at_cap || size - 1u >= TES__SMALL_BYTES ||
-        !(fit = tes__arena_fit(&d->arena, size, info->align)))
-        return set_plain_slow(w, e, info, value);
-    void *staged = tes__arena_take(&d->arena, fit, size);
-    tes__copy_small(staged, value, size);
-    return queue_plain(d, at, e, info->id, staged);
-}
-
 void *tes__defer_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c, int *status)
 {
     tes__defer_t *d = tes__defer_queue(w);
@@ -593,67 +509,6 @@ void tes__defer_queue_release(tes__defer_t *d, tes__alloc_t *a)
     tes__arena_fini(&d->arena, a);
     memset(d, 0, sizeof *d);
 }
-
-void tes__defer_fini(tes_world_t *w)
-{
-    tes__defer_t *d = &w->defer;
-    tes__alloc_t *a = &w->alloc;
-    for (uint32_t i = 0; i < d->count; i++) {
-        tes__op_t op = d->ops[i]; /* a copy: hooks run below */
-        if ((op.kind == TES__OP_SET || op.kind == TES__OP_ENSURE) && op.value) {
-            const tes__component_t *info = tes__registry_get(&w->components, op.comp);
-            tes__hook_enter(w);
-            tes__component_destruct(info, op.value, 1);
-            tes__world_end(w);
-        } else if (op.kind == TES__OP_CALL) {
-            tes__defer_call_t call = d->calls[op.call];
-            call.run(w, call.arg, false);
-        }
-    }
-    tes__defer_queue_release(d, a);
-    tes__defer_lanes_fini(w);
-}
-
-/* A deferral level opened or closed from inside a hook would change how
- * the call that runs the hook goes on (during a flush: queue the remaining
- * commands onto the queue being applied), so both are refused there. */
-static bool defer_refused(tes_world_t *w, const char *call)
-{
-    if (!tes__in_hook_or_frame(w) && !w->defer.flushing)
-        return false;
-    tes__fail_busy(w, call);
-    return true;
-}
-
-int tes_defer_begin(tes_world_t *w)
-{
-    if (!w)
-        return TES_ERR_INVALID;
-    if (defer_refused(w, "tes_defer_begin"))
-        return TES_ERR_BUSY;
-    tes__world_depth_up(w);
-    w->defer.explicit_depth++;
-    return TES_OK;
-}
-
-int tes_defer_end(tes_world_t *w)
-{
-    if (!w)
-        return TES_ERR_INVALID;
-    if (defer_refused(w, "tes_defer_end"))
-        return TES_ERR_BUSY;
-    /* Only levels opened by tes_defer_begin: an iterator's level ends with
-     * the iterator. */
-    if (w->defer.explicit_depth <= 0) {
-        char why[TES__DETAIL_SIZE];
-        tes__explain_deferred(w, why, sizeof why);
-        return tes__fail_detail(w, TES_ERR_INVALID, "tes_defer_end: no tes_defer_begin level is open%s%s", why[0] ? "; the world is deferred by " : "", why);
-    }
-    w->defer.explicit_depth--;
-    return tes__defer_end(w);
-}
-
-bool tes_is_deferred(const tes_world_t *w) { return w && tes__deferred(w); }
 
 void tes__defer_open(tes_world_t *w)
 {

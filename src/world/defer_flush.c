@@ -47,6 +47,7 @@
  * the plan's type and the row move by it are shared through defer_runs.h.
  */
 #include "world/defer.h"
+#include "world/entity_ops.h"
 
 #include "world/changes.h"
 #include "world/defer_runs.h"

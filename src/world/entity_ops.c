@@ -1,9 +1,14 @@
 /*
- * Entity-level operations: spawn (one; batches are in bulk_ops.c), destroy
- * (its generic path; the quiet one is in quiet_ops.c), clear and clone. Spawning an empty entity is the hottest
- * path in most games' setup code, so tes_spawn checks for spare room inline
- * and only calls the growth functions when a buffer is full.
+ * Entity-level operations: spawn (one; batches, tes_spawn_n among them,
+ * are in bulk_ops.c), destroy (its generic path; the quiet one is in
+ * quiet_ops.c), clear and clone. Spawning an empty entity is the hottest
+ * path in most games' setup code, so tes_spawn checks for spare room
+ * inline and only calls the growth functions when a buffer is full.
  */
+#include "world/cascade.h"
+#include "world/defer.h"
+#include "world/entity_ops.h"
+#include "world/explain.h"
 #include "world/world.h"
 
 #include "core/checked.h"
@@ -285,12 +290,4 @@ int tes_clear(tes_world_t *w, tes_entity_t e)
 tes_entity_t tes_clone(tes_world_t *w, tes_entity_t e)
 {
     TES__CREATING(tes_entity_t, w, TES_NULL, clone_impl(w, e));
-}
-
-/* A batch without data is a bulk spawn (bulk_ops.c). */
-int tes_spawn_n(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncomps,
-                tes_entity_t *out)
-{
-    tes_bulk_desc_t d = {n, comps, ncomps, NULL, out};
-    return tes_spawn_bulk(w, &d);
 }

@@ -6,7 +6,7 @@
  * It records through last_error.c, below it.
  */
 #include "world/explain.h"
-#include "world/quiet.h"
+#include "world/quiet_word.h"
 
 #include <stdio.h>
 #include <string.h>

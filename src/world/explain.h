@@ -7,13 +7,21 @@
  * iterators are open, how many tes_defer_begin levels). All of it runs on
  * failure paths only, so it is written for clarity, not speed. It stands
  * on the record of the last failure (last_error.h) and the quiet word's
- * readers (quiet.h); last_error.c itself needs only stale.h.
+ * readers (quiet_word.h); last_error.c itself needs only stale.h.
  */
 #ifndef TES_WORLD_EXPLAIN_H
 #define TES_WORLD_EXPLAIN_H
 
 #include "world/stale.h"
 #include "world/world.h"
+
+/* Looks up a live entity for a structural call. Returns TES_OK with *slot
+ * set, or TES_ERR_STALE recorded in w (why, by tes__fail_stale). */
+static inline int tes__world_enter(tes_world_t *w, tes_entity_t e, tes__slot_t **slot)
+{
+    *slot = tes__entity_slot(&w->entities, e);
+    return *slot ? TES_OK : tes__fail_stale(w, e);
+}
 
 /* tes__fail_stale for an instance handle in the lifecycle's id space ids
  * (NULL before any instance). */

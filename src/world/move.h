@@ -12,6 +12,13 @@
 
 #include "world/world.h"
 
+/* Moves live entity e, whose slot is `slot`, to table dst (which has
+ * room) by the plan of the edge between them when one of src's last edges
+ * leads there, else by a plan made now: shared columns move, new ones are
+ * constructed, dropped ones destroyed (the generic move: hooks run). Tells
+ * no watcher and fires no observer. */
+void tes__world_move(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, tes__table_t *dst);
+
 /* Removes row `row` of t, whose cells were moved out or destroyed, when
  * it is not t's last row: the last row fills the hole (as plain bytes, or
  * by move hooks) and its entity gets the row; then, in debug builds, t

@@ -46,6 +46,8 @@
  */
 #include "world/move.h"
 #include "world/changes.h"
+#include "world/defer.h"
+#include "world/entity_ops.h"
 #include "world/world.h"
 #include "world/quiet.h"
 
@@ -579,3 +581,8 @@ int tes_destroy(tes_world_t *w, tes_entity_t e)
     tes__entity_free(&w->entities, e);
     return TES_OK;
 }
+
+/* Disabling is adding the built-in TES_DISABLED tag, so it takes the same
+ * paths as any add or remove. */
+int tes_disable(tes_world_t *w, tes_entity_t e) { return tes_add(w, e, TES_DISABLED); }
+int tes_enable(tes_world_t *w, tes_entity_t e) { return tes_remove(w, e, TES_DISABLED); }

@@ -3,12 +3,13 @@
  * graph together. This header is internal; the public type is opaque.
  *
  * Structural operations live in entity_ops.c (spawn, destroy, clone, clear)
- * and component_ops.c (add, set, remove, get, ...); both follow one
- * discipline so that a failed call leaves the world as it was: validate,
- * reserve every allocation the call may need, then commit with code that
- * cannot fail, then fire hooks. The quiet state and the guards every
- * structural call runs between (tes__world_begin / tes__world_end) are in
- * world/quiet.h.
+ * and component_ops.c (add, set, remove, ensure; the reads are in get.c);
+ * both follow one discipline so that a failed call leaves the world as it
+ * was: validate, reserve every allocation the call may need, then commit
+ * with code that cannot fail, then fire hooks. The quiet state is in
+ * world/quiet_word.h, the guards every structural call runs between
+ * (tes__world_begin / tes__world_end) in world/quiet.h; world lifetime is
+ * in world_life.c, at the top of the layer.
  */
 #ifndef TES_WORLD_WORLD_H
 #define TES_WORLD_WORLD_H
@@ -16,7 +17,7 @@
 #include "core/thread_pool.h"
 #include "entity/entity_index.h"
 #include "storage/table_graph.h"
-#include "world/defer.h"
+#include "world/defer_types.h"
 
 struct tes__pool;
 
@@ -193,7 +194,7 @@ struct tes_world {
     int32_t threads;              /* 1 + workers */
     int *thread_errors;           /* threads entries */
     bool parallel;
-    _Atomic uint64_t quiet; /* the quiet state: see world/quiet.h */
+    _Atomic uint64_t quiet; /* the quiet state: see world/quiet_word.h */
     /* Who holds deferral levels 1..TES__ITER_LEVELS: an iterator records
      * its query (as a token the query layer reads back) at the level its
      * tes_query_iter opened and clears it when it ends, so that a call
@@ -279,15 +280,6 @@ typedef struct tes__destroy_plan {
     size_t bytes;
 } tes__destroy_plan_t;
 
-/* Plans the destroy of n listed live entities (see tes__hier_ops_t.plan).
- * TES_OK or TES_ERR_NOMEM (not recorded). */
-int tes__world_destroy_plan(tes_world_t *w, const tes_entity_t *es, uint32_t n,
-                            tes__destroy_plan_t *plan);
-/* Under strict_lifecycle, refuses a plan holding an instance member whose
- * instance (index + 1 as the entity index records it) is not `allowed`
- * (0: none is): TES_ERR_OWNED recorded with a detail. TES_OK otherwise. */
-int tes__world_plan_owned(tes_world_t *w, const tes__destroy_plan_t *plan, uint32_t allowed);
-void tes__world_plan_free(tes_world_t *w, tes__destroy_plan_t *plan);
 /* Whether some live entity has children (a destroy may cascade). */
 static inline bool tes__world_has_links(const tes_world_t *w) { return w->hier != NULL; }
 
@@ -447,17 +439,6 @@ static inline void tes__watch_after(tes_world_t *w, tes_entity_t e, tes_comp_t c
         tes__world_watch_compact(w);
 }
 
-/* Copies every component of src into dst, an entity in the root table with
- * no components (a deferred clone at its flush). TES_OK, TES_ERR_STALE (one
- * of them died) or TES_ERR_NOMEM (nothing changed). */
-int tes__clone_into(tes_world_t *w, tes_entity_t dst, tes_entity_t src);
-
-/* Moves live entity e, whose slot is `slot`, to table dst (which has
- * room) by the plan of the edge between them when one of src's last edges
- * leads there, else by a plan made now: shared columns move, new ones are
- * constructed, dropped ones destroyed (the generic move: hooks run). Tells
- * no watcher and fires no observer. */
-void tes__world_move(tes_world_t *w, tes_entity_t e, tes__slot_t *slot, tes__table_t *dst);
 
 /* The calling thread's lane (only while w->lanes_live). */
 static inline tes__lane_t *tes__lane(const tes_world_t *w)
@@ -470,17 +451,6 @@ static inline tes__lane_t *tes__lane(const tes_world_t *w)
 static inline tes__defer_t *tes__defer_queue(tes_world_t *w)
 {
     return tes__unlikely(w->lanes_live) ? &tes__lane(w)->queue : &w->defer;
-}
-
-/* Makes room in the deferred queue for n more commands (see defer.h); the
- * common case, room already there, inline. */
-static inline int tes__defer_reserve(tes_world_t *w, uint32_t n)
-{
-    const tes__defer_t *d = tes__defer_queue(w);
-    if ((uint64_t)d->count + n <= d->room && tes__defer_ent_need(d, n) <= d->ent_cap &&
-        w->entities.cap <= d->ent_at_cap)
-        return TES_OK;
-    return tes__defer_reserve_slow(w, n);
 }
 
 /* Records a failure and returns it, so `return tes__fail(w, rc);` works.
@@ -499,10 +469,6 @@ static inline int tes__fail(tes_world_t *w, int status)
         w->detail.text[0] = '\0';
     return status;
 }
-
-/* tes_get_mut without recording a miss: for library code, whose reads
- * that find nothing (a tag's value, say) are no failure of the user's. */
-void *tes__get(const tes_world_t *w, tes_entity_t e, tes_comp_t c);
 
 /* Records TES_ERR_STALE for handle e with a detail that says which case it
  * is: TES_NULL, never issued (an index past those issued, or a generation
@@ -546,21 +512,12 @@ static inline void tes__slot_set_table(tes__slot_t *s, uint32_t table, uint32_t 
     s->row = row;
 }
 
-/* Looks up a live entity for a structural call. Returns TES_OK with *slot
- * set, or TES_ERR_STALE recorded in w. */
-static inline int tes__world_enter(tes_world_t *w, tes_entity_t e, tes__slot_t **slot)
-{
-    *slot = tes__entity_slot(&w->entities, e);
-    return *slot ? TES_OK : tes__fail_stale(w, e);
-}
-
-/* The generic paths of tes_add, tes_set, tes_remove and tes_destroy
- * (component_ops.c, entity_ops.c): what the public calls run when the
+/* The generic paths of tes_add, tes_set and tes_remove (component_ops.c;
+ * tes_destroy's is in entity_ops.h): what the public calls run when the
  * quiet path (quiet_ops.c) does not apply. */
 int tes__add_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c);
 int tes__set_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value);
 int tes__remove_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c);
-int tes__destroy_generic(tes_world_t *w, tes_entity_t e);
 
 typedef void (*tes__visit_fn)(tes_world_t *w, tes__component_t *info, tes_entity_t e, void *ptr);
 
@@ -576,8 +533,5 @@ void tes__fire_on_add(tes_world_t *w, tes__component_t *info, tes_entity_t e, vo
  * `destroying` tells watchers whether e is about to die or be cleared. */
 void tes__world_strip(tes_world_t *w, tes_entity_t e, bool destroying);
 
-/* Destroys a live entity whatever its instance (the strict-lifecycle rule
- * is the caller's business). Must run between tes__world_begin and end. */
-void tes__world_destroy(tes_world_t *w, tes_entity_t e);
 
 #endif

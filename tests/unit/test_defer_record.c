@@ -1,5 +1,5 @@
 /*
- * The plain recorder (src/world/defer.c, tes__defer_set_plain): a deferred
+ * The plain recorder (src/world/defer_plain.c, tes__defer_set_plain): a deferred
  * tes_set of a plain table component, made while the world is only
  * deferred, goes from tes_set straight to a recorder that checks its room
  * with one compare (plain_room), bumps the staged value in the arena's
