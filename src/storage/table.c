@@ -209,35 +209,23 @@ int tes__table_reserve_slow(tes__table_t *t, tes__alloc_t *a, uint32_t extra)
         cap = need;
     if (t->sum_count && grow_sums(t, a, (uint32_t)cap))
         return TES_ERR_NOMEM;
-    /* Old and new column offsets: on the stack for the common case. */
+    /* The new column offsets: on the stack for the common case. */
     size_t small[32];
     size_t *offsets = small;
     size_t scratch;
-    if (!tes__size_mul(&scratch, t->column_count, 2 * sizeof *offsets))
+    if (!tes__size_mul(&scratch, t->column_count, sizeof *offsets))
         return TES_ERR_NOMEM;
-    if (t->column_count > 16 && !(offsets = tes__malloc(a, scratch)))
+    if (t->column_count > 32 && !(offsets = tes__malloc(a, scratch)))
         return TES_ERR_NOMEM;
-    size_t *old = offsets + t->column_count;
-    for (uint32_t i = 0; i < t->column_count; i++)
-        old[i] = t->block ? (size_t)(t->columns[i].data - (uint8_t *)t->block) : 0;
     size_t size = 0;
     int rc = TES_ERR_NOMEM;
     uint8_t *block;
     if (!block_layout(t, (uint32_t)cap, offsets, &size)) {
         /* Larger than any block can be: rc stays TES_ERR_NOMEM. */
-    } else if (!(t->flags & TES__TABLE_HAS_MOVE) && !TES__DEBUG_MOVES) {
-        /* Plain bytes: grow in place when the allocator can, then slide the
-         * columns up to their new offsets, last column first (new offsets
-         * are never below old ones, so nothing is overwritten early). */
-        if ((block = tes__realloc(a, t->block, t->block_size, size)) != NULL) {
-            for (uint32_t i = t->column_count; i-- > 0 && t->count;)
-                memmove(block + offsets[i], block + old[i],
-                        (size_t)t->count * t->columns[i].size);
-            adopt_block(t, block, size, offsets, cap);
-            rc = TES_OK;
-        }
     } else if ((block = tes__malloc(a, size)) != NULL) {
-        /* Move hooks relocate into fresh memory, never overlapping. */
+        /* Fresh memory and one copy of each column's rows (move hooks
+         * relocate): a realloc would copy the whole block and the columns
+         * would then slide to their new offsets, a second copy. */
         if (t->count) {
             memcpy(block, t->entities, (size_t)t->count * sizeof *t->entities);
             for (uint32_t i = 0; i < t->column_count; i++)
