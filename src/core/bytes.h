@@ -38,6 +38,35 @@ static inline void tes__zero_bytes(void *dst, size_t size)
     }
 }
 
+/* Copies 8 to 16 bytes as two moves: 8 bytes at the start, then the last
+ * 4 bytes for 12 (three floats, the most common size) and the last 8
+ * otherwise. A 12-byte value is then written as two stores that do not
+ * overlap. That matters when the value is read back soon (a row copied on
+ * through the next table of an entity being built up one component at a
+ * time): a load can take its bytes from an earlier store still in flight
+ * only if no younger store covers part of them, and with overlapping 8-byte
+ * stores (bytes 0-7 and 4-11) the first load waits for both to reach the
+ * cache (measured: 3% of spawn + 3 sets). Other sizes from 9 to 15 still
+ * overlap; they are rare. */
+static inline void tes__copy_mid(void *dst, const void *src, size_t size)
+{
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    uint64_t a;
+    memcpy(&a, s, 8);
+    if ((size & 7) == 4) {
+        uint32_t b;
+        memcpy(&b, s + size - 4, 4);
+        memcpy(d, &a, 8);
+        memcpy(d + size - 4, &b, 4);
+    } else {
+        uint64_t b;
+        memcpy(&b, s + size - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + size - 8, &b, 8);
+    }
+}
+
 /* The largest value tes__copy_small copies. */
 #define TES__SMALL_BYTES 64u
 
@@ -57,11 +86,7 @@ static inline void tes__copy_small(void *dst, const void *src, size_t size)
     unsigned char *d = dst;
     const unsigned char *s = src;
     if (tes__likely(size - 8 <= 8)) { /* 8 to 16 bytes, the most common sizes */
-        uint64_t a, b;
-        memcpy(&a, s, 8);
-        memcpy(&b, s + size - 8, 8);
-        memcpy(d, &a, 8);
-        memcpy(d + size - 8, &b, 8);
+        tes__copy_mid(d, s, size);
     } else if (size > 16) {
         chunk16 a, b, c, e;
         memcpy(&a, s, 16);

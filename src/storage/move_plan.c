@@ -33,18 +33,14 @@
 #include "storage/table.h"
 
 /* The size classes: every column holds 8 to 16 bytes (two 8-byte moves
- * per cell, overlapping for 12), 4 to 8 bytes (two 4-byte moves), or
+ * per cell, or 8 + 4 for 12: tes__copy_mid), 4 to 8 bytes (two 4-byte moves), or
  * anything up to TES__SMALL_BYTES (tes__copy_small, which tests the size). */
 enum { CELLS_MID, CELLS_SMALL, CELLS_ANY };
 
 static tes__always_inline void copy_cell(uint8_t *d, const uint8_t *s, uint32_t size, int cls)
 {
     if (cls == CELLS_MID) {
-        uint64_t a, b;
-        memcpy(&a, s, 8);
-        memcpy(&b, s + size - 8, 8);
-        memcpy(d, &a, 8);
-        memcpy(d + size - 8, &b, 8);
+        tes__copy_mid(d, s, size);
     } else if (cls == CELLS_SMALL) {
         uint32_t a, b;
         memcpy(&a, s, 4);
