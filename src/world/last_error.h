@@ -9,9 +9,9 @@
  * loop of reads that miss stays cheap.
  *
  * Every failure is recorded through this header: tes__fail (inline: the
- * path a structural call takes to report a status costs a few stores) and
- * the out-of-line calls it falls back to are declared here beside their
- * code, not in world.h. The record lives in the world's own fields, so
+ * path a structural call takes to report a status costs a few stores),
+ * tes__fail_detail and the out-of-line call tes__fail falls back to are
+ * declared here beside their code, not in world.h. The record lives in the world's own fields, so
  * this header stands on world.h, and world.h calls nothing of it: a file
  * that records a failure includes this header.
  */
@@ -24,6 +24,10 @@
 /* tes__fail while systems run on several threads: records the status in
  * the calling thread's own slot. */
 int tes__fail_parallel(tes_world_t *w, int status);
+
+/* Records a failure with a detail naming the argument and its value
+ * (printf format) and returns the status. */
+int tes__fail_detail(tes_world_t *w, int status, const char *fmt, ...) TES__PRINTF(3, 4);
 
 /* Records a failure and returns it, so `return tes__fail(w, rc);` works.
  * Every TES_ERR_INVALID and TES_ERR_STALE is explained: the site that

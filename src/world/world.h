@@ -456,10 +456,6 @@ static inline tes__defer_t *tes__defer_queue(tes_world_t *w)
  * for an entity records it through this (explain.c). */
 int tes__fail_stale(tes_world_t *w, tes_entity_t e);
 
-/* Records a failure with a detail naming the argument and its value
- * (printf format) and returns the status. */
-int tes__fail_detail(tes_world_t *w, int status, const char *fmt, ...) TES__PRINTF(3, 4);
-
 /* Records TES_ERR_BUSY for `call` (a public name, or a phrase such as "a
  * structural call") with a detail that says what is running: a hook level
  * (a user hook, a structural call's hooks, a snapshot reader or writer, a
