@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "json/json_out.h"
+#include "world/last_error.h"
 #include "world/world.h"
 #include "world/quiet.h"
 

@@ -40,6 +40,7 @@
 
 #include "query/base_walk.h"
 #include "query/cascade.h"
+#include "world/last_error.h"
 
 /* The most entities of a chunk; fewer when the parent values of a chunk
  * would take more than SCRATCH_BYTES. */

@@ -15,6 +15,7 @@
 #include "query/changes_iter.h"
 
 #include "world/changes.h"
+#include "world/last_error.h"
 
 int tes__query_changes_setup(tes_query_t *q, const tes_query_desc_t *d)
 {

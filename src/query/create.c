@@ -15,6 +15,7 @@
 #include "query/changes_iter.h"
 #include "query/query.h"
 #include "world/explain.h"
+#include "world/last_error.h"
 
 #include <stdio.h>
 

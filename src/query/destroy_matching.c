@@ -26,6 +26,7 @@
 #include "world/cascade.h"
 #include "world/defer.h"
 #include "world/entity_ops.h"
+#include "world/last_error.h"
 #include "world/move.h"
 #include "world/quiet.h"
 

@@ -6,6 +6,7 @@
  * keeps add/remove O(terms).
  */
 #include "query/group.h"
+#include "world/last_error.h"
 
 #include <string.h>
 

@@ -17,6 +17,7 @@
 #include "query/cascade.h"
 #include "query/gather.h"
 #include "world/defer.h"
+#include "world/last_error.h"
 #include "world/quiet.h"
 
 static tes_iter_t iter_start(tes_query_t *q) { return tes__walk_start(q, q && q->cascade_walk); }

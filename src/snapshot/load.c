@@ -27,6 +27,7 @@
 #include "snapshot/snapshot.h"
 #include "world/changes.h"
 #include "world/explain.h"
+#include "world/last_error.h"
 #include "world/quiet.h"
 
 typedef struct stage {

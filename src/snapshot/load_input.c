@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "snapshot/snapshot.h"
+#include "world/last_error.h"
 
 int tes__snap_bad(tes__snap_plan_t *p, uint64_t at, const char *fmt, ...)
 {

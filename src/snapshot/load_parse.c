@@ -16,6 +16,7 @@
  * and load.c can restore without further checks.
  */
 #include "snapshot/snapshot.h"
+#include "world/last_error.h"
 
 /* The offset in the input of a cursor's position (the buffer holds the
  * input from its first byte). */

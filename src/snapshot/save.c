@@ -28,6 +28,7 @@
 
 #include "lifecycle/instance.h"
 #include "world/explain.h"
+#include "world/last_error.h"
 #include "snapshot/snapshot.h"
 #include "world/quiet.h"
 

@@ -20,6 +20,7 @@
 
 #include "lifecycle/instance.h"
 #include "snapshot/format.h"
+#include "world/last_error.h"
 
 /* Per-slot parse state bits. */
 #define TES__SNAP_LIVE 1u

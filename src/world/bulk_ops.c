@@ -23,6 +23,7 @@
 #include "world/defer.h"
 #include "world/entity_ops.h"
 #include "world/get.h"
+#include "world/last_error.h"
 #include "world/move.h"
 #include "world/world.h"
 #include "world/quiet.h"

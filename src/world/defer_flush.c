@@ -51,6 +51,7 @@
 
 #include "world/changes.h"
 #include "world/defer_runs.h"
+#include "world/last_error.h"
 #include "world/move.h"
 #include "world/world.h"
 #include "world/quiet.h"

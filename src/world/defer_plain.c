@@ -10,6 +10,7 @@
  * apart from the queue it writes into (defer.c).
  */
 #include "world/defer.h"
+#include "world/last_error.h"
 #include "world/quiet_word.h"
 #include "world/world.h"
 

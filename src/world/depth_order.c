@@ -23,6 +23,7 @@
 #include "world/changes.h"
 #include "world/check_report.h"
 #include "world/explain.h"
+#include "world/last_error.h"
 #include "world/quiet.h"
 
 /* What the sort will do to one table, allocated before anything moves. */

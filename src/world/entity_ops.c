@@ -9,6 +9,7 @@
 #include "world/defer.h"
 #include "world/entity_ops.h"
 #include "world/explain.h"
+#include "world/last_error.h"
 #include "world/world.h"
 
 #include "core/checked.h"

@@ -6,6 +6,7 @@
  * It records through last_error.c, below it.
  */
 #include "world/explain.h"
+#include "world/last_error.h"
 #include "world/quiet_word.h"
 
 #include <stdio.h>

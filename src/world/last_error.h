@@ -7,12 +7,44 @@
  * from whichever of the two is newer. A tes_get that returns NULL records
  * why (a few stores; the sentence is formatted only when asked for), so a
  * loop of reads that miss stays cheap.
+ *
+ * Every failure is recorded through this header: tes__fail (inline: the
+ * path a structural call takes to report a status costs a few stores),
+ * tes__fail_detail and the out-of-line call tes__fail falls back to are
+ * declared here beside their code, not in world.h. The record lives in the world's own fields, so
+ * this header stands on world.h, and world.h calls nothing of it: a file
+ * that records a failure includes this header.
  */
 #ifndef TES_WORLD_LAST_ERROR_H
 #define TES_WORLD_LAST_ERROR_H
 
 #include "world/stale.h"
 #include "world/world.h"
+
+/* tes__fail while systems run on several threads: records the status in
+ * the calling thread's own slot. */
+int tes__fail_parallel(tes_world_t *w, int status);
+
+/* Records a failure with a detail naming the argument and its value
+ * (printf format) and returns the status. */
+int tes__fail_detail(tes_world_t *w, int status, const char *fmt, ...) TES__PRINTF(3, 4);
+
+/* Records a failure and returns it, so `return tes__fail(w, rc);` works.
+ * Every TES_ERR_INVALID and TES_ERR_STALE is explained: the site that
+ * finds the bad argument records the detail with tes__fail_detail
+ * (directly, or through the registry's detail pointer) or tes__fail_stale,
+ * and a later tes__fail(w, status) for the same failure keeps it. Any
+ * other status clears the detail unless the site records one. */
+static inline int tes__fail(tes_world_t *w, int status)
+{
+    if (tes__unlikely(w->parallel))
+        return tes__fail_parallel(w, status);
+    w->last_error = status;
+    w->fail_epoch++;
+    if (status != TES_ERR_INVALID && status != TES_ERR_STALE)
+        w->detail.text[0] = '\0';
+    return status;
+}
 
 /* A fresh world's serial (never 0). */
 uint64_t tes__world_serial_next(void);

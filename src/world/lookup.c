@@ -48,6 +48,7 @@
  *   base alone is not an address to read.
  */
 #include "core/checked.h"
+#include "world/last_error.h"
 #include "world/world.h"
 
 #include <stddef.h>

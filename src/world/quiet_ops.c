@@ -48,6 +48,7 @@
 #include "world/changes.h"
 #include "world/defer.h"
 #include "world/entity_ops.h"
+#include "world/last_error.h"
 #include "world/world.h"
 #include "world/quiet.h"
 

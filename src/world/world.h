@@ -283,10 +283,6 @@ typedef struct tes__destroy_plan {
 /* Whether some live entity has children (a destroy may cascade). */
 static inline bool tes__world_has_links(const tes_world_t *w) { return w->hier != NULL; }
 
-/* tes__fail while systems run on several threads: records the status in
- * the calling thread's own slot. */
-int tes__fail_parallel(tes_world_t *w, int status);
-
 /* Makes w->scratch hold at least size bytes. TES_OK or TES_ERR_NOMEM. */
 int tes__world_scratch(tes_world_t *w, size_t size);
 
@@ -453,33 +449,12 @@ static inline tes__defer_t *tes__defer_queue(tes_world_t *w)
     return tes__unlikely(w->lanes_live) ? &tes__lane(w)->queue : &w->defer;
 }
 
-/* Records a failure and returns it, so `return tes__fail(w, rc);` works.
- * Every TES_ERR_INVALID and TES_ERR_STALE is explained: the site that
- * finds the bad argument records the detail with tes__fail_detail
- * (directly, or through the registry's detail pointer) or tes__fail_stale,
- * and a later tes__fail(w, status) for the same failure keeps it. Any
- * other status clears the detail unless the site records one. */
-static inline int tes__fail(tes_world_t *w, int status)
-{
-    if (tes__unlikely(w->parallel))
-        return tes__fail_parallel(w, status);
-    w->last_error = status;
-    w->fail_epoch++;
-    if (status != TES_ERR_INVALID && status != TES_ERR_STALE)
-        w->detail.text[0] = '\0';
-    return status;
-}
-
 /* Records TES_ERR_STALE for handle e with a detail that says which case it
  * is: TES_NULL, never issued (an index past those issued, or a generation
  * the slot never had) or destroyed (the generation seen and the slot's
  * current one, or a retired slot). Every call that reports TES_ERR_STALE
  * for an entity records it through this (explain.c). */
 int tes__fail_stale(tes_world_t *w, tes_entity_t e);
-
-/* Records a failure with a detail naming the argument and its value
- * (printf format) and returns the status. */
-int tes__fail_detail(tes_world_t *w, int status, const char *fmt, ...) TES__PRINTF(3, 4);
 
 /* Records TES_ERR_BUSY for `call` (a public name, or a phrase such as "a
  * structural call") with a detail that says what is running: a hook level
