@@ -164,7 +164,8 @@ static tes__noinline uint32_t lookup_present(const tes__sparse_set_t *set, const
         uint32_t index = tes_entity_index(e);
         if ((index >> TES__SPARSE_PAGE_BITS) >= page_count)
             break;
-        uint64_t entry = *(const uint64_t *)(bases[index >> TES__SPARSE_PAGE_BITS] + (uintptr_t)index * sizeof(uint64_t));
+        uint64_t entry =
+            *(const uint64_t *)(bases[index >> TES__SPARSE_PAGE_BITS] + (uintptr_t)index * sizeof(uint64_t));
         if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) >= TES_NULL_INDEX)
             break;
         uint32_t pos = (uint32_t)entry;
