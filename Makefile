@@ -18,7 +18,7 @@ all: build
 help:
 	@echo "make              build the library, the demo and the samples (release, $(BUILD));"
 	@echo "                  also make all, make build"
-	@echo "make deps         install cmocka, the test dependency (as root)"
+	@echo "make deps         install cmocka and python3, the test dependencies (as root)"
 	@echo "make run          build and run the demo (ARGS='--help' lists its options)"
 	@echo "make samples      build and run the nine samples in examples/"
 	@echo "make inspect      build and run the inspector demo (needs libcivetweb-dev, libcjson-dev)"
@@ -66,8 +66,9 @@ dist:
 	sh tools/amalgamate.sh . dist
 	@echo "wrote dist/tessera.h and dist/tessera.c"
 
-# cmocka is the one test dependency. As root we install it; otherwise we say
-# exactly what to run.
+# cmocka and python3 are the test dependencies (python3 runs the layers
+# check, tools/layers.py, and the JSON round trip). As root we install
+# them; otherwise we say exactly what to run.
 deps:
 	@if [ ! -f /usr/include/cmocka.h ] && [ ! -f /usr/local/include/cmocka.h ]; then \
 	  if [ "$$(id -u)" = "0" ]; then \
@@ -75,6 +76,14 @@ deps:
 	    (apt-get install -y libcmocka-dev || (apt-get update && apt-get install -y libcmocka-dev)); \
 	  else \
 	    echo "cmocka is missing: run 'sudo apt-get install libcmocka-dev' and retry"; exit 1; \
+	  fi; \
+	fi
+	@if ! command -v python3 >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = "0" ]; then \
+	    echo "installing python3"; \
+	    (apt-get install -y python3 || (apt-get update && apt-get install -y python3)); \
+	  else \
+	    echo "python3 is missing: run 'sudo apt-get install python3' and retry"; exit 1; \
 	  fi; \
 	fi
 

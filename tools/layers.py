@@ -7,15 +7,22 @@ defines. A unit is a .c file with the .h of the same name beside it: the
 header declares what the .c defines, so the two stand on one floor. The
 script prints, for each folder of src/ and for the whole tree, the include
 edges between files, then the call edges between units, and fails (exit 1)
-when the units call or include each other in a circle: in a graph without
-one, every file can be given a floor above all that it depends on, so no
-include or call runs up. It prints the floors of the units of src/world,
-lowest first.
+when files include each other in a circle, or units or folders include or
+call each other in one: in a graph without one, every file can be given a
+floor above all that it depends on, so no include or call runs up. Each
+circle is printed with the includes and calls that close it. An include
+that names no file of src/ (written relative to src/) fails too, since the
+check could not see the edge it makes. It prints the floors of the units
+of src/world, lowest first.
 
     python3 tools/layers.py               edges, floors and the verdict
-    python3 tools/layers.py --quiet       the verdict alone
+    python3 tools/layers.py --quiet       the verdict alone (and what failed)
     python3 tools/layers.py src/world     the verdict on circles that
                                           touch src/world only
+
+Exit status: 0 when every include and call runs downward, 1 when not, 2
+for a folder that is not in src/. The test suite runs it as ctest
+src_layers (python3 -B: no bytecode is written into the tree).
 
 Python 3 standard library only; reads the sources as text (comments and
 strings are left out), so a call made through a function pointer is not
@@ -190,9 +197,17 @@ def main():
     scope = [a.rstrip("/").split("src/", 1)[-1] for a in sys.argv[1:] if not a.startswith("--")]
     say = (lambda *a: None) if quiet else print
     files = sources()
+    known = {os.path.dirname(f) for f in files}
+    for f in scope:
+        if f not in known:
+            print("layers: src/%s is no folder of src/ with sources (folders: %s)"
+                  % (f, " ".join("src/" + k for k in sorted(known))))
+            return 2
     text, raw = {}, {}
     for f in files:
-        with open(os.path.join(SRC, f), encoding="utf-8") as fh:
+        # A byte that is not UTF-8 (in a comment, say) must not stop the
+        # check: it is read as a replacement character.
+        with open(os.path.join(SRC, f), encoding="utf-8", errors="replace") as fh:
             raw[f] = fh.read()
         text[f] = strip(raw[f])
 
@@ -275,6 +290,16 @@ def main():
     def judged(comp):
         return not scope or any(c == f or c.startswith(f + "/") for c in comp for f in scope)
 
+    def why(a, b):
+        """Lines saying how unit a depends on unit b: its includes of b's
+        files and its calls of b's functions."""
+        out = sorted("%s includes %s" % (f, g) for f in files if unit(f) == a
+                     for g in includes[f] if unit(g) == b)
+        names = sorted(n for n, o in called.get(a, ()) if o == b)
+        if names:
+            out.append("%s calls %s of %s" % (a, ", ".join(names), b))
+        return out
+
     for name, found in (("files (includes)", file_cycles),
                         ("units (includes and calls)", unit_cycles),
                         ("folders (includes and calls)", folder_cycles)):
@@ -284,19 +309,30 @@ def main():
         for comp in found:
             failed = True
             print("CIRCLE among %s: %s" % (name, " ".join(comp)))
-            if not name.startswith("units"):
-                continue
+            # What closes it: every edge between two members.
+            lines = []
             for a in comp:
                 for b in comp:
                     if a == b:
                         continue
-                    inc = sorted("%s includes %s" % (f, g) for f in files if unit(f) == a
-                                 for g in includes[f] if unit(g) == b)
-                    names = sorted(n for n, o in called.get(a, ()) if o == b)
-                    for line in inc:
-                        print("  " + line)
-                    if names:
-                        print("  %s calls %s of %s" % (a, ", ".join(names), b))
+                    if name.startswith("files"):
+                        if b in includes[a]:
+                            lines.append("%s includes %s" % (a, b))
+                    elif name.startswith("units"):
+                        lines.extend(why(a, b))
+                    else:
+                        pair = []
+                        for u in units:
+                            if os.path.dirname(u) == a:
+                                for v in sorted(unit_edges.get(u, ())):
+                                    if os.path.dirname(v) == b:
+                                        pair.extend(why(u, v))
+                        if len(pair) > 6:
+                            pair = pair[:6] + ["... and %d more from %s to %s"
+                                               % (len(pair) - 6, a, b)]
+                        lines.extend(pair)
+            for line in lines:
+                print("  " + line)
 
     world = [u for u in units if u.startswith("world/")]
     world_edges = {u: {v for v in unit_edges[u] if v.startswith("world/")} for u in world}
@@ -306,9 +342,12 @@ def main():
         for u in sorted(world, key=lambda u: (floor[u], u)):
             say("  %2d  %s" % (floor[u], u))
 
+    # An include the check cannot place would hide an edge: it fails too.
     for f, inc in unresolved:
-        print("unresolved include: %s includes \"%s\"" % (f, inc))
-    print("layers: %s" % ("CIRCLES FOUND" if failed else
+        failed = True
+        print("UNRESOLVED include: src/%s includes \"%s\", which is no file of src/ "
+              "(write includes relative to src/, as \"storage/table.h\")" % (f, inc))
+    print("layers: %s" % ("FAILED: a circle or an unresolved include, named above" if failed else
                           "every include and call runs downward (%d files, %d units)"
                           % (len(files), len(units))))
     return 1 if failed else 0

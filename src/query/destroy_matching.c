@@ -23,6 +23,7 @@
  * where the per-row cost is freeing the entity slot.
  */
 #include "query/iter.h"
+#include "storage/move_plan.h"
 #include "world/cascade.h"
 #include "world/defer.h"
 #include "world/entity_ops.h"

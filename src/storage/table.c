@@ -1,7 +1,7 @@
 /*
  * Table rows and columns: construction, removal of rows, and growth of
  * the single column block. Moving rows between tables is the move plan's
- * (move_plan.h).
+ * (move_plan.h, which stands above this unit).
  */
 #include "storage/table.h"
 

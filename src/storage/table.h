@@ -13,13 +13,16 @@
  *
  * Tuned for iteration and for moving single rows between tables; a table
  * never shrinks (emptied tables keep their block for the next arrivals).
+ * Each table caches the move plan of its last edge in each direction; it
+ * holds the plan's type (move_plan_types.h) only: making a plan, which
+ * reads tables, is the move plan's (move_plan.h), a layer above this one.
  */
 #ifndef TES_STORAGE_TABLE_H
 #define TES_STORAGE_TABLE_H
 
 #include "core/hash.h"
 #include "storage/component.h"
-#include "storage/move_plan.h"
+#include "storage/move_plan_types.h"
 
 /* Table flags, computed once from the type (hooks never change after a
  * component is registered), so hot paths skip loops that would do nothing. */
@@ -92,7 +95,8 @@ typedef struct tes__stamp_sum {
 } tes__stamp_sum_t;
 
 /* The last graph edge a table took in one direction, with its move plan
- * (move_plan.h), made when the edge is cached; tables and edges are never
+ * (its type from move_plan_types.h; made by tes__plan_make of move_plan.h
+ * when the table graph caches the edge); tables and edges are never
  * deleted, so the plan never goes stale. `plain_comp` (the component when
  * neither table runs hooks when a row moves or holds values larger than
  * TES__SMALL_BYTES, else 0) lets the quiet add of quiet_ops.c decide with

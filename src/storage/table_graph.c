@@ -3,9 +3,13 @@
  * array and the type map before building the table, then commits, so an
  * allocation failure leaves the graph as it was. Edges are caches, but room
  * for one is reserved before the step, so a step either fully succeeds or
- * fails with nothing observable changed.
+ * fails with nothing observable changed. Each cached edge carries its move
+ * plan, made here (tes__plan_make, move_plan.h) when the edge is cached:
+ * the graph stands above both the tables and the plans.
  */
 #include "storage/table_graph.h"
+
+#include "storage/move_plan.h"
 
 #include <string.h>
 

@@ -1,5 +1,7 @@
 /*
- * The scheduler: levels from access, then one frame, level by level.
+ * The scheduler: levels from access, then one frame, level by level. Its
+ * entry points are declared in schedule.h; it reads systems through their
+ * layout (system_types.h) and never calls system.c, which stands above it.
  *
  * Before a level runs, the calling thread walks each of its systems' queries
  * once and captures the chunks (entities and field addresses). Nothing can
@@ -51,7 +53,7 @@
 #include "query/changes_iter.h"
 #include "world/changes.h"
 #include "world/defer.h"
-#include "system/system.h"
+#include "system/schedule.h"
 #include "world/quiet.h"
 
 uint64_t tes__clock_ns(void)

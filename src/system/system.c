@@ -4,9 +4,12 @@
  * and torn down through the world's dependent list, so the world never
  * needs to know what a system is. A system owns its query; the query is
  * also a dependent of the world, so whichever of the two tes_world_free
- * finalises first, the other finds nothing left to free twice.
+ * finalises first, the other finds nothing left to free twice. The
+ * layout of a system and of the registry is system_types.h; tes_progress
+ * plans and runs each frame through the scheduler below (schedule.h).
  */
-#include "system/system.h"
+#include "system/schedule.h"
+#include "system/system_types.h"
 #include "world/explain.h"
 #include "world/last_error.h"
 #include "world/quiet.h"

@@ -19,6 +19,7 @@
  * Tuned for spawning thousands to millions of entities with their data (a
  * level load, a particle burst) and destroying them again.
  */
+#include "storage/move_plan.h"
 #include "world/cascade.h"
 #include "world/defer.h"
 #include "world/entity_ops.h"

@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 
+#include "storage/move_plan.h"
 #include "world/changes.h"
 #include "world/depth_order.h"
 #include "world/world.h"

@@ -46,6 +46,7 @@
  * shape) hands the run to defer_runs.c, which moves many rows by one plan;
  * the plan's type and the row move by it are shared through defer_runs.h.
  */
+#include "storage/move_plan.h"
 #include "world/defer.h"
 #include "world/entity_ops.h"
 

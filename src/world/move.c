@@ -1,13 +1,15 @@
 /*
  * Row moves around the move plan (storage/move_plan.h): the generic move
  * of one entity to any table, and the removal of a row that a move or a
- * destroy emptied. tes__apply (world.h) is the one apply every move goes
+ * destroy emptied. tes__apply (move.h) is the one apply every move goes
  * through; this file holds what it calls out of line and the plan lookup
  * of the generic paths, which move entities one step along a cached edge
  * (the edge's own plan) or several steps at once (a flush's merged move:
  * a plan made for the move).
  */
 #include "world/move.h"
+
+#include "storage/move_plan.h"
 #include "world/world.h"
 
 tes__noinline int tes__world_vacate_slow(tes_world_t *w, tes__table_t *t, uint32_t row)

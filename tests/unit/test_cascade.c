@@ -22,7 +22,7 @@
 #include "tessera.h"
 #include "support/counting_alloc.h"
 #include "query/cascade.h"
-#include "system/system.h"
+#include "system/system_types.h"
 #include "world/check.h"
 
 typedef struct Local {

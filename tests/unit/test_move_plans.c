@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include "tessera.h"
+#include "storage/move_plan.h"
 #include "world/check.h"
 #include "world/world.h"
 

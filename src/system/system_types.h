@@ -1,9 +1,13 @@
 /*
- * Systems: a query, a function and the access the query's terms declare.
- * This header holds the layout schedule.c and system.c share; the public
- * type is opaque.
+ * Systems' layout: a system (a query, a function and the access the
+ * query's terms declare), a captured chunk, a unit of work and the
+ * world's registry of systems. The public type is opaque. Both halves of
+ * the system code read these: system.c (creation, lifetime, tes_progress)
+ * and the scheduler (schedule.h, schedule.c), which system.c calls to
+ * plan and run a frame. Kept apart from both so that every include and
+ * call runs one way: system -> schedule -> system_types.
  *
- * The scheduler (schedule.c) turns creation order plus access into levels:
+ * The scheduler turns creation order plus access into levels:
  * a system's level is one more than the highest level of any earlier system
  * it conflicts with (one writes a component the other reads or writes; a
  * structural system conflicts with everything). Systems of one level touch
@@ -11,8 +15,8 @@
  * That is what makes the result the one of creation order for any thread
  * count.
  */
-#ifndef TES_SYSTEM_SYSTEM_H
-#define TES_SYSTEM_SYSTEM_H
+#ifndef TES_SYSTEM_SYSTEM_TYPES_H
+#define TES_SYSTEM_SYSTEM_TYPES_H
 
 #include <stdatomic.h>
 
@@ -101,18 +105,5 @@ typedef struct tes__systems {
     uint32_t span_cap;
     float delta_time;
 } tes__systems_t;
-
-/* Computes every system's level and the run order. TES_OK or
- * TES_ERR_NOMEM (nothing changed). */
-int tes__schedule(tes_world_t *w, tes__systems_t *ss);
-
-/* The wall clock in ns (0 if it cannot be read), and the ns since a
- * reading of it (0 if the clock went back or the span is absurd). Used for
- * the scheduler's cost model and tes_system_stats. */
-uint64_t tes__clock_ns(void);
-uint64_t tes__clock_since(uint64_t start);
-
-/* Runs one frame; see tes_progress. */
-int tes__schedule_run(tes_world_t *w, tes__systems_t *ss);
 
 #endif
