@@ -77,9 +77,10 @@ static const unsigned char tes__zero_cell[TES__SMALL_BYTES];
 /* Copies size <= TES__SMALL_BYTES bytes without calling into libc: hot
  * loops that copy cells of several columns then need no registers saved
  * around a call. Each size range is two fixed-width copies that overlap
- * in the middle (12 bytes: bytes 0-7 and 4-11), loaded before they are
- * stored, so one compare or two pick the copy for any size, not only the
- * sizes a switch lists. */
+ * in the middle (10 bytes: bytes 0-7 and 2-9; 12 bytes, the exception,
+ * are 0-7 and 8-11: tes__copy_mid), loaded before they are stored, so one
+ * compare or two pick the copy for any size, not only the sizes a switch
+ * lists. */
 static inline void tes__copy_small(void *dst, const void *src, size_t size)
 {
     typedef struct { unsigned char b[16]; } chunk16;

@@ -8,7 +8,9 @@
  *
  * Loading follows the loader's discipline: parse validates everything
  * (live entities, one parent per child, no self link, no cycle, valid
- * names unique among siblings) before anything is allocated for the world;
+ * names unique among siblings, links and names in the order a save writes
+ * them, so that one world has one byte sequence) before anything is
+ * allocated for the world;
  * stage reserves the pages, map room and name copies; commit links and
  * names with code that cannot fail.
  */
@@ -79,23 +81,33 @@ int tes__snap_parse_hierarchy(tes__snap_plan_t *p, tes__cursor_t *c)
     size_t bytes = (size_t)slots * 4;
     if (slots && !(p->parent_of = tes__calloc(a, bytes ? bytes : 1)))
         return TES_ERR_NOMEM;
-    for (uint32_t k = 0; k < npairs; k++) {
+    int rc = TES_OK;
+    /* Each pair in the save's order: by parent in slot order. (The prefab
+     * rule of tes_set_parent is not checked: it holds when a link is made,
+     * but TES_PREFAB may be added or removed afterwards, so a world the
+     * calls build can hold any link between prefab and other entities.) */
+    for (uint32_t k = 0, last = 0; !rc && k < npairs; k++) {
         uint64_t pair_at = at + 4 + (uint64_t)k * 8;
         uint32_t child = tes__cursor_u32(c), parent = tes__cursor_u32(c);
         if (!live(p, child) || !live(p, parent))
-            return tes__snap_bad(p, pair_at, "hierarchy link %u: entity %u or %u is not live", (unsigned)k, (unsigned)child, (unsigned)parent);
-        if (child == parent)
-            return tes__snap_bad(p, pair_at, "hierarchy link %u: entity %u is its own parent", (unsigned)k, (unsigned)child);
-        if (p->parent_of[child])
-            return tes__snap_bad(p, pair_at, "hierarchy link %u: entity %u has a second parent", (unsigned)k, (unsigned)child);
-        p->parent_of[child] = parent + 1;
+            rc = tes__snap_bad(p, pair_at, "hierarchy link %u: entity %u or %u is not live", (unsigned)k, (unsigned)child, (unsigned)parent);
+        else if (child == parent)
+            rc = tes__snap_bad(p, pair_at, "hierarchy link %u: entity %u is its own parent", (unsigned)k, (unsigned)child);
+        else if (p->parent_of[child])
+            rc = tes__snap_bad(p, pair_at, "hierarchy link %u: entity %u has a second parent", (unsigned)k, (unsigned)child);
+        else if (parent < last)
+            rc = tes__snap_bad(p, pair_at, "hierarchy link %u: parent %u comes after parent %u (links are listed by parent in slot order)", (unsigned)k, (unsigned)parent, (unsigned)last);
+        else
+            p->parent_of[child] = parent + 1;
+        last = parent;
     }
+    if (rc)
+        return rc;
     /* Cycles: walk up from each slot; marks 1 = on the current walk,
      * 2 = known to reach a root. O(slots) in all. */
     uint8_t *mark = slots ? tes__calloc(a, slots) : NULL;
     if (slots && !mark)
         return TES_ERR_NOMEM;
-    int rc = TES_OK;
     for (uint32_t i = 0; !rc && i < slots; i++) {
         uint32_t x = i;
         while (!rc && p->parent_of[x] && mark[x] != 2) {
@@ -121,7 +133,7 @@ int tes__snap_parse_hierarchy(tes__snap_plan_t *p, tes__cursor_t *c)
     tes__map_t seen = {0};
     if (nnames && tes__map_reserve(&seen, a, nnames))
         return TES_ERR_NOMEM;
-    for (uint32_t k = 0; !rc && k < nnames; k++) {
+    for (uint32_t k = 0, prev = 0; !rc && k < nnames; k++) {
         uint64_t name_at = (uint64_t)(c->p - p->buf);
         uint32_t index = tes__cursor_u32(c), len = tes__cursor_u32(c);
         const char *s = (const char *)tes__cursor_take(c, len);
@@ -133,15 +145,19 @@ int tes__snap_parse_hierarchy(tes__snap_plan_t *p, tes__cursor_t *c)
             rc = tes__snap_bad(p, name_at, "hierarchy name %u: entity %u is not live, or the name is empty, longer than 255 bytes or holds '/' or NUL", (unsigned)k, (unsigned)index);
             break;
         }
+        /* In slot order, each entity once (as a save writes them). */
+        if (k && index <= prev) {
+            rc = tes__snap_bad(p, name_at, "hierarchy name %u: entity %u comes after entity %u (names are listed in slot order, one per entity)", (unsigned)k, (unsigned)index, (unsigned)prev);
+            break;
+        }
+        prev = index;
         uint64_t key = tes__sibling_key(p->parent_of[index], s, len);
         uint32_t cursor = 0;
         uint64_t v;
         while (!rc && tes__map_next(&seen, key, &cursor, &v)) {
             const uint8_t *o = p->hier_names + (size_t)v;
             uint32_t oi = tes__get_u32(o), ol = tes__get_u32(o + 4);
-            if (oi == index)
-                rc = tes__snap_bad(p, name_at, "hierarchy name %u: entity %u is named twice", (unsigned)k, (unsigned)index);
-            else if (p->parent_of[oi] == p->parent_of[index] && ol == len && memcmp(o + 8, s, len) == 0)
+            if (p->parent_of[oi] == p->parent_of[index] && ol == len && memcmp(o + 8, s, len) == 0)
                 rc = tes__snap_bad(p, name_at, "hierarchy name %u: entity %u has a sibling of the same name", (unsigned)k, (unsigned)index);
         }
         if (!rc)

@@ -3,10 +3,11 @@
  * allocator, outside the sweep) holds every feature a snapshot carries:
  * table, sparse and stable components (the hooked ones saved through save
  * hooks), tags, a disabled entity, a prefab with a child, instances with a
- * detached member, a free list and a retired slot. Its bytes are loaded
- * into the sweep's world as one step, so every allocation the loader makes
- * (input buffer, parse scratch, staged slots, tables, stores, instance
- * records, prefab records, group room) fails once: the load must return
+ * detached member, links and names, a free list and a retired slot. Its
+ * bytes are loaded into the sweep's world as one step, so every allocation
+ * the loader makes (input buffer, parse scratch, staged slots, tables,
+ * stores, instance records, prefab records, link pages and names, group
+ * room) fails once: the load must return
  * TES_ERR_NOMEM, leave the world empty and balanced, and succeed on the
  * retry. Then the loaded world is saved as one step (every allocation the
  * saver makes fails once) and changed a little, so the final state is
@@ -98,6 +99,15 @@ static tes_world_t *source_world(tes_comp_t ids[FS_NBASE])
     tes_set(w, prefab, ids[FS_C_T24], v);
     tes_entity_t child = tes_prefab_child(w, prefab);
     tes_set(w, child, ids[FS_C_S8], v);
+    /* A forest: plain entities linked and named, the prefab's child under
+     * its root (its instances copy the link), so the load stages the
+     * hierarchy section and checks its links against the prefab records. */
+    tes_set_parent(w, e[1], e[0]);
+    tes_set_parent(w, e[2], e[0]);
+    tes_set_parent(w, e[5], e[2]);
+    tes_set_name(w, e[0], "root");
+    tes_set_name(w, e[2], "two");
+    tes_set_parent(w, child, prefab);
     tes_entity_t out[2];
     tes_instantiate(w, prefab, out, 2);
     tes_instantiate(w, prefab, NULL, 0);

@@ -12,8 +12,10 @@
  * are checked now and then. Each seed runs three times: with Pos stored in
  * tables, in a sparse store, and in a stable (pointer-stable) one.
  *
- * Usage: changes_fuzz [--seeds N] [--ops N] [--seed S] (default: 16 seeds of
- * 3000 operations, short enough for valgrind; ctest runs 64 of 4000)
+ * Usage: changes_fuzz [--seeds N] [--first-seed F] [--ops N] [--seed S]
+ * (default: 16 seeds of 3000 operations from seed 1, short enough for
+ * valgrind; ctest runs 64 of 4000; --first-seed F runs seeds F .. F + N - 1
+ * to search past the ones the suite runs, --seed S runs S alone)
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -486,6 +488,8 @@ int main(int argc, char **argv)
             ops = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--seed"))
             first = strtoull(argv[i + 1], NULL, 10), one = true;
+        else if (!strcmp(argv[i], "--first-seed") && !one)
+            first = strtoull(argv[i + 1], NULL, 10);
     }
     int bad = 0;
     /* Every seed runs with Pos in each storage. */

@@ -4,7 +4,9 @@
  * of the previous format version (no hierarchy section; the fixture was
  * written by the library before the section existed) still loads, and a
  * forged hierarchy section (a cycle, a self link, a second parent, a bad or
- * repeated name) is refused with TES_ERR_FORMAT and the world left empty.
+ * repeated name, links or names out of the order a save writes them) is
+ * refused with TES_ERR_FORMAT and the world left empty; links between
+ * prefab and other entities, which tag changes after linking make, load.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -194,12 +196,132 @@ static void test_forged_sections(void **state)
     tes_world_free(w);
 }
 
+/* Loads `copy` (resealed) into a fresh world: it must be refused with
+ * TES_ERR_FORMAT, a detail holding `word`, and the world left empty. */
+static void refused(const uint8_t *data, size_t size, const char *word)
+{
+    uint8_t *copy = malloc(size);
+    assert_non_null(copy);
+    memcpy(copy, data, size);
+    reseal(copy);
+    tes_comp_t pos, hp;
+    tes_world_t *v = new_world(&pos, &hp);
+    int rc = sw_load(v, copy, size);
+    const char *detail = tes_last_error_detail(v);
+    if (rc != TES_ERR_FORMAT || !detail || !strstr(detail, word))
+        fail_msg("expected TES_ERR_FORMAT naming \"%s\", got %d (%s)", word, rc,
+                 detail ? detail : "no detail");
+    assert_int_equal(tes_entity_count(v), 0);
+    assert_int_equal(tes__world_check(v), 0);
+    tes_world_free(v);
+    free(copy);
+}
+
+/* One world has one byte sequence: links listed by parent in slot order
+ * and names in slot order, as a save writes them. A file with the same
+ * links or names in another order describes the same world, so loading it
+ * would break "a loaded world saves to the bytes it was loaded from"; it
+ * is refused. */
+static void test_forged_order(void **state)
+{
+    (void)state;
+    tes_comp_t pos, hp;
+    tes_world_t *w = new_world(&pos, &hp);
+    /* 1 under 0, 3 under 2, names on 1 and 3: the meta ends with npairs=2,
+     * (1,0), (3,2), nnames=2, (1, 1, "a"), (3, 1, "b"). */
+    tes_entity_t e[4];
+    for (int i = 0; i < 4; i++) {
+        e[i] = tes_spawn(w);
+        assert_int_equal(tes_set(w, e[i], pos, &(Pos){0, 0}), TES_OK);
+    }
+    assert_int_equal(tes_set_parent(w, e[1], e[0]), TES_OK);
+    assert_int_equal(tes_set_parent(w, e[3], e[2]), TES_OK);
+    assert_int_equal(tes_set_name(w, e[1], "a"), TES_OK);
+    assert_int_equal(tes_set_name(w, e[3], "b"), TES_OK);
+    sw_buf_t b = {0};
+    assert_int_equal(sw_save(w, &b), TES_OK);
+    size_t end = 32 + (size_t)tes__get_u64(b.data + 16);
+    size_t names = end - 4 - 2 * 9, pairs = names - 16;
+    assert_int_equal(tes__get_u32(b.data + pairs - 4), 2);
+    assert_int_equal(tes__get_u32(b.data + pairs + 12), 2);
+    assert_int_equal(tes__get_u32(b.data + names), 2);
+    assert_int_equal(tes__get_u32(b.data + names + 13), 3);
+    uint8_t *copy = malloc(b.size), tmp[9];
+    assert_non_null(copy);
+    /* The two links swapped: parent 2's child before parent 0's. */
+    memcpy(copy, b.data, b.size);
+    memcpy(tmp, copy + pairs, 8);
+    memmove(copy + pairs, copy + pairs + 8, 8);
+    memcpy(copy + pairs + 8, tmp, 8);
+    refused(copy, b.size, "slot order");
+    /* The two names swapped. */
+    memcpy(copy, b.data, b.size);
+    memcpy(tmp, copy + names + 4, 9);
+    memmove(copy + names + 4, copy + names + 13, 9);
+    memcpy(copy + names + 13, tmp, 9);
+    refused(copy, b.size, "slot order");
+    /* Entity 1 named twice (the second record names 1 too). */
+    memcpy(copy, b.data, b.size);
+    tes__put_u32(copy + names + 13, 1);
+    refused(copy, b.size, "one per entity");
+    /* Untouched, it loads and saves back to the same bytes. */
+    memcpy(copy, b.data, b.size);
+    tes_world_t *v = new_world(&pos, &hp);
+    assert_int_equal(sw_load(v, copy, b.size), TES_OK);
+    sw_buf_t b2 = {0};
+    assert_int_equal(sw_save(v, &b2), TES_OK);
+    assert_int_equal(b2.size, b.size);
+    assert_memory_equal(b2.data, b.data, b.size);
+    sw_buf_free(&b2);
+    tes_world_free(v);
+    free(copy);
+    sw_buf_free(&b);
+    tes_world_free(w);
+}
+
+/* tes_set_parent's prefab rule (prefab members link only within their
+ * prefab, other entities only to other entities) holds when a link is
+ * made, but TES_PREFAB may be added or removed afterwards, so a world can
+ * hold any link between tagged and plain entities. Such a world loads
+ * from its own snapshot and saves back to the same bytes (the fuzzer
+ * found the loader refusing it when a check of that rule was tried). */
+static void test_links_across_prefab_tags(void **state)
+{
+    (void)state;
+    tes_comp_t pos, hp;
+    tes_world_t *w = new_world(&pos, &hp);
+    tes_entity_t x = tes_spawn(w), y = tes_spawn(w);
+    tes_entity_t P = tes_prefab_new(w), m = tes_prefab_child(w, P), a = tes_spawn(w);
+    assert_int_equal(tes_set_parent(w, x, y), TES_OK);
+    assert_int_equal(tes_add(w, x, TES_PREFAB), TES_OK); /* tagged under plain */
+    assert_int_equal(tes_set_parent(w, m, P), TES_OK);
+    assert_int_equal(tes_remove(w, P, TES_PREFAB), TES_OK); /* member under untagged root */
+    assert_int_equal(tes_remove(w, m, TES_PREFAB), TES_OK);
+    assert_int_equal(tes_set_parent(w, a, m), TES_OK); /* plain under an untagged member */
+    sw_buf_t b = {0};
+    assert_int_equal(sw_save(w, &b), TES_OK);
+    tes_world_t *v = new_world(&pos, &hp);
+    assert_int_equal(sw_load(v, b.data, b.size), TES_OK);
+    assert_true(tes_parent(v, x) == y && tes_parent(v, m) == P && tes_parent(v, a) == m);
+    sw_buf_t b2 = {0};
+    assert_int_equal(sw_save(v, &b2), TES_OK);
+    assert_int_equal(b2.size, b.size);
+    assert_memory_equal(b2.data, b.data, b.size);
+    assert_int_equal(tes__world_check(v), 0);
+    tes_world_free(v);
+    sw_buf_free(&b2);
+    sw_buf_free(&b);
+    tes_world_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_previous_version_loads),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_forged_sections),
+        cmocka_unit_test(test_forged_order),
+        cmocka_unit_test(test_links_across_prefab_tags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
