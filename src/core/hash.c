@@ -4,6 +4,7 @@
  */
 #include "core/hash.h"
 
+#include "core/assert.h"
 #include "core/checked.h"
 
 #include <string.h>
@@ -53,6 +54,10 @@ int tes__map_reserve(tes__map_t *m, tes__alloc_t *a, uint32_t extra)
 
 void tes__map_insert(tes__map_t *m, uint64_t key, uint64_t value)
 {
+    /* 0 marks an empty entry. Every key is a hash (the hashes never return
+     * 0), an index + 1, a handle or a component id with a flag, so a 0 here
+     * is a bug in the caller, not bad input. */
+    tes__assert(key != 0 && m->count < m->cap);
     map_place(m->entries, m->cap, key, value);
     m->count++;
 }
