@@ -37,8 +37,9 @@
 #include "storage/table.h"
 
 /* The size classes: every column holds 8 to 16 bytes (two 8-byte moves
- * per cell, or 8 + 4 for 12: tes__copy_mid), 4 to 8 bytes (two 4-byte moves), or
- * anything up to TES__SMALL_BYTES (tes__copy_small, which tests the size). */
+ * per cell, or 8 + 4 for 12: tes__copy_mid), 4 to 8 bytes (two 4-byte
+ * moves), anything up to TES__SMALL_BYTES (tes__copy_small, which tests
+ * the size), or exactly 12 bytes (8 + 4, nothing tested). */
 enum { CELLS_MID, CELLS_SMALL, CELLS_ANY, CELLS_12 };
 
 /* The size of the cells of column c, as the size class says: CELLS_12 (a
