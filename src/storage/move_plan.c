@@ -10,12 +10,16 @@
  *   a time). Every column of the wider table falls in one size class (8 to
  *   16 bytes, 4 to 8, or any size up to TES__SMALL_BYTES), and for up to
  *   four columns of 8 to 16 bytes the column count and split are
- *   constants, so the copy is straight code;
+ *   constants, so the copy is straight code; when every column of both
+ *   tables holds 12 bytes (the commonest shape: three floats per
+ *   component) a second set of these forms has the cell size as a
+ *   constant too, so a cell's address loads no size and its copy tests
+ *   nothing;
  * - the drop forms, their mirror for a plain plan that removes one
  *   component (a cached remove edge), straight the same way;
  * - the value forms, for a plain bundle placed from the root (every cell
  *   a value of 8 to 16 bytes read from the call's table): straight for up
- *   to four values;
+ *   to four values, of constant size for 12-byte cells the same way;
  * - the list forms, for the other plain plans: three lists (moved, value,
  *   constructed) walked as bytes, with a form for columns of 8 to 16 bytes
  *   that tests no size; several rows go column by column;
@@ -33,13 +37,25 @@
 #include "storage/table.h"
 
 /* The size classes: every column holds 8 to 16 bytes (two 8-byte moves
- * per cell, or 8 + 4 for 12: tes__copy_mid), 4 to 8 bytes (two 4-byte moves), or
- * anything up to TES__SMALL_BYTES (tes__copy_small, which tests the size). */
-enum { CELLS_MID, CELLS_SMALL, CELLS_ANY };
+ * per cell, or 8 + 4 for 12: tes__copy_mid), 4 to 8 bytes (two 4-byte
+ * moves), anything up to TES__SMALL_BYTES (tes__copy_small, which tests
+ * the size), or exactly 12 bytes (8 + 4, nothing tested). */
+enum { CELLS_MID, CELLS_SMALL, CELLS_ANY, CELLS_12 };
+
+/* The size of the cells of column c, as the size class says: CELLS_12 (a
+ * plan whose every column holds 12 bytes, see cell12) makes it a
+ * constant, so the cell's address needs no load of the size and its copy
+ * (8 + 4 bytes) tests nothing. */
+static tes__always_inline uint32_t cell_size(const tes__column_t *c, int cls)
+{
+    return cls == CELLS_12 ? 12u : c->size;
+}
 
 static tes__always_inline void copy_cell(uint8_t *d, const uint8_t *s, uint32_t size, int cls)
 {
-    if (cls == CELLS_MID) {
+    if (cls == CELLS_12) {
+        tes__copy_mid(d, s, 12);
+    } else if (cls == CELLS_MID) {
         tes__copy_mid(d, s, size);
     } else if (cls == CELLS_SMALL) {
         uint32_t a, b;
@@ -79,14 +95,18 @@ static tes__always_inline int edge_cells(const tes__move_plan_t *p, size_t dst_r
     bool cell = split < ncols;
     tes__assert(ncols == p->dst->column_count && ncols == p->src->column_count + cell &&
                 dc == p->dst->columns && sc == p->src->columns);
-    if (cell)
-        copy_cell(dc[split].data + dst_row * dc[split].size, value, dc[split].size, cls);
-    for (uint32_t i = 0; i < split; i++)
-        copy_cell(dc[i].data + dst_row * dc[i].size, sc[i].data + src_row * dc[i].size,
-                  dc[i].size, cls);
-    for (uint32_t i = split + 1; i < ncols; i++)
-        copy_cell(dc[i].data + dst_row * dc[i].size, sc[i - 1].data + src_row * dc[i].size,
-                  dc[i].size, cls);
+    if (cell) {
+        uint32_t size = cell_size(&dc[split], cls);
+        copy_cell(dc[split].data + dst_row * size, value, size, cls);
+    }
+    for (uint32_t i = 0; i < split; i++) {
+        uint32_t size = cell_size(&dc[i], cls);
+        copy_cell(dc[i].data + dst_row * size, sc[i].data + src_row * size, size, cls);
+    }
+    for (uint32_t i = split + 1; i < ncols; i++) {
+        uint32_t size = cell_size(&dc[i], cls);
+        copy_cell(dc[i].data + dst_row * size, sc[i - 1].data + src_row * size, size, cls);
+    }
     return TES_OK;
 }
 
@@ -125,6 +145,11 @@ LOOP_FORM(any, CELLS_ANY)
                                       size_t src_row, const void *value)                       \
     {                                                                                          \
         return edge_cells(p, dst_row, src_row, value, ncols, split, CELLS_MID);                \
+    }                                                                                          \
+    static int edge12_##ncols##_##split(const tes__move_plan_t *p, size_t dst_row,             \
+                                        size_t src_row, const void *value)                     \
+    {                                                                                          \
+        return edge_cells(p, dst_row, src_row, value, ncols, split, CELLS_12);                 \
     }
 STRAIGHT_FORM(1, 0)
 STRAIGHT_FORM(1, 1)
@@ -170,12 +195,14 @@ static tes__always_inline int drop_cells(const tes__move_plan_t *p, size_t dst_r
     tes__assert(ncols == p->dst->column_count && split <= ncols &&
                 (p->src->column_count == ncols || p->src->column_count == ncols + 1) &&
                 dc == p->dst->columns && sc == p->src->columns);
-    for (uint32_t i = 0; i < split; i++)
-        copy_cell(dc[i].data + dst_row * dc[i].size, sc[i].data + src_row * dc[i].size,
-                  dc[i].size, cls);
-    for (uint32_t i = split; i < ncols; i++)
-        copy_cell(dc[i].data + dst_row * dc[i].size, sc[i + 1].data + src_row * dc[i].size,
-                  dc[i].size, cls);
+    for (uint32_t i = 0; i < split; i++) {
+        uint32_t size = cell_size(&dc[i], cls);
+        copy_cell(dc[i].data + dst_row * size, sc[i].data + src_row * size, size, cls);
+    }
+    for (uint32_t i = split; i < ncols; i++) {
+        uint32_t size = cell_size(&dc[i], cls);
+        copy_cell(dc[i].data + dst_row * size, sc[i + 1].data + src_row * size, size, cls);
+    }
     return TES_OK;
 }
 
@@ -197,6 +224,12 @@ DROP_LOOP(any, CELLS_ANY)
     {                                                                                          \
         (void)value;                                                                           \
         return drop_cells(p, dst_row, src_row, ncols, split, CELLS_MID);                       \
+    }                                                                                          \
+    static int drop12_##ncols##_##split(const tes__move_plan_t *p, size_t dst_row,             \
+                                        size_t src_row, const void *value)                     \
+    {                                                                                          \
+        (void)value;                                                                           \
+        return drop_cells(p, dst_row, src_row, ncols, split, CELLS_12);                        \
     }
 DROP_FORM(1, 0)
 DROP_FORM(1, 1)
@@ -215,20 +248,40 @@ DROP_FORM(4, 4)
 #undef DROP_FORM
 
 #define STRAIGHT_COLUMNS 4
-static const tes__cell1_fn straight_forms[STRAIGHT_COLUMNS + 1][STRAIGHT_COLUMNS + 1] = {
-    {one_none},
-    {edge_1_0, edge_1_1},
-    {edge_2_0, edge_2_1, edge_2_2},
-    {edge_3_0, edge_3_1, edge_3_2, edge_3_3},
-    {edge_4_0, edge_4_1, edge_4_2, edge_4_3, edge_4_4},
+/* The straight forms by column count and split; the second table of each
+ * pair is for tables whose every column holds 12 bytes (see cell12). */
+static const tes__cell1_fn straight_forms[2][STRAIGHT_COLUMNS + 1][STRAIGHT_COLUMNS + 1] = {
+    {
+        {one_none},
+        {edge_1_0, edge_1_1},
+        {edge_2_0, edge_2_1, edge_2_2},
+        {edge_3_0, edge_3_1, edge_3_2, edge_3_3},
+        {edge_4_0, edge_4_1, edge_4_2, edge_4_3, edge_4_4},
+    },
+    {
+        {one_none},
+        {edge12_1_0, edge12_1_1},
+        {edge12_2_0, edge12_2_1, edge12_2_2},
+        {edge12_3_0, edge12_3_1, edge12_3_2, edge12_3_3},
+        {edge12_4_0, edge12_4_1, edge12_4_2, edge12_4_3, edge12_4_4},
+    },
 };
 
-static const tes__cell1_fn drop_forms[STRAIGHT_COLUMNS + 1][STRAIGHT_COLUMNS + 1] = {
-    {one_none},
-    {drop_1_0, drop_1_1},
-    {drop_2_0, drop_2_1, drop_2_2},
-    {drop_3_0, drop_3_1, drop_3_2, drop_3_3},
-    {drop_4_0, drop_4_1, drop_4_2, drop_4_3, drop_4_4},
+static const tes__cell1_fn drop_forms[2][STRAIGHT_COLUMNS + 1][STRAIGHT_COLUMNS + 1] = {
+    {
+        {one_none},
+        {drop_1_0, drop_1_1},
+        {drop_2_0, drop_2_1, drop_2_2},
+        {drop_3_0, drop_3_1, drop_3_2, drop_3_3},
+        {drop_4_0, drop_4_1, drop_4_2, drop_4_3, drop_4_4},
+    },
+    {
+        {one_none},
+        {drop12_1_0, drop12_1_1},
+        {drop12_2_0, drop12_2_1, drop12_2_2},
+        {drop12_3_0, drop12_3_1, drop12_3_2, drop12_3_3},
+        {drop12_4_0, drop12_4_1, drop12_4_2, drop12_4_3, drop12_4_4},
+    },
 };
 
 /* ------------------------------------------------------------ list forms */
@@ -294,7 +347,7 @@ static tes__always_inline int list_cell(const tes__move_plan_t *p, size_t dst_ro
  * the plan would save an index per value, but every table holds two
  * plans, and the bytes per table are bounded.) */
 static tes__always_inline int values_cells(const tes__move_plan_t *p, size_t dst_row,
-                                           const void *values, uint32_t nv)
+                                           const void *values, uint32_t nv, int cls)
 {
     const unsigned char *table = values;
     const tes__column_t *dc = p->dst_cols;
@@ -303,7 +356,8 @@ static tes__always_inline int values_cells(const tes__move_plan_t *p, size_t dst
         const tes__column_t *col = &dc[p->value_col[i]];
         const void *v;
         memcpy(&v, table + p->value_at[i], sizeof v);
-        copy_cell(col->data + dst_row * col->size, v ? v : tes__zero_cell, col->size, CELLS_MID);
+        uint32_t size = cell_size(col, cls);
+        copy_cell(col->data + dst_row * size, v ? v : tes__zero_cell, size, cls);
     }
     return TES_OK;
 }
@@ -313,7 +367,7 @@ static int values_mid(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
 {
     if (tes__unlikely(!values))
         return list_rows(p, dst_row, src_row, values, 1);
-    return values_cells(p, dst_row, values, p->values);
+    return values_cells(p, dst_row, values, p->values, CELLS_MID);
 }
 
 #define VALUES_FORM(nv)                                                                        \
@@ -322,7 +376,14 @@ static int values_mid(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
     {                                                                                          \
         if (tes__unlikely(!values))                                                            \
             return list_rows(p, dst_row, src_row, values, 1);                                  \
-        return values_cells(p, dst_row, values, nv);                                           \
+        return values_cells(p, dst_row, values, nv, CELLS_MID);                                \
+    }                                                                                          \
+    static int values12_##nv(const tes__move_plan_t *p, size_t dst_row, size_t src_row,        \
+                             const void *values)                                               \
+    {                                                                                          \
+        if (tes__unlikely(!values))                                                            \
+            return list_rows(p, dst_row, src_row, values, 1);                                  \
+        return values_cells(p, dst_row, values, nv, CELLS_12);                                 \
     }
 VALUES_FORM(1)
 VALUES_FORM(2)
@@ -330,7 +391,11 @@ VALUES_FORM(3)
 VALUES_FORM(4)
 #undef VALUES_FORM
 
-static const tes__cell1_fn values_forms[5] = {values_mid, values_1, values_2, values_3, values_4};
+/* By value count; the second row for cells of 12 bytes (see cell12). */
+static const tes__cell1_fn values_forms[2][5] = {
+    {values_mid, values_1, values_2, values_3, values_4},
+    {values_mid, values12_1, values12_2, values12_3, values12_4},
+};
 
 static int list_mid(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
                     const void *values)
@@ -428,8 +493,22 @@ static int walk_one(const tes__move_plan_t *p, size_t dst_row, size_t src_row,
 
 /* ------------------------------------------------------------ making plans */
 
+/* 1 when every column of both tables holds 12 bytes (three floats, the
+ * commonest component), else 0: the row of the straight and value forms
+ * made for cells of that constant size. */
+static uint32_t cell12(const tes__table_t *src, const tes__table_t *dst)
+{
+    bool all = true;
+    for (uint32_t i = 0; i < src->column_count; i++)
+        all &= src->columns[i].size == 12;
+    for (uint32_t i = 0; i < dst->column_count; i++)
+        all &= dst->columns[i].size == 12;
+    return all ? 1u : 0u;
+}
+
 /* The edge form for a plain plan adding one column (or tag) at split. */
-static tes__cell1_fn edge_form(const tes__table_t *wide, uint32_t split)
+static tes__cell1_fn edge_form(const tes__table_t *narrow, const tes__table_t *wide,
+                               uint32_t split)
 {
     uint32_t n = wide->column_count;
     bool mid = true, small = true;
@@ -439,7 +518,7 @@ static tes__cell1_fn edge_form(const tes__table_t *wide, uint32_t split)
         small &= size >= 4 && size <= 8;
     }
     if (mid && n <= STRAIGHT_COLUMNS)
-        return straight_forms[n][split];
+        return straight_forms[cell12(narrow, wide)][n][split];
     if (mid)
         return edge_mid;
     return small ? edge_small : edge_any;
@@ -457,7 +536,7 @@ static tes__cell1_fn drop_form(const tes__table_t *src, const tes__table_t *dst,
         small &= size >= 4 && size <= 8;
     }
     if (mid && n <= STRAIGHT_COLUMNS)
-        return drop_forms[n][split];
+        return drop_forms[cell12(src, dst)][n][split];
     if (mid)
         return drop_mid;
     return small ? drop_small : drop_any;
@@ -552,7 +631,7 @@ void tes__plan_make(tes__move_plan_t *p, tes__table_t *src, tes__table_t *dst,
     dropping = dropping && (drop < src->column_count || src->column_count == dst->column_count);
     p->edge = edge;
     if (edge) {
-        p->one = edge_form(dst, p->split);
+        p->one = edge_form(src, dst, p->split);
         p->cells = edge_rows;
     } else if (dropping && dst->column_count) {
         p->split = drop < dst->column_count ? drop : dst->column_count;
@@ -563,7 +642,7 @@ void tes__plan_make(tes__move_plan_t *p, tes__table_t *src, tes__table_t *dst,
         p->cells = cells_none;
     } else {
         bool only_values = mid && !direct && !p->moves && !p->constructs;
-        p->one = only_values ? values_forms[p->values <= 4 ? p->values : 0]
+        p->one = only_values ? values_forms[cell12(src, dst)][p->values <= 4 ? p->values : 0]
                  : mid       ? list_mid
                              : list_any;
         p->cells = list_rows;
