@@ -66,26 +66,25 @@ dist:
 	sh tools/amalgamate.sh . dist
 	@echo "wrote dist/tessera.h and dist/tessera.c"
 
+# $(call need,TEST,PACKAGE): when the shell test TEST fails, installs the
+# Debian package PACKAGE as root, and otherwise says exactly what to run.
+define need
+	@if ! { $(1); }; then \
+	  if [ "$$(id -u)" = "0" ]; then \
+	    echo "installing $(2)"; \
+	    (apt-get install -y $(2) || (apt-get update && apt-get install -y $(2))); \
+	  else \
+	    echo "$(2) is missing: run 'sudo apt-get install $(2)' and retry"; exit 1; \
+	  fi; \
+	fi
+endef
+
 # cmocka and python3 are the test dependencies (python3 runs the layers
 # check, tools/layers.py, and the JSON round trip). As root we install
 # them; otherwise we say exactly what to run.
 deps:
-	@if [ ! -f /usr/include/cmocka.h ] && [ ! -f /usr/local/include/cmocka.h ]; then \
-	  if [ "$$(id -u)" = "0" ]; then \
-	    echo "installing libcmocka-dev"; \
-	    (apt-get install -y libcmocka-dev || (apt-get update && apt-get install -y libcmocka-dev)); \
-	  else \
-	    echo "cmocka is missing: run 'sudo apt-get install libcmocka-dev' and retry"; exit 1; \
-	  fi; \
-	fi
-	@if ! command -v python3 >/dev/null 2>&1; then \
-	  if [ "$$(id -u)" = "0" ]; then \
-	    echo "installing python3"; \
-	    (apt-get install -y python3 || (apt-get update && apt-get install -y python3)); \
-	  else \
-	    echo "python3 is missing: run 'sudo apt-get install python3' and retry"; exit 1; \
-	  fi; \
-	fi
+	$(call need,[ -f /usr/include/cmocka.h ] || [ -f /usr/local/include/cmocka.h ],libcmocka-dev)
+	$(call need,command -v python3 >/dev/null 2>&1,python3)
 
 # FUZZ_RANGE_OPS: operations over the fuzzer's commit-derived seed range
 # (ctest fuzz_commit_range, 16 seeds; about 15 s in Debug).
@@ -141,14 +140,7 @@ tsan: deps
 COV := build/coverage
 GCOVR_ARGS = -r . --object-directory $(COV) --filter src/ --sort-percentage $(COV)
 coverage: deps
-	@if ! command -v gcovr >/dev/null 2>&1; then \
-	  if [ "$$(id -u)" = "0" ]; then \
-	    echo "installing gcovr"; \
-	    (apt-get install -y gcovr || (apt-get update && apt-get install -y gcovr)); \
-	  else \
-	    echo "gcovr is missing: run 'sudo apt-get install gcovr' and retry"; exit 1; \
-	  fi; \
-	fi
+	$(call need,command -v gcovr >/dev/null 2>&1,gcovr)
 	$(CMAKE) -S . -B $(COV) -DCMAKE_BUILD_TYPE=Debug -DTES_COVERAGE=ON -DTES_BUILD_BENCH=OFF -DTES_DEBUG_LIBRARY=OFF -DTES_BUILD_EXAMPLES=OFF
 	$(CMAKE) --build $(COV) -j $(JOBS)
 	find $(COV) -name '*.gcda' -delete
