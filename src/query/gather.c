@@ -158,20 +158,19 @@ static tes__noinline uint32_t lookup_present(const tes__sparse_set_t *set, const
         if (k < ahead_end) {
             uint32_t ahead = tes_entity_index(entities[k + TES__GATHER_AHEAD]);
             if ((ahead >> TES__SPARSE_PAGE_BITS) < page_count)
-                prefetch_r(bases[ahead >> TES__SPARSE_PAGE_BITS] + (uintptr_t)ahead * sizeof(uint64_t));
+                prefetch_r(tes__sparse_entry_at(bases, ahead));
         }
         tes_entity_t e = entities[k];
         uint32_t index = tes_entity_index(e);
         if ((index >> TES__SPARSE_PAGE_BITS) >= page_count)
             break;
-        uint64_t entry =
-            *(const uint64_t *)(bases[index >> TES__SPARSE_PAGE_BITS] + (uintptr_t)index * sizeof(uint64_t));
+        uint64_t entry = *tes__sparse_entry_at(bases, index);
         if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) >= TES_NULL_INDEX)
             break;
         uint32_t pos = (uint32_t)entry;
         at[k] = pos;
         if (value_bases && pos - last != step)
-            prefetch_r(value_bases[pos >> value_shift] + (uintptr_t)pos * value_size);
+            prefetch_r(tes__sparse_value_at(value_bases, value_shift, value_size, pos));
         step = pos - last;
         last = pos;
     }

@@ -53,9 +53,8 @@ static tes__always_inline uint32_t cell_size(const tes__column_t *c, int cls)
 
 static tes__always_inline void copy_cell(uint8_t *d, const uint8_t *s, uint32_t size, int cls)
 {
-    if (cls == CELLS_12) {
-        tes__copy_mid(d, s, 12);
-    } else if (cls == CELLS_MID) {
+    if (cls == CELLS_MID || cls == CELLS_12) {
+        /* For CELLS_12, size is the constant of cell_size. */
         tes__copy_mid(d, s, size);
     } else if (cls == CELLS_SMALL) {
         uint32_t a, b;

@@ -78,14 +78,23 @@ static inline bool tes__sparse_is_tombstone(tes_entity_t packed_entry)
     return tes_entity_generation(packed_entry) == TES_TOMBSTONE;
 }
 
+/* Where index's entry is, read through a set's biased `bases`, for an
+ * index whose page is below the set's page_count (an absent page reads
+ * the shared empty page). Takes the bases rather than the set so a loop
+ * can keep them in a register. */
+static inline const uint64_t *tes__sparse_entry_at(const uintptr_t *bases, uint32_t index)
+{
+    return (const uint64_t *)(bases[index >> TES__SPARSE_PAGE_BITS] +
+                              (uintptr_t)index * sizeof(uint64_t));
+}
+
 /* The entry for an index, TES__SPARSE_EMPTY when its page is absent (an
  * absent page below page_count reads the shared empty page). */
 static inline uint64_t tes__sparse_entry(const tes__sparse_set_t *s, uint32_t index)
 {
-    uint32_t page = index >> TES__SPARSE_PAGE_BITS;
-    if (page >= s->page_count)
+    if ((index >> TES__SPARSE_PAGE_BITS) >= s->page_count)
         return TES__SPARSE_EMPTY;
-    return *(const uint64_t *)(s->bases[page] + (uintptr_t)index * sizeof(uint64_t));
+    return *tes__sparse_entry_at(s->bases, index);
 }
 
 /* The sparse page holding index's entry, NULL when it is absent. */

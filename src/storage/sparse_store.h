@@ -120,10 +120,19 @@ static inline uintptr_t tes__sparse_store_base_of(const uint8_t *page, uint32_t 
     return (uintptr_t)page - ((uintptr_t)k << shift) * size;
 }
 
+/* Where the value at packed position pos is, read through a store's
+ * biased `bases` (pages of 1 << shift values of `size` bytes). Takes the
+ * fields rather than the store so a loop can keep them in registers. */
+static inline void *tes__sparse_value_at(const uintptr_t *bases, uint32_t shift, uint32_t size,
+                                         uint32_t pos)
+{
+    return (void *)(bases[pos >> shift] + (uintptr_t)pos * size);
+}
+
 /* Data of the component at packed position pos. */
 static inline void *tes__sparse_store_at(const tes__sparse_store_t *st, uint32_t pos)
 {
-    return (void *)(st->bases[pos >> st->page_shift] + (uintptr_t)pos * st->size);
+    return tes__sparse_value_at(st->bases, st->page_shift, st->size, pos);
 }
 
 /* e's component data, NULL if e has none (or the component is a tag). */

@@ -24,12 +24,10 @@ static inline void *tes__sparse_ptr(const tes__sparse_store_t *st, tes_entity_t 
     uint32_t index = tes_entity_index(e);
     if ((index >> TES__SPARSE_PAGE_BITS) >= st->set.page_count)
         return NULL;
-    uint64_t entry = *(const uint64_t *)(st->set.bases[index >> TES__SPARSE_PAGE_BITS] +
-                                         (uintptr_t)index * sizeof(uint64_t));
+    uint64_t entry = *tes__sparse_entry_at(st->set.bases, index);
     if (((e & ~(uint64_t)TES_NULL_INDEX) ^ entry) >= TES_NULL_INDEX)
         return NULL;
-    uint32_t pos = (uint32_t)entry;
-    return (void *)(st->bases[pos >> st->page_shift] + (uintptr_t)pos * size);
+    return tes__sparse_value_at(st->bases, st->page_shift, size, (uint32_t)entry);
 }
 
 /* The address of e's c; shared by tes_get and tes_get_mut (get.c) and

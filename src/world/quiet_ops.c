@@ -304,8 +304,7 @@ static tes__noinline int remove_sparse_any(tes_world_t *w, tes_entity_t e, tes_c
 static tes__always_inline void *fixed_cell(const tes__sparse_store_t *st, uint32_t pos,
                                            uint32_t size)
 {
-    uint32_t shift = tes__sparse_store_shift_for(size);
-    return (void *)(st->bases[pos >> shift] + (uintptr_t)pos * size);
+    return tes__sparse_value_at(st->bases, tes__sparse_store_shift_for(size), size, pos);
 }
 
 /* quiet_sparse_add for a fixed shape: tes_add's form (is_set false, value
