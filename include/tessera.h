@@ -1186,11 +1186,13 @@ TES_API int tes_set_parent_n(tes_world_t *w, const tes_entity_t *children,
 TES_API tes_entity_t tes_parent(const tes_world_t *w, tes_entity_t e);
 /* Writes up to cap children of parent, in order, and returns how many it
  * has. TES_ERR_STALE if parent is not alive, TES_ERR_INVALID if cap < 0 or
- * out is NULL with cap > 0 (recorded for the calling thread). */
+ * out is NULL with cap > 0 (recorded for the calling thread), or w is NULL
+ * (not recorded). */
 TES_API int32_t tes_children(const tes_world_t *w, tes_entity_t parent, tes_entity_t *out,
                              int32_t cap);
 /* 0 for a root, 1 for its children, and so on; TES_ERR_STALE (negative) if
- * e is not alive. */
+ * e is not alive (recorded for the calling thread); TES_ERR_INVALID for a
+ * NULL world. */
 TES_API int32_t tes_depth(const tes_world_t *w, tes_entity_t e);
 
 /* Names e (copied), or removes its name (name NULL). A name is 1 to 255
@@ -1208,14 +1210,18 @@ TES_API int tes_set_name(tes_world_t *w, tes_entity_t e, const char *name);
  * changes or e dies. */
 TES_API const char *tes_name(const tes_world_t *w, tes_entity_t e);
 /* The entity at path: names separated by '/', from the roots down
- * ("ship/turret/barrel"). TES_NULL if there is none (or path is NULL,
- * empty, or has an empty segment). O(1) expected per segment. */
+ * ("ship/turret/barrel"). O(1) expected per segment. TES_NULL if there is
+ * none, recorded for the calling thread with a detail: TES_ERR_INVALID for
+ * a path no entity can have (NULL, empty, an empty segment, a segment past
+ * 255 bytes), TES_OK for a well-formed path that names nothing (the detail
+ * says where it stops). */
 TES_API tes_entity_t tes_lookup_path(const tes_world_t *w, const char *path);
 /* Writes e's path (its ancestors' names and its own, joined by '/') to buf,
  * NUL-terminated when it fits in cap bytes, and returns its length without
  * the NUL (0, writing "", when e or an ancestor has no name). TES_ERR_STALE
  * if e is not alive; TES_ERR_INVALID if cap < 0 or buf is NULL with cap > 0
- * (recorded for the calling thread). */
+ * (recorded for the calling thread), or w is NULL. Nothing is written on
+ * failure, or when cap is 0. */
 TES_API int32_t tes_path(const tes_world_t *w, tes_entity_t e, char *buf, int32_t cap);
 
 /* Depth order. Linking never moves rows, so a by-depth query
@@ -1298,7 +1304,9 @@ TES_API int tes_snapshot_load(tes_world_t *w, const tes_reader_t *in);
 /* The same through a file (created or truncated / opened for reading);
  * TES_ERR_IO when it cannot be opened, written or read, with a detail that
  * names the path and the system error ("open '/x/y.snap': No such file or
- * directory"). */
+ * directory"). A call refused whatever the input (TES_ERR_BUSY; for a load,
+ * also TES_ERR_INVALID for a world with live entities) is refused before
+ * the file is opened. */
 TES_API int tes_snapshot_save_file(const tes_world_t *w, const char *path);
 TES_API int tes_snapshot_load_file(tes_world_t *w, const char *path);
 /* ------------------------------------------------------------------------ */
@@ -1388,8 +1396,8 @@ typedef struct tes_system_desc_t {
     bool structural;
 } tes_system_desc_t;
 
-/* Creates a system. NULL with TES_ERR_INVALID for a NULL desc, a missing or
- * already used name, a missing run or a query tes_query_new would refuse;
+/* Creates a system. NULL with TES_ERR_INVALID for a NULL desc, a missing,
+ * empty or already used name, a missing run or a query tes_query_new would refuse;
  * TES_ERR_NOMEM; TES_ERR_BUSY from inside a hook or tes_progress. */
 TES_API tes_system_t *tes_system_new(tes_world_t *w, const tes_system_desc_t *desc);
 

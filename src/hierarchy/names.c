@@ -75,7 +75,7 @@ static int set_name_impl(tes_world_t *w, tes_entity_t e, const char *name)
 
 int tes_set_name(tes_world_t *w, tes_entity_t e, const char *name)
 {
-    TES__STRUCTURAL(int, w, tes__status, set_name_impl(w, e, name));
+    TES__STRUCTURAL("tes_set_name", int, w, tes__status, set_name_impl(w, e, name));
 }
 
 const char *tes_name(const tes_world_t *w, tes_entity_t e)
@@ -85,20 +85,59 @@ const char *tes_name(const tes_world_t *w, tes_entity_t e)
     return tes__name_of(w->hier, tes_entity_index(e));
 }
 
+/* Records why tes_lookup_path found nothing, for the calling thread (a
+ * const read), as tes_component_lookup does: TES_ERR_INVALID for a path
+ * no entity can have (NULL, an empty segment, a segment longer than any
+ * name), TES_OK for a well-formed path that names no entity; either way
+ * a sentence saying where the path stops. Returns TES_NULL. */
+static tes__noinline tes_entity_t lookup_miss(const tes_world_t *w, const char *path,
+                                              const char *s, size_t len)
+{
+    if (!path) {
+        tes__fail_const(w, TES_ERR_INVALID, "tes_lookup_path: path is NULL");
+        return TES_NULL;
+    }
+    /* A miss followed by a malformed segment is malformed: the status
+     * does not depend on which names exist. */
+    for (const char *t = s; len && len <= NAME_MAX_BYTES;) {
+        const char *end = strchr(t, '/');
+        if (!end)
+            break;
+        t = end + 1;
+        const char *next = strchr(t, '/');
+        size_t n = next ? (size_t)(next - t) : strlen(t);
+        if (n == 0 || n > NAME_MAX_BYTES)
+            s = t, len = n;
+    }
+    size_t at = (size_t)(s - path);
+    int shown = len > 64 ? 64 : (int)len;
+    if (len == 0)
+        tes__fail_const(w, TES_ERR_INVALID, "tes_lookup_path: \"%.64s\" has an empty segment at byte %zu (a leading, trailing or doubled '/', or an empty path)", path, at);
+    else if (len > NAME_MAX_BYTES)
+        tes__fail_const(w, TES_ERR_INVALID, "tes_lookup_path: the segment at byte %zu is %zu bytes long; names have at most %u", at, len, NAME_MAX_BYTES);
+    else if (at == 0)
+        tes__fail_const(w, TES_OK, "tes_lookup_path: no root is named \"%.*s\" (not an error)", shown, s);
+    else
+        tes__fail_const(w, TES_OK, "tes_lookup_path: \"%.*s\" has no child named \"%.*s\" (not an error)", at - 1 > 128 ? 128 : (int)(at - 1), path, shown, s);
+    return TES_NULL;
+}
+
 tes_entity_t tes_lookup_path(const tes_world_t *w, const char *path)
 {
-    if (!w || !path || !w->hier)
+    if (!w)
         return TES_NULL;
+    if (!path)
+        return lookup_miss(w, NULL, NULL, 0);
     uint32_t at = 0; /* index + 1; 0: the roots */
     const char *s = path;
     for (;;) {
         const char *end = strchr(s, '/');
         size_t len = end ? (size_t)(end - s) : strlen(s);
         if (len == 0 || len > NAME_MAX_BYTES)
-            return TES_NULL;
-        at = tes__sibling_find(w->hier, at, s, len);
+            return lookup_miss(w, path, s, len);
+        at = w->hier ? tes__sibling_find(w->hier, at, s, len) : 0;
         if (!at)
-            return TES_NULL;
+            return lookup_miss(w, path, s, len);
         if (!end)
             break;
         s = end + 1;

@@ -135,7 +135,12 @@ static tes__noinline int refuse(tes_world_t *w, int why, tes_entity_t child, tes
             return tes__fail_detail(w, TES_ERR_INVALID, "%s: the %s %u:%u died before the flush; the batch was dropped (no pair of it was applied)", call, role, tes_entity_index(e), tes_entity_generation(e));
         if (at == SIZE_MAX)
             return tes__fail_stale(w, e);
-        return tes__fail_detail(w, TES_ERR_STALE, "%s: the %s %u:%u is not alive; the batch changed nothing", call, role, tes_entity_index(e), tes_entity_generation(e));
+        /* The sentence every stale handle gets (which case it is), then
+         * which pair and role of the batch held it. */
+        char sentence[TES__DETAIL_SIZE];
+        tes__stale_t st = tes__stale_capture(&w->entities, e, TES__STALE_ENTITY);
+        tes__stale_format(&st, sentence, sizeof sentence);
+        return tes__fail_detail(w, TES_ERR_STALE, "%s (%s, the %s; the batch changed nothing)", sentence, call, role);
     }
     case LINK_SELF:
         return tes__fail_detail(w, TES_ERR_INVALID, "%s: entity %u:%u cannot be its own parent", call, c, cg);
@@ -306,7 +311,7 @@ static tes__noinline int set_parent_impl(tes_world_t *w, tes_entity_t child, tes
 /* set_parent_impl inside the begin/end guard of a structural call. */
 static tes__noinline int set_parent_guarded(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
 {
-    TES__STRUCTURAL(int, w, tes__status, set_parent_impl(w, child, parent));
+    TES__STRUCTURAL("tes_set_parent", int, w, tes__status, set_parent_impl(w, child, parent));
 }
 
 int tes_set_parent(tes_world_t *w, tes_entity_t child, tes_entity_t parent)
@@ -566,7 +571,7 @@ static tes__noinline int batch_guarded(tes_world_t *w, const tes_entity_t *child
                                        const tes_entity_t *parents, size_t n, const char *call,
                                        bool flush)
 {
-    TES__STRUCTURAL(int, w, tes__status, batch_impl(w, children, parents, n, call, flush));
+    TES__STRUCTURAL(call, int, w, tes__status, batch_impl(w, children, parents, n, call, flush));
 }
 
 static int run_batch(tes_world_t *w, const tes_entity_t *children, const tes_entity_t *parents,

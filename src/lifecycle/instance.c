@@ -266,7 +266,7 @@ static int destroy_deferred(tes_world_t *w, void *arg, bool run)
         return TES_OK;
     if (!live_rec(w, inst))
         return TES_ERR_STALE;
-    int rc = tes__world_begin(w);
+    int rc = tes__world_begin(w, "tes_instance_destroy (deferred)");
     if (rc)
         return rc;
     rc = destroy_members(w, inst, true);
@@ -276,7 +276,7 @@ static int destroy_deferred(tes_world_t *w, void *arg, bool run)
 
 int tes_instance_destroy(tes_world_t *w, tes_instance_t inst)
 {
-    int rc = tes__world_begin(w);
+    int rc = tes__world_begin(w, "tes_instance_destroy");
     if (rc)
         return rc;
     if (!live_rec(w, inst))
@@ -301,7 +301,7 @@ int tes_instance_destroy(tes_world_t *w, tes_instance_t inst)
 
 int tes_instance_detach(tes_world_t *w, tes_entity_t e)
 {
-    int rc = tes__world_begin(w);
+    int rc = tes__world_begin(w, "tes_instance_detach");
     if (rc)
         return rc;
     tes__slot_t *slot;
@@ -316,7 +316,7 @@ int tes_instance_detach(tes_world_t *w, tes_entity_t e)
 
 int tes_instance_adopt(tes_world_t *w, tes_instance_t inst, tes_entity_t e)
 {
-    int rc = tes__world_begin(w);
+    int rc = tes__world_begin(w, "tes_instance_adopt");
     if (rc)
         return rc;
     tes__slot_t *slot;

@@ -417,7 +417,7 @@ static int instantiate_deferred(tes_world_t *w, void *arg, bool run)
             if (slot)
                 slot->row = 0; /* materialised */
         }
-        rc = tes__world_begin(w);
+        rc = tes__world_begin(w, "tes_instantiate (deferred)");
         if (!rc) {
             if ((rc = plan_reserve(w, p)) == TES_OK)
                 rc = plan_commit(w, p); /* TES_ERR_INVALID: a link not made */
@@ -518,7 +518,7 @@ static int instantiate(tes_world_t *w, tes_entity_t prefab, uint32_t n, tes_inst
 
 tes_instance_t tes_instantiate(tes_world_t *w, tes_entity_t prefab, tes_entity_t *out, int32_t cap)
 {
-    int rc = tes__world_begin_create(w);
+    int rc = tes__world_begin_create(w, "tes_instantiate");
     if (rc)
         return 0;
     tes_instance_t inst = 0;
@@ -536,7 +536,7 @@ tes_instance_t tes_instantiate(tes_world_t *w, tes_entity_t prefab, tes_entity_t
 
 int tes_instantiate_n(tes_world_t *w, tes_entity_t prefab, int32_t n, tes_instance_t *out)
 {
-    int rc = tes__world_begin_create(w);
+    int rc = tes__world_begin_create(w, "tes_instantiate_n");
     if (rc)
         return rc;
     if (n < 0 || (n > 0 && !out))

@@ -216,7 +216,7 @@ int32_t tes_destroy_matching(tes_query_t *q)
     if (!q)
         return TES_ERR_INVALID;
     tes_world_t *w = q->w;
-    int rc = tes__world_begin(w);
+    int rc = tes__world_begin(w, "tes_destroy_matching");
     if (rc)
         return rc;
     int32_t result;

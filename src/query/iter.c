@@ -107,7 +107,7 @@ void *tes_field(const tes_iter_t *it, int32_t term)
     if (!it || !it->entities)
         return NULL;
     if ((uint32_t)term >= (uint32_t)it->priv_query->term_count) {
-        tes__fail_detail(it->world, TES_ERR_INVALID, "field index %d is outside the query's %d terms",
+        tes__fail_detail(it->world, TES_ERR_INVALID, "tes_field: field index %d is outside the query's %d terms",
                          (int)term, (int)it->priv_query->term_count);
         return NULL;
     }
@@ -120,14 +120,14 @@ void *tes_field_checked(const tes_iter_t *it, int32_t term, size_t size)
         return NULL; /* a zeroed iterator: no world to record on */
     const tes_query_t *q = it->priv_query;
     if (term < 0 || term >= q->term_count) {
-        tes__fail_detail(it->world, TES_ERR_INVALID, "field index %d is outside the query's %d terms",
+        tes__fail_detail(it->world, TES_ERR_INVALID, "tes_field_checked: field index %d is outside the query's %d terms",
                          (int)term, (int)q->term_count);
         return NULL;
     }
     const tes__component_t *info = q->terms[term].info;
     if (size != info->size) {
         tes__fail_detail(it->world, TES_ERR_INVALID,
-                         "field %d is component '%.64s' of size %u, the caller's type has size %zu",
+                         "tes_field_checked: field %d is component '%.64s' of size %u, the caller's type has size %zu",
                          (int)term, info->name, info->size, size);
         return NULL;
     }

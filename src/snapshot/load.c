@@ -521,24 +521,36 @@ static int load(tes_world_t *w, const tes_reader_t *in)
     return rc;
 }
 
+/* What refuses a load whatever its input, checked by both entry points
+ * before they touch the reader or open the file, so a refused
+ * tes_snapshot_load_file opens nothing and its detail names it: from a
+ * hook level (a hook, a snapshot callback) or a running system, while
+ * deferred (TES_ERR_BUSY), or into a world with live entities
+ * (TES_ERR_INVALID). */
+static int load_refused(tes_world_t *w, const char *call)
+{
+    if (tes__refused(w, TES__REFUSE_ANY))
+        return tes__fail_busy(w, call);
+    if (tes__deferred(w))
+        return tes__fail_deferred(w, TES_ERR_BUSY, call);
+    if (w->entities.alive)
+        return tes__fail_detail(w, TES_ERR_INVALID, "%s: the world has %u live entities (it must have none)", call, w->entities.alive);
+    return TES_OK;
+}
+
 int tes_snapshot_load(tes_world_t *w, const tes_reader_t *in)
 {
     if (!w)
         return TES_ERR_INVALID;
     if (!in || !in->read)
         return tes__fail_detail(w, TES_ERR_INVALID, "tes_snapshot_load: reader %s", in ? "has no read function" : "is NULL");
-    /* From a hook level (a hook, a snapshot callback) or a running system,
-     * and while deferred: refused, before the reader is called. */
-    if (tes__refused(w, TES__REFUSE_ANY))
-        return tes__fail_busy(w, "tes_snapshot_load");
-    if (tes__deferred(w))
-        return tes__fail_deferred(w, TES_ERR_BUSY, "tes_snapshot_load");
-    if (w->entities.alive)
-        return tes__fail_detail(w, TES_ERR_INVALID, "tes_snapshot_load: the world has %u live entities (it must have none)", w->entities.alive);
+    int refused = load_refused(w, "tes_snapshot_load");
+    if (refused)
+        return refused;
     /* The reader and the load hooks run inside this hook level: what they
      * may not do is what hooks may not do (no structural call, no world
      * free, no other snapshot call). */
-    int rc = tes__world_begin(w);
+    int rc = tes__world_begin(w, "tes_snapshot_load");
     if (rc)
         return rc;
     tes__detail_t before;
@@ -574,6 +586,9 @@ int tes_snapshot_load_file(tes_world_t *w, const char *path)
         return TES_ERR_INVALID;
     if (!path)
         return tes__fail_detail(w, TES_ERR_INVALID, "tes_snapshot_load_file: path is NULL");
+    int refused = load_refused(w, "tes_snapshot_load_file"); /* before the file is opened */
+    if (refused)
+        return refused;
     errno = 0;
     FILE *f = fopen(path, "rb");
     if (!f)

@@ -95,6 +95,12 @@ static tes_system_t *system_new(tes_world_t *w, const tes_system_desc_t *d)
         tes__fail_detail(w, TES_ERR_INVALID, "tes_system_new: %s is NULL", !d ? "desc" : !d->name ? "name" : "run");
         return NULL;
     }
+    /* A name is what tes_system_stats and the tools show: "" names
+     * nothing, as for components. */
+    if (!d->name[0]) {
+        tes__fail_detail(w, TES_ERR_INVALID, "tes_system_new: the name is empty");
+        return NULL;
+    }
     tes__systems_t *ss = registry(w);
     if (!ss) {
         tes__fail(w, TES_ERR_NOMEM);

@@ -434,7 +434,7 @@ static tes__noinline tes_entity_t spawn_with_slow(tes_world_t *w, const tes_valu
     tes_entity_t e;
     if (w && tes__likely(tes__world_quiet(w)) && spawn_with_cached(w, values, n, &e))
         return e;
-    TES__CREATING(tes_entity_t, w, TES_NULL, spawn_with_impl(w, values, n));
+    TES__CREATING("tes_spawn_with", tes_entity_t, w, TES_NULL, spawn_with_impl(w, values, n));
 }
 
 /* The hot case inline: the world quiet, the cached bundle again (quiet:
@@ -675,11 +675,13 @@ static int spawn_bulk_now(tes_world_t *w, const tes_bulk_desc_t *d, const comp_l
     return TES_OK;
 }
 
-static int spawn_bulk_impl(tes_world_t *w, const tes_bulk_desc_t *d)
+/* call: the public call it serves (tes_spawn_bulk, tes_spawn_n), which its
+ * details name. */
+static int spawn_bulk_impl(tes_world_t *w, const tes_bulk_desc_t *d, const char *call)
 {
     if (!d || d->count < 0 || d->ncomps < 0 || (d->ncomps > 0 && !d->comps))
-        return d ? tes__fail_detail(w, TES_ERR_INVALID, "tes_spawn_bulk: count = %d, ncomps = %d, comps %s", (int)d->count, (int)d->ncomps, d->comps ? "set" : "NULL")
-                 : tes__fail_detail(w, TES_ERR_INVALID, "tes_spawn_bulk: desc is NULL");
+        return d ? tes__fail_detail(w, TES_ERR_INVALID, "%s: count = %d, ncomps = %d, comps %s", call, (int)d->count, (int)d->ncomps, d->comps ? "set" : "NULL")
+                 : tes__fail_detail(w, TES_ERR_INVALID, "%s: desc is NULL", call);
     comp_lists_t l;
     int rc = lists_init(w, &l, d->comps, sizeof *d->comps, (uint32_t)d->ncomps);
     if (!rc && d->count > 0)
@@ -690,7 +692,7 @@ static int spawn_bulk_impl(tes_world_t *w, const tes_bulk_desc_t *d)
 
 int tes_spawn_bulk(tes_world_t *w, const tes_bulk_desc_t *d)
 {
-    TES__CREATING(int, w, tes__status, spawn_bulk_impl(w, d));
+    TES__CREATING("tes_spawn_bulk", int, w, tes__status, spawn_bulk_impl(w, d, "tes_spawn_bulk"));
 }
 
 /* A batch without data is a bulk spawn. */
@@ -698,7 +700,7 @@ int tes_spawn_n(tes_world_t *w, int32_t n, const tes_comp_t *comps, int32_t ncom
                 tes_entity_t *out)
 {
     tes_bulk_desc_t d = {n, comps, ncomps, NULL, out};
-    return tes_spawn_bulk(w, &d);
+    TES__CREATING("tes_spawn_n", int, w, tes__status, spawn_bulk_impl(w, &d, "tes_spawn_n"));
 }
 
 /* ------------------------------------------------------------------ destroy_n */
@@ -757,6 +759,6 @@ static int destroy_n_impl(tes_world_t *w, const tes_entity_t *es, int32_t n)
 
 int tes_destroy_n(tes_world_t *w, const tes_entity_t *es, int32_t n)
 {
-    TES__STRUCTURAL(int, w, tes__status, destroy_n_impl(w, es, n));
+    TES__STRUCTURAL("tes_destroy_n", int, w, tes__status, destroy_n_impl(w, es, n));
 }
 

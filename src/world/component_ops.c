@@ -326,22 +326,25 @@ bool tes_enabled(const tes_world_t *w, tes_entity_t e)
  * quiet ones first): begin, the call, end. */
 int tes__add_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
-    TES__STRUCTURAL(int, w, tes__status, add_impl(w, e, c));
+    /* tes_disable is the add of TES_DISABLED: a refusal names it so. */
+    TES__STRUCTURAL(c == TES_DISABLED ? "tes_disable (tes_add of TES_DISABLED)" : "tes_add", int, w,
+                    tes__status, add_impl(w, e, c));
 }
 
 /* The guarded generic set: the one tes_set routine for every state and
  * component that the dispatch (quiet_ops.c) does not give a plain form. */
 int tes__set_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c, const void *value)
 {
-    TES__STRUCTURAL(int, w, tes__status, set_impl(w, e, c, value));
+    TES__STRUCTURAL("tes_set", int, w, tes__status, set_impl(w, e, c, value));
 }
 
 int tes__remove_generic(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
-    TES__STRUCTURAL(int, w, tes__status, remove_impl(w, e, c));
+    TES__STRUCTURAL(c == TES_DISABLED ? "tes_enable (tes_remove of TES_DISABLED)" : "tes_remove", int,
+                    w, tes__status, remove_impl(w, e, c));
 }
 
 void *tes_ensure(tes_world_t *w, tes_entity_t e, tes_comp_t c)
 {
-    TES__STRUCTURAL(void *, w, NULL, ensure_impl(w, e, c));
+    TES__STRUCTURAL("tes_ensure", void *, w, NULL, ensure_impl(w, e, c));
 }

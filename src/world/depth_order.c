@@ -262,7 +262,7 @@ int tes_sort_by_depth(tes_world_t *w)
         return tes__fail_busy(w, "tes_sort_by_depth");
     if (tes__deferred(w))
         return tes__fail_deferred(w, TES_ERR_BUSY, "tes_sort_by_depth");
-    int rc = tes__world_begin(w); /* move hooks run at a hook level */
+    int rc = tes__world_begin(w, "tes_sort_by_depth"); /* move hooks run at a hook level */
     if (rc)
         return rc;
     rc = sort_all(w);

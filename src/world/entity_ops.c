@@ -280,15 +280,15 @@ static tes_entity_t clone_impl(tes_world_t *w, tes_entity_t e)
 
 int tes__destroy_generic(tes_world_t *w, tes_entity_t e)
 {
-    TES__STRUCTURAL(int, w, tes__status, destroy_impl(w, e));
+    TES__STRUCTURAL("tes_destroy", int, w, tes__status, destroy_impl(w, e));
 }
 
 int tes_clear(tes_world_t *w, tes_entity_t e)
 {
-    TES__STRUCTURAL(int, w, tes__status, clear_impl(w, e));
+    TES__STRUCTURAL("tes_clear", int, w, tes__status, clear_impl(w, e));
 }
 
 tes_entity_t tes_clone(tes_world_t *w, tes_entity_t e)
 {
-    TES__CREATING(tes_entity_t, w, TES_NULL, clone_impl(w, e));
+    TES__CREATING("tes_clone", tes_entity_t, w, TES_NULL, clone_impl(w, e));
 }

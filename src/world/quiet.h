@@ -15,8 +15,11 @@
 /* Every structural call runs between begin and end: begin refuses calls
  * made while a user hook runs (any hook: ctor, dtor, copy, move or an
  * observer), and raises the hook depth so that hooks the call itself runs
- * cannot start structural changes of their own. */
-static inline int tes__world_begin(tes_world_t *w)
+ * cannot start structural changes of their own. `call` is the public
+ * function the user called ("tes_add"): a refusal's detail names it, so
+ * every guard says which call it refused (a constant, costing nothing
+ * until a refusal formats it). */
+static inline int tes__world_begin(tes_world_t *w, const char *call)
 {
     if (!w)
         return TES_ERR_INVALID;
@@ -25,12 +28,12 @@ static inline int tes__world_begin(tes_world_t *w)
          * thread's lane; the hook depth is the thread's own. */
         tes__lane_t *lane = tes__lane(w);
         if (lane->hook_depth)
-            return tes__fail_busy(w, "a structural call");
+            return tes__fail_busy(w, call);
         lane->hook_depth++;
         return TES_OK;
     }
     if (tes__refused(w, TES__REFUSE_STRUCTURAL))
-        return tes__fail_busy(w, "a structural call");
+        return tes__fail_busy(w, call);
     tes__world_hook_up(w);
     w->watch_scope.count = 0;
     return TES_OK;
@@ -69,24 +72,24 @@ static inline void tes__hook_enter(tes_world_t *w)
 
 /* tes__world_begin for calls that create entities (spawn, clone, prefab and
  * instantiate calls), which a parallel system may not make. */
-static inline int tes__world_begin_create(tes_world_t *w)
+static inline int tes__world_begin_create(tes_world_t *w, const char *call)
 {
     if (w && tes__unlikely(tes__refuse(w) & TES__REFUSE_CREATING))
-        return tes__fail_busy(w, "an entity-creating call");
-    return tes__world_begin(w);
+        return tes__fail_busy(w, call);
+    return tes__world_begin(w, call);
 }
 
-/* The body of a public structural call: runs `call` between begin and end.
- * A refused call returns the begin status (int calls) or `failed` (calls
- * that return a handle or a pointer). */
-#define TES__STRUCTURAL(type, w, failed, call) \
-    TES__GUARDED(tes__world_begin, type, w, failed, call)
+/* The body of public structural call `name` ("tes_add"): runs `call`
+ * between begin and end. A refused call returns the begin status (int
+ * calls) or `failed` (calls that return a handle or a pointer). */
+#define TES__STRUCTURAL(name, type, w, failed, call) \
+    TES__GUARDED(tes__world_begin, name, type, w, failed, call)
 /* The same for calls that create entities. */
-#define TES__CREATING(type, w, failed, call) \
-    TES__GUARDED(tes__world_begin_create, type, w, failed, call)
-#define TES__GUARDED(begin, type, w, failed, call)                               \
+#define TES__CREATING(name, type, w, failed, call) \
+    TES__GUARDED(tes__world_begin_create, name, type, w, failed, call)
+#define TES__GUARDED(begin, name, type, w, failed, call)                         \
     do {                                                                         \
-        int tes__status = begin(w);                                              \
+        int tes__status = begin(w, name);                                        \
         if (tes__status)                                                         \
             return (failed);                                                     \
         type tes__result = (call);                                               \

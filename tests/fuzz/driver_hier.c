@@ -340,6 +340,24 @@ static void check_path(fz_driver_t *d, tes_entity_t e, int32_t cap, bool null_bu
     free(got);
 }
 
+/* What a tes_lookup_path that finds nothing records for the thread:
+ * TES_ERR_INVALID for a path no entity can have (NULL, an empty segment,
+ * a segment past 255 bytes), TES_OK for a well-formed one. */
+static int lookup_miss_status(const char *path)
+{
+    if (!path)
+        return TES_ERR_INVALID;
+    for (const char *s = path;;) {
+        const char *end = strchr(s, '/');
+        size_t len = end ? (size_t)(end - s) : strlen(s);
+        if (len == 0 || len > 255)
+            return TES_ERR_INVALID;
+        if (!end)
+            return TES_OK;
+        s = end + 1;
+    }
+}
+
 /* tes_lookup_path of a malformed or made-up path. */
 static void check_lookup(fz_driver_t *d)
 {
@@ -370,6 +388,8 @@ static void check_lookup(fz_driver_t *d)
     if (got != want)
         fzd_fail(d, "tes_lookup_path(\"%s\") = %#llx, model %#llx", path ? path : "(null)",
                  ull(got), ull(want));
+    else if (got == TES_NULL)
+        fzd_check_error(d, lookup_miss_status(path), lookup_miss_status(path));
 }
 
 void fzd_op_hier_read(fz_driver_t *d)
