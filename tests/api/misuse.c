@@ -667,6 +667,8 @@ int main(void)
     mis_cases_prefab();
     mis_cases_hooks();
     mis_cases_bulk();
+    mis_cases_round3();
+    mis_cases_round3_io();
     mis_teardown();
     mis_cases_full();
     printf("misuse: %d cases, %d failures\n", g_cases, g_failures);

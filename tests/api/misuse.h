@@ -147,5 +147,9 @@ void mis_cases_prefab(void);
 void mis_cases_hooks(void);
 void mis_cases_bulk(void);
 void mis_cases_full(void);
+/* The hierarchy, names, depth order, change detection, reflection, JSON,
+ * systems and snapshot calls (misuse_round3.c, misuse_round3_io.c). */
+void mis_cases_round3(void);
+void mis_cases_round3_io(void);
 
 #endif
