@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <time.h>
 #include <unistd.h>
 
 #include "support/counting_alloc.h"
@@ -227,6 +228,8 @@ static void hooks(tes_world_t *w)
 
 /* ------------------------------------------------------------------ JSON */
 
+static void deep_chain(void);
+
 static void json(tes_world_t *w)
 {
     sink_t s = sink_make(0, 0);
@@ -290,6 +293,75 @@ static void json(tes_world_t *w)
     free(u.data);
     CASE_PLAIN(tes_set_name(w, R.anon, NULL) == TES_OK);
     free(s.data);
+    deep_chain();
+}
+
+/* A named chain 1200 deep, in a world of its own: the JSON path of every
+ * entity whose path passes the writer's 1 KiB stack buffer (written in
+ * blocks of ancestors) equals tes_path's, and writing the deepest one costs
+ * a small multiple of tes_path, not a walk up per level (which made
+ * tes_json_world cubic in the depth: 27 s for a chain of 2000). */
+static double seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void deep_chain(void)
+{
+    enum { D = 1200 };
+    tes_world_t *w = tes_world_new(NULL);
+    tes_entity_t *chain = malloc(D * sizeof *chain);
+    char *path = malloc(D * 6 + 16);
+    CASE_PLAIN(w && chain && path);
+    if (!w || !chain || !path) {
+        tes_world_free(w), free(chain), free(path);
+        return;
+    }
+    bool built = true;
+    for (int i = 0; i < D; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "L%04d", i);
+        chain[i] = tes_spawn(w);
+        built = built && (!i || tes_set_parent(w, chain[i], chain[i - 1]) == TES_OK) &&
+                tes_set_name(w, chain[i], name) == TES_OK;
+    }
+    CASE_PLAIN(built);
+    bool same = true;
+    for (int i = 160; built && same && i < D; i++) {
+        int32_t len = tes_path(w, chain[i], path, D * 6 + 16);
+        sink_t s = sink_make(0, 0);
+        tes_writer_t wr = {sink_write, &s};
+        same = tes_json_entity(w, chain[i], &wr) == TES_OK && len > 0;
+        const char *key = "\"path\":\"";
+        size_t at = 0;
+        while (same && at + 8 < s.size && memcmp(s.data + at, key, 8) != 0)
+            at++;
+        same = same && at + 8 + (size_t)len < s.size &&
+               memcmp(s.data + at + 8, path, (size_t)len) == 0 && s.data[at + 8 + (size_t)len] == '"';
+        free(s.data);
+    }
+    CASE_PLAIN(same);
+    double t0 = seconds();
+    for (int r = 0; r < 20; r++)
+        (void)tes_path(w, chain[D - 1], path, D * 6 + 16);
+    double t1 = seconds();
+    sink_t s = sink_make(0, 0);
+    tes_writer_t wr = {sink_write, &s};
+    for (int r = 0; r < 20; r++) {
+        s.size = 0;
+        (void)tes_json_entity(w, chain[D - 1], &wr);
+    }
+    double t2 = seconds();
+    free(s.data);
+    double ratio = (t2 - t1) / (t1 - t0 > 1e-9 ? t1 - t0 : 1e-9);
+    if (ratio > 60)
+        fprintf(stderr, "    tes_json_entity of a 1200-deep path took %.0f times tes_path\n", ratio);
+    CASE_PLAIN(ratio < 60);
+    tes_world_free(w);
+    free(chain);
+    free(path);
 }
 
 /* ------------------------------------------------------------------ systems */
