@@ -1199,7 +1199,8 @@ TES_API int32_t tes_depth(const tes_world_t *w, tes_entity_t e);
  * bytes, without '/', and unique among its siblings (the roots are
  * siblings of each other). Fails, with nothing changed: TES_ERR_STALE;
  * TES_ERR_INVALID with a detail (empty, too long, contains '/', or a
- * sibling has it); TES_ERR_NOMEM; TES_ERR_BUSY (inside a hook). Applied at
+ * sibling has it); TES_ERR_NOMEM; TES_ERR_BUSY (inside a hook, from a system
+ * without the structural flag or from a parallel one). Applied at
  * once, even while the world is deferred. An entity a deferred tes_clone or
  * tes_instantiate made, named before the flush, keeps its name; the link
  * the flush then gives it follows the sibling rule (when its new parent

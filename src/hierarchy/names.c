@@ -34,11 +34,13 @@ static int check_name_text(tes_world_t *w, const char *name, size_t *len)
 
 static int set_name_impl(tes_world_t *w, tes_entity_t e, const char *name)
 {
-    /* A name applies at once: from a system split over threads, where
-     * other threads run the same code, the maps would be written by
-     * several threads. */
-    if (w->lanes_live)
-        return tes__fail_busy(w, "tes_set_name (from a parallel structural system)");
+    /* A name applies at once: from a parallel system split over threads,
+     * other threads would write the maps meanwhile. It is refused in every
+     * parallel system (the bit that refuses their entity-creating calls),
+     * not only once its rows are split: refusing it only then made the
+     * result depend on the thread count. */
+    if (tes__refuse(w) & TES__REFUSE_CREATE)
+        return tes__fail_busy(w, "tes_set_name (from a parallel system)");
     if (!tes_alive(w, e))
         return tes__fail_stale(w, e);
     uint32_t i = tes_entity_index(e);

@@ -366,6 +366,42 @@ static void deep_chain(void)
 
 /* ------------------------------------------------------------------ systems */
 
+static _Atomic int g_parallel_runs, g_parallel_bad;
+static tes_entity_t g_named;
+
+/* From a parallel structural system: tes_set_name is refused, links are
+ * queued as from any structural system. */
+static void parallel_run(tes_iter_t *it)
+{
+    g_parallel_runs++;
+    tes_world_t *w = it->world;
+    if (tes_set_name(w, g_named ? g_named : R.anon, "p") != TES_ERR_BUSY)
+        g_parallel_bad++;
+}
+
+/* The same in a world of `threads` threads with rows enough to be split:
+ * the outcome does not depend on the thread count. */
+static void parallel_world(int32_t threads)
+{
+    tes_world_desc_t wd;
+    memset(&wd, 0, sizeof wd);
+    wd.threads = threads;
+    tes_world_t *w = tes_world_new(&wd);
+    tes_comp_t c = tes_component(w, &(tes_component_desc_t){.name = "C", .size = 4});
+    bool ok = w && c;
+    for (int32_t i = 0; ok && i < 5000; i++)
+        ok = tes_set(w, tes_spawn(w), c, &i) == TES_OK;
+    g_named = tes_spawn(w);
+    tes_system_desc_t pd = {.name = "p", .run = parallel_run, .structural = true, .parallel = true,
+                            .query = {.terms = {{.comp = c, .access = TES_INOUT}}}};
+    g_parallel_runs = 0;
+    g_parallel_bad = 0;
+    ok = ok && tes_system_new(w, &pd) && tes_progress(w, 0.f) == TES_OK;
+    CASE_PLAIN(ok && g_parallel_runs > 1 && g_parallel_bad == 0 && tes_name(w, g_named) == NULL);
+    g_named = TES_NULL;
+    tes_world_free(w);
+}
+
 static int g_sys_batteries;
 
 /* From a structural system: links are queued and applied when it ends,
@@ -514,6 +550,19 @@ static void systems(tes_world_t *w)
     CASE_PLAIN(tes_set_parent(w, R.anon, R.b) == TES_OK && tes_set_name(w, R.anon, NULL) == TES_OK);
     tes_entity_t kids[2];
     CASE_PLAIN(tes_children(w, R.root, kids, 2) == 2 && kids[0] == R.a && kids[1] == R.b);
+    /* A parallel structural system may not name: refused on one thread
+     * as on several (it used to work on one thread only). */
+    tes_system_desc_t pd = {.name = "r3parallel", .run = parallel_run, .structural = true,
+                            .parallel = true,
+                            .query = {.terms = {{.comp = R.tracked, .access = TES_INOUT}}}};
+    bs = tes_system_new(w, &pd);
+    g_parallel_runs = 0;
+    g_parallel_bad = 0;
+    CASE_PLAIN(bs != NULL && tes_progress(w, 0.f) == TES_OK && g_parallel_runs > 0 &&
+               g_parallel_bad == 0 && tes_name(w, R.anon) == NULL);
+    tes_system_free(bs);
+    parallel_world(0);
+    parallel_world(4);
     /* A system that frees itself (twice) is freed when the frame ends. */
     tes_system_desc_t fd = {.name = "r3self", .run = free_self_run};
     g_self_free = tes_system_new(w, &fd);
