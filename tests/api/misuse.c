@@ -24,7 +24,10 @@
  *
  * Files: misuse.c (harness, fixture, world, components, entities),
  * misuse_query.c (queries, iterators, deferral), misuse_prefab.c (prefabs,
- * instances, entity limit), misuse_hooks.c (calls from inside hooks).
+ * instances, entity limit), misuse_hooks.c (calls from inside hooks),
+ * misuse_bulk.c (bundles, bulk and batch calls), misuse_round3.c and
+ * misuse_round3_io.c (hierarchy, names, depth order, change detection,
+ * reflection, JSON, systems, snapshots; misuse_r3.h).
  * Prints "misuse: N cases, M failures" and exits nonzero on any failure.
  */
 #define _POSIX_C_SOURCE 200809L
