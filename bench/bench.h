@@ -84,6 +84,7 @@ extern const bench_workload_t bench_churn;
 extern const bench_workload_t bench_snapshot_save;
 extern const bench_workload_t bench_snapshot_load;
 extern const bench_workload_t bench_json_world;
+extern const bench_workload_t bench_json_deep_path;
 extern const bench_workload_t bench_table_spawn_set;
 extern const bench_workload_t bench_table_spawn_n;
 extern const bench_workload_t bench_table_destroy;

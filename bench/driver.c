@@ -86,6 +86,7 @@ static const bench_workload_t *const workloads[] = {
     &bench_snapshot_save,
     &bench_snapshot_load,
     &bench_json_world,
+    &bench_json_deep_path,
     &bench_systems_1,
     &bench_systems_2,
     &bench_systems_4,

@@ -291,3 +291,98 @@ const bench_workload_t bench_json_world = {
     {tes_init, NULL, tes_run, NULL, tes_fini},
     {base_init, NULL, base_run, NULL, base_fini},
 };
+
+/* ------------------------------------------------------------------------ */
+/* A deep path: tes_json_entity of the last entity of a named chain         */
+/* ------------------------------------------------------------------------ */
+
+/* JSON_DEEP entities, each the child of the one before and named, so the
+ * last one's path ("L0000/L0001/...") is about 6 KiB: longer than the JSON
+ * writer's stack buffer, which then writes it in blocks of ancestors. Per
+ * level against tes_path of the same entity into a buffer that holds it
+ * (the baseline): a writer that walked up once per level would be
+ * quadratic per entity here (it was, and cubic for tes_json_world). */
+#define JSON_DEEP 1200
+#define JSON_DEEP_REPS 20
+
+typedef struct deep_state {
+    tes_world_t *w;
+    tes_entity_t last;
+    char *path;
+} deep_state_t;
+
+static int deep_sink(const void *data, size_t size, void *user)
+{
+    (void)data;
+    *(uint64_t *)user += size;
+    return TES_OK;
+}
+
+static void *deep_init(const bench_cfg_t *cfg)
+{
+    (void)cfg;
+    deep_state_t *s = (deep_state_t *)calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->w = tes_world_new(NULL);
+    s->path = (char *)bench_alloc(JSON_DEEP * 6 + 16);
+    if (!s->w || !s->path) {
+        bench_fail("deep path: world or buffer");
+        return s;
+    }
+    tes_entity_t parent = TES_NULL;
+    for (int i = 0; i < JSON_DEEP; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "L%04d", i);
+        tes_entity_t e = tes_spawn(s->w);
+        if ((i && tes_set_parent(s->w, e, parent) != TES_OK) || tes_set_name(s->w, e, name) != TES_OK) {
+            bench_fail("deep path: building the chain failed at %d", i);
+            return s;
+        }
+        parent = s->last = e;
+    }
+    return s;
+}
+
+static uint64_t deep_json_run(void *p)
+{
+    deep_state_t *s = (deep_state_t *)p;
+    uint64_t bytes = 0;
+    tes_writer_t wr = {deep_sink, &bytes};
+    for (int r = 0; r < JSON_DEEP_REPS; r++)
+        if (tes_json_entity(s->w, s->last, &wr) != TES_OK)
+            bench_fail("tes_json_entity failed");
+    return 0;
+}
+
+static uint64_t deep_path_run(void *p)
+{
+    deep_state_t *s = (deep_state_t *)p;
+    for (int r = 0; r < JSON_DEEP_REPS; r++)
+        if (tes_path(s->w, s->last, s->path, JSON_DEEP * 6 + 16) <= 0)
+            bench_fail("tes_path failed");
+    return 0;
+}
+
+static void deep_fini(void *p)
+{
+    deep_state_t *s = (deep_state_t *)p;
+    tes_world_free(s->w);
+    free(s->path);
+    free(s);
+}
+
+static int64_t deep_ops(const bench_cfg_t *cfg)
+{
+    (void)cfg;
+    return (int64_t)JSON_DEEP * JSON_DEEP_REPS;
+}
+
+const bench_workload_t bench_json_deep_path = {
+    "json: entity 1200 deep (base: tes_path)",
+    "level",
+    deep_ops,
+    false,
+    {deep_init, NULL, deep_json_run, NULL, deep_fini},
+    {deep_init, NULL, deep_path_run, NULL, deep_fini},
+};
