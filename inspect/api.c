@@ -2,9 +2,13 @@
  * The inspector's routes, run by tes_inspector_poll on the application's
  * thread (the only code of the inspector that touches the world). Each
  * answer is built in memory and handed back to the server thread that
- * waits for it. Every input is checked before use: ids are decimal 64-bit
- * handles of live entities, component names must be registered, numbers
- * must parse whole and lie in range; anything else is a 4xx JSON error.
+ * waits for it. Every input is checked before use, each kind by one
+ * function: the method once (GET or PUT), path segments by path_segment
+ * (percent-decoded, no %00), every number by tes__parse_int (digits only,
+ * in range), query parameters by param (each at most once); ids must be
+ * live entities, component names registered. Anything else is a 4xx JSON
+ * error, and every string an answer echoes goes through the one JSON
+ * string writer, which keeps the answer valid UTF-8.
  *
  * Pages are bounded (at most 1000 entities), so no request costs more than
  * one pass over the entity slots, whatever the world's size.

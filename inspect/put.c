@@ -1,11 +1,14 @@
 /*
- * PUT /api/entity/<id>/<component>: a JSON object of member values, parsed
- * with cJSON and checked against the component's members before anything
- * is written. Every named member must exist and its value must have the
- * member's type and fit its range (integers whole and in range, f32 finite
- * and within float range or one of "nan", "inf", "-inf", strings shorter
- * than their array, arrays of exactly `count` values, entities alive or
- * null); members not named keep their values. The new value is the current
+ * PUT /api/entity/<id>/<component>: one JSON object of member values and
+ * nothing after it, parsed with cJSON and checked against the component's
+ * members before anything is written. The text may not hold U+0000 (cJSON
+ * would cut a key or string there). Every named member must exist, be
+ * named once, and its value must have the member's type and fit its range
+ * (integers whole and in range, as JSON numbers within 2^53 or decimal
+ * strings read by tes__parse_int; floats finite JSON numbers within their
+ * type's range, or one of "nan", "inf", "-inf"; strings valid UTF-8 and
+ * shorter than their array; arrays of exactly `count` values; entities
+ * alive or null); members not named keep their values. The new value is the current
  * one with the named members replaced, written with tes_set, so on_set
  * fires as for any other write. Nothing changes unless every check passes.
  */
@@ -205,6 +208,12 @@ bool tes__api_put(tes__api_t *api, tes__request_t *r, tes_entity_t e, const tes_
     const void *cur = tes_get(api->w, e, c->id);
     if (!cur) {
         tes__api_error(r, 409, "cannot read '%s' of entity %" PRIu64, c->name, (uint64_t)e);
+        return false;
+    }
+    /* The server refuses a longer body before it is queued; the bound is
+     * checked here too, so the routes hold whatever hands them a request. */
+    if (r->body_len > TES__INSPECT_MAX_BODY) {
+        tes__api_error(r, 413, "the body is over %u bytes", TES__INSPECT_MAX_BODY);
         return false;
     }
     if (r->body && holds_nul(r->body, r->body_len)) {

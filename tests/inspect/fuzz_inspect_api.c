@@ -283,7 +283,7 @@ static char *dump(size_t *len)
 static void check_answer(tes__request_t *r)
 {
     switch (r->status) {
-    case 200: case 400: case 404: case 405: case 409: case 422:
+    case 200: case 400: case 404: case 405: case 409: case 413: case 422:
         break;
     default:
         fail(r, "a status the API does not answer");
@@ -572,7 +572,7 @@ static int expect_file(const char *path)
         return 1;
     }
     build_world();
-    static char line[1 << 16], req[1 << 17];
+    static char line[1 << 18], req[1 << 19];
     int bad = 0, count = 0, lineno = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
