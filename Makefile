@@ -29,7 +29,7 @@ help:
 	@echo "make valgrind     the test programs under valgrind memcheck"
 	@echo "make bench        the benchmarks (ARGS='--filter W4' runs one workload)"
 	@echo "make bench-docs   copy build/bench results into docs/bench and the tables of docs/bench.md and the guide"
-	@echo "make fuzz         libFuzzer for 60 s (needs clang)"
+	@echo "make fuzz         libFuzzer, 60 s per target (needs clang)"
 	@echo "make fuzz-long    the differential fuzzer at length (FUZZ_LONG_OPS=...)"
 	@echo "make dist         the single-file build: dist/tessera.h and dist/tessera.c"
 	@echo "make install      install to PREFIX (default $(PREFIX))"
@@ -206,7 +206,11 @@ bench-docs:
 # libFuzzer starts from the seed corpus tests/fuzz/corpus (read only); what
 # it finds goes to $(FUZZ)/corpus, a crash or divergence to $(FUZZ)/crash-*.
 # Then the snapshot loader target, from tests/fuzz/snapshot_corpus, into
-# $(FUZZ)/snapshot_corpus (crashes: $(FUZZ)/snapshot-crash-*).
+# $(FUZZ)/snapshot_corpus (crashes: $(FUZZ)/snapshot-crash-*). Then, when
+# the inspector is built (civetweb and cJSON installed), its routes under
+# hostile requests, from tests/inspect/corpus into $(FUZZ)/inspect_corpus
+# (crashes: $(FUZZ)/inspect-crash-*; replay one with
+# inspect_corpus_replay FILE from a make test tree).
 FUZZ_TIME ?= 60
 fuzz: deps
 	@command -v clang >/dev/null || { echo "make fuzz needs clang (apt-get install clang)"; exit 1; }
@@ -215,6 +219,11 @@ fuzz: deps
 	mkdir -p $(FUZZ)/corpus $(FUZZ)/snapshot_corpus
 	./$(FUZZ)/tests/fuzz_libfuzzer -max_total_time=$(FUZZ_TIME) -artifact_prefix=$(FUZZ)/ $(FUZZ)/corpus tests/fuzz/corpus
 	./$(FUZZ)/tests/fuzz_snapshot_load -max_total_time=$(FUZZ_TIME) -artifact_prefix=$(FUZZ)/snapshot- $(FUZZ)/snapshot_corpus tests/fuzz/snapshot_corpus
+	@if grep -q '^TES_HAVE_INSPECT_BUILT:INTERNAL=ON' $(FUZZ)/CMakeCache.txt; then \
+	  $(CMAKE) --build $(FUZZ) -j $(JOBS) --target fuzz_inspect_api && \
+	  mkdir -p $(FUZZ)/inspect_corpus && \
+	  ./$(FUZZ)/inspect/fuzz_inspect_api -max_total_time=$(FUZZ_TIME) -dict=tests/inspect/fuzz_inspect_api.dict -artifact_prefix=$(FUZZ)/inspect- $(FUZZ)/inspect_corpus tests/inspect/corpus; \
+	else echo "fuzz: the inspector's target skipped (install libcivetweb-dev and libcjson-dev)"; fi
 
 # The differential fuzzer at length: fuzz_runner optimised (-O2) with
 # assertions kept, FUZZ_LONG_OPS ops spread evenly over FUZZ_LONG_SEEDS

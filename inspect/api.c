@@ -2,9 +2,13 @@
  * The inspector's routes, run by tes_inspector_poll on the application's
  * thread (the only code of the inspector that touches the world). Each
  * answer is built in memory and handed back to the server thread that
- * waits for it. Every input is checked before use: ids are decimal 64-bit
- * handles of live entities, component names must be registered, numbers
- * must parse whole and lie in range; anything else is a 4xx JSON error.
+ * waits for it. Every input is checked before use, each kind by one
+ * function: the method once (GET or PUT), path segments by path_segment
+ * (percent-decoded, no %00), every number by tes__parse_int (digits only,
+ * in range), query parameters by param (each at most once); ids must be
+ * live entities, component names registered. Anything else is a 4xx JSON
+ * error, and every string an answer echoes goes through the one JSON
+ * string writer, which keeps the answer valid UTF-8.
  *
  * Pages are bounded (at most 1000 entities), so no request costs more than
  * one pass over the entity slots, whatever the world's size.
@@ -22,42 +26,95 @@
 
 /* ---------------------------------------------------------------- inputs */
 
-/* A decimal entity handle (as the JSON writes ids): digits only, no sign,
- * at most 20 digits, in range. */
-static bool parse_u64(const char *s, size_t n, uint64_t *out)
+/* Query parameter `name`, URL-decoded into v (cap bytes). Returns 1 when
+ * it is there, 0 when it is not, -1 with r's error set when it is given
+ * twice (which of two values was meant is a guess the inspector does not
+ * make), does not fit in v, or decodes to a NUL byte. */
+static int param(tes__request_t *r, const char *name, char *v, size_t cap)
 {
-    if (n == 0 || n > 20)
-        return false;
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        unsigned d = (unsigned)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return false;
-        v = v * 10 + d;
+    size_t qlen = strlen(r->query);
+    int n = mg_get_var2(r->query, qlen, name, v, cap, 0);
+    if (n == -1)
+        return 0;
+    char again[8];
+    int n2 = mg_get_var2(r->query, qlen, name, again, sizeof again, 1);
+    if (n2 != -1) {
+        tes__api_error(r, 400, "parameter '%s' is given more than once", name);
+        return -1;
     }
-    *out = v;
-    return true;
+    if (n < 0) {
+        tes__api_error(r, 400, "parameter '%s' is longer than %zu bytes", name, cap - 1);
+        return -1;
+    }
+    if (strlen(v) != (size_t)n) {
+        tes__api_error(r, 400, "parameter '%s' holds a NUL byte (%%00)", name);
+        return -1;
+    }
+    return 1;
 }
 
-/* Query parameter `name` as a non-negative integer no larger than max.
- * Missing: def. Returns false (with r's error set) if it is malformed. */
+/* Query parameter `name` as a whole number from 0 to max (tes__parse_int:
+ * digits only). Missing: def. Returns false (with r's error set) if it is
+ * malformed. */
 static bool param_int(tes__request_t *r, const char *name, int64_t def, int64_t max, int64_t *out)
 {
     char v[32];
-    int n = mg_get_var(r->query, strlen(r->query), name, v, sizeof v);
-    if (n == -1) {
+    int got = param(r, name, v, sizeof v);
+    if (got < 0)
+        return false;
+    if (got == 0) {
         *out = def;
         return true;
     }
+    int64_t sv;
     uint64_t u;
-    if (n < 0 || !parse_u64(v, (size_t)n, &u) || u > (uint64_t)max) {
-        tes__api_error(r, 400, "parameter '%s' must be a whole number from 0 to %" PRId64, name,
-                       max);
+    if (!tes__parse_int(v, strlen(v), false, &sv, &u) || u > (uint64_t)max) {
+        tes__api_error(r, 400, "parameter '%s' must be a whole number from 0 to %" PRId64
+                       " (digits only)", name, max);
         return false;
     }
     *out = (int64_t)u;
+    return true;
+}
+
+/* Decodes the path segment s[0..n) (its %XX escapes: a component's name
+ * may hold any character, as the page's encodeURIComponent sends it) into
+ * out (cap bytes). Returns false with r's error set for a malformed escape,
+ * an escaped NUL (%00) or a segment that does not fit. */
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static bool path_segment(tes__request_t *r, const char *s, size_t n, char *out, size_t cap)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        int ch = (unsigned char)s[i];
+        if (ch == '%') {
+            int hi = i + 2 < n ? hex_digit(s[i + 1]) : -1;
+            int lo = hi >= 0 ? hex_digit(s[i + 2]) : -1;
+            if (lo < 0) {
+                tes__api_error(r, 400, "the path has a '%%' that is not followed by two hex "
+                                       "digits");
+                return false;
+            }
+            ch = hi * 16 + lo;
+            i += 2;
+            if (ch == 0) {
+                tes__api_error(r, 400, "the path holds an escaped NUL byte (%%00)");
+                return false;
+            }
+        }
+        if (k + 1 >= cap) {
+            tes__api_error(r, 400, "a path segment is longer than %zu bytes", cap - 1);
+            return false;
+        }
+        out[k++] = (char)ch;
+    }
+    out[k] = '\0';
     return true;
 }
 
@@ -139,9 +196,9 @@ static tes_query_t *filter_query(tes__api_t *api, tes__request_t *r, const char 
     while (*s) {
         const char *end = strchr(s, ',');
         size_t n = end ? (size_t)(end - s) : strlen(s);
-        char name[128];
+        char name[TES__INSPECT_MAX_QUERY];
         if (n == 0 || n >= sizeof name) {
-            tes__api_error(r, 400, "'with' holds an empty or overlong component name");
+            tes__api_error(r, 400, "parameter 'with' has an empty component name");
             return NULL;
         }
         memcpy(name, s, n);
@@ -180,15 +237,18 @@ static void entities(tes__api_t *api, tes__request_t *r)
         !param_int(r, "limit", 50, TES__INSPECT_PAGE_MAX, &limit))
         return;
     char with[TES__INSPECT_MAX_QUERY];
-    int wn = mg_get_var(r->query, strlen(r->query), "with", with, sizeof with);
-    if (wn < -1 || (wn > 0 && (strlen(with) != (size_t)wn || with[wn - 1] == ','))) {
-        tes__api_error(r, 400, "parameter 'with' is malformed, too long or has an empty name");
+    int has_with = param(r, "with", with, sizeof with);
+    if (has_with < 0)
+        return;
+    size_t wn = has_with ? strlen(with) : 0;
+    if (wn > 0 && with[wn - 1] == ',') {
+        tes__api_error(r, 400, "parameter 'with' has an empty component name");
         return;
     }
     tes_entity_t page[TES__INSPECT_PAGE_MAX];
     int32_t got = 0;
     int64_t total;
-    if (wn <= 0) {
+    if (wn == 0) {
         total = tes_entity_count(api->w);
         got = tes_entities(api->w, offset, page, (int32_t)limit);
         if (got < 0)
@@ -329,14 +389,20 @@ int tes__api_entity_json(tes__api_t *api, tes__buf_t *b, tes_entity_t e)
     return rc;
 }
 
-/* Parses "<id>" at s (up to '/' or the end) into a live entity (or TES_NULL
- * when zero is allowed). Sets r's error and returns false otherwise. */
+/* Parses the path segment "<id>" at s[0..n) into a live entity (or
+ * TES_NULL for "0" when zero_ok). Sets r's error and returns false
+ * otherwise: 400 when it is not a decimal handle (tes__parse_int), 404
+ * when no live entity has it (stale, never issued, beyond the world). */
 static bool parse_entity(tes__api_t *api, tes__request_t *r, const char *s, size_t n,
                          bool zero_ok, tes_entity_t *out)
 {
+    char seg[32];
+    int64_t sv;
     uint64_t v;
-    if (!parse_u64(s, n, &v)) {
-        tes__api_error(r, 400, "an entity id is a decimal 64-bit handle");
+    if (!path_segment(r, s, n, seg, sizeof seg))
+        return false;
+    if (!tes__parse_int(seg, strlen(seg), false, &sv, &v)) {
+        tes__api_error(r, 400, "an entity id is a decimal 64-bit handle (digits only)");
         return false;
     }
     if (v == 0 && zero_ok) {
@@ -351,14 +417,35 @@ static bool parse_entity(tes__api_t *api, tes__request_t *r, const char *s, size
     return true;
 }
 
+/* PUT /api/entity/<id>/<component>: the name is the path's last segment,
+ * percent-decoded. */
+static void put_route(tes__api_t *api, tes__request_t *r, tes_entity_t e, const char *raw)
+{
+    char name[TES__INSPECT_MAX_PATH];
+    if (!path_segment(r, raw, strlen(raw), name, sizeof name))
+        return;
+    const tes__comp_info_t *c = tes__schema_find(&api->schema, name);
+    if (!c)
+        tes__api_error(r, 404, "no component named '%.128s'", name);
+    else if (tes__api_put(api, r, e, c) && tes__api_entity_json(api, &r->out, e))
+        tes__api_error(r, 500, "the value was set, but the entity could not be written back");
+}
+
+/* Routes r. The method is checked first, once: a route below sees only GET
+ * or PUT, so no method another layer let through can reach a write. */
 void tes__api_answer(tes__api_t *api, tes__request_t *r)
 {
     r->status = 200;
+    bool get = strcmp(r->method, "GET") == 0;
+    bool put = strcmp(r->method, "PUT") == 0;
+    if (!get && !put) {
+        tes__api_error(r, 405, "only GET and PUT are served");
+        return;
+    }
     if (tes__schema_refresh(&api->schema, api->w)) {
         tes__api_error(r, 500, "out of memory");
         return;
     }
-    bool get = strcmp(r->method, "GET") == 0;
     const char *p = r->path;
     tes_entity_t e;
     if (strcmp(p, "/api/world") == 0) {
@@ -387,12 +474,8 @@ void tes__api_answer(tes__api_t *api, tes__request_t *r)
             if (rc)
                 tes__api_error(r, rc == TES_ERR_NOMEM ? 500 : 409, "cannot write entity: %s",
                                tes_last_error_detail(api->w));
-        } else if (!get && slash && !strchr(slash + 1, '/')) {
-            const tes__comp_info_t *c = tes__schema_find(&api->schema, slash + 1);
-            if (!c)
-                tes__api_error(r, 404, "no component named '%.128s'", slash + 1);
-            else if (tes__api_put(api, r, e, c) && tes__api_entity_json(api, &r->out, e))
-                tes__api_error(r, 200, "value set; the entity could not be written back");
+        } else if (put && slash && !strchr(slash + 1, '/')) {
+            put_route(api, r, e, slash + 1);
         } else {
             tes__api_error(r, get ? 404 : 405,
                            get ? "GET /api/entity/<id>" : "PUT /api/entity/<id>/<component>");

@@ -40,6 +40,12 @@ void tes__buf_printf(tes__buf_t *b, const char *fmt, ...)
     ;
 /* s as a JSON string, quoted and escaped (NULL as null). */
 void tes__buf_json_str(tes__buf_t *b, const char *s);
+/* Whether s[0..n) is valid UTF-8 (strict: RFC 3629). */
+bool tes__utf8_valid(const char *s, size_t n);
+/* The one parser for every integer a client sends: optional '-' when
+ * neg_ok, then 1 to 20 decimal digits, nothing else; in range of int64
+ * (negative) or uint64. See answer.c. */
+bool tes__parse_int(const char *s, size_t n, bool neg_ok, int64_t *sv, uint64_t *uv);
 /* A tes_writer_t that appends to a tes__buf_t. */
 int tes__buf_writer(const void *data, size_t size, void *user);
 

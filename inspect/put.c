@@ -1,11 +1,14 @@
 /*
- * PUT /api/entity/<id>/<component>: a JSON object of member values, parsed
- * with cJSON and checked against the component's members before anything
- * is written. Every named member must exist and its value must have the
- * member's type and fit its range (integers whole and in range, f32 finite
- * and within float range or one of "nan", "inf", "-inf", strings shorter
- * than their array, arrays of exactly `count` values, entities alive or
- * null); members not named keep their values. The new value is the current
+ * PUT /api/entity/<id>/<component>: one JSON object of member values and
+ * nothing after it, parsed with cJSON and checked against the component's
+ * members before anything is written. The text may not hold U+0000 (cJSON
+ * would cut a key or string there). Every named member must exist, be
+ * named once, and its value must have the member's type and fit its range
+ * (integers whole and in range, as JSON numbers within 2^53 or decimal
+ * strings read by tes__parse_int; floats finite JSON numbers within their
+ * type's range, or one of "nan", "inf", "-inf"; strings valid UTF-8 and
+ * shorter than their array; arrays of exactly `count` values; entities
+ * alive or null); members not named keep their values. The new value is the current
  * one with the named members replaced, written with tes_set, so on_set
  * fires as for any other write. Nothing changes unless every check passes.
  */
@@ -22,32 +25,22 @@
 /* 2^53: integers a JSON number (a double in cJSON) holds exactly. */
 #define EXACT_LIMIT 9007199254740992.0
 
-static bool parse_dec(const char *s, bool neg_ok, int64_t *sv, uint64_t *uv)
+/* Whether the JSON text holds U+0000, raw or as the escape \\u0000. cJSON
+ * would hand it on inside a C string, where it ends the string early: a
+ * key "u8\\u0000junk" would name member u8, a string would be cut. So a
+ * body that holds one is refused before it is parsed. */
+static bool holds_nul(const char *s, size_t n)
 {
-    bool neg = *s == '-';
-    if (neg && !neg_ok)
-        return false;
-    const char *p = s + neg;
-    if (!*p || strlen(p) > 20)
-        return false;
-    uint64_t v = 0;
-    for (; *p; p++) {
-        if (*p < '0' || *p > '9')
-            return false;
-        unsigned d = (unsigned)(*p - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return false;
-        v = v * 10 + d;
+    if (memchr(s, '\0', n))
+        return true;
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (s[i] != '\\')
+            continue;
+        if (s[i + 1] == 'u' && i + 5 < n && memcmp(s + i + 2, "0000", 4) == 0)
+            return true;
+        i++; /* the escaped character (a backslash escapes only the next) */
     }
-    if (neg) {
-        if (v > (uint64_t)INT64_MAX + 1)
-            return false;
-        *sv = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
-    } else {
-        *uv = v;
-        *sv = v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
-    }
-    return true;
+    return false;
 }
 
 /* Writes one scalar value j of member m into dst. Returns NULL or a
@@ -66,7 +59,11 @@ static const char *put_scalar(tes__api_t *api, const tes__member_info_t *m, cons
     case TES_TYPE_F64: {
         double v;
         if (cJSON_IsNumber(j)) {
+            /* A number past the double range reads as an infinity: it is
+             * refused (the infinities are written as strings). */
             v = j->valuedouble;
+            if (!isfinite(v))
+                return "is outside the range of a 64-bit float (write \"inf\" for infinity)";
             if (m->type == TES_TYPE_F32 && (v > FLT_MAX || v < -FLT_MAX))
                 return "is outside the range of a 32-bit float";
         } else if (cJSON_IsString(j) && strcmp(j->valuestring, "nan") == 0) {
@@ -91,7 +88,8 @@ static const char *put_scalar(tes__api_t *api, const tes__member_info_t *m, cons
         int64_t s = 0;
         if (cJSON_IsNull(j)) {
             u = TES_NULL;
-        } else if (!cJSON_IsString(j) || !parse_dec(j->valuestring, false, &s, &u)) {
+        } else if (!cJSON_IsString(j) ||
+                   !tes__parse_int(j->valuestring, strlen(j->valuestring), false, &s, &u)) {
             return "expects an entity id as a decimal string, or null";
         } else if (!tes_alive(api->w, (tes_entity_t)u)) {
             return "names an entity that is not alive";
@@ -117,7 +115,7 @@ static const char *put_scalar(tes__api_t *api, const tes__member_info_t *m, cons
         sv = (int64_t)d;
         uv = d < 0 ? 0 : (uint64_t)d;
     } else if (cJSON_IsString(j)) {
-        if (!parse_dec(j->valuestring, is_signed, &sv, &uv))
+        if (!tes__parse_int(j->valuestring, strlen(j->valuestring), is_signed, &sv, &uv))
             return "expects a whole number";
     } else {
         return "expects a whole number";
@@ -161,7 +159,7 @@ static const char *put_scalar(tes__api_t *api, const tes__member_info_t *m, cons
     }
 }
 
-static size_t type_size(int type) { return TES_TYPE_SIZE((tes_type_t)type); }
+static size_t type_size(tes_type_t type) { return TES_TYPE_SIZE(type); }
 
 /* Writes member m from j into value (the component's bytes). */
 static const char *put_member(tes__api_t *api, const tes__member_info_t *m, const cJSON *j,
@@ -171,6 +169,8 @@ static const char *put_member(tes__api_t *api, const tes__member_info_t *m, cons
         if (!cJSON_IsString(j))
             return "expects a string";
         size_t n = strlen(j->valuestring);
+        if (!tes__utf8_valid(j->valuestring, n))
+            return "expects text in UTF-8 (the string is not valid UTF-8)";
         if (n >= m->count)
             return "is too long for its array (the NUL needs a byte)";
         memset(value + m->offset, 0, m->count);
@@ -210,10 +210,28 @@ bool tes__api_put(tes__api_t *api, tes__request_t *r, tes_entity_t e, const tes_
         tes__api_error(r, 409, "cannot read '%s' of entity %" PRIu64, c->name, (uint64_t)e);
         return false;
     }
-    cJSON *body = r->body ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
-    if (!cJSON_IsObject(body)) {
+    /* The server refuses a longer body before it is queued; the bound is
+     * checked here too, so the routes hold whatever hands them a request. */
+    if (r->body_len > TES__INSPECT_MAX_BODY) {
+        tes__api_error(r, 413, "the body is over %u bytes", TES__INSPECT_MAX_BODY);
+        return false;
+    }
+    if (r->body && holds_nul(r->body, r->body_len)) {
+        tes__api_error(r, 400, "the body holds U+0000 (a NUL byte or \\u0000), which no member "
+                               "name or string may hold");
+        return false;
+    }
+    /* One JSON object and nothing after it but white space: text after it
+     * is a client's mistake (two objects, a cut concatenation), not
+     * something to ignore. */
+    const char *end = NULL;
+    cJSON *body = r->body ? cJSON_ParseWithLengthOpts(r->body, r->body_len, &end, false) : NULL;
+    while (body && end && end < r->body + r->body_len && strchr(" \t\r\n", *end))
+        end++;
+    if (!cJSON_IsObject(body) || end != r->body + r->body_len) {
         cJSON_Delete(body);
-        tes__api_error(r, 400, "the body must be a JSON object of member values");
+        tes__api_error(r, 400, "the body must be one JSON object of member values, "
+                               "with nothing after it");
         return false;
     }
     unsigned char *value = malloc(c->size);
@@ -235,6 +253,12 @@ bool tes__api_put(tes__api_t *api, tes__request_t *r, tes_entity_t e, const tes_
                            item->string ? item->string : "");
             goto done;
         }
+        /* A member named twice: which value was meant is a guess. */
+        for (const cJSON *prev = body->child; prev != item; prev = prev->next)
+            if (strcmp(prev->string, item->string) == 0) {
+                tes__api_error(r, 400, "the body names member '%s' more than once", m->name);
+                goto done;
+            }
         if ((uint64_t)m->offset + (uint64_t)m->count * type_size(m->type) > c->size) {
             tes__api_error(r, 500, "member '%s' lies outside '%s'", m->name, c->name);
             goto done;

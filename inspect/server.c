@@ -154,7 +154,8 @@ static bool token_ok(const tes_inspector_t *in, struct mg_connection *c,
     return false;
 }
 
-/* A path we route: printable ASCII, no "..", no "//", no backslash. */
+/* A path we route (as sent, percent-escapes undecoded): printable ASCII,
+ * no "..", no "//", no backslash. */
 static bool path_ok(const char *p)
 {
     if (p[0] != '/')
@@ -368,6 +369,13 @@ tes_inspector_t *tes_inspector_start(tes_world_t *w, const tes_inspector_desc_t 
                              "request_timeout_ms", "5000",
                              "enable_keep_alive", "no",
                              "max_request_size", "16384",
+                             /* The path reaches the routes as sent:
+                              * they decode each segment once (an id, a
+                              * component name, which may hold an
+                              * escaped '/'). Decoded here as well, a
+                              * name was decoded twice ("Heal%2574h"
+                              * named Health) and "%00" cut the path. */
+                             "decode_url", "no",
                              /* Accepted connections wait for a server
                               * thread here (bounded) instead of being
                               * closed unanswered when a burst outruns

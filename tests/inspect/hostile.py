@@ -107,6 +107,16 @@ bad = [
     ("PUT", "/api/entity/4294967295999/Health", '{"hp":1}'),
     ("PUT", "/api/entity/%s/Health/x" % target, '{"hp":1}'),
     ("GET", "/api/entity/%s/Health" % target, None),
+    # Each of these was once answered 200 (and written) or with invalid JSON.
+    ("PUT", "/api/entity/%s/Health" % target, '{"hp":5} {"hp":6}'),
+    ("PUT", "/api/entity/%s/Health" % target, '{"hp":5,"hp":6}'),
+    ("PUT", "/api/entity/%s/Health" % target, '{"hp\\u0000x":5}'),
+    ("PUT", "/api/entity/%s/Ship" % target, '{"fuel":1e999}'),
+    ("PUT", "/api/entity/%s/Health%%00" % target, '{"hp":1}'),
+    ("GET", "/api/entities?offset=1&offset=2", None),
+    ("GET", "/api/entities?with=%FF", None),
+    # The path is decoded once: "%2574" is "%74", not "t".
+    ("PUT", "/api/entity/%s/Heal%%2574h" % target, '{"hp":2}'),
 ]
 for method, path, body in bad:
     st, reply = request("127.0.0.1", port, method, path, body)
@@ -170,8 +180,9 @@ for kind, st in results:
     check(st in ((200, 503) if kind in (0, 2) else (422, 503)), "concurrent %d -> %s" % (kind, st))
 print("concurrent: %d answers: %s" % (len(results), sorted(set(st for _, st in results), key=str)))
 
-# The valid PUTs.
-st, reply = request("127.0.0.1", port, "PUT", "/api/entity/%s/Health" % target,
+# The valid PUTs (the component's name percent-escaped as the page's
+# encodeURIComponent may send it: decoded once).
+st, reply = request("127.0.0.1", port, "PUT", "/api/entity/%s/He%%61lth" % target,
                     '{"hp": 42.5, "shielded": true}')
 check(st == 200 and reply["components"]["Health"]["hp"] == 42.5, "valid PUT -> %s %r" % (st, reply))
 st, reply = request("127.0.0.1", port, "PUT", "/api/entity/%s/Ship" % target,
