@@ -105,6 +105,27 @@ static int expect_of(int status) { return status > 0 ? TES_ERR_IO : status; }
 
 static void noop_run(tes_iter_t *it) { (void)it; }
 
+/* The system and snapshot calls every battery expects refused with
+ * TES_ERR_BUSY: creating a system named `name`, a frame, saves into *s and
+ * loads from *src (which must see no call), a load from `existing` (a
+ * readable snapshot file, when not NULL) and from a missing file (which
+ * must not be created). */
+static void refused_systems_and_streams(tes_world_t *w, const char *name, sink_t *s,
+                                        source_t *src, const char *existing)
+{
+    tes_system_desc_t d = {.name = name, .run = noop_run};
+    R3_REC(tes_system_new(w, &d) == NULL, busy, "tes_system_new");
+    R3_ST(tes_progress(w, 0.f), busy, "tes_progress");
+    tes_writer_t wr = {sink_write, s};
+    R3_ST(tes_snapshot_save(w, &wr), busy, "tes_snapshot_save");
+    R3_ST(tes_snapshot_save_file(w, g_missing), busy, "tes_snapshot_save_file");
+    tes_reader_t rd = {source_read, src};
+    R3_ST(tes_snapshot_load(w, &rd), busy, "tes_snapshot_load");
+    if (existing)
+        R3_ST(tes_snapshot_load_file(w, existing), busy, "tes_snapshot_load_file");
+    R3_ST(tes_snapshot_load_file(w, g_missing), busy, "tes_snapshot_load_file");
+}
+
 /* Calls on F.w from a hook level (observer, JSON writer, flush). */
 void r3_hook_battery(tes_world_t *w, const char *where)
 {
@@ -118,18 +139,10 @@ void r3_hook_battery(tes_world_t *w, const char *where)
     R3_ST(tes_set_name(w, R.anon, "x"), busy, "tes_set_name");
     R3_ST(tes_set_name(w, R.a, NULL), busy, "tes_set_name");
     R3_ST(tes_sort_by_depth(w), busy, "tes_sort_by_depth");
-    tes_system_desc_t d = {.name = "r3hook", .run = noop_run};
-    R3_REC(tes_system_new(w, &d) == NULL, busy, "tes_system_new");
-    R3_ST(tes_progress(w, 0.f), busy, "tes_progress");
     sink_t s = sink_make(0, 0);
     tes_writer_t wr = {sink_write, &s};
-    R3_ST(tes_snapshot_save(w, &wr), busy, "tes_snapshot_save");
-    R3_ST(tes_snapshot_save_file(w, g_missing), busy, "tes_snapshot_save_file");
     source_t src = {0};
-    tes_reader_t rd = {source_read, &src};
-    R3_ST(tes_snapshot_load(w, &rd), busy, "tes_snapshot_load");
-    R3_ST(tes_snapshot_load_file(w, g_tmp), busy, "tes_snapshot_load_file");
-    R3_ST(tes_snapshot_load_file(w, g_missing), busy, "tes_snapshot_load_file");
+    refused_systems_and_streams(w, "r3hook", &s, &src, g_tmp);
     CASE_PLAIN(s.calls == 0 && src.calls == 0 && access(g_missing, F_OK) != 0);
     /* Every structural call's refusal names the call (one guard for all). */
     const mis_pos_t v = {1, 2};
@@ -417,17 +430,10 @@ static void sys_battery(tes_world_t *w)
     R3_ST(tes_set_parent_n(w, ch, pa, 1), busy, "tes_set_parent_n");
     R3_ST(tes_set_name(w, R.anon, "x"), busy, "tes_set_name");
     R3_ST(tes_sort_by_depth(w), busy, "tes_sort_by_depth");
-    tes_system_desc_t d = {.name = "r3inner", .run = noop_run};
-    R3_REC(tes_system_new(w, &d) == NULL, busy, "tes_system_new");
-    R3_ST(tes_progress(w, 0.f), busy, "tes_progress");
     sink_t s = sink_make(0, 0);
     tes_writer_t wr = {sink_write, &s};
-    R3_ST(tes_snapshot_save(w, &wr), busy, "tes_snapshot_save");
-    R3_ST(tes_snapshot_save_file(w, g_missing), busy, "tes_snapshot_save_file");
     source_t src = {0};
-    tes_reader_t rd = {source_read, &src};
-    R3_ST(tes_snapshot_load(w, &rd), busy, "tes_snapshot_load");
-    R3_ST(tes_snapshot_load_file(w, g_missing), busy, "tes_snapshot_load_file");
+    refused_systems_and_streams(w, "r3inner", &s, &src, NULL);
     R3_ST(tes_json_world(w, &wr), busy, "tes_json_world");
     R3_ST(tes_json_entity(w, R.a, &wr), busy, "tes_json_entity");
     R3_ST(tes_json_components(w, &wr), busy, "tes_json_components");

@@ -52,6 +52,7 @@
 #include <cjson/cJSON.h>
 
 #include "inspect.h"
+#include "support/corpus_files.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -389,59 +390,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #ifdef TES_INSPECT_REPLAY
 /* ----------------------------------------------------- replay and seeds */
 
-static int replay_file(const char *path)
+/* Replays one corpus file through the oracles (which abort on a
+ * violation); counts it in *(int *)ctx. 1 when it cannot be read. */
+static int replay_file(const char *file, const char *name, void *ctx)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "inspect_corpus_replay: cannot open %s\n", path);
+    (void)name;
+    (*(int *)ctx)++;
+    size_t n = 0;
+    uint8_t *buf = corpus_read_file("inspect_corpus_replay", file, &n);
+    if (!buf)
         return 1;
-    }
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        uint8_t *bigger = realloc(buf, cap * 2);
-        if (!bigger)
-            free(buf);
-        buf = bigger;
-        cap *= 2;
-    }
-    fclose(f);
-    if (!buf) {
-        fprintf(stderr, "inspect_corpus_replay: out of memory reading %s\n", path);
-        return 1;
-    }
-    LLVMFuzzerTestOneInput(buf, n); /* aborts on a violation */
+    LLVMFuzzerTestOneInput(buf, n);
     free(buf);
     return 0;
-}
-
-static int replay_path(const char *path, int *count)
-{
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        (*count)++;
-        return replay_file(path);
-    }
-    DIR *d = opendir(path);
-    if (!d) {
-        fprintf(stderr, "inspect_corpus_replay: cannot list %s\n", path);
-        return 1;
-    }
-    int bad = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        char file[4096];
-        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
-        (*count)++;
-        bad += replay_file(file);
-    }
-    closedir(d);
-    return bad;
 }
 
 static void seed(const char *dir, const char *name, const char *fmt, ...)
@@ -629,7 +590,7 @@ int main(int argc, char **argv)
     }
     int bad = 0, count = 0;
     for (int i = 1; i < argc; i++)
-        bad += replay_path(argv[i], &count);
+        bad += corpus_each_file("inspect_corpus_replay", argv[i], replay_file, &count);
     tes__api_fini(&api);
     if (world)
         tes_world_free(world);

@@ -18,85 +18,24 @@
  * seed (which once happened: the seeds stayed at version 2 after the
  * format moved to version 3, and the target rejected its own corpus).
  */
-#include <dirent.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+
+#include "support/corpus_files.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Reads a whole file; NULL on failure (reported). */
-static uint8_t *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "snapshot_corpus_replay: cannot open %s\n", path);
-        return NULL;
-    }
-    size_t cap = 4096, n = 0;
-    uint8_t *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        uint8_t *bigger = realloc(buf, cap * 2);
-        if (!bigger)
-            free(buf);
-        buf = bigger;
-        cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        free(buf);
-        fprintf(stderr, "snapshot_corpus_replay: cannot read %s\n", path);
-        return NULL;
-    }
-    *size = n;
-    return buf;
-}
-
-static bool is_dir(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* Calls fn(dir/name, ctx) for every regular file of dir, or fn(path) for
- * a file. Returns the number of failures fn reported. */
-static int each_file(const char *path, int (*fn)(const char *file, const char *name, void *ctx),
-                     void *ctx)
-{
-    if (!is_dir(path))
-        return fn(path, path, ctx);
-    DIR *d = opendir(path);
-    if (!d) {
-        fprintf(stderr, "snapshot_corpus_replay: cannot list %s\n", path);
-        return 1;
-    }
-    int bad = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        char file[4096];
-        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
-        if (!is_dir(file))
-            bad += fn(file, e->d_name, ctx);
-    }
-    closedir(d);
-    return bad;
-}
+#define WHO "snapshot_corpus_replay"
 
 static int replay(const char *file, const char *name, void *ctx)
 {
     (void)name;
     int *count = ctx;
     size_t size = 0;
-    uint8_t *data = read_all(file, &size);
+    uint8_t *data = corpus_read_file(WHO, file, &size);
     if (!data)
         return 1;
     printf("replay %s (%zu bytes)\n", file, size);
@@ -113,7 +52,7 @@ static int same(const char *file, const char *name, void *ctx)
     char other[4096];
     snprintf(other, sizeof other, "%s/%s", corpus, name);
     size_t a = 0, b = 0;
-    uint8_t *x = read_all(file, &a), *y = read_all(other, &b);
+    uint8_t *x = corpus_read_file(WHO, file, &a), *y = corpus_read_file(WHO, other, &b);
     int bad = !x || !y || a != b || memcmp(x, y, a) != 0;
     if (bad)
         fprintf(stderr,
@@ -129,7 +68,7 @@ static int same(const char *file, const char *name, void *ctx)
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--same") == 0) {
-        int bad = each_file(argv[2], same, argv[3]);
+        int bad = corpus_each_file(WHO, argv[2], same, argv[3]);
         printf("snapshot_corpus_replay: %s\n", bad ? "the corpus is stale" : "the corpus is current");
         return bad ? 1 : 0;
     }
@@ -140,9 +79,9 @@ int main(int argc, char **argv)
     }
     int bad = 0, count = 0;
     if (argc < 2)
-        bad += each_file(TES_SNAPSHOT_CORPUS, replay, &count);
+        bad += corpus_each_file(WHO, TES_SNAPSHOT_CORPUS, replay, &count);
     for (int i = 1; i < argc; i++)
-        bad += each_file(argv[i], replay, &count);
+        bad += corpus_each_file(WHO, argv[i], replay, &count);
     printf("snapshot_corpus_replay: %d inputs passed every oracle, %d unreadable\n", count, bad);
     return bad || count == 0 ? 1 : 0;
 }
