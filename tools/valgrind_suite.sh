@@ -28,7 +28,7 @@ done | sort -k1,1n -s | cut -d' ' -f2- | xargs -P "$jobs" -I{} sh -c '
     t=$1 ops=$2 stride=$3 status=$4; shift 4
     args=; case "$t" in *fuzz_runner) args="--ops $ops";; *fault_sweep) args="--stride $stride";;
         *json_world_gen) args="1 $t.out.json $t.out.expect";;
-        *changes_fuzz) args="--seeds 4";; *hier_fuzz) args="--seeds 3";; esac
+        *changes_fuzz) args="--seeds 2";; *hier_fuzz) args="--seeds 2";; esac
     if valgrind "$@" "$t" $args >"$t.valgrind.log" 2>&1; then
         echo "valgrind: ok   $(basename "$t")"; touch "$status/ok.$(basename "$t")"
     else

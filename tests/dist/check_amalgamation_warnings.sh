@@ -15,10 +15,16 @@ sh "$src/tools/amalgamate.sh" "$src" "$tmp/dist"
 ran=0
 for cc in "$@"; do
     command -v "$cc" >/dev/null 2>&1 || { echo "skip: $cc not installed"; continue; }
+    # gcc emits some warnings (maybe-uninitialized, array bounds) from its
+    # optimisers, so it compiles for real; clang emits its warnings from
+    # the front end, so -fsyntax-only checks the same set in a thirtieth of
+    # the time (0.3 s against 8 s for the file: CI's budget is tight).
+    out="-c -o $tmp/tessera.o"
+    case "$cc" in *clang*) out=-fsyntax-only ;; esac
     for opts in "-O2" "-O1 -DTES_DEBUG"; do
-        # shellcheck disable=SC2086 # opts split into words
+        # shellcheck disable=SC2086 # opts and out split into words
         "$cc" -std=c11 -Wall -Wextra -Wpedantic -Werror $opts -pthread \
-            -c "$tmp/dist/tessera.c" -o "$tmp/tessera.o"
+            $out "$tmp/dist/tessera.c"
         echo "$cc $opts: no warning"
         ran=$((ran + 1))
     done
