@@ -39,18 +39,26 @@ typedef struct sink {
     void (*battery)(void); /* run once, from the first call */
 } sink_t;
 
+/* What a test writer and reader do first on each call: run their battery
+ * once (on the first call that finds one), then say whether this call is
+ * the one that must fail. */
+static bool stream_call(void (**battery)(void), int calls, int fail_at)
+{
+    if (*battery) {
+        void (*b)(void) = *battery;
+        *battery = NULL;
+        b();
+    }
+    return calls == fail_at;
+}
+
 static int sink_write(const void *data, size_t size, void *user)
 {
     sink_t *s = user;
     s->calls++;
     if (size == 0 || size > 4096)
         s->bad_sizes++;
-    if (s->battery) {
-        void (*b)(void) = s->battery;
-        s->battery = NULL;
-        b();
-    }
-    if (s->calls == s->fail_at)
+    if (stream_call(&s->battery, s->calls, s->fail_at))
         return s->status;
     if (s->size + size > s->cap) {
         size_t cap = (s->size + size) * 2;
@@ -85,12 +93,7 @@ static int source_read(void *data, size_t size, void *user)
     s->calls++;
     if (size == 0)
         s->zero_reads++;
-    if (s->battery) {
-        void (*b)(void) = s->battery;
-        s->battery = NULL;
-        b();
-    }
-    if (s->calls == s->fail_at)
+    if (stream_call(&s->battery, s->calls, s->fail_at))
         return s->status;
     if (size > s->size - s->at)
         return TES_ERR_IO;
