@@ -101,13 +101,13 @@ test: deps
 # over the commit-derived range (ctest fuzz_commit_range), with SAN_FUZZ_OPS
 # operations for the range and SAN_FIXED_OPS for the fixed seeds. A
 # sanitized operation costs about five plain ones, so this build runs a
-# sixth of make test's operations (make test runs the full counts): the
+# fraction of make test's operations (make test runs the full counts): the
 # sanitizers look for memory and undefined-behaviour errors, which the
 # same code paths show after fewer operations. SAN_CHANGES_SEEDS is the
 # change-detection fuzzer's seed count here (64 in make test).
 SAN_FUZZ_OPS ?= 80000
-SAN_FIXED_OPS ?= 100000
-SAN_CHANGES_SEEDS ?= 16
+SAN_FIXED_OPS ?= 60000
+SAN_CHANGES_SEEDS ?= 8
 SAN_FAULT_STRIDE ?= 4
 sanitize: deps
 	$(CMAKE) -S . -B $(SAN) -DCMAKE_BUILD_TYPE=Debug -DTES_SANITIZE=ON -DTES_DEBUG=ON -DTES_BUILD_BENCH=OFF -DTES_DEBUG_LIBRARY=OFF -DTES_FUZZ_RANGE_OPS=$(SAN_FUZZ_OPS) -DTES_FUZZ_FIXED_OPS=$(SAN_FIXED_OPS) -DTES_FUZZ_CHANGES_SEEDS=$(SAN_CHANGES_SEEDS) -DTES_FAULT_STRIDE=$(SAN_FAULT_STRIDE)
